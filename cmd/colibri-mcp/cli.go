@@ -1,0 +1,296 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/jail"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools"
+)
+
+// run is the whole program, minus the process: arguments, standard streams
+// and environment come in, an error (mapped to an exit code) goes out.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) error {
+	cmd := &cli.Command{
+		Name:  "colibri-mcp",
+		Usage: "one trusted, confined, observable door to many MCP servers",
+		Description: "colibri-mcp is an MCP server that hosts the stdio MCP servers of a JSON registry.\n" +
+			"Without a command it serves MCP over stdio, as editors expect.",
+		Version:                version,
+		DefaultCommand:         "serve",
+		Reader:                 stdin,
+		Writer:                 stdout,
+		ErrWriter:              stderr,
+		EnableShellCompletion:  false,
+		HideHelpCommand:        true,
+		UseShortOptionHandling: false,
+		Flags:                  globalFlags(),
+		ExitErrHandler:         func(context.Context, *cli.Command, error) {}, // exit codes are main's
+		Commands: []*cli.Command{
+			{
+				Name:      "serve",
+				Usage:     "serve MCP over stdio (default), or over Streamable HTTP with --http",
+				Reader:    stdin,
+				Writer:    stdout,
+				ErrWriter: stderr,
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					s, err := readSettings(cmd, environ)
+					if err != nil {
+						return err
+					}
+					return serve(ctx, s, stdin, stdout, stderr)
+				},
+			},
+			{
+				Name:  "servers",
+				Usage: "show the registry, as the servers tool does",
+				Flags: []cli.Flag{jsonFlag()},
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					s, err := readSettings(cmd, environ)
+					if err != nil {
+						return err
+					}
+					return cmdServers(ctx, s, cmd.Bool("json"), stdout, stderr)
+				},
+			},
+			{
+				Name:      "list-tools",
+				Usage:     "start the server (or every server) and list its tools",
+				ArgsUsage: "[SERVER]",
+				Flags:     []cli.Flag{jsonFlag()},
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					s, err := readSettings(cmd, environ)
+					if err != nil {
+						return err
+					}
+					if cmd.NArg() > 1 {
+						return usage(fmt.Errorf("list-tools takes at most one SERVER, got %d arguments", cmd.NArg()))
+					}
+					return cmdListTools(ctx, s, cmd.Args().First(), cmd.Bool("json"), stdout, stderr)
+				},
+			},
+			{
+				Name:      "call",
+				Usage:     "call a hosted tool (needs --external-call or COLIBRI_MCP_EXTERNAL_CALL=1)",
+				ArgsUsage: "SERVER TOOL",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "args", Usage: "the tool's arguments, a JSON object", Value: "{}"},
+					jsonFlag(),
+				},
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					s, err := readSettings(cmd, environ)
+					if err != nil {
+						return err
+					}
+					if cmd.NArg() != 2 {
+						return usage(fmt.Errorf("call takes SERVER and TOOL, got %d arguments", cmd.NArg()))
+					}
+					return cmdCall(ctx, s, cmd.Args().Get(0), cmd.Args().Get(1), cmd.String("args"), cmd.Bool("json"), stdout, stderr)
+				},
+			},
+			{
+				Name:  "check",
+				Usage: "validate the registry; --probe also starts each server and lists its tools",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "probe", Usage: "start each server and list its tools"},
+					jsonFlag(),
+				},
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					s, err := readSettings(cmd, environ)
+					if err != nil {
+						return err
+					}
+					return cmdCheck(ctx, s, cmd.Bool("probe"), cmd.Bool("json"), stdout, stderr)
+				},
+			},
+		},
+	}
+	cli.VersionPrinter = func(cmd *cli.Command) {
+		fmt.Fprintf(cmd.Root().Writer, "colibri-mcp %s (commit %s, %s)\n", version, commit, runtime.Version())
+	}
+	return cmd.Run(ctx, args)
+}
+
+func jsonFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "json", Usage: "print the tool's structuredContent as JSON"}
+}
+
+// globalFlags are the settings of CONTRACT.md section 2. Each reads its
+// variable; a flag on the command line wins. Durations and the gate are read
+// by readSettings, which knows the contract's own syntax for them.
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "external-config", Usage: "the registry file", Value: registry.DefaultPath, Sources: cli.EnvVars("COLIBRI_MCP_EXTERNAL_CONFIG")},
+		&cli.BoolFlag{Name: "external-call", Usage: "allow calling hosted tools (COLIBRI_MCP_EXTERNAL_CALL=1)"},
+		&cli.StringFlag{Name: "timeout", Usage: "per-phase timeout: integer milliseconds or a Go duration", Value: "30000", Sources: cli.EnvVars("COLIBRI_MCP_TIMEOUT")},
+		&cli.StringFlag{Name: "http", Usage: "serve Streamable HTTP on `ADDR` instead of stdio", Sources: cli.EnvVars("COLIBRI_MCP_HTTP")},
+		&cli.StringFlag{Name: "token-file", Usage: "bearer tokens for HTTP, one per line", Sources: cli.EnvVars("COLIBRI_MCP_TOKEN_FILE")},
+		&cli.StringFlag{Name: "log-level", Usage: "debug, info, warn or error", Value: "info", Sources: cli.EnvVars("COLIBRI_MCP_LOG_LEVEL")},
+		&cli.StringFlag{Name: "log-format", Usage: "text or json (always to stderr)", Value: "text", Sources: cli.EnvVars("COLIBRI_MCP_LOG_FORMAT")},
+		&cli.StringFlag{Name: "max-procs", Usage: "hosted processes alive at once", Value: "32", Sources: cli.EnvVars("COLIBRI_MCP_MAX_PROCS")},
+		&cli.StringFlag{Name: "max-result-bytes", Usage: "largest hosted message accepted", Value: "16777216", Sources: cli.EnvVars("COLIBRI_MCP_MAX_RESULT_BYTES")},
+		&cli.StringFlag{Name: "retries", Usage: "attempts in all for a phase that failed transiently", Value: "3", Sources: cli.EnvVars("COLIBRI_MCP_RETRIES")},
+		&cli.StringFlag{Name: "retry-backoff", Usage: "first back-off, doubling: integer milliseconds or a Go duration", Value: "1000", Sources: cli.EnvVars("COLIBRI_MCP_RETRY_BACKOFF")},
+	}
+}
+
+// settings are the parsed, checked configuration of one run.
+type settings struct {
+	configPath     string
+	externalCall   bool
+	timeout        time.Duration
+	httpAddr       string
+	tokenFile      string
+	logger         *slog.Logger
+	maxProcs       int
+	maxResultBytes int64
+	retries        int
+	retryBackoff   time.Duration
+	jailPriv       jail.Priv
+	jailHelper     string
+	environ        []string
+}
+
+func readSettings(cmd *cli.Command, environ []string) (*settings, error) {
+	env := envLookup(environ)
+	s := &settings{
+		environ:    environ,
+		configPath: cmd.String("external-config"),
+		httpAddr:   cmd.String("http"),
+		tokenFile:  cmd.String("token-file"),
+		jailHelper: jail.DefaultHelper,
+	}
+	var err error
+	// The gate: the flag wins when given; otherwise the variable is on only
+	// for 1, true or yes.
+	if cmd.IsSet("external-call") {
+		s.externalCall = cmd.Bool("external-call")
+	} else if v, ok := env("COLIBRI_MCP_EXTERNAL_CALL"); ok {
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "1", "true", "yes":
+			s.externalCall = true
+		}
+	}
+	if s.timeout, err = setting(cmd, "timeout", "COLIBRI_MCP_TIMEOUT", parseDuration); err != nil {
+		return nil, err
+	}
+	if s.retryBackoff, err = setting(cmd, "retry-backoff", "COLIBRI_MCP_RETRY_BACKOFF", parseDuration); err != nil {
+		return nil, err
+	}
+	if s.maxProcs, err = setting(cmd, "max-procs", "COLIBRI_MCP_MAX_PROCS", positiveInt[int]); err != nil {
+		return nil, err
+	}
+	if s.maxResultBytes, err = setting(cmd, "max-result-bytes", "COLIBRI_MCP_MAX_RESULT_BYTES", positiveInt[int64]); err != nil {
+		return nil, err
+	}
+	if s.retries, err = setting(cmd, "retries", "COLIBRI_MCP_RETRIES", positiveInt[int]); err != nil {
+		return nil, err
+	}
+	v, _ := env("COLIBRI_JAIL_PRIV_MODE")
+	if s.jailPriv, err = jail.ParsePriv(v); err != nil {
+		return nil, usage(err)
+	}
+	if v, ok := env("COLIBRI_JAIL_HELPER"); ok && v != "" {
+		s.jailHelper = v
+	}
+	if s.logger, err = newLogger(cmd.String("log-level"), cmd.String("log-format"), cmd.Root().ErrWriter); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// setting parses one flag's value, naming the flag and its variable when the
+// value is wrong.
+func setting[T any](cmd *cli.Command, flag, variable string, parse func(string) (T, error)) (T, error) {
+	v, err := parse(cmd.String(flag))
+	if err != nil {
+		var zero T
+		return zero, usage(fmt.Errorf("--%s / %s: %w", flag, variable, err))
+	}
+	return v, nil
+}
+
+// parseDuration reads the contract's duration syntax: a bare integer is
+// milliseconds, anything else a Go duration; it must be positive.
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	var d time.Duration
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		d = time.Duration(n) * time.Millisecond
+	} else if d, err = time.ParseDuration(s); err != nil {
+		return 0, fmt.Errorf("%q is neither integer milliseconds nor a Go duration such as 45s", s)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q: must be positive", s)
+	}
+	return d, nil
+}
+
+func positiveInt[T int | int64](s string) (T, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q: must be a positive integer", s)
+	}
+	return T(n), nil
+}
+
+func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usage(fmt.Errorf("--log-level / COLIBRI_MCP_LOG_LEVEL: %q: must be debug, info, warn or error", level))
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usage(fmt.Errorf("--log-format / COLIBRI_MCP_LOG_FORMAT: %q: must be text or json", format))
+}
+
+func envLookup(environ []string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		for i := len(environ) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(environ[i], name+"="); ok {
+				return v, true
+			}
+		}
+		return "", false
+	}
+}
+
+// newService wires the registry, the host and the tools for one run.
+func newService(s *settings) (*tools.Service, *host.Host) {
+	loader := &registry.Loader{Path: s.configPath}
+	h := host.New(host.Options{
+		Logger:         s.logger,
+		Version:        version,
+		Timeout:        s.timeout,
+		MaxProcs:       s.maxProcs,
+		MaxResultBytes: s.maxResultBytes,
+		Retries:        s.retries,
+		RetryBackoff:   s.retryBackoff,
+		JailPriv:       s.jailPriv,
+		JailHelper:     s.jailHelper,
+		Environ:        func() []string { return s.environ },
+	})
+	svc := tools.New(tools.Options{
+		Registry:     loader.Load,
+		ConfigPath:   s.configPath,
+		Host:         h,
+		ExternalCall: s.externalCall,
+		Logger:       s.logger,
+	})
+	return svc, h
+}

@@ -1,0 +1,77 @@
+// Command colibri-mcp is an MCP server that hosts other stdio MCP servers
+// listed in a JSON registry. Editors register it over stdio; operators run it
+// as a FreeBSD service over Streamable HTTP.
+//
+//	colibri-mcp                      # serve MCP over stdio (what editors run)
+//	colibri-mcp serve --http 127.0.0.1:8750
+//	colibri-mcp servers | list-tools [SERVER] | call SERVER TOOL --args '{…}' | check [--probe]
+//
+// See README.md and docs/ for the registry format and the service.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Set by the Makefile with -ldflags "-X main.version=… -X main.commit=…".
+var (
+	version = "dev"
+	commit  = "unknown"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr, os.Environ())
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// Exit codes (CONTRACT.md section 1).
+const (
+	exitOK     = 0
+	exitFailed = 1 // the operation ran and failed
+	exitUsage  = 2 // usage or configuration error
+)
+
+// exitError carries an exit code; its message (if any) was not yet printed.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+func failed(err error) error { return &exitError{code: exitFailed, err: err} }
+func usage(err error) error  { return &exitError{code: exitUsage, err: err} }
+
+// silent is an exit code whose reason the command already printed.
+func silent(code int) error { return &exitError{code: code} }
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(stderr, "colibri-mcp:", ee.err)
+		}
+		return ee.code
+	}
+	// Anything else comes from flag parsing: a usage error.
+	fmt.Fprintln(stderr, "colibri-mcp:", err)
+	return exitUsage
+}

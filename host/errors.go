@@ -1,0 +1,96 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Kind is what went wrong, in the words of colibri's contract. Callers act on
+// it; the message is for people.
+type Kind string
+
+// The error kinds of colibri's contract (CONTRACT.md, section 4).
+const (
+	KindConfig           Kind = "config"
+	KindUnknownServer    Kind = "unknown_server"
+	KindUnknownTool      Kind = "unknown_tool"
+	KindInvalidArguments Kind = "invalid_arguments"
+	KindCallDisabled     Kind = "call_disabled"
+	KindSpawn            Kind = "spawn"
+	KindHandshake        Kind = "handshake"
+	KindTimeout          Kind = "timeout"
+	KindCrashed          Kind = "crashed"
+	KindCancelled        Kind = "cancelled"
+	KindJail             Kind = "jail"
+	KindOverloaded       Kind = "overloaded"
+	KindTooLarge         Kind = "too_large"
+	KindUnavailable      Kind = "unavailable"
+	KindInternal         Kind = "internal"
+)
+
+// Phase is the step of a request that failed.
+type Phase string
+
+const (
+	PhaseSpawn      Phase = "spawn"
+	PhaseInitialize Phase = "initialize"
+	PhaseList       Phase = "list"
+	PhaseCall       Phase = "call"
+)
+
+// Error is a failure of colibri's own while hosting a server (never a hosted
+// tool's own isError result). It says what, where and, when it can, what to do.
+type Error struct {
+	Kind       Kind
+	Server     string
+	Tool       string
+	Phase      Phase
+	Err        error
+	Hint       string // what the user can do about it, when that is known
+	StderrTail string // the last lines the server wrote to stderr
+	Attempts   int    // tries made, when more than one
+
+	transient bool // worth another attempt (see retry.go)
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Server != "" {
+		fmt.Fprintf(&b, "server %q", e.Server)
+		if e.Tool != "" {
+			fmt.Fprintf(&b, " tool %q", e.Tool)
+		}
+		if e.Phase != "" {
+			fmt.Fprintf(&b, " (%s)", e.Phase)
+		}
+		b.WriteString(": ")
+	}
+	if e.Err != nil {
+		b.WriteString(e.Err.Error())
+	} else {
+		b.WriteString(string(e.Kind))
+	}
+	if e.Hint != "" {
+		b.WriteString(" (")
+		b.WriteString(e.Hint)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// KindOf returns the kind of err: its *Error's kind, or internal for any
+// other error (which would be a bug of colibri's).
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return KindInternal
+}
+
+func errorf(kind Kind, format string, args ...any) *Error {
+	return &Error{Kind: kind, Err: fmt.Errorf(format, args...)}
+}

@@ -1,0 +1,174 @@
+// Package host runs other people's stdio MCP servers on colibri's behalf: for
+// one request it starts the server's process (in its own process group, with
+// an explicit environment, optionally inside a FreeBSD jail), connects a
+// go-sdk client session to it with a timeout for each phase, lists its tools,
+// calls one, and tears it all down after the answer is on its way.
+//
+//	h := host.New(host.Options{Timeout: 30 * time.Second, Logger: logger})
+//	defer h.Close()
+//	res, err := h.CallTool(ctx, srv, "echo", map[string]any{"message": "hi"}, nil)
+//	if err != nil {
+//		kind := host.KindOf(err) // timeout, crashed, spawn, …
+//	}
+//
+// Every failure is an *Error whose Kind is one of the contract's error kinds.
+package host
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/jail"
+)
+
+// Options configure a Host. The zero value of each field means its default.
+type Options struct {
+	// Logger receives colibri's logs about hosted servers; nil discards them.
+	Logger *slog.Logger
+	// Version is colibri's version, sent to hosted servers as clientInfo.
+	Version string
+	// Timeout is the default timeout of each phase (COLIBRI_MCP_TIMEOUT).
+	Timeout time.Duration
+	// MaxProcs bounds the hosted processes alive at once (COLIBRI_MCP_MAX_PROCS).
+	MaxProcs int
+	// MaxResultBytes bounds one message from a hosted server
+	// (COLIBRI_MCP_MAX_RESULT_BYTES).
+	MaxResultBytes int64
+	// Retries is the number of attempts in all for a phase that failed
+	// transiently (COLIBRI_MCP_RETRIES).
+	Retries int
+	// RetryBackoff is the first back-off; it doubles each attempt
+	// (COLIBRI_MCP_RETRY_BACKOFF).
+	RetryBackoff time.Duration
+	// TerminateGrace is how long a server may take to exit after its stdin
+	// closes, and again after SIGTERM, before its group is killed.
+	TerminateGrace time.Duration
+	// JailPriv and JailHelper: how jail commands gain privilege.
+	JailPriv   jail.Priv
+	JailHelper string
+	// Environ is colibri's own environment, the source of the child's few
+	// inherited variables and of ${NAME} in the registry; nil means os.Environ.
+	Environ func() []string
+	// OnSpawn, when set, is told of every process started.
+	OnSpawn func(server string, pid int)
+}
+
+// Defaults of the contract (CONTRACT.md section 2).
+const (
+	DefaultTimeout        = 30 * time.Second
+	DefaultMaxProcs       = 32
+	DefaultMaxResultBytes = 16 << 20
+	DefaultRetries        = 3
+	DefaultRetryBackoff   = time.Second
+	DefaultTerminateGrace = 2 * time.Second
+)
+
+// ProtocolVersion is the MCP version colibri asks hosted servers for. It is
+// pinned: the SDK's default first sends server/discover, which a server that
+// ignores unknown requests answers with silence until the deadline.
+const ProtocolVersion = "2025-11-25"
+
+// Host hosts servers. It is safe for concurrent use.
+type Host struct {
+	opts    Options
+	log     *slog.Logger
+	slots   chan struct{}
+	bg      sync.WaitGroup // teardowns running after their answer
+	schemas schemaCache
+	seq     atomic.Uint64
+}
+
+// New returns a Host with opts, defaults filled in.
+func New(opts Options) *Host {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxProcs <= 0 {
+		opts.MaxProcs = DefaultMaxProcs
+	}
+	if opts.MaxResultBytes <= 0 {
+		opts.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if opts.Retries <= 0 {
+		opts.Retries = DefaultRetries
+	}
+	if opts.RetryBackoff <= 0 {
+		opts.RetryBackoff = DefaultRetryBackoff
+	}
+	if opts.TerminateGrace <= 0 {
+		opts.TerminateGrace = DefaultTerminateGrace
+	}
+	if opts.JailPriv == "" {
+		opts.JailPriv = jail.PrivNone
+	}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ
+	}
+	return &Host{
+		opts:  opts,
+		log:   opts.Logger,
+		slots: make(chan struct{}, opts.MaxProcs),
+	}
+}
+
+// Close waits for every hosted process to be torn down. Requests still
+// running end on their own deadlines.
+func (h *Host) Close() {
+	h.bg.Wait()
+}
+
+// getenv looks NAME up in colibri's own environment (for ${NAME}).
+func (h *Host) getenv(name string) (string, bool) {
+	for _, kv := range h.opts.Environ() {
+		if v, ok := cutVar(kv, name); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func cutVar(kv, name string) (string, bool) {
+	if len(kv) > len(name) && kv[len(name)] == '=' && kv[:len(name)] == name {
+		return kv[len(name)+1:], true
+	}
+	return "", false
+}
+
+// acquireSlot waits for one of MaxProcs process slots until ctx ends.
+func (h *Host) acquireSlot(ctx context.Context, server string) error {
+	select {
+	case h.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case h.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		if context.Cause(ctx) == errCancelled || ctx.Err() == context.Canceled {
+			return &Error{Kind: KindCancelled, Server: server, Phase: PhaseSpawn, Err: context.Canceled}
+		}
+		return &Error{Kind: KindOverloaded, Server: server, Phase: PhaseSpawn,
+			Err:  errOverloaded(cap(h.slots)),
+			Hint: "raise COLIBRI_MCP_MAX_PROCS or lower the load"}
+	}
+}
+
+func (h *Host) releaseSlot() { <-h.slots }
+
+// background runs f after the caller has its answer; Close waits for it.
+func (h *Host) background(f func()) {
+	h.bg.Add(1)
+	go func() {
+		defer h.bg.Done()
+		f()
+	}()
+}

@@ -1,0 +1,349 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/jail"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// proc is one hosted server process: its pipes, its process group, its stderr
+// tail, and the goroutine that reaps it. colibri starts it itself (rather than
+// through mcp.CommandTransport) so that the pipes are plain files that Wait
+// never touches, the whole group can be killed, and stdout can be bounded as
+// it is read (see limitReader).
+type proc struct {
+	server string
+	cmd    *exec.Cmd
+	pid    int
+	log    *slog.Logger
+
+	stdin  *os.File // our end of the child's stdin
+	stdout *os.File // our end of the child's stdout
+
+	stderr     *tail
+	stderrFile *os.File // our end of the child's stderr
+	stderrDone chan struct{}
+
+	exited  chan struct{} // closed once the process is reaped
+	waitErr error         // valid after exited is closed
+
+	tooLarge atomic.Bool // stdout crossed the result limit: the group was killed
+
+	closeOnce sync.Once
+}
+
+// childEnvNames are the only variables of colibri's own environment that
+// reach a hosted server (CONTRACT.md section 3); LC_* is matched by prefix.
+var childEnvNames = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR"}
+
+// childEnv builds the hosted server's environment: the contract's few
+// variables from colibri's environment, then the entry's own (already
+// expanded) env, which wins.
+func childEnv(environ []string, own map[string]string) []string {
+	var env []string
+	for _, kv := range environ {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		if _, overridden := own[name]; overridden {
+			continue
+		}
+		if slices.Contains(childEnvNames, name) || strings.HasPrefix(name, "LC_") {
+			env = append(env, kv)
+		}
+	}
+	for _, k := range sortedKeys(own) {
+		env = append(env, k+"="+own[k])
+	}
+	return env
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func envValue(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// lookPath finds a bare command name in the child's PATH (not colibri's own),
+// as execvp(3) in the child would.
+func lookPath(name, pathList string) (string, error) {
+	for _, dir := range filepath.SplitList(pathList) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%q: %w in the child's PATH (%s)", name, exec.ErrNotFound, pathList)
+}
+
+// buildCmd prepares, but does not start, the command of srv: explicit
+// environment, resolved command, jail wrapping, working directory.
+func (h *Host) buildCmd(srv *registry.Server) (*exec.Cmd, error) {
+	own, err := srv.ExpandEnv(h.getenv)
+	if err != nil {
+		return nil, &Error{Kind: KindConfig, Server: srv.Name, Phase: PhaseSpawn, Err: err,
+			Hint: "set the variable in colibri's environment, or write $$ for a literal $"}
+	}
+	env := childEnv(h.opts.Environ(), own)
+
+	argv := append([]string{srv.Command}, srv.Args...)
+	if srv.Jail == nil {
+		if !filepath.IsAbs(srv.Command) {
+			path, err := lookPath(srv.Command, envValue(env, "PATH"))
+			if err != nil {
+				return nil, &Error{Kind: KindSpawn, Server: srv.Name, Phase: PhaseSpawn, Err: err}
+			}
+			argv[0] = path
+		} else if err := checkExecutable(srv.Command); err != nil {
+			return nil, &Error{Kind: KindSpawn, Server: srv.Name, Phase: PhaseSpawn, Err: err}
+		}
+	} else {
+		spec := jailSpec(srv.Jail)
+		if spec.RootPath != "" {
+			if p, err := jail.CheckRoot(spec.RootPath, srv.Command, envValue(env, "PATH")); err != nil {
+				return nil, &Error{Kind: KindSpawn, Server: srv.Name, Phase: PhaseSpawn,
+					Err: fmt.Errorf("%s: %w", p, err), Hint: "install the server inside the jail, or fix root_path"}
+			}
+		}
+		argv, err = jail.Wrap(spec, h.opts.JailPriv, h.opts.JailHelper, argv)
+		if err != nil {
+			return nil, &Error{Kind: KindJail, Server: srv.Name, Phase: PhaseSpawn, Err: err}
+		}
+		if h.opts.JailPriv == jail.PrivHelper {
+			if err := checkExecutable(argv[0]); err != nil {
+				return nil, &Error{Kind: KindJail, Server: srv.Name, Phase: PhaseSpawn,
+					Err: fmt.Errorf("jail helper: %w", err), Hint: "install the helper or set COLIBRI_JAIL_HELPER"}
+			}
+		}
+		path, err := lookPath(argv[0], envValue(env, "PATH"))
+		if filepath.IsAbs(argv[0]) {
+			path, err = argv[0], nil
+		}
+		if err != nil {
+			return nil, &Error{Kind: KindJail, Server: srv.Name, Phase: PhaseSpawn, Err: err,
+				Hint: "the jail tools must be on the child's PATH"}
+		}
+		argv[0] = path
+	}
+	cmd := &exec.Cmd{
+		Path:        argv[0],
+		Args:        argv,
+		Env:         env,
+		Dir:         srv.Cwd,
+		SysProcAttr: sysProcAttr(),
+	}
+	if srv.Cwd != "" && srv.Jail == nil {
+		if st, err := os.Stat(srv.Cwd); err != nil || !st.IsDir() {
+			return nil, &Error{Kind: KindSpawn, Server: srv.Name, Phase: PhaseSpawn,
+				Err: fmt.Errorf("cwd %s is not a directory", srv.Cwd)}
+		}
+	}
+	return cmd, nil
+}
+
+func jailSpec(j *registry.Jail) jail.Spec {
+	return jail.Spec{Name: j.Name, Path: j.Path, RootPath: j.RootPath, User: j.User, IP4: j.IP4}
+}
+
+func checkExecutable(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return err
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file", path)
+	case st.Mode().Perm()&0o111 == 0:
+		return &fs.PathError{Op: "exec", Path: path, Err: syscall.EACCES}
+	}
+	return nil
+}
+
+// start starts cmd in its own process group with three plain pipes.
+func (h *Host) start(srv *registry.Server, cmd *exec.Cmd) (*proc, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, spawnErr(srv.Name, err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return nil, spawnErr(srv.Name, err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return nil, spawnErr(srv.Name, err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	err = cmd.Start()
+	closeAll(inR, outW, errW) // the child holds its own copies now
+	if err != nil {
+		closeAll(inW, outR, errR)
+		return nil, spawnErr(srv.Name, err)
+	}
+	p := &proc{
+		server:     srv.Name,
+		cmd:        cmd,
+		pid:        cmd.Process.Pid,
+		stdin:      inW,
+		stdout:     outR,
+		stderr:     newTail(stderrTailBytes),
+		stderrFile: errR,
+		stderrDone: make(chan struct{}),
+		exited:     make(chan struct{}),
+	}
+	p.log = h.log.With("server", srv.Name, "pid", p.pid)
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	go func() {
+		defer close(p.stderrDone)
+		defer errR.Close()
+		p.stderr.readLines(errR, func(line string) {
+			p.log.Debug("stderr", "line", line)
+		})
+	}()
+	if h.opts.OnSpawn != nil {
+		h.opts.OnSpawn(srv.Name, p.pid)
+	}
+	p.log.Debug("started", "argv", cmd.Args)
+	return p, nil
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+}
+
+// spawnErr classifies a failure to start: a missing or non-executable
+// command is permanent; anything else (EAGAIN, EMFILE, ENOMEM…) may pass.
+func spawnErr(server string, err error) *Error {
+	e := &Error{Kind: KindSpawn, Server: server, Phase: PhaseSpawn, Err: err}
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.EACCES), errors.Is(err, syscall.ENOEXEC),
+		errors.Is(err, syscall.ENOTDIR), errors.Is(err, exec.ErrNotFound):
+	default:
+		e.transient = true
+	}
+	return e
+}
+
+// hasExited reports whether the process has been reaped, waiting at most d
+// for it: a process whose stdout just closed is usually a moment from exit.
+func (p *proc) hasExited(d time.Duration) bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+	}
+	if d <= 0 {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+func (p *proc) exitStatus() string {
+	if p.waitErr == nil {
+		return "exited with status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "killed by signal " + ws.Signal().String()
+		}
+		return fmt.Sprintf("exited with status %d", ee.ExitCode())
+	}
+	return p.waitErr.Error()
+}
+
+// kill ends the whole process group now. It is safe to call any number of
+// times, before or after the process exits.
+func (p *proc) kill() {
+	killGroup(p.pid, syscall.SIGKILL)
+}
+
+// stop ends the process as the MCP lifecycle asks ("closing the input stream
+// to the child process..., waiting for the server to exit, or sending SIGTERM
+// if the server does not exit within a reasonable time..., sending SIGKILL if
+// the server does not exit within a reasonable time after SIGTERM"), then
+// kills whatever is left of its group: grandchildren that ignore SIGTERM and
+// hold stdout must not outlive the request. The total wait is bounded by
+// 2×grace plus a short reap; it is meant to run after the caller has its
+// answer.
+func (p *proc) stop(grace time.Duration) {
+	p.closePipes()
+	if !p.hasExited(grace) {
+		if err := killGroup(p.pid, syscall.SIGTERM); err != nil && errors.Is(err, syscall.EPERM) {
+			// A child that changed user (jexec -U, mdo) cannot be signalled
+			// by an unprivileged colibri: closing stdin was the only polite
+			// stop, and the operator must grant the rest (docs/freebsd.md).
+			p.log.Warn("cannot signal the server's process group", "err", err)
+		}
+		if !p.hasExited(grace) {
+			p.kill()
+		}
+	}
+	p.kill()
+	if !p.hasExited(reapWait) {
+		p.log.Warn("the server's process did not exit after SIGKILL", "waited", reapWait)
+	}
+	// A process that escaped the group (setsid) may still hold stderr; stop
+	// reading it rather than leak the reader.
+	t := time.NewTimer(reapWait)
+	defer t.Stop()
+	select {
+	case <-p.stderrDone:
+	case <-t.C:
+		p.stderrFile.Close()
+		<-p.stderrDone
+	}
+}
+
+const reapWait = 2 * time.Second
+
+// closePipes closes our ends of stdin and stdout: the child sees EOF on
+// stdin, and the SDK's reader returns.
+func (p *proc) closePipes() {
+	p.closeOnce.Do(func() {
+		p.stdin.Close()
+		p.stdout.Close()
+	})
+}

@@ -1,0 +1,140 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// ListTools starts srv, lists every page of its tools and tears the process
+// down after returning. Spawn, initialize and tools/list are retried on
+// transient failures.
+func (h *Host) ListTools(ctx context.Context, srv *registry.Server, caller *Caller) ([]*mcp.Tool, error) {
+	s, tools, err := h.openAndList(ctx, srv, caller)
+	if err != nil {
+		return nil, err
+	}
+	s.close()
+	return tools, nil
+}
+
+// CallTool starts srv, checks that it lists tool name and that args (decoded
+// JSON: a map or nil) fit the tool's inputSchema, calls it, and returns the
+// hosted result unchanged (its own isError included). The process is torn
+// down after returning.
+//
+// A call is retried only when it surely never reached the tool, or when the
+// tool declares readOnlyHint or idempotentHint and its process died.
+func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, args any, caller *Caller) (*mcp.CallToolResult, error) {
+	attempts := 0
+	for {
+		s, tools, err := h.openAndList(ctx, srv, caller)
+		if err != nil {
+			return nil, err
+		}
+		attempts++
+		tool := findTool(tools, name)
+		if tool == nil {
+			s.close()
+			return nil, &Error{Kind: KindUnknownTool, Server: srv.Name, Tool: name, Phase: PhaseList,
+				Err:  errors.New("the server does not list this tool"),
+				Hint: "colibri_external_mcp_list_tools shows the tools it has"}
+		}
+		if err := h.validateArgs(srv.Name, name, tool.InputSchema, args); err != nil {
+			s.close()
+			return nil, err
+		}
+		res, err := s.callTool(ctx, name, args, caller)
+		if err == nil {
+			s.close()
+			return res, nil
+		}
+		s.abort()
+		var e *Error
+		if !errors.As(err, &e) || !retryCall(e, tool) || attempts >= h.opts.Retries {
+			if e != nil && attempts > 1 {
+				e.Attempts = attempts
+			}
+			return nil, err
+		}
+		h.log.Warn("retrying tools/call", "server", srv.Name, "tool", name, "attempt", attempts+1, "err", err)
+		if err := h.sleep(ctx, attempts); err != nil {
+			e.Attempts = attempts
+			return nil, e
+		}
+	}
+}
+
+// retryCall reports whether a failed tools/call may be tried again: the tool
+// says repeating it is harmless, and its process died under it.
+func retryCall(e *Error, tool *mcp.Tool) bool {
+	if e.Kind != KindCrashed || !e.transient || tool.Annotations == nil {
+		return false
+	}
+	a := tool.Annotations
+	return a.ReadOnlyHint || a.IdempotentHint
+}
+
+func findTool(tools []*mcp.Tool, name string) *mcp.Tool {
+	for _, t := range tools {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// openAndList opens a session and lists its tools, retrying transient
+// failures with exponential back-off. Permanent failures and timeouts are
+// never retried.
+func (h *Host) openAndList(ctx context.Context, srv *registry.Server, caller *Caller) (*session, []*mcp.Tool, error) {
+	for attempt := 1; ; attempt++ {
+		s, err := h.open(ctx, srv, caller)
+		var tools []*mcp.Tool
+		if err == nil {
+			tools, err = s.listTools(ctx)
+			if err == nil {
+				return s, tools, nil
+			}
+			s.abort()
+		}
+		var e *Error
+		if !errors.As(err, &e) || !e.transient || attempt >= h.opts.Retries {
+			if e != nil && attempt > 1 {
+				e.Attempts = attempt
+			}
+			return nil, nil, err
+		}
+		h.log.Warn("retrying", "server", srv.Name, "phase", e.Phase, "attempt", attempt+1, "err", err)
+		if err := h.sleep(ctx, attempt); err != nil {
+			e.Attempts = attempt
+			return nil, nil, e
+		}
+	}
+}
+
+// sleep waits the back-off before attempt+1: RetryBackoff, doubled for each
+// attempt already made. It fails when ctx ends first.
+func (h *Host) sleep(ctx context.Context, attempt int) error {
+	d := h.opts.RetryBackoff << (attempt - 1)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Check reports what would stop srv from starting, without starting it: an
+// unset ${NAME}, a command that cannot be found or run, a bad cwd, a jail
+// setting that cannot work.
+func (h *Host) Check(srv *registry.Server) error {
+	_, err := h.buildCmd(srv)
+	return err
+}

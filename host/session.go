@@ -1,0 +1,260 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// session is a hosted server's process with an initialized MCP client
+// session on its stdio.
+type session struct {
+	h      *Host
+	srv    *registry.Server
+	p      *proc
+	cs     *mcp.ClientSession
+	routes *router
+}
+
+// open starts srv and initializes it: one attempt, no retry. On failure
+// nothing is left running (the group is killed and reaped in the background).
+func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (*session, error) {
+	timeout := srv.Timeout(h.opts.Timeout)
+	ph := newPhase(ctx, timeout, 0)
+	defer ph.stop()
+
+	if err := h.acquireSlot(ph.ctx, srv.Name); err != nil {
+		return nil, err
+	}
+	cmd, err := h.buildCmd(srv)
+	if err != nil {
+		h.releaseSlot()
+		return nil, err
+	}
+	p, err := h.start(srv, cmd)
+	if err != nil {
+		h.releaseSlot()
+		return nil, err
+	}
+	s := &session{h: h, srv: srv, p: p, routes: newRouter(srv.Name)}
+	transport := &mcp.IOTransport{
+		Reader: &limitReader{p: p, limit: h.opts.MaxResultBytes},
+		Writer: pipeWriter{p},
+		// colibri's own limit (limitReader) is in force, and kills the group
+		// the moment it is crossed; the SDK's fixed cap must not cut first.
+		MaxLineLength: -1,
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "colibri-mcp", Version: h.opts.Version}, s.routes.clientOptions(caller))
+	s.routes.install(client)
+	cs, err := client.Connect(ph.ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	if err != nil {
+		e := s.classify(PhaseInitialize, err, ctx, ph)
+		s.abort()
+		return nil, e
+	}
+	s.cs = cs
+	return s, nil
+}
+
+// listTools lists every page of the server's tools within the list timeout.
+func (s *session) listTools(ctx context.Context) ([]*mcp.Tool, error) {
+	ph := newPhase(ctx, s.srv.Timeout(s.h.opts.Timeout), 0)
+	defer ph.stop()
+	defer s.unstick(ph.ctx)()
+	var tools []*mcp.Tool
+	for t, err := range s.cs.Tools(ph.ctx, nil) {
+		if err != nil {
+			return nil, s.classify(PhaseList, err, ctx, ph)
+		}
+		tools = append(tools, t)
+	}
+	if tools == nil {
+		tools = []*mcp.Tool{}
+	}
+	return tools, nil
+}
+
+// callTool calls one tool. Progress from the server extends the call's
+// timeout, up to ten times call_timeout_ms.
+func (s *session) callTool(ctx context.Context, name string, args any, caller *Caller) (*mcp.CallToolResult, error) {
+	d := s.srv.CallTimeoutOr(s.h.opts.Timeout)
+	ph := newPhase(ctx, d, 10*d)
+	defer ph.stop()
+
+	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	if caller != nil && caller.Progress != nil {
+		token := "colibri-" + strconv.FormatUint(s.h.seq.Add(1), 10)
+		params.SetProgressToken(token)
+		s.routes.addCall(token, &callRoute{caller: caller, kick: ph.kick})
+		defer s.routes.removeCall(token)
+	}
+	s.routes.activate(caller)
+	defer s.routes.deactivate(caller)
+	defer s.unstick(ph.ctx)()
+	res, err := s.cs.CallTool(ph.ctx, params)
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) && ctx.Err() == nil && !ph.expired() && !s.p.tooLarge.Load() {
+		// The hosted server answered tools/call with a JSON-RPC error: that
+		// is the hosted tool failing, not colibri, so it goes back as the
+		// tool's own isError result.
+		return &mcp.CallToolResult{
+			IsError: true,
+			Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s: error %d: %s", name, rpcErr.Code, rpcErr.Message)}},
+		}, nil
+	}
+	if err != nil {
+		e := s.classify(PhaseCall, err, ctx, ph)
+		e.Tool = name
+		return nil, e
+	}
+	return res, nil
+}
+
+// unstick guards a phase against a server that stopped reading its stdin:
+// the SDK writes a request synchronously, and no deadline unblocks a write to
+// a full pipe. If the phase is still running a moment after ctx ended, the
+// process is killed, which fails the write. Call the returned func when the
+// phase returns.
+func (s *session) unstick(ctx context.Context) (stop func()) {
+	var mu sync.Mutex
+	var t *time.Timer
+	done := false
+	stopAfter := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done {
+			t = time.AfterFunc(unstickDelay, s.p.kill)
+		}
+	})
+	return func() {
+		stopAfter()
+		mu.Lock()
+		defer mu.Unlock()
+		done = true
+		if t != nil {
+			t.Stop()
+		}
+	}
+}
+
+// unstickDelay is how long a phase may take to return after its context
+// ended, before its process is killed to unblock it.
+const unstickDelay = 500 * time.Millisecond
+
+// classify turns an SDK error of phase into one of the contract's kinds.
+// callerCtx is the request's own context (its end means cancellation); ph is
+// the phase's, whose own end means a timeout.
+func (s *session) classify(phase Phase, err error, callerCtx context.Context, ph *phaseTimer) *Error {
+	e := &Error{Server: s.srv.Name, Phase: phase, StderrTail: s.p.stderr.String()}
+	var rpcErr *jsonrpc.Error
+	switch {
+	case s.p.tooLarge.Load():
+		e.Kind = KindTooLarge
+		e.Err = fmt.Errorf("the server sent a message larger than %d bytes; it was stopped", s.h.opts.MaxResultBytes)
+		e.Hint = "raise COLIBRI_MCP_MAX_RESULT_BYTES if the result is expected"
+	case ph.expired():
+		e.Kind = KindTimeout
+		cause := context.Cause(ph.ctx)
+		if cause == errCeiling {
+			e.Err = cause
+		} else {
+			e.Err = fmt.Errorf("no answer to %s within %s", phaseMethod(phase), ph.d)
+		}
+		e.Hint = timeoutHint(phase)
+	case callerCtx.Err() != nil:
+		e.Kind = KindCancelled
+		e.Err = errCancelled
+	case errors.As(err, &rpcErr):
+		// The server answered, with a JSON-RPC error.
+		e.Kind = KindHandshake
+		e.Err = fmt.Errorf("%s failed: the server answered error %d: %s", phaseMethod(phase), rpcErr.Code, rpcErr.Message)
+	default:
+		// The connection broke: the process exited, closed stdout, or wrote
+		// something that is not MCP.
+		exited := s.p.hasExited(100 * time.Millisecond)
+		switch {
+		case phase == PhaseInitialize && exited:
+			e.Kind = KindHandshake
+			e.Err = fmt.Errorf("the server %s during initialize", s.p.exitStatus())
+			e.transient = true
+		case phase == PhaseInitialize:
+			e.Kind = KindHandshake
+			e.Err = fmt.Errorf("initialize failed: %w", brokenConn(err))
+			e.Hint = "the server must write only MCP messages on stdout; logs belong on stderr"
+		case exited:
+			e.Kind = KindCrashed
+			e.Err = fmt.Errorf("the server %s during %s", s.p.exitStatus(), phaseMethod(phase))
+			e.transient = true
+		default:
+			e.Kind = KindCrashed
+			e.Err = fmt.Errorf("the connection to the server broke during %s: %w", phaseMethod(phase), brokenConn(err))
+		}
+	}
+	return e
+}
+
+// brokenConn tells, in plain words, why a connection ended.
+func brokenConn(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
+		return errors.New("the server closed its stdout")
+	}
+	return err
+}
+
+func phaseMethod(p Phase) string {
+	switch p {
+	case PhaseInitialize:
+		return "initialize"
+	case PhaseList:
+		return "tools/list"
+	case PhaseCall:
+		return "tools/call"
+	}
+	return string(p)
+}
+
+func timeoutHint(p Phase) string {
+	if p == PhaseCall {
+		return "raise call_timeout_ms for this server if the tool is slow"
+	}
+	return "raise timeout_ms for this server, or COLIBRI_MCP_TIMEOUT"
+}
+
+// close tears the session down politely after the answer went out: the
+// process gets EOF on stdin and TerminateGrace to leave, then its group is
+// killed. It runs in the background; Host.Close waits for it.
+func (s *session) close() {
+	s.h.background(func() {
+		if s.cs != nil {
+			// Closing the client session closes our ends of the pipes: the
+			// server's stdin reaches EOF ("the client SHOULD initiate
+			// shutdown by first closing the input stream").
+			s.cs.Close()
+		}
+		s.p.stop(s.h.opts.TerminateGrace)
+		s.h.releaseSlot()
+		s.p.log.Debug("stopped", "status", s.p.exitStatus())
+	})
+}
+
+// abort ends a broken or failed session at once: the group is killed now,
+// and reaped in the background.
+func (s *session) abort() {
+	s.p.kill()
+	s.h.background(func() {
+		if s.cs != nil {
+			s.cs.Close()
+		}
+		s.p.stop(0)
+		s.h.releaseSlot()
+	})
+}

@@ -1,0 +1,65 @@
+package host
+
+import (
+	"bufio"
+	"io"
+	"strings"
+	"sync"
+)
+
+// stderrTailBytes bounds what is kept of a hosted server's stderr for error
+// reports (CONTRACT.md: "at most 4 KiB").
+const stderrTailBytes = 4 << 10
+
+// maxStderrLine bounds one logged line; a longer one is cut, so that a server
+// flooding stderr without newlines costs bounded memory.
+const maxStderrLine = 4 << 10
+
+// tail keeps the last lines written to a stream, at most max bytes.
+type tail struct {
+	mu    sync.Mutex
+	max   int
+	lines []string
+	size  int
+}
+
+func newTail(max int) *tail { return &tail{max: max} }
+
+func (t *tail) add(line string) {
+	if len(line) > t.max {
+		line = line[len(line)-t.max:]
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines, line)
+	t.size += len(line) + 1
+	for t.size > t.max && len(t.lines) > 0 {
+		t.size -= len(t.lines[0]) + 1
+		t.lines[0] = ""
+		t.lines = t.lines[1:]
+	}
+}
+
+// String returns the kept lines, joined by newlines.
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(t.lines, "\n")
+}
+
+// readLines reads r to its end, line by line, keeping each line and passing
+// it to each; a line longer than maxStderrLine is cut into pieces.
+func (t *tail) readLines(r io.Reader, each func(string)) {
+	br := bufio.NewReaderSize(r, maxStderrLine)
+	for {
+		b, err := br.ReadSlice('\n')
+		if len(b) > 0 {
+			line := strings.TrimRight(string(b), "\r\n")
+			t.add(line)
+			each(line)
+		}
+		if err != nil && err != bufio.ErrBufferFull {
+			return
+		}
+	}
+}

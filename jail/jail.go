@@ -1,0 +1,259 @@
+// Package jail turns a command and a FreeBSD jail specification into the argv
+// that runs the command confined: jexec(8) for an existing jail, jail(8) -c
+// for an ephemeral one, optionally behind mdo(1) or a privileged helper.
+//
+// The builders are pure: they check every value and return an argv, and never
+// start anything or pass anything through a shell.
+//
+//	argv, err := jail.Wrap(jail.Spec{Name: "mcp0", User: "mcp"}, jail.PrivNone, "", []string{"/usr/local/bin/srv", "--stdio"})
+//	// argv: jexec -U mcp mcp0 /usr/local/bin/srv --stdio
+package jail
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// Spec is where a command is confined. Exactly one of Name and Path is set.
+type Spec struct {
+	Name     string // an existing, persistent jail: jexec
+	Path     string // the root of an ephemeral jail: jail -c
+	RootPath string // with Name: the jail's root on the host, to check the command before spawning
+	User     string // a user of the jail's own passwd
+	IP4      string // with Path: the ephemeral jail's IPv4 address
+}
+
+// Priv is how the jail commands gain privilege (COLIBRI_JAIL_PRIV_MODE).
+type Priv string
+
+const (
+	PrivNone   Priv = "none"   // run the line as it is: colibri runs as root
+	PrivMdo    Priv = "mdo"    // prefix mdo(1), which asks mac_do(4) for root
+	PrivHelper Priv = "helper" // prefix the helper ($COLIBRI_JAIL_HELPER)
+)
+
+// DefaultHelper is the helper run in PrivHelper mode when COLIBRI_JAIL_HELPER is unset.
+const DefaultHelper = "/usr/local/libexec/colibri-jail-helper"
+
+// ParsePriv reads COLIBRI_JAIL_PRIV_MODE; "" means none.
+func ParsePriv(s string) (Priv, error) {
+	switch Priv(s) {
+	case "", PrivNone:
+		return PrivNone, nil
+	case PrivMdo, PrivHelper:
+		return Priv(s), nil
+	}
+	return "", &Error{Field: "COLIBRI_JAIL_PRIV_MODE", Value: s, Reason: `must be "none", "mdo" or "helper"`}
+}
+
+// Error is a jail setting that cannot work. Nothing was run.
+type Error struct {
+	Field  string // "name", "user", "COLIBRI_JAIL_PRIV_MODE", …
+	Value  string
+	Reason string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("jail %s %q: %s", e.Field, e.Value, e.Reason)
+}
+
+// Wrap returns the argv that runs argv (a command and its arguments) in the
+// jail spec describes, with the privilege prefix of priv; helper is the
+// helper's path for PrivHelper ("" means DefaultHelper).
+//
+// The command and each argument stay separate argv entries, unchanged: after
+// the jail name for jexec, after "command=" for jail -c. jexec(8): "jexec
+// [-l] [-d working-directory] [[-u username] | [-U username]] jail
+// [command ...]"; -U runs the command "as user in the jail environment".
+// jail(8): "jail [-dhilqv] [-J jid_file] [-u username] [-U username] [-cmr]
+// param=value ... [command=command ...]"; "command: ... the remaining
+// arguments are passed to the command".
+func Wrap(spec Spec, priv Priv, helper string, argv []string) ([]string, error) {
+	if len(argv) == 0 {
+		return nil, &Error{Field: "command", Reason: "is empty"}
+	}
+	if err := checkSpec(spec); err != nil {
+		return nil, err
+	}
+	if err := checkValue("command", argv[0]); err != nil {
+		return nil, err
+	}
+	for _, a := range argv[1:] {
+		// Arguments may start with "-" (they follow the command, where
+		// neither jexec nor jail reads options), but a NUL cannot be
+		// passed through execve(2) at all.
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, &Error{Field: "argument", Value: a, Reason: "holds a NUL byte"}
+		}
+	}
+
+	var out []string
+	switch priv {
+	case PrivNone, "":
+	case PrivMdo:
+		// mdo(1): "mdo [-u username] [-i] [command [args]]": without -u the
+		// command runs as root, if mac_do(4) allows it.
+		out = append(out, "mdo")
+	case PrivHelper:
+		if helper == "" {
+			helper = DefaultHelper
+		}
+		if !filepath.IsAbs(helper) {
+			return nil, &Error{Field: "COLIBRI_JAIL_HELPER", Value: helper, Reason: "must be an absolute path"}
+		}
+		if err := checkValue("COLIBRI_JAIL_HELPER", helper); err != nil {
+			return nil, err
+		}
+		out = append(out, helper)
+	default:
+		return nil, &Error{Field: "COLIBRI_JAIL_PRIV_MODE", Value: string(priv), Reason: `must be "none", "mdo" or "helper"`}
+	}
+
+	if spec.Name != "" {
+		out = append(out, "jexec")
+		if spec.User != "" {
+			out = append(out, "-U", spec.User)
+		}
+		out = append(out, spec.Name)
+		return append(out, argv...), nil
+	}
+	out = append(out, "jail", "-c")
+	if spec.User != "" {
+		out = append(out, "-U", spec.User)
+	}
+	out = append(out, "path="+spec.Path)
+	if spec.IP4 != "" {
+		out = append(out, "ip4.addr="+spec.IP4)
+	}
+	out = append(out, "command="+argv[0])
+	return append(out, argv[1:]...), nil
+}
+
+// Check reports a spec that cannot work, without building anything.
+func Check(spec Spec, priv Priv, helper string) error {
+	_, err := Wrap(spec, priv, helper, []string{"/bin/true"})
+	return err
+}
+
+func checkSpec(s Spec) error {
+	switch {
+	case s.Name == "" && s.Path == "":
+		return &Error{Field: "spec", Reason: `needs "name" (an existing jail) or "path" (an ephemeral jail)`}
+	case s.Name != "" && s.Path != "":
+		return &Error{Field: "spec", Value: s.Name, Reason: `"name" and "path" exclude each other`}
+	}
+	if s.Name != "" {
+		if err := checkValue("name", s.Name); err != nil {
+			return err
+		}
+		if !wordChars(s.Name) {
+			return &Error{Field: "name", Value: s.Name, Reason: "may hold only letters, digits, '_', '-' and '.'"}
+		}
+		if s.IP4 != "" {
+			return &Error{Field: "ip4", Value: s.IP4, Reason: `goes with "path": an existing jail already has its addresses`}
+		}
+	}
+	if s.Path != "" {
+		if err := checkAbs("path", s.Path); err != nil {
+			return err
+		}
+		if s.RootPath != "" {
+			return &Error{Field: "root_path", Value: s.RootPath, Reason: `goes with "name"`}
+		}
+	}
+	if s.RootPath != "" {
+		if err := checkAbs("root_path", s.RootPath); err != nil {
+			return err
+		}
+	}
+	if s.User != "" {
+		if err := checkValue("user", s.User); err != nil {
+			return err
+		}
+		if !wordChars(s.User) {
+			return &Error{Field: "user", Value: s.User, Reason: "may hold only letters, digits, '_', '-' and '.'"}
+		}
+	}
+	if s.IP4 != "" {
+		if err := checkValue("ip4", s.IP4); err != nil {
+			return err
+		}
+		a, err := netip.ParseAddr(s.IP4)
+		if err != nil || !a.Is4() {
+			return &Error{Field: "ip4", Value: s.IP4, Reason: "is not an IPv4 address"}
+		}
+	}
+	return nil
+}
+
+// checkValue refuses what jexec or jail would read as an option, or what
+// cannot travel as one argv entry.
+func checkValue(field, v string) error {
+	switch {
+	case v == "":
+		return &Error{Field: field, Value: v, Reason: "is empty"}
+	case strings.HasPrefix(v, "-"):
+		return &Error{Field: field, Value: v, Reason: "starts with '-' and would be read as an option"}
+	case strings.ContainsAny(v, "\x00\n\r"):
+		return &Error{Field: field, Value: v, Reason: "holds a NUL or newline"}
+	}
+	return nil
+}
+
+func checkAbs(field, p string) error {
+	if err := checkValue(field, p); err != nil {
+		return err
+	}
+	if !path.IsAbs(p) {
+		return &Error{Field: field, Value: p, Reason: "must be an absolute path"}
+	}
+	return nil
+}
+
+func wordChars(s string) bool {
+	for _, c := range s {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ErrNotInRoot is returned by CheckRoot for a command that is not an
+// executable file under the jail's root.
+var ErrNotInRoot = errors.New("not an executable file inside the jail root")
+
+// CheckRoot checks that command exists and is executable inside the jail
+// whose filesystem is at rootPath on the host. An absolute command is looked
+// up at rootPath+command; a bare name in each directory of pathList (the
+// child's PATH) under rootPath. It returns the host path it checked (or the
+// first it tried) and ErrNotInRoot when nothing fits.
+func CheckRoot(rootPath, command, pathList string) (string, error) {
+	var candidates []string
+	if path.IsAbs(command) {
+		candidates = []string{filepath.Join(rootPath, command)}
+	} else {
+		for _, dir := range filepath.SplitList(pathList) {
+			if path.IsAbs(dir) {
+				candidates = append(candidates, filepath.Join(rootPath, dir, command))
+			}
+		}
+	}
+	if len(candidates) == 0 {
+		return filepath.Join(rootPath, command), ErrNotInRoot
+	}
+	for _, c := range candidates {
+		st, err := os.Stat(c)
+		if err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+			return c, nil
+		}
+	}
+	return candidates[0], ErrNotInRoot
+}

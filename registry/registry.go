@@ -1,0 +1,482 @@
+// Package registry reads colibri-mcp's registry of hosted MCP servers: the
+// JSON file (by default /usr/local/etc/colibri/external-mcp.json) that names
+// each server, its command, arguments, environment and confinement.
+//
+// The file is validated against a JSON Schema (draft 2020-12) embedded in the
+// binary, so that every mistake is reported with the file, the JSON location
+// and what was expected:
+//
+//	reg, err := registry.Load("/usr/local/etc/colibri/external-mcp.json")
+//	if err != nil {
+//		return err // e.g. external-mcp.json: /servers/demo/args/1: got number, want string
+//	}
+//	srv, ok := reg.Servers["demo"]
+//
+// Environment values may refer to colibri's own variables as ${NAME}; they are
+// expanded only when a server is started ([Server.ExpandEnv]), so that a
+// missing variable fails that server alone.
+package registry
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// DefaultPath is where the registry lives on a FreeBSD system.
+const DefaultPath = "/usr/local/etc/colibri/external-mcp.json"
+
+// Lifecycles of a hosted server.
+const (
+	PerRequest = "per_request" // a fresh process for every request (default)
+	Persistent = "persistent"  // one warm session, reused and restarted
+)
+
+// DefaultIdleTimeout closes a persistent server's warm session after this long unused.
+const DefaultIdleTimeout = 5 * time.Minute
+
+// Schema is the registry's JSON Schema, as shipped in docs/registry.schema.json.
+//
+//go:embed registry.schema.json
+var Schema []byte
+
+// Registry is a parsed, validated registry file.
+type Registry struct {
+	// Path is the file the registry was read from ("" when parsed from a reader
+	// without a name).
+	Path    string
+	Servers map[string]*Server
+}
+
+// Names returns the server names in sorted order.
+func (r *Registry) Names() []string {
+	names := make([]string, 0, len(r.Servers))
+	for name := range r.Servers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Server is one hosted MCP server. Durations are zero when the file leaves
+// them unset; callers apply colibri's defaults.
+type Server struct {
+	Name        string            `json:"-"`
+	Command     string            `json:"command"`
+	Args        []string          `json:"args,omitempty"`
+	Env         map[string]string `json:"env,omitempty"`
+	Cwd         string            `json:"cwd,omitempty"`
+	TimeoutMS   int64             `json:"timeout_ms,omitempty"`
+	CallTimeout int64             `json:"call_timeout_ms,omitempty"`
+	Description string            `json:"description,omitempty"`
+	Lifecycle   string            `json:"lifecycle,omitempty"`
+	IdleMS      int64             `json:"idle_timeout_ms,omitempty"`
+	Jail        *Jail             `json:"jail,omitempty"`
+}
+
+// Jail is the FreeBSD confinement of a server: either an existing jail (Name)
+// or an ephemeral one created for each process (Path).
+type Jail struct {
+	Name     string `json:"name,omitempty"`
+	Path     string `json:"path,omitempty"`
+	RootPath string `json:"root_path,omitempty"`
+	User     string `json:"user,omitempty"`
+	IP4      string `json:"ip4,omitempty"`
+}
+
+// Timeout is the server's timeout for initialize and tools/list, or def when
+// the file sets none.
+func (s *Server) Timeout(def time.Duration) time.Duration {
+	if s.TimeoutMS > 0 {
+		return time.Duration(s.TimeoutMS) * time.Millisecond
+	}
+	return def
+}
+
+// CallTimeoutOr is the server's timeout for tools/call: call_timeout_ms, else
+// timeout_ms, else def.
+func (s *Server) CallTimeoutOr(def time.Duration) time.Duration {
+	if s.CallTimeout > 0 {
+		return time.Duration(s.CallTimeout) * time.Millisecond
+	}
+	return s.Timeout(def)
+}
+
+// IdleTimeout is how long a persistent server's warm session may stay unused.
+func (s *Server) IdleTimeout() time.Duration {
+	if s.IdleMS > 0 {
+		return time.Duration(s.IdleMS) * time.Millisecond
+	}
+	return DefaultIdleTimeout
+}
+
+// IsPersistent reports whether the server keeps a warm session.
+func (s *Server) IsPersistent() bool { return s.Lifecycle == Persistent }
+
+// EnvKeys returns the names of the server's own environment variables, sorted.
+// Their values are never shown.
+func (s *Server) EnvKeys() []string {
+	keys := make([]string, 0, len(s.Env))
+	for k := range s.Env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Load reads and validates the registry file at path.
+func Load(path string) (*Registry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{File: path, Problems: []Problem{{Message: readProblem(err)}}, Err: err}
+	}
+	defer f.Close()
+	return Parse(f, path)
+}
+
+func readProblem(err error) string {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "the registry file does not exist (set --external-config or COLIBRI_MCP_EXTERNAL_CONFIG)"
+	case errors.Is(err, os.ErrPermission):
+		return "the registry file cannot be read: permission denied"
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return "reading the registry file: " + pe.Err.Error()
+	}
+	return "reading the registry file: " + err.Error()
+}
+
+// maxFileSize bounds what Parse reads: a registry is a few kilobytes, and a
+// hostile or mistaken path (/dev/zero) must not exhaust memory.
+const maxFileSize = 4 << 20
+
+// Parse reads a registry from r. path names the file in errors and is the
+// folder that relative commands resolve against; it may be "" for a reader
+// with no file behind it, and then relative commands resolve against the
+// working directory.
+func Parse(r io.Reader, path string) (*Registry, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
+	if err != nil {
+		return nil, &Error{File: path, Problems: []Problem{{Message: "reading the registry: " + err.Error()}}, Err: err}
+	}
+	if len(data) > maxFileSize {
+		return nil, &Error{File: path, Problems: []Problem{{Message: fmt.Sprintf("the registry is larger than %d bytes", maxFileSize)}}}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return nil, &Error{File: path, Problems: []Problem{{Message: syntaxProblem(data, err)}}, Err: err}
+	}
+	if err := compiled.Validate(doc); err != nil {
+		var ve *jsonschema.ValidationError
+		if !errors.As(err, &ve) {
+			return nil, &Error{File: path, Problems: []Problem{{Message: err.Error()}}, Err: err}
+		}
+		return nil, &Error{File: path, Problems: SchemaProblems(ve)}
+	}
+
+	var file struct {
+		Servers map[string]*Server `json:"servers"`
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
+		// The schema accepted the document, so this is a mismatch between the
+		// schema and the Go types: a bug of ours, reported as such.
+		return nil, &Error{File: path, Problems: []Problem{{Message: "internal: decoding a valid registry: " + err.Error()}}, Err: err}
+	}
+	reg := &Registry{Path: path, Servers: file.Servers}
+	if reg.Servers == nil {
+		reg.Servers = map[string]*Server{}
+	}
+	var problems []Problem
+	for _, name := range reg.Names() {
+		s := reg.Servers[name]
+		s.Name = name
+		problems = append(problems, s.check(path)...)
+	}
+	if len(problems) > 0 {
+		return nil, &Error{File: path, Problems: problems}
+	}
+	return reg, nil
+}
+
+// check applies the rules a JSON Schema cannot state clearly, and resolves a
+// relative command against the registry's folder.
+func (s *Server) check(file string) []Problem {
+	var ps []Problem
+	at := func(key string) string { return "/servers/" + escapePointer(s.Name) + key }
+	switch {
+	case filepath.IsAbs(s.Command):
+	case strings.Contains(s.Command, "/"):
+		if s.Jail != nil {
+			ps = append(ps, Problem{Location: at("/command"), Message: "a jailed command must be an absolute path inside the jail or a bare name, not a relative path"})
+			break
+		}
+		dir := "."
+		if file != "" {
+			dir = filepath.Dir(file)
+		}
+		if abs, err := filepath.Abs(filepath.Join(dir, s.Command)); err == nil {
+			s.Command = abs
+		}
+	}
+	if s.Cwd != "" && !filepath.IsAbs(s.Cwd) && s.Jail == nil {
+		dir := "."
+		if file != "" {
+			dir = filepath.Dir(file)
+		}
+		if abs, err := filepath.Abs(filepath.Join(dir, s.Cwd)); err == nil {
+			s.Cwd = abs
+		}
+	}
+	if s.IdleMS > 0 && !s.IsPersistent() {
+		ps = append(ps, Problem{Location: at("/idle_timeout_ms"), Message: `idle_timeout_ms applies only with "lifecycle": "persistent"`})
+	}
+	for key, val := range s.Env {
+		if _, err := expand(val, func(string) (string, bool) { return "", true }); err != nil {
+			ps = append(ps, Problem{Location: at("/env/" + escapePointer(key)), Message: err.Error()})
+		}
+	}
+	if j := s.Jail; j != nil {
+		switch {
+		case j.Name == "" && j.Path == "":
+			ps = append(ps, Problem{Location: at("/jail"), Message: `give exactly one of "name" (an existing jail, run with jexec) or "path" (an ephemeral jail, run with jail -c)`})
+		case j.Name != "" && j.Path != "":
+			ps = append(ps, Problem{Location: at("/jail"), Message: `"name" and "path" exclude each other: "name" runs in an existing jail, "path" creates an ephemeral one`})
+		}
+		if j.RootPath != "" && j.Name == "" {
+			ps = append(ps, Problem{Location: at("/jail/root_path"), Message: `"root_path" goes with "name" (with "path", the path is the root)`})
+		}
+		if j.RootPath != "" && !filepath.IsAbs(j.RootPath) {
+			ps = append(ps, Problem{Location: at("/jail/root_path"), Message: "must be an absolute path"})
+		}
+		if j.Path != "" && !filepath.IsAbs(j.Path) {
+			ps = append(ps, Problem{Location: at("/jail/path"), Message: "must be an absolute path"})
+		}
+		if j.IP4 != "" && j.Path == "" {
+			ps = append(ps, Problem{Location: at("/jail/ip4"), Message: `"ip4" goes with "path": an existing jail already has its addresses`})
+		}
+	}
+	return ps
+}
+
+// ExpandEnv returns the server's environment with ${NAME} replaced by
+// getenv(NAME) and $$ by a literal $. A variable that getenv does not know is
+// an error naming it (and the key that refers to it), never an empty value.
+func (s *Server) ExpandEnv(getenv func(string) (string, bool)) (map[string]string, error) {
+	out := make(map[string]string, len(s.Env))
+	for _, key := range s.EnvKeys() {
+		v, err := expand(s.Env[key], getenv)
+		if err != nil {
+			return nil, fmt.Errorf("server %q: env %s: %w", s.Name, key, err)
+		}
+		out[key] = v
+	}
+	return out, nil
+}
+
+// expand replaces ${NAME} and $$ in s. A lone $ followed by anything else is
+// an error, so that a typo such as $NAME is caught instead of passed on.
+func expand(s string, getenv func(string) (string, bool)) (string, error) {
+	if !strings.Contains(s, "$") {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '$' {
+			b.WriteByte(c)
+			continue
+		}
+		switch {
+		case i+1 < len(s) && s[i+1] == '$':
+			b.WriteByte('$')
+			i++
+		case i+1 < len(s) && s[i+1] == '{':
+			end := strings.IndexByte(s[i+2:], '}')
+			if end < 0 {
+				return "", fmt.Errorf("unterminated ${ at byte %d (write $$ for a literal $)", i)
+			}
+			name := s[i+2 : i+2+end]
+			if !validVarName(name) {
+				return "", fmt.Errorf("${%s}: not a variable name", name)
+			}
+			v, ok := getenv(name)
+			if !ok {
+				return "", &MissingVarError{Name: name}
+			}
+			b.WriteString(v)
+			i += 2 + end
+		default:
+			return "", fmt.Errorf("a $ at byte %d must start ${NAME} or be doubled as $$", i)
+		}
+	}
+	return b.String(), nil
+}
+
+// MissingVarError is an ${NAME} whose variable is not set in colibri's environment.
+type MissingVarError struct{ Name string }
+
+func (e *MissingVarError) Error() string {
+	return fmt.Sprintf("${%s} refers to a variable that is not set in colibri's environment", e.Name)
+}
+
+func validVarName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i, c := range name {
+		switch {
+		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Error is an unreadable or invalid registry: the file, and each problem with
+// its JSON location.
+type Error struct {
+	File     string
+	Problems []Problem
+	Err      error // the underlying error, when there is one
+}
+
+// Problem is one mistake in a registry, at a JSON Pointer (RFC 6901) location.
+type Problem struct {
+	Location string // "/servers/demo/args/1"; "" for the file as a whole
+	Message  string
+}
+
+func (p Problem) String() string {
+	if p.Location == "" {
+		return p.Message
+	}
+	return p.Location + ": " + p.Message
+}
+
+func (e *Error) Error() string {
+	file := e.File
+	if file == "" {
+		file = "registry"
+	}
+	var b strings.Builder
+	for i, p := range e.Problems {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(file)
+		b.WriteString(": ")
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+var compiled = mustCompile()
+
+func mustCompile() *jsonschema.Schema {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(Schema))
+	if err != nil {
+		panic("registry: embedded schema: " + err.Error())
+	}
+	c := jsonschema.NewCompiler()
+	const url = "https://colibri-mcp.dev/schema/external-mcp.json"
+	if err := c.AddResource(url, doc); err != nil {
+		panic("registry: embedded schema: " + err.Error())
+	}
+	return c.MustCompile(url)
+}
+
+var printer = message.NewPrinter(language.English)
+
+// SchemaProblems flattens a JSON Schema validation error into its leaf
+// problems, each at the instance location it concerns.
+func SchemaProblems(ve *jsonschema.ValidationError) []Problem {
+	var ps []Problem
+	var walk func(*jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if pn, ok := e.ErrorKind.(*kind.PropertyNames); ok {
+			// The name itself is wrong: point at the member, not at its parent.
+			loc := append(slices.Clone(e.InstanceLocation), pn.Property)
+			ps = append(ps, Problem{Location: pointer(loc), Message: fmt.Sprintf("the name %q is not allowed: %s", pn.Property, leafMessages(e))})
+			return
+		}
+		if len(e.Causes) == 0 {
+			ps = append(ps, Problem{Location: pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer)})
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	slices.SortStableFunc(ps, func(a, b Problem) int { return strings.Compare(a.Location, b.Location) })
+	return slices.Compact(ps)
+}
+
+func leafMessages(e *jsonschema.ValidationError) string {
+	if len(e.Causes) == 0 {
+		return e.ErrorKind.LocalizedString(printer)
+	}
+	msgs := make([]string, 0, len(e.Causes))
+	for _, c := range e.Causes {
+		msgs = append(msgs, leafMessages(c))
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func pointer(tokens []string) string {
+	if len(tokens) == 0 {
+		return "/"
+	}
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		b.WriteString(escapePointer(t))
+	}
+	return b.String()
+}
+
+func escapePointer(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+// syntaxProblem turns a JSON syntax error into "line L, column C: ...".
+func syntaxProblem(data []byte, err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line, col := lineCol(data, se.Offset)
+		return fmt.Sprintf("line %d, column %d: invalid JSON: %s", line, col, se.Error())
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return "invalid JSON: the file ends too early (is it empty or cut short?)"
+	}
+	return "invalid JSON: " + err.Error()
+}
+
+func lineCol(data []byte, off int64) (line, col int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	before := data[:off]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(off) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}

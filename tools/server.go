@@ -1,0 +1,221 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/host"
+)
+
+// Input schemas of the three tools. They are written out, not inferred, so
+// that they are exactly the contract's and snapshotted by a golden test.
+var (
+	serversInput = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
+
+	listToolsInput = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "server": {"type": "string", "description": "The registry name of one server. Without it, every server is listed, concurrently."}
+  },
+  "additionalProperties": false
+}`)
+
+	callToolInput = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "server": {"type": "string", "description": "The registry name of the server."},
+    "name": {"type": "string", "description": "The hosted tool to call, as colibri_external_mcp_list_tools shows it."},
+    "arguments": {"type": "object", "description": "The hosted tool's arguments, checked against its inputSchema before the call."}
+  },
+  "required": ["server", "name"],
+  "additionalProperties": false
+}`)
+)
+
+// Tools returns the three tools' definitions.
+func Tools() []*mcp.Tool {
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
+	return []*mcp.Tool{
+		{
+			Name:        ServersTool,
+			Title:       "Hosted MCP servers",
+			Description: "List the external MCP servers in colibri's registry: name, command, arguments, environment variable names (never values), working directory, jail, and whether calling their tools is enabled.",
+			InputSchema: serversInput,
+			Annotations: readOnly,
+		},
+		{
+			Name:        ListToolsTool,
+			Title:       "List a hosted server's tools",
+			Description: "Start an external MCP server from colibri's registry and list its tools as it reports them. Without \"server\", every server is listed. Always allowed.",
+			InputSchema: listToolsInput,
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(true)},
+		},
+		{
+			Name:        CallToolTool,
+			Title:       "Call a hosted server's tool",
+			Description: "Call one tool of an external MCP server from colibri's registry and return its result unchanged. Needs colibri-mcp started with --external-call (COLIBRI_MCP_EXTERNAL_CALL=1): hosted servers are third-party code.",
+			InputSchema: callToolInput,
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+		},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// NewServer returns colibri's MCP server with the three tools.
+func (s *Service) NewServer(version string) *mcp.Server {
+	server := mcp.NewServer(&mcp.Implementation{Name: "colibri-mcp", Title: "colibri-mcp", Version: version}, &mcp.ServerOptions{
+		Logger:       s.log,
+		Instructions: "colibri-mcp hosts other MCP servers. Use colibri_external_mcp_servers to see them, colibri_external_mcp_list_tools to see their tools, and colibri_external_mcp_call_tool to call one.",
+		Capabilities: &mcp.ServerCapabilities{
+			Logging: &mcp.LoggingCapabilities{}, // hosted servers' logs are forwarded
+			Tools:   &mcp.ToolCapabilities{},    // the three tools never change
+		},
+	})
+	t := Tools()
+	server.AddTool(t[0], s.handleServers)
+	server.AddTool(t[1], s.handleListTools)
+	server.AddTool(t[2], s.handleCallTool)
+	return server
+}
+
+func (s *Service) handleServers(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct{}
+	if err := decodeInput(ServersTool, req.Params.Arguments, &in); err != nil {
+		return ErrorResult(err), nil
+	}
+	out, err := s.Servers(ctx)
+	if err != nil {
+		return ErrorResult(err), nil
+	}
+	return structured(out, false), nil
+}
+
+func (s *Service) handleListTools(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Server string `json:"server"`
+	}
+	if err := decodeInput(ListToolsTool, req.Params.Arguments, &in); err != nil {
+		return ErrorResult(err), nil
+	}
+	out, err := s.ListTools(ctx, in.Server, callerOf(req))
+	if err != nil {
+		return ErrorResult(err), nil
+	}
+	return structured(out, false), nil
+}
+
+func (s *Service) handleCallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		Server    string          `json:"server"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := decodeInput(CallToolTool, req.Params.Arguments, &in); err != nil {
+		return ErrorResult(err), nil
+	}
+	res, err := s.CallTool(ctx, in.Server, in.Name, in.Arguments, callerOf(req))
+	if err != nil {
+		if host.KindOf(err) == host.KindCancelled {
+			// "Receivers of a cancellation notification SHOULD ... not send a
+			// response for the cancelled request": the SDK drops whatever a
+			// handler of a cancelled request returns.
+			s.log.Debug("call cancelled", "server", in.Server, "tool", in.Name)
+		}
+		return ErrorResult(err), nil
+	}
+	return res, nil
+}
+
+// decodeInput decodes a tool's own arguments strictly: an unknown key or a
+// wrong type is an invalid_arguments error that names the tool and the key.
+func decodeInput(tool string, raw json.RawMessage, v any) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		msg := err.Error()
+		if te, ok := err.(*json.UnmarshalTypeError); ok {
+			msg = fmt.Sprintf("/%s: got %s, want %s", strings.ReplaceAll(te.Field, ".", "/"), te.Value, te.Type)
+		}
+		return &host.Error{Kind: host.KindInvalidArguments, Err: fmt.Errorf("%s: arguments: %s", tool, msg)}
+	}
+	if tool == CallToolTool {
+		var req struct{ Server, Name string }
+		_ = json.Unmarshal(raw, &req)
+		switch {
+		case req.Server == "":
+			return &host.Error{Kind: host.KindInvalidArguments, Err: fmt.Errorf("%s: arguments: /server: required", tool)}
+		case req.Name == "":
+			return &host.Error{Kind: host.KindInvalidArguments, Err: fmt.Errorf("%s: arguments: /name: required", tool)}
+		}
+	}
+	return nil
+}
+
+// ErrorResult is a colibri failure as the contract shapes it: isError, a text
+// beginning "colibri: KIND: ", and structuredContent {"colibri_error": …}.
+func ErrorResult(err error) *mcp.CallToolResult {
+	d := Detail(err)
+	return &mcp.CallToolResult{
+		IsError:           true,
+		Content:           []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("colibri: %s: %s", d.Kind, d.Message)}},
+		StructuredContent: map[string]any{"colibri_error": d},
+	}
+}
+
+// structured is a result whose structuredContent is v, with the same JSON as
+// text content for clients that read only text.
+func structured(v any, isError bool) *mcp.CallToolResult {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ErrorResult(fmt.Errorf("encoding the result: %w", err))
+	}
+	return &mcp.CallToolResult{
+		IsError:           isError,
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+		StructuredContent: json.RawMessage(b),
+	}
+}
+
+// callerOf describes the calling client to the host: where the hosted
+// server's progress and logs go, and which of its requests may be forwarded
+// (only those the caller advertised).
+func callerOf(req *mcp.CallToolRequest) *host.Caller {
+	ss := req.Session
+	c := &host.Caller{
+		Log: func(ctx context.Context, p *mcp.LoggingMessageParams) {
+			// ServerSession.Log drops messages below the level the caller set.
+			_ = ss.Log(ctx, p)
+		},
+	}
+	if token := req.Params.GetProgressToken(); token != nil {
+		c.Progress = func(ctx context.Context, p *mcp.ProgressNotificationParams) {
+			relay := *p
+			relay.ProgressToken = token // as it came off the wire (see SDK-NOTES pitfall 7)
+			relay.Meta = nil
+			_ = ss.NotifyProgress(ctx, &relay)
+		}
+	}
+	init := ss.InitializeParams()
+	if init == nil || init.Capabilities == nil {
+		return c
+	}
+	caps := init.Capabilities
+	if caps.Sampling != nil {
+		c.CreateMessage = ss.CreateMessage
+	}
+	if caps.Elicitation != nil {
+		c.Elicit = ss.Elicit
+	}
+	if caps.RootsV2 != nil || caps.Roots.ListChanged {
+		c.ListRoots = ss.ListRoots
+	}
+	return c
+}
