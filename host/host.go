@@ -153,8 +153,8 @@ func (h *Host) acquireSlot(ctx context.Context, server string) error {
 	case h.slots <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		if context.Cause(ctx) == errCancelled || ctx.Err() == context.Canceled {
-			return &Error{Kind: KindCancelled, Server: server, Phase: PhaseSpawn, Err: context.Canceled}
+		if c := context.Cause(ctx); c != errPhaseTimeout && c != context.DeadlineExceeded {
+			return &Error{Kind: KindCancelled, Server: server, Phase: PhaseSpawn, Err: errCancelled}
 		}
 		return &Error{Kind: KindOverloaded, Server: server, Phase: PhaseSpawn,
 			Err:  errOverloaded(cap(h.slots)),

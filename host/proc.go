@@ -40,7 +40,8 @@ type proc struct {
 	exited  chan struct{} // closed once the process is reaped
 	waitErr error         // valid after exited is closed
 
-	tooLarge atomic.Bool // stdout crossed the result limit: the group was killed
+	tooLarge  atomic.Bool // stdout crossed the result limit: the group was killed
+	stdoutEOF atomic.Bool // the server closed its stdout
 
 	closeOnce sync.Once
 }

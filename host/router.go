@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"slices"
 	"sync"
 
@@ -183,6 +184,11 @@ var errTooLarge = errors.New("message larger than COLIBRI_MCP_MAX_RESULT_BYTES")
 
 func (r *limitReader) Read(b []byte) (int, error) {
 	n, err := r.p.stdout.Read(b)
+	if err == io.EOF {
+		// The server closed its stdout (usually: it exited), as opposed
+		// to colibri closing the pipe after a protocol error.
+		r.p.stdoutEOF.Store(true)
+	}
 	chunk := b[:n]
 	for len(chunk) > 0 {
 		i := bytes.IndexByte(chunk, '\n')

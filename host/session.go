@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"sync"
 	"time"
@@ -180,34 +179,36 @@ func (s *session) classify(phase Phase, err error, callerCtx context.Context, ph
 	default:
 		// The connection broke: the process exited, closed stdout, or wrote
 		// something that is not MCP.
-		exited := s.p.hasExited(100 * time.Millisecond)
+		// Only a server that closed stdout itself may have exited on its
+		// own; otherwise colibri closed the pipe after unreadable output,
+		// and the exit that followed is colibri's doing.
+		closedByServer := s.p.stdoutEOF.Load()
+		exited := closedByServer && s.p.hasExited(100*time.Millisecond)
 		switch {
 		case phase == PhaseInitialize && exited:
 			e.Kind = KindHandshake
 			e.Err = fmt.Errorf("the server %s during initialize", s.p.exitStatus())
 			e.transient = true
+		case phase == PhaseInitialize && closedByServer:
+			e.Kind = KindHandshake
+			e.Err = errors.New("the server closed its stdout during initialize")
 		case phase == PhaseInitialize:
 			e.Kind = KindHandshake
-			e.Err = fmt.Errorf("initialize failed: %w", brokenConn(err))
+			e.Err = fmt.Errorf("the server wrote something that is not MCP on stdout: %w", err)
 			e.Hint = "the server must write only MCP messages on stdout; logs belong on stderr"
 		case exited:
 			e.Kind = KindCrashed
 			e.Err = fmt.Errorf("the server %s during %s", s.p.exitStatus(), phaseMethod(phase))
 			e.transient = true
+		case closedByServer:
+			e.Kind = KindCrashed
+			e.Err = fmt.Errorf("the server closed its stdout during %s", phaseMethod(phase))
 		default:
 			e.Kind = KindCrashed
-			e.Err = fmt.Errorf("the connection to the server broke during %s: %w", phaseMethod(phase), brokenConn(err))
+			e.Err = fmt.Errorf("the server broke the protocol during %s: %w", phaseMethod(phase), err)
 		}
 	}
 	return e
-}
-
-// brokenConn tells, in plain words, why a connection ended.
-func brokenConn(err error) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
-		return errors.New("the server closed its stdout")
-	}
-	return err
 }
 
 func phaseMethod(p Phase) string {
