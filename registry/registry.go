@@ -471,10 +471,10 @@ func syntaxProblem(data []byte, err error) string {
 	return "invalid JSON: " + err.Error()
 }
 
+// lineCol is the 1-based line and column of the byte before off: a
+// json.SyntaxError's Offset counts the offending byte itself.
 func lineCol(data []byte, off int64) (line, col int) {
-	if off > int64(len(data)) {
-		off = int64(len(data))
-	}
+	off = max(0, min(off-1, int64(len(data))))
 	before := data[:off]
 	line = bytes.Count(before, []byte("\n")) + 1
 	col = int(off) - bytes.LastIndexByte(before, '\n')

@@ -1,0 +1,188 @@
+package registry_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+func TestParseErrorsNameTheLocation(t *testing.T) {
+	cases := []struct {
+		name, doc string
+		want      []string // each "LOCATION: substring of the message"
+	}{
+		{"wrong type in args", `{"servers":{"demo":{"command":"x","args":["a",1]}}}`,
+			[]string{"/servers/demo/args/1: got number, want string"}},
+		{"unknown key", `{"servers":{"demo":{"command":"x","argz":[]}}}`,
+			[]string{"/servers/demo: additional properties 'argz' not allowed"}},
+		{"unknown top-level key", `{"servers":{},"server":{}}`,
+			[]string{"/: additional properties 'server' not allowed"}},
+		{"missing command", `{"servers":{"demo":{}}}`,
+			[]string{"/servers/demo: missing property 'command'"}},
+		{"bad server name", `{"servers":{"-bad":{"command":"x"}}}`,
+			[]string{`/servers/-bad: the name "-bad" is not allowed`}},
+		{"name too long", `{"servers":{"` + strings.Repeat("a", 65) + `":{"command":"x"}}}`,
+			[]string{"/servers/" + strings.Repeat("a", 65) + ": the name"}},
+		{"timeout as string", `{"servers":{"demo":{"command":"x","timeout_ms":"5"}}}`,
+			[]string{"/servers/demo/timeout_ms: got string, want integer"}},
+		{"zero timeout", `{"servers":{"demo":{"command":"x","call_timeout_ms":0}}}`,
+			[]string{"/servers/demo/call_timeout_ms: minimum"}},
+		{"bad lifecycle", `{"servers":{"demo":{"command":"x","lifecycle":"warm"}}}`,
+			[]string{"/servers/demo/lifecycle: value must be one of 'per_request', 'persistent'"}},
+		{"env value not a string", `{"servers":{"demo":{"command":"x","env":{"A":1}}}}`,
+			[]string{"/servers/demo/env/A: got number, want string"}},
+		{"lone dollar", `{"servers":{"demo":{"command":"x","env":{"A":"$B"}}}}`,
+			[]string{"/servers/demo/env/A: a $ at byte 0 must start ${NAME} or be doubled as $$"}},
+		{"jail name and path", `{"servers":{"demo":{"command":"/x","jail":{"name":"a","path":"/b"}}}}`,
+			[]string{`/servers/demo/jail: "name" and "path" exclude each other`}},
+		{"jail neither", `{"servers":{"demo":{"command":"/x","jail":{"user":"mcp"}}}}`,
+			[]string{`/servers/demo/jail: give exactly one of "name"`}},
+		{"jail unknown key", `{"servers":{"demo":{"command":"/x","jail":{"name":"a","ip":"1.2.3.4"}}}}`,
+			[]string{"/servers/demo/jail: additional properties 'ip' not allowed"}},
+		{"idle without persistent", `{"servers":{"demo":{"command":"x","idle_timeout_ms":5}}}`,
+			[]string{"/servers/demo/idle_timeout_ms: idle_timeout_ms applies only with"}},
+		{"two problems", `{"servers":{"a":{"command":1},"b":{"command":"x","args":"y"}}}`,
+			[]string{"/servers/a/command: got number, want string", "/servers/b/args: got string, want array"}},
+		{"syntax error", "{\"servers\": {\n  \"demo\": {\"command\": \"x\",}\n}}",
+			[]string{"line 2, column 27: invalid JSON"}},
+		{"empty file", ``, []string{"invalid JSON: the file ends too early"}},
+		{"not an object", `[]`, []string{"/: got array, want object"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := registry.Parse(strings.NewReader(tc.doc), "/etc/colibri/external-mcp.json")
+			var re *registry.Error
+			if !errors.As(err, &re) {
+				t.Fatalf("err = %v, want a *registry.Error", err)
+			}
+			msg := err.Error()
+			for _, w := range tc.want {
+				if !strings.Contains(msg, "/etc/colibri/external-mcp.json: "+w) {
+					t.Errorf("error\n  %s\ndoes not say\n  %s", msg, w)
+				}
+			}
+			if len(re.Problems) != len(tc.want) {
+				t.Errorf("%d problems (%v), want %d", len(re.Problems), re.Problems, len(tc.want))
+			}
+		})
+	}
+}
+
+func TestParseGood(t *testing.T) {
+	doc := `{
+	  "servers": {
+	    "demo": {
+	      "command": "./bin/demo", "args": ["--stdio"], "env": {"A": "x"}, "cwd": "data",
+	      "timeout_ms": 1500, "description": "d"
+	    },
+	    "warm": {"command": "node", "lifecycle": "persistent", "idle_timeout_ms": 1000, "call_timeout_ms": 9000},
+	    "jailed": {"command": "/usr/local/bin/srv", "jail": {"name": "mcp0", "root_path": "/jails/mcp0", "user": "mcp"}},
+	    "eph": {"command": "/srv", "jail": {"path": "/jails/eph", "ip4": "10.0.0.5"}}
+	  }
+	}`
+	reg, err := registry.Parse(strings.NewReader(doc), "/etc/colibri/external-mcp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(reg.Names(), ","); got != "demo,eph,jailed,warm" {
+		t.Errorf("names = %s", got)
+	}
+	demo := reg.Servers["demo"]
+	if demo.Command != "/etc/colibri/bin/demo" || demo.Cwd != "/etc/colibri/data" {
+		t.Errorf("relative paths resolve against the registry's folder: command %q cwd %q", demo.Command, demo.Cwd)
+	}
+	if demo.Timeout(time.Minute) != 1500*time.Millisecond || demo.CallTimeoutOr(time.Minute) != 1500*time.Millisecond {
+		t.Errorf("call_timeout_ms defaults to timeout_ms")
+	}
+	warm := reg.Servers["warm"]
+	if warm.Command != "node" || !warm.IsPersistent() || warm.IdleTimeout() != time.Second || warm.Timeout(7*time.Second) != 7*time.Second || warm.CallTimeoutOr(0) != 9*time.Second {
+		t.Errorf("warm = %+v", warm)
+	}
+	if demo.IdleTimeout() != registry.DefaultIdleTimeout {
+		t.Errorf("default idle timeout")
+	}
+	if j := reg.Servers["jailed"].Jail; j.Name != "mcp0" || j.User != "mcp" || j.RootPath != "/jails/mcp0" {
+		t.Errorf("jail = %+v", j)
+	}
+}
+
+func TestExpandEnv(t *testing.T) {
+	env := map[string]string{"TOKEN": "s3cret", "EMPTY": ""}
+	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	srv := &registry.Server{Name: "demo", Env: map[string]string{
+		"A": "${TOKEN}", "B": "pre-${TOKEN}-post", "C": "$$HOME", "D": "${EMPTY}", "E": "plain",
+	}}
+	got, err := srv.ExpandEnv(getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"A": "s3cret", "B": "pre-s3cret-post", "C": "$HOME", "D": "", "E": "plain"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	srv.Env = map[string]string{"API_KEY": "${MISSING}"}
+	_, err = srv.ExpandEnv(getenv)
+	var mv *registry.MissingVarError
+	if !errors.As(err, &mv) || mv.Name != "MISSING" || !strings.Contains(err.Error(), "API_KEY") {
+		t.Errorf("err = %v, want a MissingVarError naming MISSING and the key API_KEY", err)
+	}
+}
+
+func TestLoadExample(t *testing.T) {
+	reg, err := registry.Load("../examples/external-mcp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	demo, ok := reg.Servers["demo"]
+	if !ok {
+		t.Fatal("the example registry has no demo server")
+	}
+	abs, _ := filepath.Abs("../bin/demo-mcp-server")
+	if demo.Command != abs {
+		t.Errorf("demo command = %s, want %s", demo.Command, abs)
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := registry.Load("/nonexistent/external-mcp.json")
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/external-mcp.json: the registry file does not exist") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestSchemaShippedInDocs(t *testing.T) {
+	docs, err := os.ReadFile("../docs/registry.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(docs, registry.Schema) {
+		t.Error("docs/registry.schema.json differs from the embedded schema: cp registry/registry.schema.json docs/")
+	}
+}
+
+func TestLoaderSeesEdits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json")
+	os.WriteFile(path, []byte(`{"servers":{"a":{"command":"x"}}}`), 0o644)
+	l := &registry.Loader{Path: path}
+	reg, err := l.Load()
+	if err != nil || len(reg.Servers) != 1 {
+		t.Fatal(reg, err)
+	}
+	os.WriteFile(path, []byte(`{"servers":{"a":{"command":"x"},"b":{"command":"y"}}}`), 0o644)
+	reg, err = l.Load()
+	if err != nil || len(reg.Servers) != 2 {
+		t.Fatalf("edit not seen: %v %v", reg, err)
+	}
+	os.WriteFile(path, []byte(`{"servers":`), 0o644)
+	if _, err := l.Load(); err == nil {
+		t.Fatal("a broken edit was not reported")
+	}
+}
