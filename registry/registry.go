@@ -281,7 +281,7 @@ func (s *Server) ExpandEnv(getenv func(string) (string, bool)) (map[string]strin
 	for _, key := range s.EnvKeys() {
 		v, err := expand(s.Env[key], getenv)
 		if err != nil {
-			return nil, fmt.Errorf("server %q: env %s: %w", s.Name, key, err)
+			return nil, fmt.Errorf("env %s: %w", key, err)
 		}
 		out[key] = v
 	}

@@ -1,0 +1,68 @@
+# colibri-mcp — `make` lists the targets.
+GO      ?= go
+PREFIX  ?= /usr/local
+DESTDIR ?=
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+PEERS   := testdata/peers
+FUZZTIME ?= 3s
+
+.DEFAULT_GOAL := help
+.PHONY: help build demo test unit fuzz bench lint cross peers install clean
+
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+build: ## build bin/colibri-mcp and the demo server bin/demo-mcp-server
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/colibri-mcp ./cmd/colibri-mcp
+	$(GO) build -trimpath -o bin/demo-mcp-server ./examples/demo-server
+
+demo: build ## build, then drive colibri-mcp through servers → list-tools → call on the example registry
+	@./scripts/demo.sh
+
+test: lint peers unit fuzz cross ## everything CI runs: lint, race tests with the real peers, fuzz, FreeBSD compile
+
+unit: peers ## go test -race ./... (integration tests host the real server-everything)
+	$(GO) test -race -count=1 ./...
+
+fuzz: ## run each fuzz target for FUZZTIME (default 3s)
+	$(GO) test -run '^$$' -fuzz '^FuzzWrap$$' -fuzztime $(FUZZTIME) ./jail
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./registry
+	$(GO) test -run '^$$' -fuzz '^FuzzCallArguments$$' -fuzztime $(FUZZTIME) ./tools
+
+bench: build peers ## measure colibri against direct clients (see docs/benchmarks.md)
+	$(GO) run ./internal/bench -colibri bin/colibri-mcp -demo bin/demo-mcp-server -peers $(PEERS)
+
+lint: ## gofmt, go vet, shellcheck of the shell scripts
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	@command -v shellcheck >/dev/null 2>&1 || { echo "installing shellcheck (Debian package)"; \
+		(apt-get update -qq && apt-get install -y -qq shellcheck) >/dev/null 2>&1 || \
+		{ echo "cannot install shellcheck: run 'apt-get install shellcheck'"; exit 1; }; }
+	shellcheck -s sh $$(git ls-files 'rc.d/*')
+	shellcheck $$(git ls-files 'scripts/*.sh' '.ci/run')
+	@for f in $$(git ls-files 'rc.d/*'); do sh -n "$$f" || exit 1; done
+
+cross: ## compile the FreeBSD code and tests; build freebsd/amd64 and freebsd/arm64 binaries into dist/
+	GOOS=freebsd $(GO) vet ./...
+	GOOS=freebsd $(GO) test -exec=true -count=1 ./...
+	GOOS=freebsd GOARCH=amd64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/freebsd-amd64/colibri-mcp ./cmd/colibri-mcp
+	GOOS=freebsd GOARCH=arm64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/freebsd-arm64/colibri-mcp ./cmd/colibri-mcp
+
+peers: $(PEERS)/node_modules/.installed ## install the pinned real MCP peers (npm ci)
+
+$(PEERS)/node_modules/.installed: $(PEERS)/package.json $(PEERS)/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: the integration tests host server-everything from npm"; exit 1; }
+	cd $(PEERS) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+install: build ## install binary, rc.d script, sample registry and docs under $(DESTDIR)$(PREFIX)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/etc/rc.d $(DESTDIR)$(PREFIX)/etc/colibri $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp
+	install -m 0755 bin/colibri-mcp $(DESTDIR)$(PREFIX)/bin/colibri-mcp
+	install -m 0555 rc.d/colibri_mcp $(DESTDIR)$(PREFIX)/etc/rc.d/colibri_mcp
+	install -m 0644 examples/external-mcp.json $(DESTDIR)$(PREFIX)/etc/colibri/external-mcp.json.sample
+	install -m 0644 README.md docs/*.md docs/registry.schema.json $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp/
+
+clean: ## remove build output
+	rm -rf bin dist

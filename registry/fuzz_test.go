@@ -1,0 +1,35 @@
+package registry_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// FuzzParse: any input is either a registry whose every server has a name
+// and a command, or a *registry.Error; never a panic, never another error.
+func FuzzParse(f *testing.F) {
+	f.Add(`{"servers":{"demo":{"command":"/bin/demo","args":["--stdio"],"env":{"A":"${B}$$"}}}}`)
+	f.Add(`{"servers":{"j":{"command":"/x","jail":{"name":"mcp0","user":"mcp","root_path":"/r"}}}}`)
+	f.Add(`{"servers":{"e":{"command":"x","jail":{"path":"/j","ip4":"10.0.0.5"},"lifecycle":"persistent","idle_timeout_ms":5}}}`)
+	f.Add(`{"servers":{"-x":{"command":1}}}`)
+	f.Add(`{"servers":`)
+	f.Add(`[]`)
+	f.Fuzz(func(t *testing.T, doc string) {
+		reg, err := registry.Parse(strings.NewReader(doc), "/etc/colibri/external-mcp.json")
+		if err != nil {
+			var re *registry.Error
+			if !errors.As(err, &re) || len(re.Problems) == 0 {
+				t.Fatalf("err = %#v, want a *registry.Error with problems", err)
+			}
+			return
+		}
+		for name, s := range reg.Servers {
+			if s.Name != name || s.Command == "" {
+				t.Fatalf("server %q: %+v", name, s)
+			}
+		}
+	})
+}

@@ -1,0 +1,44 @@
+package tools
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/colibri-mcp/colibri-mcp/host"
+)
+
+// FuzzCallArguments: whatever a model sends to call-tool, colibri's own
+// decoding either yields a JSON object for the hosted tool (re-encodable,
+// numbers kept exact) or an invalid_arguments error; never a panic.
+func FuzzCallArguments(f *testing.F) {
+	f.Add(`{"server":"demo","name":"echo","arguments":{"message":"hi"}}`)
+	f.Add(`{"server":"demo","name":"add","arguments":{"a":1e400,"b":-0.0000000000000000001}}`)
+	f.Add(`{"server":"demo","name":"x","arguments":[1,2]}`)
+	f.Add(`{"server":1}`)
+	f.Add(`{"server":"a","name":"b","extra":true}`)
+	f.Add(`null`)
+	f.Add(`{"server":"a","name":"b","arguments":"{}"}`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		var in struct {
+			Server    string          `json:"server"`
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if err := decodeInput(CallToolTool, json.RawMessage(raw), &in); err != nil {
+			if host.KindOf(err) != host.KindInvalidArguments {
+				t.Fatalf("decodeInput: kind %s: %v", host.KindOf(err), err)
+			}
+			return
+		}
+		args, err := decodeArguments(in.Arguments)
+		if err != nil {
+			return
+		}
+		if args == nil {
+			t.Fatal("nil arguments for an accepted call")
+		}
+		if _, err := json.Marshal(args); err != nil {
+			t.Fatalf("accepted arguments do not re-encode: %v", err)
+		}
+	})
+}
