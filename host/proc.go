@@ -295,6 +295,22 @@ func (p *proc) exitStatus() string {
 	return p.waitErr.Error()
 }
 
+// stderrTail is the last of the server's stderr. When the process has
+// exited, its final lines (usually the reason) may still be in the pipe:
+// they are read first, waiting a moment at most, since a grandchild may
+// still hold stderr open.
+func (p *proc) stderrTail() string {
+	if p.hasExited(0) {
+		t := time.NewTimer(200 * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-p.stderrDone:
+		case <-t.C:
+		}
+	}
+	return p.stderr.String()
+}
+
 // kill ends the whole process group now. It is safe to call any number of
 // times, before or after the process exits.
 func (p *proc) kill() {

@@ -153,7 +153,8 @@ const unstickDelay = 500 * time.Millisecond
 // callerCtx is the request's own context (its end means cancellation); ph is
 // the phase's, whose own end means a timeout.
 func (s *session) classify(phase Phase, err error, callerCtx context.Context, ph *phaseTimer) *Error {
-	e := &Error{Server: s.srv.Name, Phase: phase, StderrTail: s.p.stderr.String()}
+	e := &Error{Server: s.srv.Name, Phase: phase}
+	defer func() { e.StderrTail = s.p.stderrTail() }()
 	var rpcErr *jsonrpc.Error
 	switch {
 	case s.p.tooLarge.Load():

@@ -1,0 +1,162 @@
+// Command bench measures a call-tool through a long-lived colibri-mcp
+// session against a direct client that spawns, initializes and calls the same
+// server, alternating the two (A/B) in one run, and prints medians, p90 and
+// their ratio. `make bench` runs it; docs/benchmarks.md records its figures.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type target struct {
+	name    string
+	command string
+	args    []string
+	tool    string
+	toolArg map[string]any
+	n       int
+	pause   time.Duration // between iterations: lets the last process leave
+}
+
+func main() {
+	colibri := flag.String("colibri", "bin/colibri-mcp", "the colibri-mcp binary")
+	demo := flag.String("demo", "bin/demo-mcp-server", "the demo server binary")
+	peers := flag.String("peers", "testdata/peers", "where server-everything is installed")
+	n := flag.Int("n", 40, "iterations per side for server-everything (the demo server gets 5×)")
+	flag.Parse()
+
+	demoAbs, _ := filepath.Abs(*demo)
+	targets := []target{{name: "demo", command: demoAbs, tool: "echo", toolArg: map[string]any{"message": "hi"}, n: 5 * *n, pause: 10 * time.Millisecond}}
+	everything, _ := filepath.Abs(filepath.Join(*peers, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
+	if _, err := os.Stat(everything); err == nil {
+		targets = append(targets, target{name: "everything", command: "node", args: []string{everything, "stdio"},
+			tool: "echo", toolArg: map[string]any{"message": "hi"}, n: *n, pause: 450 * time.Millisecond})
+	} else {
+		fmt.Println("server-everything is not installed (make peers): measuring the demo server only")
+	}
+
+	// Both sides run the hosted server with the same small environment:
+	// colibri's explicit child environment (CONTRACT.md section 3). In
+	// particular NODE_EXTRA_CA_CERTS is not set on either side.
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+
+	host, _ := os.Hostname()
+	fmt.Printf("colibri-mcp bench: %s, %s/%s, %d CPUs, %s, %s\n", host, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), time.Now().UTC().Format("2006-01-02"))
+	fmt.Printf("hosted servers' environment on both sides: PATH, HOME (NODE_EXTRA_CA_CERTS unset)\n\n")
+	fmt.Printf("%-11s %-28s %5s %10s %10s\n", "server", "measure", "n", "median", "p90")
+	for _, t := range targets {
+		if err := run(*colibri, t, env); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", t.name, err)
+			os.Exit(1)
+		}
+	}
+}
+
+func run(colibri string, t target, env []string) error {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "colibri-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	reg := filepath.Join(dir, "external-mcp.json")
+	entry := map[string]any{"command": t.command}
+	if len(t.args) > 0 {
+		entry["args"] = t.args
+	}
+	b, _ := json.Marshal(map[string]any{"servers": map[string]any{t.name: entry}})
+	if err := os.WriteFile(reg, b, 0o644); err != nil {
+		return err
+	}
+	cmd := exec.Command(colibri, "serve", "--external-config", reg, "--external-call", "--log-level", "warn")
+	cmd.Env = env
+	cmd.Stderr = os.Stderr
+	// The same (empty) client capabilities on both sides: colibri offers a
+	// hosted server exactly what its caller offers, and a roots capability
+	// would cost server-everything a roots/list round trip.
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		return fmt.Errorf("starting colibri: %w", err)
+	}
+	defer cs.Close()
+
+	viaColibri := func() (time.Duration, error) {
+		start := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "colibri_external_mcp_call_tool",
+			Arguments: map[string]any{"server": t.name, "name": t.tool, "arguments": t.toolArg}})
+		d := time.Since(start)
+		if err == nil && res.IsError {
+			b, _ := json.Marshal(res)
+			err = fmt.Errorf("colibri: %s", b)
+		}
+		return d, err
+	}
+	direct := func() (time.Duration, error) {
+		start := time.Now()
+		c := exec.Command(t.command, t.args...)
+		c.Env = env
+		dc := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+		dcs, err := dc.Connect(ctx, &mcp.CommandTransport{Command: c}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			return 0, err
+		}
+		_, err = dcs.CallTool(ctx, &mcp.CallToolParams{Name: t.tool, Arguments: t.toolArg})
+		d := time.Since(start)
+		dcs.Close() // not timed: the direct client's teardown happens after its answer too
+		return d, err
+	}
+
+	for range 3 { // warm caches on both sides
+		if _, err := viaColibri(); err != nil {
+			return err
+		}
+		if _, err := direct(); err != nil {
+			return err
+		}
+	}
+	var a, d []time.Duration
+	type side struct {
+		measure func() (time.Duration, error)
+		into    *[]time.Duration
+	}
+	ab := []side{{viaColibri, &a}, {direct, &d}}
+	for i := range t.n {
+		order := ab
+		if i%2 == 1 { // alternate which side goes first
+			order = []side{ab[1], ab[0]}
+		}
+		for _, s := range order {
+			x, err := s.measure()
+			if err != nil {
+				return err
+			}
+			*s.into = append(*s.into, x)
+			time.Sleep(t.pause)
+		}
+	}
+	ma, md := quantile(a, 0.5), quantile(d, 0.5)
+	fmt.Printf("%-11s %-28s %5d %10s %10s\n", t.name, "colibri call-tool (per request)", len(a), ms(ma), ms(quantile(a, 0.9)))
+	fmt.Printf("%-11s %-28s %5d %10s %10s\n", t.name, "direct spawn+init+call", len(d), ms(md), ms(quantile(d, 0.9)))
+	fmt.Printf("%-11s %-28s %5s %10.3f %10.3f\n\n", t.name, "ratio colibri/direct", "", float64(ma)/float64(md), float64(quantile(a, 0.9))/float64(quantile(d, 0.9)))
+	return nil
+}
+
+func quantile(xs []time.Duration, q float64) time.Duration {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[int(q*float64(len(s)-1)+0.5)]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
