@@ -3,11 +3,13 @@ package host
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"slices"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -100,17 +102,6 @@ func (r *router) clientOptions(caller *Caller) *mcp.ClientOptions {
 	caps := &mcp.ClientCapabilities{} // no roots unless the caller has them
 	opts := &mcp.ClientOptions{
 		Capabilities: caps,
-		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-			token, _ := req.Params.ProgressToken.(string)
-			r.mu.Lock()
-			c := r.calls[token]
-			r.mu.Unlock()
-			if c == nil {
-				return
-			}
-			c.kick()
-			c.caller.Progress(ctx, req.Params)
-		},
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			p := *req.Params
 			p.Logger = "server/" + r.server
@@ -169,6 +160,62 @@ func (r *router) install(c *mcp.Client) {
 			return caller.ListRoots(ctx, params)
 		}
 	})
+}
+
+// relayTransport hands the hosted server's progress notifications to the
+// router in the order they are read, before the SDK sees any later message.
+// The SDK itself queues notifications for a handler goroutine but completes
+// a call as soon as its response is read, so a response could overtake the
+// progress sent before it; relayed here, every progress notification reaches
+// the caller before the result it preceded.
+type relayTransport struct {
+	inner  mcp.Transport
+	routes *router
+}
+
+func (t *relayTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &relayConn{Connection: c, routes: t.routes}, nil
+}
+
+type relayConn struct {
+	mcp.Connection
+	routes *router
+}
+
+func (c *relayConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			return msg, err
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && req.Method == "notifications/progress" {
+			c.routes.progress(ctx, req.Params)
+			continue
+		}
+		return msg, nil
+	}
+}
+
+// progress delivers one progress notification to the call whose token it
+// carries; one for no call of colibri's is dropped.
+func (r *router) progress(ctx context.Context, raw json.RawMessage) {
+	var p mcp.ProgressNotificationParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return
+	}
+	token, _ := p.ProgressToken.(string)
+	r.mu.Lock()
+	c := r.calls[token]
+	r.mu.Unlock()
+	if c == nil {
+		return
+	}
+	c.kick()
+	c.caller.Progress(ctx, &p)
 }
 
 // limitReader is the hosted server's stdout as the SDK reads it, bounded:

@@ -45,13 +45,13 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 		return nil, err
 	}
 	s := &session{h: h, srv: srv, p: p, routes: newRouter(srv.Name)}
-	transport := &mcp.IOTransport{
+	transport := &relayTransport{routes: s.routes, inner: &mcp.IOTransport{
 		Reader: &limitReader{p: p, limit: h.opts.MaxResultBytes},
 		Writer: pipeWriter{p},
 		// colibri's own limit (limitReader) is in force, and kills the group
 		// the moment it is crossed; the SDK's fixed cap must not cut first.
 		MaxLineLength: -1,
-	}
+	}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "colibri-mcp", Version: h.opts.Version}, s.routes.clientOptions(caller))
 	s.routes.install(client)
 	cs, err := client.Connect(ph.ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})

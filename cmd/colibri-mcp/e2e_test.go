@@ -12,12 +12,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -422,19 +423,50 @@ func TestE2EBadInputs(t *testing.T) {
 	next()
 }
 
-func TestE2EProgressIsRelayed(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("linux only")
+// wireRecorder records, in the order a client reads them, the progress
+// notifications and responses that arrive: what is on the wire, whatever
+// order a client library then hands them to its user.
+type wireRecorder struct {
+	mcp.Transport
+	mu  sync.Mutex
+	log []string
+}
+
+func (w *wireRecorder) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := w.Transport.Connect(ctx)
+	return &recordingConn{Connection: c, w: w}, err
+}
+
+type recordingConn struct {
+	mcp.Connection
+	w *wireRecorder
+}
+
+func (c *recordingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	c.w.mu.Lock()
+	defer c.w.mu.Unlock()
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		if m.Method == "notifications/progress" {
+			var p mcp.ProgressNotificationParams
+			json.Unmarshal(m.Params, &p)
+			c.w.log = append(c.w.log, fmt.Sprintf("%v:%v/%v:%s", p.ProgressToken, p.Progress, p.Total, p.Message))
+		}
+	case *jsonrpc.Response:
+		c.w.log = append(c.w.log, "response")
 	}
-	var got []string
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			got = append(got, fmt.Sprintf("%v:%v/%v:%s", req.Params.ProgressToken, req.Params.Progress, req.Params.Total, req.Params.Message))
-		},
-	})
+	return msg, err
+}
+
+// Progress from the hosted server reaches the caller under the caller's
+// token, in order, every notification before the result.
+func TestE2EProgressIsRelayed(t *testing.T) {
 	cmd := exec.Command(colibriBin, "serve", "--external-config", writeRegistry(t, nil), "--external-call")
 	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
-	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	rec := &wireRecorder{Transport: &mcp.CommandTransport{Command: cmd}}
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), rec, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,12 +474,17 @@ func TestE2EProgressIsRelayed(t *testing.T) {
 	params := &mcp.CallToolParams{Name: "colibri_external_mcp_call_tool",
 		Arguments: map[string]any{"server": "demo", "name": "slow", "arguments": map[string]any{"steps": 3, "interval_ms": 20}}}
 	params.SetProgressToken("caller-token")
+	rec.mu.Lock()
+	rec.log = nil // forget initialize's response
+	rec.mu.Unlock()
 	res, err := cs.CallTool(t.Context(), params)
 	if err != nil || res.IsError {
 		t.Fatalf("slow: %v %v", err, res)
 	}
-	want := []string{"caller-token:1/3:step 1 of 3", "caller-token:2/3:step 2 of 3", "caller-token:3/3:step 3 of 3"}
-	if !slices.Equal(got, want) {
-		t.Errorf("progress at the caller = %q, want %q", got, want)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	want := []string{"caller-token:1/3:step 1 of 3", "caller-token:2/3:step 2 of 3", "caller-token:3/3:step 3 of 3", "response"}
+	if !slices.Equal(rec.log, want) {
+		t.Errorf("on the wire = %q, want %q", rec.log, want)
 	}
 }
