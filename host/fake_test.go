@@ -124,6 +124,13 @@ func serveFake(afterEOF func()) {
 	mcp.AddTool(s, &mcp.Tool{Name: "env"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(os.Environ(), "\n")}}}, nil, nil
 	})
+	if marker := os.Getenv("LATE_TOOL_MARKER"); marker != "" {
+		if _, err := os.Stat(marker); err == nil {
+			mcp.AddTool(s, &mcp.Tool{Name: "late"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "late but here"}}}, nil, nil
+			})
+		}
+	}
 	_ = s.Run(context.Background(), &mcp.StdioTransport{})
 	if afterEOF != nil {
 		afterEOF()

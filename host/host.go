@@ -80,6 +80,7 @@ type Host struct {
 	slots   chan struct{}
 	bg      sync.WaitGroup // teardowns running after their answer
 	schemas schemaCache
+	lists   listCache
 	seq     atomic.Uint64
 }
 

@@ -386,3 +386,26 @@ func TestStubbornServerIsKilled(t *testing.T) {
 		}
 	}
 }
+
+// The list cache spares a call the tools/list round trip, but never refuses
+// a call on its own: a tool it has not seen sends colibri back to the server.
+func TestListCacheNeverRefusesByItself(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	srv := fake("ok")
+	marker := filepath.Join(t.TempDir(), "late")
+	srv.Env["LATE_TOOL_MARKER"] = marker
+	if _, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "x"}, nil); err != nil {
+		t.Fatal(err) // lists (no "late"), and caches that list
+	}
+	os.WriteFile(marker, nil, 0o600) // the next process of the same server has "late"
+	res, err := h.CallTool(t.Context(), srv, "late", nil, nil)
+	if err != nil {
+		t.Fatalf("a tool missing from the cached list was refused: %v", err)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; got != "late but here" {
+		t.Errorf("result %q", got)
+	}
+	os.Remove(marker)
+	_, err = h.CallTool(t.Context(), srv, "late", nil, nil)
+	wantKind(t, err, host.KindUnknownTool, host.PhaseList)
+}

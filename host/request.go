@@ -14,7 +14,7 @@ import (
 // down after returning. Spawn, initialize and tools/list are retried on
 // transient failures.
 func (h *Host) ListTools(ctx context.Context, srv *registry.Server, caller *Caller) ([]*mcp.Tool, error) {
-	s, tools, err := h.openAndList(ctx, srv, caller)
+	s, tools, _, err := h.openAndList(ctx, srv, caller, true)
 	if err != nil {
 		return nil, err
 	}
@@ -32,26 +32,47 @@ func (h *Host) ListTools(ctx context.Context, srv *registry.Server, caller *Call
 func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, args any, caller *Caller) (*mcp.CallToolResult, error) {
 	attempts := 0
 	for {
-		s, tools, err := h.openAndList(ctx, srv, caller)
+		s, tools, cached, err := h.openAndList(ctx, srv, caller, false)
 		if err != nil {
 			return nil, err
 		}
 		attempts++
 		tool := findTool(tools, name)
-		if tool == nil {
-			s.close()
-			return nil, &Error{Kind: KindUnknownTool, Server: srv.Name, Tool: name, Phase: PhaseList,
-				Err:  errors.New("the server does not list this tool"),
-				Hint: "colibri_external_mcp_list_tools shows the tools it has"}
+		argErr := h.checkCall(srv.Name, name, tool, args)
+		if argErr != nil && cached {
+			// The cache may be behind the server: ask it before refusing.
+			if tools, err = s.listTools(ctx); err != nil {
+				s.abort()
+				return nil, err
+			}
+			h.lists.put(s.listKey(), tools)
+			tool = findTool(tools, name)
+			argErr = h.checkCall(srv.Name, name, tool, args)
 		}
-		if err := h.validateArgs(srv.Name, name, tool.InputSchema, args); err != nil {
+		if argErr != nil {
 			s.close()
-			return nil, err
+			return nil, argErr
 		}
 		res, err := s.callTool(ctx, name, args, caller)
 		if err == nil {
 			s.close()
 			return res, nil
+		}
+		var remote *remoteError
+		if errors.As(err, &remote) {
+			// The server refused the call itself. If colibri let it through
+			// on a cached list, the list may be what is wrong: ask again.
+			if cached {
+				if tools, lerr := s.listTools(ctx); lerr == nil {
+					h.lists.put(s.listKey(), tools)
+					if findTool(tools, name) == nil {
+						s.close()
+						return nil, h.checkCall(srv.Name, name, nil, args)
+					}
+				}
+			}
+			s.close()
+			return remote.result(name), nil
 		}
 		s.abort()
 		var e *Error
@@ -67,6 +88,17 @@ func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, 
 			return nil, e
 		}
 	}
+}
+
+// checkCall refuses a call to a tool the server does not list, or with
+// arguments its inputSchema rejects.
+func (h *Host) checkCall(server, name string, tool *mcp.Tool, args any) error {
+	if tool == nil {
+		return &Error{Kind: KindUnknownTool, Server: server, Tool: name, Phase: PhaseList,
+			Err:  errors.New("the server does not list this tool"),
+			Hint: "colibri_external_mcp_list_tools shows the tools it has"}
+	}
+	return h.validateArgs(server, name, tool.InputSchema, args)
 }
 
 // retryCall reports whether a failed tools/call may be tried again: the tool
@@ -88,17 +120,23 @@ func findTool(tools []*mcp.Tool, name string) *mcp.Tool {
 	return nil
 }
 
-// openAndList opens a session and lists its tools, retrying transient
-// failures with exponential back-off. Permanent failures and timeouts are
-// never retried.
-func (h *Host) openAndList(ctx context.Context, srv *registry.Server, caller *Caller) (*session, []*mcp.Tool, error) {
+// openAndList opens a session and finds its tools: from the list cache
+// unless fresh is set (cached reports it), else by tools/list, which
+// refreshes the cache. Transient failures are retried with exponential
+// back-off; permanent failures and timeouts never are.
+func (h *Host) openAndList(ctx context.Context, srv *registry.Server, caller *Caller, fresh bool) (s *session, tools []*mcp.Tool, cached bool, err error) {
 	for attempt := 1; ; attempt++ {
-		s, err := h.open(ctx, srv, caller)
-		var tools []*mcp.Tool
+		s, err = h.open(ctx, srv, caller)
 		if err == nil {
+			if !fresh {
+				if tools = h.lists.get(s.listKey()); tools != nil {
+					return s, tools, true, nil
+				}
+			}
 			tools, err = s.listTools(ctx)
 			if err == nil {
-				return s, tools, nil
+				h.lists.put(s.listKey(), tools)
+				return s, tools, false, nil
 			}
 			s.abort()
 		}
@@ -107,12 +145,12 @@ func (h *Host) openAndList(ctx context.Context, srv *registry.Server, caller *Ca
 			if e != nil && attempt > 1 {
 				e.Attempts = attempt
 			}
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 		h.log.Warn("retrying", "server", srv.Name, "phase", e.Phase, "attempt", attempt+1, "err", err)
 		if err := h.sleep(ctx, attempt); err != nil {
 			e.Attempts = attempt
-			return nil, nil, e
+			return nil, nil, false, e
 		}
 	}
 }

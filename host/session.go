@@ -22,6 +22,12 @@ type session struct {
 	p      *proc
 	cs     *mcp.ClientSession
 	routes *router
+	caps   *mcp.ClientCapabilities // what colibri offered the server
+}
+
+// listKey is the list cache's key for this session's tools.
+func (s *session) listKey() [32]byte {
+	return listKey(s.srv, s.caps, s.cs.InitializeResult())
 }
 
 // open starts srv and initializes it: one attempt, no retry. On failure
@@ -52,7 +58,9 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 		// the moment it is crossed; the SDK's fixed cap must not cut first.
 		MaxLineLength: -1,
 	}}
-	client := mcp.NewClient(&mcp.Implementation{Name: "colibri-mcp", Version: h.opts.Version}, s.routes.clientOptions(caller))
+	copts := s.routes.clientOptions(caller)
+	s.caps = copts.Capabilities
+	client := mcp.NewClient(&mcp.Implementation{Name: "colibri-mcp", Version: h.opts.Version}, copts)
 	s.routes.install(client)
 	cs, err := client.Connect(ph.ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
@@ -102,13 +110,7 @@ func (s *session) callTool(ctx context.Context, name string, args any, caller *C
 	res, err := s.cs.CallTool(ph.ctx, params)
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) && ctx.Err() == nil && !ph.expired() && !s.p.tooLarge.Load() {
-		// The hosted server answered tools/call with a JSON-RPC error: that
-		// is the hosted tool failing, not colibri, so it goes back as the
-		// tool's own isError result.
-		return &mcp.CallToolResult{
-			IsError: true,
-			Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s: error %d: %s", name, rpcErr.Code, rpcErr.Message)}},
-		}, nil
+		return nil, &remoteError{rpcErr}
 	}
 	if err != nil {
 		e := s.classify(PhaseCall, err, ctx, ph)
@@ -116,6 +118,20 @@ func (s *session) callTool(ctx context.Context, name string, args any, caller *C
 		return nil, e
 	}
 	return res, nil
+}
+
+// remoteError is a JSON-RPC error the hosted server answered tools/call
+// with: the hosted tool failing, not colibri. CallTool passes it back as the
+// tool's own isError result.
+type remoteError struct{ err *jsonrpc.Error }
+
+func (e *remoteError) Error() string { return e.err.Error() }
+
+func (e *remoteError) result(tool string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s: error %d: %s", tool, e.err.Code, e.err.Message)}},
+	}
 }
 
 // unstick guards a phase against a server that stopped reading its stdin:
