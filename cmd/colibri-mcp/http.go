@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -62,7 +63,10 @@ func serveHTTP(ctx context.Context, s *settings, svc *tools.Service) error {
 		stopHUP := reloadOnHUP(tokens, s)
 		defer stopHUP()
 	}
-	handler = sameHost(host, port)(handler)
+	_, boundPort, _ := net.SplitHostPort(ln.Addr().String()) // the real port, when ADDR asked for :0
+	handler = sameHost(host, boundPort)(handler)
+	calls := &inflight{}
+	handler = calls.track(handler)
 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", handler)
@@ -73,8 +77,9 @@ func serveHTTP(ctx context.Context, s *settings, svc *tools.Service) error {
 	hs := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-		ErrorLog:          nil,
+		// Requests outlive the signal that stops the server: calls in flight
+		// finish (bounded by shutdownWait) rather than being cancelled.
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	s.logger.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp",
 		"version", version, "registry", s.configPath, "external_call", s.externalCall, "tokens", s.tokenFile != "")
@@ -87,13 +92,69 @@ func serveHTTP(ctx context.Context, s *settings, svc *tools.Service) error {
 	case <-ctx.Done():
 	}
 	s.logger.Info("shutting down: no new requests; waiting for calls in flight", "bound", shutdownWait)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownWait)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		s.logger.Warn("calls still in flight at the shutdown bound; closing them", "err", err)
-		hs.Close()
+	go hs.Shutdown(context.Background()) // stop accepting; idle connections close
+	if !calls.wait(shutdownWait) {
+		s.logger.Warn("calls still in flight at the shutdown bound; cancelling them", "bound", shutdownWait)
 	}
+	// What remains are idle event streams (GET /mcp) and calls past the
+	// bound: closing the connections cancels them, and the hosted servers of
+	// cancelled calls are killed.
+	hs.Close()
 	return nil
+}
+
+// inflight counts the POST requests being served: the MCP calls a shutdown
+// lets finish. (A Streamable HTTP GET stream never ends by itself, so the
+// http.Server's own idea of "active" cannot be waited for.)
+type inflight struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to zero while someone waits
+}
+
+func (f *inflight) track(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		f.mu.Lock()
+		f.n++
+		f.mu.Unlock()
+		defer func() {
+			f.mu.Lock()
+			f.n--
+			if f.n == 0 && f.idle != nil {
+				close(f.idle)
+				f.idle = nil
+			}
+			f.mu.Unlock()
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// wait waits until no POST is in flight, at most d; it reports whether that
+// happened.
+func (f *inflight) wait(d time.Duration) bool {
+	f.mu.Lock()
+	if f.n == 0 {
+		f.mu.Unlock()
+		return true
+	}
+	if f.idle == nil {
+		f.idle = make(chan struct{})
+	}
+	idle := f.idle
+	f.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-idle:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 func isLoopback(host string) bool {

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// httpColibri is colibri-mcp serving HTTP: its process and its /mcp URL.
+type httpColibri struct {
+	cmd    *exec.Cmd
+	url    string
+	exited chan error
+}
+
+var urlRE = regexp.MustCompile(`url=(http://\S+/mcp)`)
+
+// startHTTP starts `colibri-mcp serve --http ADDR` and waits until it listens.
+func startHTTP(t *testing.T, addr string, extraArgs ...string) *httpColibri {
+	t.Helper()
+	args := append([]string{"serve", "--http", addr, "--external-config", writeRegistry(t, nil), "--external-call"}, extraArgs...)
+	cmd := exec.Command(colibriBin, args...)
+	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &httpColibri{cmd: cmd, exited: make(chan error, 1)}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+		c.exited <- cmd.Wait()
+	}()
+	select {
+	case c.url = <-found:
+	case err := <-c.exited:
+		t.Fatalf("colibri-mcp exited before listening: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("colibri-mcp did not start listening")
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+	})
+	return c
+}
+
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+func connectHTTP(t *testing.T, url, token string) (*mcp.ClientSession, error) {
+	t.Helper()
+	hc := &http.Client{Transport: http.DefaultTransport}
+	if token != "" {
+		hc.Transport = bearer{token, http.DefaultTransport}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-http", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+}
+
+func post(t *testing.T, url string, header map[string]string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestHTTPTokens(t *testing.T) {
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	os.WriteFile(tokens, []byte("# editors\nfirst-token-abc\n\nsecond-token-def\n"), 0o600)
+	c := startHTTP(t, "127.0.0.1:0", "--token-file", tokens)
+
+	if code := post(t, c.url, nil); code != http.StatusUnauthorized {
+		t.Errorf("no token: %d, want 401", code)
+	}
+	if code := post(t, c.url, map[string]string{"Authorization": "Bearer wrong"}); code != http.StatusUnauthorized {
+		t.Errorf("wrong token: %d, want 401", code)
+	}
+	for _, tok := range []string{"first-token-abc", "second-token-def"} {
+		cs, err := connectHTTP(t, c.url, tok)
+		if err != nil {
+			t.Fatalf("token %s: %v", tok, err)
+		}
+		res := call(t, cs, "colibri_external_mcp_call_tool", map[string]any{"server": "demo", "name": "echo", "arguments": map[string]any{"message": "over http"}})
+		if res.IsError || res.Content[0].(*mcp.TextContent).Text != "Echo: over http" {
+			t.Errorf("call over HTTP: %v", res.Content)
+		}
+		res = call(t, cs, "colibri_external_mcp_list_tools", map[string]any{"server": "demo"})
+		if res.IsError {
+			t.Errorf("list over HTTP: %v", res.Content)
+		}
+		cs.Close()
+	}
+
+	// SIGHUP re-reads the file: the new token works, a removed one no longer does.
+	os.WriteFile(tokens, []byte("third-token-ghi\n"), 0o600)
+	c.cmd.Process.Signal(syscall.SIGHUP)
+	deadline := time.Now().Add(5 * time.Second)
+	for post(t, c.url, map[string]string{"Authorization": "Bearer third-token-ghi"}) == http.StatusUnauthorized {
+		if time.Now().After(deadline) {
+			t.Fatal("the token file was not re-read on SIGHUP")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code := post(t, c.url, map[string]string{"Authorization": "Bearer first-token-abc"}); code != http.StatusUnauthorized {
+		t.Errorf("a removed token still works after SIGHUP: %d", code)
+	}
+}
+
+func TestHTTPRebindingRefused(t *testing.T) {
+	c := startHTTP(t, "127.0.0.1:0")
+	port := c.url[strings.LastIndex(c.url, ":")+1 : strings.LastIndex(c.url, "/")]
+	if code := post(t, c.url, nil); code == http.StatusForbidden || code == http.StatusUnauthorized {
+		t.Fatalf("a plain local request was refused: %d", code)
+	}
+	for name, h := range map[string]map[string]string{
+		"rebinding Host":     {"Host": "attacker.example:" + port},
+		"foreign Origin":     {"Origin": "http://attacker.example"},
+		"origin, other port": {"Origin": "http://127.0.0.1:1"},
+	} {
+		if code := post(t, c.url, h); code != http.StatusForbidden {
+			t.Errorf("%s: %d, want 403", name, code)
+		}
+	}
+	if code := post(t, c.url, map[string]string{"Origin": "http://localhost:" + port}); code == http.StatusForbidden {
+		t.Errorf("a same-host Origin was refused")
+	}
+	resp, err := http.Get(strings.TrimSuffix(c.url, "/mcp") + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(body) != "ok" {
+		t.Errorf("healthz: %d %q", resp.StatusCode, body)
+	}
+}
+
+func TestHTTPNonLoopbackNeedsToken(t *testing.T) {
+	cmd := exec.Command(colibriBin, "serve", "--http", "0.0.0.0:0", "--external-config", writeRegistry(t, nil))
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 2 {
+		t.Fatalf("exit %d (%v), want 2; output:\n%s", code, err, out)
+	}
+	if !strings.Contains(string(out), "without a token file") {
+		t.Errorf("the refusal does not say why:\n%s", out)
+	}
+}
+
+// SIGTERM with a call in flight: the call finishes, colibri exits 0, and no
+// hosted process survives.
+func TestHTTPGracefulShutdown(t *testing.T) {
+	c := startHTTP(t, "127.0.0.1:0")
+	cs, err := connectHTTP(t, c.url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "colibri_external_mcp_call_tool",
+			Arguments: map[string]any{"server": "demo", "name": "slow", "arguments": map[string]any{"steps": 10, "interval_ms": 100}}})
+		if err != nil {
+			t.Errorf("call in flight: %v", err)
+		}
+		done <- res
+	}()
+	var hosted []int
+	for deadline := time.Now().Add(5 * time.Second); len(hosted) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the hosted server never started")
+		}
+		hosted = children(c.cmd.Process.Pid)
+	}
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case res := <-done:
+		if res == nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "done after 10 steps") {
+			t.Errorf("the call in flight did not finish: %v", res)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the call in flight never finished")
+	}
+	select {
+	case err := <-c.exited:
+		if err != nil {
+			t.Errorf("colibri-mcp exited with %v, want 0", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("colibri-mcp did not exit after SIGTERM")
+	}
+	for _, pid := range hosted {
+		if alive(pid) {
+			t.Errorf("hosted process %d survived colibri", pid)
+		}
+	}
+}
+
+// children lists the processes whose parent is pid.
+func children(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] != "Z"
+}
