@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -85,4 +86,34 @@ func imports(t *testing.T, file string) []string {
 		out = append(out, p)
 	}
 	return out
+}
+
+// make install puts each file in FreeBSD's place under DESTDIR and PREFIX.
+func TestMakeInstall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binaries")
+	}
+	dest := t.TempDir()
+	cmd := exec.Command("make", "install", "DESTDIR="+dest, "PREFIX=/usr/local")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make install: %v\n%s", err, out)
+	}
+	for path, mode := range map[string]os.FileMode{
+		"usr/local/bin/colibri-mcp":                            0o755,
+		"usr/local/etc/rc.d/colibri_mcp":                       0o555,
+		"usr/local/etc/colibri/external-mcp.json.sample":       0o644,
+		"usr/local/share/doc/colibri-mcp/registry.md":          0o644,
+		"usr/local/share/doc/colibri-mcp/freebsd.md":           0o644,
+		"usr/local/share/doc/colibri-mcp/registry.schema.json": 0o644,
+		"usr/local/share/doc/colibri-mcp/README.md":            0o644,
+	} {
+		st, err := os.Stat(filepath.Join(dest, path))
+		if err != nil {
+			t.Errorf("not installed: %s", path)
+			continue
+		}
+		if st.Mode().Perm() != mode {
+			t.Errorf("%s: mode %v, want %v", path, st.Mode().Perm(), mode)
+		}
+	}
 }
