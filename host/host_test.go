@@ -409,3 +409,29 @@ func TestListCacheNeverRefusesByItself(t *testing.T) {
 	_, err = h.CallTool(t.Context(), srv, "late", nil, nil)
 	wantKind(t, err, host.KindUnknownTool, host.PhaseList)
 }
+
+// After hostile and normal requests, and Close, colibri's goroutines are
+// back where they started: nothing waits forever on a dead server.
+func TestNoGoroutineGrowth(t *testing.T) {
+	baseline := runtime.NumGoroutine()
+	h := host.New(host.Options{Timeout: 500 * time.Millisecond, RetryBackoff: time.Millisecond, TerminateGrace: 100 * time.Millisecond})
+	for _, c := range []struct{ fake, tool string }{
+		{"ok", "echo"}, {"ok", "hang"}, {"ok", "crash"}, {"hang-init", ""}, {"exit-early", ""},
+		{"banner", ""}, {"grandchild", "hang"}, {"stubborn", "echo"}, {"ok", "flood"},
+	} {
+		if c.tool == "" {
+			h.ListTools(t.Context(), fake(c.fake), nil)
+		} else {
+			h.CallTool(t.Context(), fake(c.fake), c.tool, map[string]any{"message": "x"}, nil)
+		}
+	}
+	h.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > baseline {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines, %d before:\n%s", runtime.NumGoroutine(), baseline, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -163,7 +163,7 @@ func (s *session) unstick(ctx context.Context) (stop func()) {
 
 // unstickDelay is how long a phase may take to return after its context
 // ended, before its process is killed to unblock it.
-const unstickDelay = 500 * time.Millisecond
+const unstickDelay = 100 * time.Millisecond
 
 // classify turns an SDK error of phase into one of the contract's kinds.
 // callerCtx is the request's own context (its end means cancellation); ph is
