@@ -34,6 +34,8 @@ func main() {
 	demo := flag.String("demo", "bin/demo-mcp-server", "the demo server binary")
 	peers := flag.String("peers", "testdata/peers", "where server-everything is installed")
 	n := flag.Int("n", 40, "iterations per side for server-everything (the demo server gets 5×)")
+	soakN := flag.Int("soak", 5000, "sequential calls of the soak")
+	only := flag.String("only", "", "run one part: ab, load or soak")
 	flag.Parse()
 
 	demoAbs, _ := filepath.Abs(*demo)
@@ -54,31 +56,57 @@ func main() {
 	host, _ := os.Hostname()
 	fmt.Printf("colibri-mcp bench: %s, %s/%s, %d CPUs, %s, %s\n", host, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), time.Now().UTC().Format("2006-01-02"))
 	fmt.Printf("hosted servers' environment on both sides: PATH, HOME (NODE_EXTRA_CA_CERTS unset)\n\n")
-	fmt.Printf("%-11s %-28s %5s %10s %10s\n", "server", "measure", "n", "median", "p90")
-	for _, t := range targets {
-		if err := run(*colibri, t, env); err != nil {
-			fmt.Fprintf(os.Stderr, "%s: %v\n", t.name, err)
-			os.Exit(1)
+	if *only == "" || *only == "ab" {
+		fmt.Printf("per-request call-tool through colibri vs a direct client (A/B alternated)\n")
+		fmt.Printf("%-11s %-28s %5s %10s %10s\n", "server", "measure", "n", "median", "p90")
+		for _, t := range targets {
+			if err := run(*colibri, t, env); err != nil {
+				fail(t.name, err)
+			}
+		}
+	}
+	if *only == "" || *only == "load" {
+		if err := load(*colibri, demoAbs, env); err != nil {
+			fail("load", err)
+		}
+	}
+	if *only == "" || *only == "soak" {
+		if err := soak(demoAbs, *soakN); err != nil {
+			fail("soak", err)
 		}
 	}
 }
 
-func run(colibri string, t target, env []string) error {
-	ctx := context.Background()
+func fail(what string, err error) {
+	fmt.Fprintf(os.Stderr, "%s: %v\n", what, err)
+	os.Exit(1)
+}
+
+// registryFile writes a registry of servers to a temporary file.
+func registryFile(servers map[string]any) (path string, cleanup func(), err error) {
 	dir, err := os.MkdirTemp("", "colibri-bench-")
 	if err != nil {
-		return err
+		return "", nil, err
 	}
-	defer os.RemoveAll(dir)
-	reg := filepath.Join(dir, "external-mcp.json")
+	path = filepath.Join(dir, "external-mcp.json")
+	b, _ := json.Marshal(map[string]any{"servers": servers})
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return "", nil, err
+	}
+	return path, func() { os.RemoveAll(dir) }, nil
+}
+
+func run(colibri string, t target, env []string) error {
+	ctx := context.Background()
 	entry := map[string]any{"command": t.command}
 	if len(t.args) > 0 {
 		entry["args"] = t.args
 	}
-	b, _ := json.Marshal(map[string]any{"servers": map[string]any{t.name: entry}})
-	if err := os.WriteFile(reg, b, 0o644); err != nil {
+	reg, cleanup, err := registryFile(map[string]any{t.name: entry})
+	if err != nil {
 		return err
 	}
+	defer cleanup()
 	cmd := exec.Command(colibri, "serve", "--external-config", reg, "--external-call", "--log-level", "warn")
 	cmd.Env = env
 	cmd.Stderr = os.Stderr
