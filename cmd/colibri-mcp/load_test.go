@@ -91,4 +91,3 @@ func TestIsolationFromAHungServer(t *testing.T) {
 		t.Errorf("with a hung server next door the slowest healthy call took %s (baseline %s)", slowest, baseline)
 	}
 }
-
