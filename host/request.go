@@ -74,8 +74,15 @@ func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, 
 			s.close()
 			return remote.result(name), nil
 		}
-		s.abort()
 		var e *Error
+		if errors.As(err, &e) && e.Kind == KindCancelled {
+			// The SDK has sent notifications/cancelled; a polite close lets
+			// it reach the server (outgoing notifications are flushed on
+			// close) before the process is stopped, within the teardown bound.
+			s.close()
+			return nil, err
+		}
+		s.abort()
 		if !errors.As(err, &e) || !retryCall(e, tool) || attempts >= h.opts.Retries {
 			if e != nil && attempts > 1 {
 				e.Attempts = attempts

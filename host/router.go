@@ -29,6 +29,10 @@ type Caller struct {
 	Elicit func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
 	// ListRoots answers the hosted server's roots requests.
 	ListRoots func(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
+	// LogLevel is the level the caller set with logging/setLevel ("" when
+	// it set none): colibri sets it on the hosted server too, since many
+	// servers send no log message until a level is set.
+	LogLevel mcp.LoggingLevel
 }
 
 // router delivers a hosted session's notifications and server-to-client
@@ -38,6 +42,7 @@ type router struct {
 	server string
 	calls  map[string]*callRoute // by the progress token colibri gave the hosted call
 	active []*Caller             // callers with a call in flight, oldest first
+	owner  *Caller               // the caller a per-request session was started for
 }
 
 type callRoute struct {
@@ -81,7 +86,9 @@ func (r *router) deactivate(c *Caller) {
 	}
 }
 
-// latest returns the most recent active caller for which has is true.
+// latest returns the most recent active caller for which has is true, else
+// the session's owner if it has: a server may ask its client something
+// right after initialize, before any call is in flight.
 func (r *router) latest(has func(*Caller) bool) *Caller {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -90,7 +97,22 @@ func (r *router) latest(has func(*Caller) bool) *Caller {
 			return r.active[i]
 		}
 	}
+	if r.owner != nil && has(r.owner) {
+		return r.owner
+	}
 	return nil
+}
+
+// recipients are the callers a notification goes to: those with a call in
+// flight, and the owner.
+func (r *router) recipients() []*Caller {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := slices.Clone(r.active)
+	if r.owner != nil && !slices.Contains(out, r.owner) {
+		out = append(out, r.owner)
+	}
+	return out
 }
 
 var errNoCaller = errors.New("no caller is waiting on this server to answer the request")
@@ -102,18 +124,6 @@ func (r *router) clientOptions(caller *Caller) *mcp.ClientOptions {
 	caps := &mcp.ClientCapabilities{} // no roots unless the caller has them
 	opts := &mcp.ClientOptions{
 		Capabilities: caps,
-		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
-			p := *req.Params
-			p.Logger = "server/" + r.server
-			r.mu.Lock()
-			active := slices.Clone(r.active)
-			r.mu.Unlock()
-			for _, c := range active {
-				if c.Log != nil {
-					c.Log(ctx, &p)
-				}
-			}
-		},
 	}
 	if caller == nil {
 		return opts
@@ -162,12 +172,12 @@ func (r *router) install(c *mcp.Client) {
 	})
 }
 
-// relayTransport hands the hosted server's progress notifications to the
-// router in the order they are read, before the SDK sees any later message.
-// The SDK itself queues notifications for a handler goroutine but completes
-// a call as soon as its response is read, so a response could overtake the
-// progress sent before it; relayed here, every progress notification reaches
-// the caller before the result it preceded.
+// relayTransport hands the hosted server's progress and log notifications to
+// the router in the order they are read, before the SDK sees any later
+// message. The SDK itself queues notifications for a handler goroutine but
+// completes a call as soon as its response is read, so a response could
+// overtake what the server sent before it; relayed here, every notification
+// reaches the caller before the result it preceded.
 type relayTransport struct {
 	inner  mcp.Transport
 	routes *router
@@ -192,9 +202,15 @@ func (c *relayConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if err != nil {
 			return msg, err
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && req.Method == "notifications/progress" {
-			c.routes.progress(ctx, req.Params)
-			continue
+		if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() {
+			switch req.Method {
+			case "notifications/progress":
+				c.routes.progress(ctx, req.Params)
+				continue
+			case "notifications/message":
+				c.routes.log(ctx, req.Params)
+				continue
+			}
 		}
 		return msg, nil
 	}
@@ -216,6 +232,22 @@ func (r *router) progress(ctx context.Context, raw json.RawMessage) {
 	}
 	c.kick()
 	c.caller.Progress(ctx, &p)
+}
+
+// log delivers a hosted server's log message to the callers of its session
+// (see recipients), with logger "server/NAME". (Each caller's own session drops
+// what is below the level that caller set.)
+func (r *router) log(ctx context.Context, raw json.RawMessage) {
+	var p mcp.LoggingMessageParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return
+	}
+	p.Logger = "server/" + r.server
+	for _, c := range r.recipients() {
+		if c.Log != nil {
+			c.Log(ctx, &p)
+		}
+	}
 }
 
 // limitReader is the hosted server's stdout as the SDK reads it, bounded:

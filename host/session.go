@@ -51,6 +51,7 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 		return nil, err
 	}
 	s := &session{h: h, srv: srv, p: p, routes: newRouter(srv.Name)}
+	s.routes.owner = caller
 	transport := &relayTransport{routes: s.routes, inner: &mcp.IOTransport{
 		Reader: &limitReader{p: p, limit: h.opts.MaxResultBytes},
 		Writer: pipeWriter{p},
@@ -69,6 +70,13 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 		return nil, e
 	}
 	s.cs = cs
+	if caller != nil && caller.LogLevel != "" {
+		if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Logging != nil {
+			if err := cs.SetLoggingLevel(ph.ctx, &mcp.SetLoggingLevelParams{Level: caller.LogLevel}); err != nil {
+				p.log.Debug("logging/setLevel refused", "err", err)
+			}
+		}
+	}
 	return s, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -76,6 +77,18 @@ func (s *Service) NewServer(version string) *mcp.Server {
 			Tools:   &mcp.ToolCapabilities{},    // the three tools never change
 		},
 	})
+	// Remember the level each caller sets, to pass it on to hosted servers.
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "logging/setLevel" && err == nil {
+				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
+					s.levels.set(server, req.GetSession().(*mcp.ServerSession), p.Level)
+				}
+			}
+			return res, err
+		}
+	})
 	t := Tools()
 	server.AddTool(t[0], s.handleServers)
 	server.AddTool(t[1], s.handleListTools)
@@ -102,7 +115,7 @@ func (s *Service) handleListTools(ctx context.Context, req *mcp.CallToolRequest)
 	if err := decodeInput(ListToolsTool, req.Params.Arguments, &in); err != nil {
 		return ErrorResult(err), nil
 	}
-	out, err := s.ListTools(ctx, in.Server, callerOf(req))
+	out, err := s.ListTools(ctx, in.Server, s.callerOf(req))
 	if err != nil {
 		return ErrorResult(err), nil
 	}
@@ -118,12 +131,11 @@ func (s *Service) handleCallTool(ctx context.Context, req *mcp.CallToolRequest) 
 	if err := decodeInput(CallToolTool, req.Params.Arguments, &in); err != nil {
 		return ErrorResult(err), nil
 	}
-	res, err := s.CallTool(ctx, in.Server, in.Name, in.Arguments, callerOf(req))
+	res, err := s.CallTool(ctx, in.Server, in.Name, in.Arguments, s.callerOf(req))
 	if err != nil {
 		if host.KindOf(err) == host.KindCancelled {
-			// "Receivers of a cancellation notification SHOULD ... not send a
-			// response for the cancelled request": the SDK drops whatever a
-			// handler of a cancelled request returns.
+			// Over stdio this result is never sent (QuietCancel): the caller
+			// cancelled the request and expects no response.
 			s.log.Debug("call cancelled", "server", in.Server, "tool", in.Name)
 		}
 		return ErrorResult(err), nil
@@ -187,9 +199,10 @@ func structured(v any, isError bool) *mcp.CallToolResult {
 // callerOf describes the calling client to the host: where the hosted
 // server's progress and logs go, and which of its requests may be forwarded
 // (only those the caller advertised).
-func callerOf(req *mcp.CallToolRequest) *host.Caller {
+func (s *Service) callerOf(req *mcp.CallToolRequest) *host.Caller {
 	ss := req.Session
 	c := &host.Caller{
+		LogLevel: s.levels.get(ss),
 		Log: func(ctx context.Context, p *mcp.LoggingMessageParams) {
 			// ServerSession.Log drops messages below the level the caller set.
 			_ = ss.Log(ctx, p)
@@ -218,4 +231,35 @@ func callerOf(req *mcp.CallToolRequest) *host.Caller {
 		c.ListRoots = ss.ListRoots
 	}
 	return c
+}
+
+// logLevels remembers the logging level each caller's session set.
+type logLevels struct {
+	mu sync.Mutex
+	m  map[*mcp.ServerSession]mcp.LoggingLevel
+}
+
+func (l *logLevels) set(server *mcp.Server, ss *mcp.ServerSession, level mcp.LoggingLevel) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[*mcp.ServerSession]mcp.LoggingLevel{}
+	}
+	// Forget sessions that have ended (setLevel is rare: this stays cheap).
+	live := map[*mcp.ServerSession]bool{}
+	for s := range server.Sessions() {
+		live[s] = true
+	}
+	for s := range l.m {
+		if !live[s] {
+			delete(l.m, s)
+		}
+	}
+	l.m[ss] = level
+}
+
+func (l *logLevels) get(ss *mcp.ServerSession) mcp.LoggingLevel {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m[ss]
 }

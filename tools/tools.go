@@ -49,8 +49,9 @@ type Options struct {
 
 // Service answers the three tools.
 type Service struct {
-	opts Options
-	log  *slog.Logger
+	opts   Options
+	log    *slog.Logger
+	levels logLevels
 }
 
 // New returns a Service.

@@ -196,7 +196,9 @@ func TestChaosCatalogue(t *testing.T) {
 	self, _ := os.Executable()
 	pids := t.TempDir()
 	const timeout = time.Second
-	servers := registryDoc{}
+	// The healthy server the rows are checked against keeps a timeout of its
+	// own: moving 10 MB may take longer than the fakes' one second.
+	servers := registryDoc{"demo": {"command": demoBin, "timeout_ms": 30000}}
 	for name := range chaosFakes {
 		servers[name] = map[string]any{"command": self, "env": map[string]any{chaosEnv: name, chaosPidsEnv: pids}}
 	}

@@ -127,18 +127,18 @@ func connect(t *testing.T, registry string, env ...string) *mcp.ClientSession {
 	cmd := exec.Command(colibriBin, "serve", "--external-config", registry, "--timeout", "20s", "--retry-backoff", "10ms")
 	cmd.Env = append(os.Environ(), "E2E_SECRET=e2e-secret-value", "COLIBRI_MCP_LOG_LEVEL=debug")
 	cmd.Env = append(cmd.Env, env...)
-	stderr := &strings.Builder{}
-	cmd.Stderr = &lockedWriter{w: stderr}
+	logs := &lockedWriter{w: &strings.Builder{}}
+	cmd.Stderr = logs
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
-		t.Fatalf("connecting to colibri-mcp: %v\nstderr:\n%s", err, stderr)
+		t.Fatalf("connecting to colibri-mcp: %v\nstderr:\n%s", err, logs)
 	}
 	t.Cleanup(func() {
 		cs.Close()
-		if strings.Contains(stderr.String(), "e2e-secret-value") {
+		if strings.Contains(logs.String(), "e2e-secret-value") {
 			t.Errorf("a secret value appeared in colibri's log")
 		}
 	})
@@ -146,17 +146,20 @@ func connect(t *testing.T, registry string, env ...string) *mcp.ClientSession {
 }
 
 type lockedWriter struct {
-	mu chan struct{}
+	mu sync.Mutex
 	w  *strings.Builder
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
-	if l.mu == nil {
-		l.mu = make(chan struct{}, 1)
-	}
-	l.mu <- struct{}{}
-	defer func() { <-l.mu }()
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.String()
 }
 
 func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) *mcp.CallToolResult {

@@ -3,7 +3,7 @@
 //
 //	echo {message}            returns "Echo: MESSAGE"
 //	add {a, b}                returns the sum, as text and structuredContent
-//	slow {steps, interval_ms} reports progress once per step, then "done"
+//	slow {steps, interval_ms} reports progress (and logs) once per step, then "done"
 //	fail {reason}             returns an isError result (the tool failing, not the server)
 package main
 
@@ -67,9 +67,12 @@ func main() {
 			for i := 1; i <= steps; i++ {
 				select {
 				case <-ctx.Done():
+					log.Printf("slow: cancelled at step %d of %d", i, steps)
 					return nil, nil, ctx.Err()
 				case <-time.After(interval):
 				}
+				_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "debug", Logger: "slow", Data: fmt.Sprintf("debug: step %d", i)})
+				_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "slow", Data: fmt.Sprintf("info: step %d", i)})
 				if token != nil {
 					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 						ProgressToken: token, Progress: float64(i), Total: float64(steps),
