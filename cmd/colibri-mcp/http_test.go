@@ -269,3 +269,18 @@ func alive(pid int) bool {
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	return len(f) > 0 && f[0] != "Z"
 }
+
+// 10 MB arguments and results pass intact over HTTP (stdio: TestE2EBadInputs).
+func TestHTTP10MBRoundTrip(t *testing.T) {
+	c := startHTTP(t, "127.0.0.1:0")
+	cs, err := connectHTTP(t, c.url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	big := strings.Repeat("0123456789", 1<<20)
+	res := call(t, cs, "colibri_external_mcp_call_tool", map[string]any{"server": "demo", "name": "echo", "arguments": map[string]any{"message": big}})
+	if res.IsError || res.Content[0].(*mcp.TextContent).Text != "Echo: "+big {
+		t.Fatalf("10 MB round trip over HTTP failed (isError %v)", res.IsError)
+	}
+}

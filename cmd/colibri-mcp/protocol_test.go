@@ -293,7 +293,9 @@ func TestProtocolServerToClientRequests(t *testing.T) {
 	reg := writeRegistry(t, everything(t))
 	listed := func(s *session) []string {
 		res := call(t, s.cs, "colibri_external_mcp_list_tools", map[string]any{"server": "everything"})
-		var out struct{ Servers []struct{ Tools []struct{ Name string } } }
+		var out struct {
+			Servers []struct{ Tools []struct{ Name string } }
+		}
 		b, _ := json.Marshal(res.StructuredContent)
 		json.Unmarshal(b, &out)
 		var names []string

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A client from another implementation: the official TypeScript SDK
+// (testdata/peers/ts-client.mjs) drives the built colibri-mcp over stdio and
+// over HTTP: list, call, progress, cancel.
+func TestTypeScriptClient(t *testing.T) {
+	everythingPath(t) // node and the peers are installed (or, outside CI, a skip)
+	script, _ := filepath.Abs("../../testdata/peers/ts-client.mjs")
+	run := func(t *testing.T, args ...string) {
+		t.Helper()
+		cmd := exec.Command("node", append([]string{script}, args...)...)
+		cmd.Dir = filepath.Dir(script)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("ts-client %s: %v\n%s%s", args[0], err, out, stderr.String())
+		}
+		var summary struct {
+			Tools     []string
+			Echo      string
+			Progress  []string
+			Cancelled bool
+		}
+		if err := json.Unmarshal(out, &summary); err != nil {
+			t.Fatalf("ts-client output %q: %v", out, err)
+		}
+		if len(summary.Tools) != 3 || summary.Echo != "Echo: from typescript" || len(summary.Progress) != 4 || !summary.Cancelled {
+			t.Errorf("ts-client %s: %s", args[0], out)
+		}
+	}
+	t.Run("stdio", func(t *testing.T) {
+		run(t, "stdio", colibriBin, writeRegistry(t, nil))
+	})
+	t.Run("http", func(t *testing.T) {
+		c := startHTTP(t, "127.0.0.1:0")
+		run(t, "http", c.url)
+		// The aborted call's hosted process is gone.
+		for deadline := time.Now().Add(6 * time.Second); len(children(c.cmd.Process.Pid)) > 0; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("hosted processes left after the TypeScript client's cancel: %v", children(c.cmd.Process.Pid))
+			}
+		}
+	})
+}
