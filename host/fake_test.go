@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -67,6 +69,14 @@ var fakes = map[string]func(){
 		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
 		time.Sleep(time.Hour)
 	},
+	// Fails to start until the file HEALTHY_MARKER exists.
+	"broken-until-marker": func() {
+		if _, err := os.Stat(os.Getenv("HEALTHY_MARKER")); err != nil {
+			fmt.Fprintln(os.Stderr, "not ready")
+			os.Exit(3)
+		}
+		serveFake(nil)
+	},
 	// Ignores stdin EOF and SIGTERM: only SIGKILL ends it.
 	"stubborn": func() {
 		signal.Ignore(syscall.SIGTERM)
@@ -102,6 +112,30 @@ func serveFake(afterEOF func()) {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "survived"}}}, nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "pid"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(os.Getpid())}}}, nil, nil
+	})
+	var count atomic.Int64
+	mcp.AddTool(s, &mcp.Tool{Name: "count"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.FormatInt(count.Add(1), 10)}}}, nil, nil
+	})
+	type sleepIn struct {
+		MS int `json:"ms"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "sleep"}, func(ctx context.Context, _ *mcp.CallToolRequest, in sleepIn) (*mcp.CallToolResult, any, error) {
+		select {
+		case <-time.After(time.Duration(in.MS) * time.Millisecond):
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slept"}}}, nil, nil
+		case <-ctx.Done():
+			fmt.Fprintln(os.Stderr, "sleep: cancelled")
+			return nil, nil, ctx.Err()
+		}
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "wedge-later"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		// Answer, then stop dead: only a ping can tell.
+		time.AfterFunc(50*time.Millisecond, func() { syscall.Kill(os.Getpid(), syscall.SIGSTOP) })
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "wedging"}}}, nil, nil
+	})
 	type size struct {
 		Bytes int `json:"bytes"`
 	}

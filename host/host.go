@@ -56,6 +56,14 @@ type Options struct {
 	Environ func() []string
 	// OnSpawn, when set, is told of every process started.
 	OnSpawn func(server string, pid int)
+
+	// PingInterval is how often an idle warm session is pinged.
+	PingInterval time.Duration
+	// CircuitThreshold is how many process-level failures in a row make a
+	// persistent server fail fast ("unavailable") for a cool-down.
+	CircuitThreshold int
+	// Cooldown is the first cool-down; it doubles up to CooldownMax.
+	Cooldown, CooldownMax time.Duration
 }
 
 // Defaults of the contract (CONTRACT.md section 2).
@@ -81,6 +89,7 @@ type Host struct {
 	bg      sync.WaitGroup // teardowns running after their answer
 	schemas schemaCache
 	lists   listCache
+	pool    pool
 	seq     atomic.Uint64
 }
 
@@ -113,16 +122,31 @@ func New(opts Options) *Host {
 	if opts.Environ == nil {
 		opts.Environ = os.Environ
 	}
-	return &Host{
+	if opts.PingInterval <= 0 {
+		opts.PingInterval = DefaultPingInterval
+	}
+	if opts.CircuitThreshold <= 0 {
+		opts.CircuitThreshold = DefaultCircuitThreshold
+	}
+	if opts.Cooldown <= 0 {
+		opts.Cooldown = DefaultCooldown
+	}
+	if opts.CooldownMax <= 0 {
+		opts.CooldownMax = DefaultCooldownMax
+	}
+	h := &Host{
 		opts:  opts,
 		log:   opts.Logger,
 		slots: make(chan struct{}, opts.MaxProcs),
 	}
+	h.pool.h = h
+	return h
 }
 
-// Close waits for every hosted process to be torn down. Requests still
-// running end on their own deadlines.
+// Close shuts every warm session down and waits for every hosted process
+// to be torn down. Requests still running end on their own deadlines.
 func (h *Host) Close() {
+	h.pool.closeAll()
 	h.bg.Wait()
 }
 

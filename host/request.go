@@ -11,9 +11,13 @@ import (
 )
 
 // ListTools starts srv, lists every page of its tools and tears the process
-// down after returning. Spawn, initialize and tools/list are retried on
+// down after returning (a persistent server's warm session is used, and
+// kept, instead). Spawn, initialize and tools/list are retried on
 // transient failures.
 func (h *Host) ListTools(ctx context.Context, srv *registry.Server, caller *Caller) ([]*mcp.Tool, error) {
+	if srv.IsPersistent() {
+		return h.listWarm(ctx, srv, caller)
+	}
 	s, tools, _, err := h.openAndList(ctx, srv, caller, true)
 	if err != nil {
 		return nil, err
@@ -25,11 +29,15 @@ func (h *Host) ListTools(ctx context.Context, srv *registry.Server, caller *Call
 // CallTool starts srv, checks that it lists tool name and that args (decoded
 // JSON: a map or nil) fit the tool's inputSchema, calls it, and returns the
 // hosted result unchanged (its own isError included). The process is torn
-// down after returning.
+// down after returning, unless the server is persistent: then its warm
+// session is used, started if need be, and kept.
 //
 // A call is retried only when it surely never reached the tool, or when the
 // tool declares readOnlyHint or idempotentHint and its process died.
 func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, args any, caller *Caller) (*mcp.CallToolResult, error) {
+	if srv.IsPersistent() {
+		return h.callWarm(ctx, srv, name, args, caller)
+	}
 	attempts := 0
 	for {
 		s, tools, cached, err := h.openAndList(ctx, srv, caller, false)
@@ -129,35 +137,62 @@ func findTool(tools []*mcp.Tool, name string) *mcp.Tool {
 
 // openAndList opens a session and finds its tools: from the list cache
 // unless fresh is set (cached reports it), else by tools/list, which
-// refreshes the cache. Transient failures are retried with exponential
-// back-off; permanent failures and timeouts never are.
+// refreshes the cache. Transient failures are retried.
 func (h *Host) openAndList(ctx context.Context, srv *registry.Server, caller *Caller, fresh bool) (s *session, tools []*mcp.Tool, cached bool, err error) {
-	for attempt := 1; ; attempt++ {
-		s, err = h.open(ctx, srv, caller)
-		if err == nil {
-			if !fresh {
-				if tools = h.lists.get(s.listKey()); tools != nil {
-					return s, tools, true, nil
-				}
+	err = h.withRetries(ctx, srv, func() error {
+		var err error
+		if s, err = h.open(ctx, srv, caller); err != nil {
+			return err
+		}
+		if !fresh {
+			if tools = h.lists.get(s.listKey()); tools != nil {
+				cached = true
+				return nil
 			}
-			tools, err = s.listTools(ctx)
-			if err == nil {
-				h.lists.put(s.listKey(), tools)
-				return s, tools, false, nil
-			}
+		}
+		if tools, err = s.listTools(ctx); err != nil {
 			s.abort()
+			return err
+		}
+		h.lists.put(s.listKey(), tools)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return s, tools, cached, nil
+}
+
+// openRetrying opens a session, retrying transient failures.
+func (h *Host) openRetrying(ctx context.Context, srv *registry.Server, caller *Caller) (s *session, err error) {
+	err = h.withRetries(ctx, srv, func() error {
+		s, err = h.open(ctx, srv, caller)
+		return err
+	})
+	return s, err
+}
+
+// withRetries runs f until it succeeds, fails permanently or has been tried
+// Retries times, with exponential back-off between tries. Permanent
+// failures and timeouts are never retried; the error says how many tries
+// were made.
+func (h *Host) withRetries(ctx context.Context, srv *registry.Server, f func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := f()
+		if err == nil {
+			return nil
 		}
 		var e *Error
 		if !errors.As(err, &e) || !e.transient || attempt >= h.opts.Retries {
 			if e != nil && attempt > 1 {
 				e.Attempts = attempt
 			}
-			return nil, nil, false, err
+			return err
 		}
 		h.log.Warn("retrying", "server", srv.Name, "phase", e.Phase, "attempt", attempt+1, "err", err)
 		if err := h.sleep(ctx, attempt); err != nil {
 			e.Attempts = attempt
-			return nil, nil, false, e
+			return e
 		}
 	}
 }
@@ -183,3 +218,10 @@ func (h *Host) Check(srv *registry.Server) error {
 	_, err := h.buildCmd(srv)
 	return err
 }
+
+// Retain shuts down the warm processes of servers that reg no longer has,
+// or whose entry changed (they start again, as edited, on next use).
+func (h *Host) Retain(reg *registry.Registry) { h.pool.retain(reg) }
+
+// Warm lists the warm processes of a persistent server.
+func (h *Host) Warm(server string) []WarmProcess { return h.pool.status(server) }

@@ -42,7 +42,9 @@ type router struct {
 	server string
 	calls  map[string]*callRoute // by the progress token colibri gave the hosted call
 	active []*Caller             // callers with a call in flight, oldest first
-	owner  *Caller               // the caller a per-request session was started for
+	owner  *Caller               // the caller the session was started for (per request: its only one)
+
+	onToolsChanged func() // told of notifications/tools/list_changed
 }
 
 type callRoute struct {
@@ -124,6 +126,14 @@ func (r *router) clientOptions(caller *Caller) *mcp.ClientOptions {
 	caps := &mcp.ClientCapabilities{} // no roots unless the caller has them
 	opts := &mcp.ClientOptions{
 		Capabilities: caps,
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			r.mu.Lock()
+			f := r.onToolsChanged
+			r.mu.Unlock()
+			if f != nil {
+				f()
+			}
+		},
 	}
 	if caller == nil {
 		return opts

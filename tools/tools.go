@@ -81,6 +81,16 @@ type ServerInfo struct {
 	Description string    `json:"description,omitempty"`
 	Lifecycle   string    `json:"lifecycle"`
 	Jail        *JailInfo `json:"jail,omitempty"`
+	// Warm is shown for persistent servers: whether a warm process is up,
+	// and each one's pid and uptime.
+	Warm *WarmInfo `json:"warm,omitempty"`
+}
+
+// WarmInfo is the state of a persistent server's warm processes (one per
+// set of client capabilities offered).
+type WarmInfo struct {
+	Up        bool               `json:"up"`
+	Processes []host.WarmProcess `json:"processes"`
 }
 
 // JailInfo is a server's confinement, as the registry gives it.
@@ -163,6 +173,13 @@ func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
 		if j := srv.Jail; j != nil {
 			info.Jail = &JailInfo{Name: j.Name, Path: j.Path, RootPath: j.RootPath, User: j.User, IP4: j.IP4}
 		}
+		if srv.IsPersistent() {
+			procs := s.opts.Host.Warm(name)
+			if procs == nil {
+				procs = []host.WarmProcess{}
+			}
+			info.Warm = &WarmInfo{Up: len(procs) > 0, Processes: procs}
+		}
 		out.Servers = append(out.Servers, info)
 	}
 	return out, nil
@@ -225,11 +242,14 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	return s.opts.Host.CallTool(ctx, srv, name, decoded, caller)
 }
 
+// registry reads the registry as it is now, and lets the host shut down
+// the warm processes of servers removed or changed since.
 func (s *Service) registry() (*registry.Registry, error) {
 	reg, err := s.opts.Registry()
 	if err != nil {
 		return nil, &host.Error{Kind: host.KindConfig, Err: err}
 	}
+	s.opts.Host.Retain(reg)
 	return reg, nil
 }
 

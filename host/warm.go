@@ -1,0 +1,467 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// Defaults of the persistent lifecycle.
+const (
+	DefaultPingInterval     = 30 * time.Second
+	DefaultCircuitThreshold = 3
+	DefaultCooldown         = time.Second
+	DefaultCooldownMax      = time.Minute
+)
+
+// pool holds the warm sessions of "persistent" servers: one per server and
+// set of capabilities offered (a warm process cannot offer a capability to
+// one caller and hide it from another).
+type pool struct {
+	h       *Host
+	mu      sync.Mutex
+	servers map[warmKey]*warm
+	closed  bool
+}
+
+type warmKey struct {
+	server string
+	caps   string // the capabilities offered, e.g. "elicitation,roots,sampling"
+}
+
+// warm is one warm server: its session when up, and what it has learnt of
+// failures.
+type warm struct {
+	key warmKey
+	srv *registry.Server
+	fp  [sha256.Size]byte // the registry entry it was started from
+	h   *Host
+
+	mu        sync.Mutex
+	s         *session
+	starting  chan struct{} // closed when a start under way ends
+	started   time.Time
+	inflight  int
+	tools     []*mcp.Tool // the session's list, nil until listed or after list_changed
+	toolsGen  int         // bumped by list_changed
+	failures  int         // consecutive process-level failures
+	lastErr   error
+	openUntil time.Time // the circuit is open (calls fail fast) until then
+	cooldown  time.Duration
+	idle      *time.Timer
+	retired   bool // shut down: registry edit, removal or colibri exiting
+}
+
+// WarmProcess describes a warm process of a persistent server.
+type WarmProcess struct {
+	PID          int           `json:"pid"`
+	Uptime       time.Duration `json:"-"`
+	UptimeMS     int64         `json:"uptime_ms"`
+	Capabilities []string      `json:"capabilities"`
+}
+
+func fingerprint(srv *registry.Server) [sha256.Size]byte {
+	b, _ := json.Marshal(srv)
+	return sha256.Sum256(append(b, srv.Name...))
+}
+
+func capsKey(caller *Caller) string {
+	var caps []string
+	if caller != nil {
+		if caller.CreateMessage != nil {
+			caps = append(caps, "sampling")
+		}
+		if caller.Elicit != nil {
+			caps = append(caps, "elicitation")
+		}
+		if caller.ListRoots != nil {
+			caps = append(caps, "roots")
+		}
+	}
+	slices.Sort(caps)
+	return strings.Join(caps, ",")
+}
+
+// acquire returns srv's warm session for caller, starting it if need be. The
+// caller must release it.
+func (p *pool) acquire(ctx context.Context, srv *registry.Server, caller *Caller) (*warm, *session, error) {
+	key, fp := warmKey{srv.Name, capsKey(caller)}, fingerprint(srv)
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, nil, &Error{Kind: KindUnavailable, Server: srv.Name, Err: errors.New("colibri is shutting down")}
+	}
+	w := p.servers[key]
+	if w != nil && w.fp != fp {
+		// The registry entry changed: its warm process goes, and the new
+		// entry starts on this use.
+		delete(p.servers, key)
+		w.retire()
+		w = nil
+	}
+	if w == nil {
+		w = &warm{key: key, srv: srv, fp: fp, h: p.h}
+		if p.servers == nil {
+			p.servers = map[warmKey]*warm{}
+		}
+		p.servers[key] = w
+	}
+	p.mu.Unlock()
+	s, err := w.get(ctx, caller)
+	return w, s, err
+}
+
+// retain shuts down the warm processes of servers the registry no longer
+// has, or has changed.
+func (p *pool) retain(reg *registry.Registry) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for key, w := range p.servers {
+		srv, ok := reg.Servers[key.server]
+		if !ok || !srv.IsPersistent() || fingerprint(srv) != w.fp {
+			delete(p.servers, key)
+			w.retire()
+		}
+	}
+}
+
+// closeAll shuts every warm process down; no new one starts.
+func (p *pool) closeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for key, w := range p.servers {
+		delete(p.servers, key)
+		w.retire()
+	}
+}
+
+// status lists the warm processes of server.
+func (p *pool) status(server string) []WarmProcess {
+	p.mu.Lock()
+	ws := make([]*warm, 0, len(p.servers))
+	for key, w := range p.servers {
+		if key.server == server {
+			ws = append(ws, w)
+		}
+	}
+	p.mu.Unlock()
+	var out []WarmProcess
+	for _, w := range ws {
+		w.mu.Lock()
+		if w.s != nil && !w.s.p.hasExited(0) {
+			up := time.Since(w.started)
+			caps := []string{}
+			if w.key.caps != "" {
+				caps = strings.Split(w.key.caps, ",")
+			}
+			out = append(out, WarmProcess{PID: w.s.p.pid, Uptime: up, UptimeMS: up.Milliseconds(), Capabilities: caps})
+		}
+		w.mu.Unlock()
+	}
+	slices.SortFunc(out, func(a, b WarmProcess) int { return strings.Compare(strings.Join(a.Capabilities, ","), strings.Join(b.Capabilities, ",")) })
+	return out
+}
+
+// get returns the warm session, starting one (once, for all waiting
+// callers) when there is none. While the circuit is open it fails fast.
+func (w *warm) get(ctx context.Context, caller *Caller) (*session, error) {
+	for {
+		w.mu.Lock()
+		switch {
+		case w.retired:
+			w.mu.Unlock()
+			return nil, &Error{Kind: KindUnavailable, Server: w.srv.Name, Err: errors.New("the server was shut down (registry edited or colibri exiting)")}
+		case w.s != nil && !w.s.p.hasExited(0):
+			s := w.s
+			w.inflight++
+			if w.idle != nil {
+				w.idle.Stop()
+			}
+			w.mu.Unlock()
+			return s, nil
+		case time.Now().Before(w.openUntil):
+			err := &Error{Kind: KindUnavailable, Server: w.srv.Name,
+				Err: fmt.Errorf("the server failed %d times in a row; colibri waits %s before starting it again (last error: %v)",
+					w.failures, time.Until(w.openUntil).Round(time.Millisecond), w.lastErr),
+				Hint: "see stderr_tail and colibri's log; fix the server, or edit its registry entry to retry now"}
+			var last *Error
+			if errors.As(w.lastErr, &last) {
+				err.StderrTail = last.StderrTail
+			}
+			w.mu.Unlock()
+			return nil, err
+		case w.starting != nil:
+			ch := w.starting
+			w.mu.Unlock()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return nil, &Error{Kind: KindCancelled, Server: w.srv.Name, Phase: PhaseSpawn, Err: errCancelled}
+			}
+			continue
+		}
+		ch := make(chan struct{})
+		w.starting = ch
+		w.mu.Unlock()
+
+		s, err := w.h.openRetrying(ctx, w.srv, caller)
+
+		w.mu.Lock()
+		w.starting = nil
+		close(ch)
+		if err != nil {
+			w.failed(err)
+			w.mu.Unlock()
+			return nil, err
+		}
+		if w.retired {
+			w.mu.Unlock()
+			s.close()
+			continue
+		}
+		w.s, w.started, w.tools = s, time.Now(), nil
+		w.mu.Unlock()
+		s.routes.mu.Lock()
+		// A shared session has no owner once it is up: the caller that
+		// started it must not receive the logs of other callers' calls.
+		s.routes.owner = nil
+		s.routes.onToolsChanged = func() {
+			w.mu.Lock()
+			w.tools = nil
+			w.toolsGen++
+			w.mu.Unlock()
+		}
+		s.routes.mu.Unlock()
+		go w.watch(s)
+		s.p.log.Info("warm server started", "capabilities", w.key.caps)
+	}
+}
+
+// failed counts a process-level failure (with w.mu held) and opens the
+// circuit after too many in a row. Permanent failures (configuration, a
+// missing command, jail settings) are not the process's doing and do not
+// count: they fail at once anyway.
+func (w *warm) failed(err error) {
+	var e *Error
+	if errors.As(err, &e) {
+		switch e.Kind {
+		case KindConfig, KindJail, KindCancelled, KindOverloaded, KindUnknownTool, KindInvalidArguments:
+			return
+		case KindSpawn:
+			if !e.transient {
+				return
+			}
+		}
+	}
+	w.failures++
+	w.lastErr = err
+	o := w.h.opts
+	if w.failures >= o.CircuitThreshold {
+		switch {
+		case w.cooldown == 0:
+			w.cooldown = o.Cooldown
+		default:
+			w.cooldown = min(2*w.cooldown, o.CooldownMax)
+		}
+		w.openUntil = time.Now().Add(w.cooldown)
+		w.h.log.Warn("warm server keeps failing; cooling down", "server", w.srv.Name,
+			"failures", w.failures, "cooldown", w.cooldown, "err", err)
+	}
+}
+
+// release ends one request's use of s. A process-level failure ends the
+// process (its whole group): the next request starts a fresh one.
+func (w *warm) release(s *session, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.inflight--
+	var e *Error
+	switch {
+	case err == nil || !errors.As(err, &e):
+		if w.s == s {
+			w.failures, w.cooldown = 0, 0
+		}
+	case e.Kind == KindCrashed || e.Kind == KindTimeout || e.Kind == KindTooLarge:
+		if w.s == s {
+			w.s = nil
+			w.failed(err)
+			s.abort()
+		}
+	}
+	if w.inflight == 0 && w.s == s && w.s != nil {
+		w.armIdle(s)
+	}
+}
+
+// armIdle closes s after the idle timeout, unless it is used again first
+// (with w.mu held).
+func (w *warm) armIdle(s *session) {
+	if w.idle != nil {
+		w.idle.Stop()
+	}
+	w.idle = time.AfterFunc(w.srv.IdleTimeout(), func() {
+		w.mu.Lock()
+		if w.s != s || w.inflight > 0 {
+			w.mu.Unlock()
+			return
+		}
+		w.s = nil
+		w.mu.Unlock()
+		s.p.log.Info("warm server idle; closing it", "idle_timeout", w.srv.IdleTimeout())
+		s.close()
+	})
+}
+
+// watch follows a warm session until it ends: it pings the server while
+// idle, to find one that is wedged, and notices a process that exits
+// between requests.
+func (w *warm) watch(s *session) {
+	t := time.NewTicker(w.h.opts.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.p.exited:
+			w.mu.Lock()
+			if w.s == s {
+				w.s = nil
+				w.failed(&Error{Kind: KindCrashed, Server: w.srv.Name,
+					Err: fmt.Errorf("the warm server %s between requests", s.p.exitStatus()), StderrTail: s.p.stderrTail()})
+				s.abort()
+			}
+			w.mu.Unlock()
+			return
+		case <-t.C:
+			w.mu.Lock()
+			current, idle := w.s == s, w.inflight == 0
+			w.mu.Unlock()
+			if !current {
+				return
+			}
+			if !idle {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), w.srv.Timeout(w.h.opts.Timeout))
+			err := s.cs.Ping(ctx, nil)
+			cancel()
+			if err == nil {
+				continue
+			}
+			w.mu.Lock()
+			if w.s == s && w.inflight == 0 {
+				w.s = nil
+				w.failed(&Error{Kind: KindTimeout, Server: w.srv.Name, Err: fmt.Errorf("no answer to ping: %w", err)})
+				s.p.log.Warn("warm server did not answer ping; restarting it on next use", "err", err)
+				s.abort()
+			}
+			w.mu.Unlock()
+			return
+		}
+	}
+}
+
+// retire shuts the warm server down for good.
+func (w *warm) retire() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.retired = true
+	if w.idle != nil {
+		w.idle.Stop()
+	}
+	if s := w.s; s != nil {
+		w.s = nil
+		s.close()
+	}
+}
+
+// toolsOf returns the warm session's tools, listing them when the cache is
+// empty (first use, or after notifications/tools/list_changed).
+func (w *warm) toolsOf(ctx context.Context, s *session, fresh bool) ([]*mcp.Tool, bool, error) {
+	w.mu.Lock()
+	tools, gen := w.tools, w.toolsGen
+	w.mu.Unlock()
+	if tools != nil && !fresh {
+		return tools, true, nil
+	}
+	tools, err := s.listTools(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	w.mu.Lock()
+	if w.s == s && w.toolsGen == gen {
+		w.tools = tools
+	}
+	w.mu.Unlock()
+	return tools, false, nil
+}
+
+// callWarm is CallTool for a persistent server.
+func (h *Host) callWarm(ctx context.Context, srv *registry.Server, name string, args any, caller *Caller) (*mcp.CallToolResult, error) {
+	for attempts := 1; ; attempts++ {
+		w, s, err := h.pool.acquire(ctx, srv, caller)
+		if err != nil {
+			return nil, err
+		}
+		res, tool, err := h.callOn(ctx, w, s, name, args, caller)
+		w.release(s, err)
+		var e *Error
+		if err == nil || !errors.As(err, &e) || !retryCall(e, tool) || attempts >= h.opts.Retries {
+			if e != nil && attempts > 1 {
+				e.Attempts = attempts
+			}
+			return res, err
+		}
+		h.log.Warn("retrying tools/call on a fresh process", "server", srv.Name, "tool", name, "attempt", attempts+1, "err", err)
+		if err := h.sleep(ctx, attempts); err != nil {
+			e.Attempts = attempts
+			return nil, e
+		}
+	}
+}
+
+// callOn checks and makes one call on a warm session.
+func (h *Host) callOn(ctx context.Context, w *warm, s *session, name string, args any, caller *Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
+	tools, cached, err := w.toolsOf(ctx, s, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	tool := findTool(tools, name)
+	argErr := h.checkCall(w.srv.Name, name, tool, args)
+	if argErr != nil && cached {
+		if tools, _, err = w.toolsOf(ctx, s, true); err != nil {
+			return nil, nil, err
+		}
+		tool = findTool(tools, name)
+		argErr = h.checkCall(w.srv.Name, name, tool, args)
+	}
+	if argErr != nil {
+		return nil, tool, argErr
+	}
+	res, err := s.callTool(ctx, name, args, caller)
+	var remote *remoteError
+	if errors.As(err, &remote) {
+		return remote.result(name), tool, nil
+	}
+	return res, tool, err
+}
+
+// listWarm is ListTools for a persistent server.
+func (h *Host) listWarm(ctx context.Context, srv *registry.Server, caller *Caller) ([]*mcp.Tool, error) {
+	w, s, err := h.pool.acquire(ctx, srv, caller)
+	if err != nil {
+		return nil, err
+	}
+	tools, _, err := w.toolsOf(ctx, s, true)
+	w.release(s, err)
+	return tools, err
+}

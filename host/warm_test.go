@@ -1,0 +1,277 @@
+package host_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+func persistent(name string) *registry.Server {
+	srv := fake(name)
+	srv.Lifecycle = registry.Persistent
+	return srv
+}
+
+func text(t *testing.T, res *mcp.CallToolResult, err error) string {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("isError: %v", res.Content)
+	}
+	return res.Content[0].(*mcp.TextContent).Text
+}
+
+func callText(t *testing.T, h *harness, srv *registry.Server, tool string, args map[string]any) string {
+	t.Helper()
+	res, err := h.CallTool(t.Context(), srv, tool, args, nil)
+	return text(t, res, err)
+}
+
+func pidOf(t *testing.T, h *harness, srv *registry.Server) int {
+	t.Helper()
+	pid, _ := strconv.Atoi(callText(t, h, srv, "pid", nil))
+	return pid
+}
+
+// One warm process serves every call, keeping its state, until it is shut down.
+func TestWarmReusesOneProcess(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	srv := persistent("ok")
+	for want := 1; want <= 5; want++ {
+		if got := callText(t, h, srv, "count", nil); got != strconv.Itoa(want) {
+			t.Fatalf("count = %s, want %d: state was not kept", got, want)
+		}
+	}
+	if _, err := h.ListTools(t.Context(), srv, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.spawned()); n != 1 {
+		t.Errorf("%d processes started, want 1", n)
+	}
+	warm := h.Warm("ok")
+	if len(warm) != 1 || warm[0].PID != h.spawned()[0] {
+		t.Errorf("Warm = %+v, want the one process %v", warm, h.spawned())
+	}
+}
+
+// Concurrent calls share the warm session safely.
+func TestWarmConcurrentCalls(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	srv := persistent("ok")
+	var wg sync.WaitGroup
+	errs := make(chan error, 50)
+	for i := range 50 {
+		wg.Go(func() {
+			msg := strconv.Itoa(i)
+			res, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": msg}, nil)
+			if err == nil && res.Content[0].(*mcp.TextContent).Text != "Echo: "+msg {
+				err = os.ErrInvalid
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if n := len(h.spawned()); n != 1 {
+		t.Errorf("%d processes for 50 concurrent calls, want 1 (started once)", n)
+	}
+}
+
+// A crash ends the process; calls in flight on it fail crashed, and the
+// next call starts a fresh process.
+func TestWarmCrashRestarts(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	srv := persistent("ok")
+	first := pidOf(t, h, srv)
+	inflight := make(chan error, 1)
+	go func() {
+		_, err := h.CallTool(t.Context(), srv, "sleep", map[string]any{"ms": 5000}, nil)
+		inflight <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	_, err := h.CallTool(t.Context(), srv, "crash", nil, nil)
+	wantKind(t, err, host.KindCrashed, host.PhaseCall)
+	wantKind(t, <-inflight, host.KindCrashed, host.PhaseCall)
+	waitGroupGone(t, first, 5*time.Second)
+	if second := pidOf(t, h, srv); second == first {
+		t.Error("the crashed process was reused")
+	}
+}
+
+// A call timeout ends the process too.
+func TestWarmTimeoutRestarts(t *testing.T) {
+	h := newHarness(t, host.Options{Timeout: 300 * time.Millisecond})
+	srv := persistent("ok")
+	first := pidOf(t, h, srv)
+	_, err := h.CallTool(t.Context(), srv, "hang", nil, nil)
+	wantKind(t, err, host.KindTimeout, host.PhaseCall)
+	waitGroupGone(t, first, 5*time.Second)
+	if second := pidOf(t, h, srv); second == first {
+		t.Error("the timed-out process was reused")
+	}
+}
+
+// A server wedged between requests is found by the idle ping and replaced.
+func TestWarmWedgeFoundByPing(t *testing.T) {
+	h := newHarness(t, host.Options{Timeout: 300 * time.Millisecond, PingInterval: 100 * time.Millisecond})
+	srv := persistent("ok")
+	first := pidOf(t, h, srv)
+	callText(t, h, srv, "wedge-later", nil)
+	waitGroupGone(t, first, 5*time.Second) // ping unanswered → killed
+	if len(h.Warm("ok")) != 0 {
+		t.Error("the wedged process is still shown as warm")
+	}
+	if second := pidOf(t, h, srv); second == first {
+		t.Error("the wedged process was reused")
+	}
+}
+
+// Repeated failures open the circuit: calls fail fast with unavailable and
+// nothing is started; after the cool-down a trial start is made, and once
+// the server is healthy the circuit closes.
+func TestWarmCircuit(t *testing.T) {
+	h := newHarness(t, host.Options{Retries: 1, CircuitThreshold: 3, Cooldown: 300 * time.Millisecond, CooldownMax: time.Second})
+	srv := persistent("broken-until-marker")
+	marker := filepath.Join(t.TempDir(), "healthy")
+	srv.Env["HEALTHY_MARKER"] = marker
+
+	for range 3 {
+		_, err := h.CallTool(t.Context(), srv, "echo", nil, nil)
+		wantKind(t, err, host.KindHandshake, host.PhaseInitialize)
+	}
+	spawned := len(h.spawned())
+	start := time.Now()
+	_, err := h.CallTool(t.Context(), srv, "echo", nil, nil)
+	e := wantKind(t, err, host.KindUnavailable, "")
+	if time.Since(start) > 50*time.Millisecond || len(h.spawned()) != spawned {
+		t.Errorf("an open circuit should fail fast and start nothing (took %s)", time.Since(start))
+	}
+	if e.StderrTail != "not ready" {
+		t.Errorf("unavailable should carry the last failure's stderr_tail, got %q", e.StderrTail)
+	}
+
+	time.Sleep(350 * time.Millisecond) // the cool-down passes: one trial, still broken
+	_, err = h.CallTool(t.Context(), srv, "echo", nil, nil)
+	wantKind(t, err, host.KindHandshake, host.PhaseInitialize)
+	_, err = h.CallTool(t.Context(), srv, "echo", nil, nil)
+	wantKind(t, err, host.KindUnavailable, "") // open again, for twice as long
+
+	os.WriteFile(marker, nil, 0o600)
+	time.Sleep(650 * time.Millisecond)
+	if got := callText(t, h, srv, "echo", map[string]any{"message": "back"}); got != "Echo: back" {
+		t.Errorf("after the cool-down, got %q", got)
+	}
+	// Closed: a later failure counts from zero again.
+	callText(t, h, srv, "echo", map[string]any{"message": "again"})
+}
+
+// One persistent server failing never slows another.
+func TestWarmFailingServerDoesNotSlowOthers(t *testing.T) {
+	h := newHarness(t, host.Options{Timeout: 2 * time.Second})
+	bad, good := persistent("hang-init"), persistent("ok")
+	go h.CallTool(context.Background(), bad, "echo", nil, nil)
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	callText(t, h, good, "echo", map[string]any{"message": "x"})
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("a healthy server's call took %s next to one hanging at initialize", d)
+	}
+}
+
+// An unused warm session is closed after idle_timeout_ms.
+func TestWarmIdleClose(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	srv := persistent("ok")
+	srv.IdleMS = 200
+	first := pidOf(t, h, srv)
+	waitGroupGone(t, first, 3*time.Second)
+	if len(h.Warm("ok")) != 0 {
+		t.Error("an idle-closed server is still shown as warm")
+	}
+	if second := pidOf(t, h, srv); second == first {
+		t.Error("the idle-closed process was reused")
+	}
+}
+
+// An edited entry restarts its warm process on next use; a removed one is
+// shut down.
+func TestWarmRegistryEdits(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	srv := persistent("ok")
+	first := pidOf(t, h, srv)
+
+	edited := persistent("ok")
+	edited.Env["EDITED"] = "1"
+	h.Retain(&registry.Registry{Servers: map[string]*registry.Server{"ok": edited}})
+	waitGroupGone(t, first, 5*time.Second)
+	second := pidOf(t, h, edited)
+	if second == first {
+		t.Error("an edited entry kept its old process")
+	}
+
+	h.Retain(&registry.Registry{Servers: map[string]*registry.Server{}})
+	waitGroupGone(t, second, 5*time.Second)
+	if len(h.Warm("ok")) != 0 {
+		t.Error("a removed server is still warm")
+	}
+}
+
+// Cancelling one call reaches that call only: the other finishes, and the
+// warm process stays.
+func TestWarmCancelReachesTheRightCall(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	srv := persistent("ok")
+	first := pidOf(t, h, srv)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancelled := make(chan error, 1)
+	go func() {
+		_, err := h.CallTool(ctx, srv, "sleep", map[string]any{"ms": 10000}, nil)
+		cancelled <- err
+	}()
+	other := make(chan string, 1)
+	go func() {
+		res, err := h.CallTool(t.Context(), srv, "sleep", map[string]any{"ms": 400}, nil)
+		other <- text(t, res, err)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	wantKind(t, <-cancelled, host.KindCancelled, host.PhaseCall)
+	if got := <-other; got != "slept" {
+		t.Errorf("the other call got %q", got)
+	}
+	if pidOf(t, h, srv) != first {
+		t.Error("cancelling one call restarted the shared process")
+	}
+}
+
+// Close shuts every warm process down: nothing survives.
+func TestWarmShutdown(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	a, b := persistent("ok"), persistent("grandchild")
+	pidOf(t, h, a)
+	pidOf(t, h, b)
+	h.Close()
+	for _, pid := range h.spawned() {
+		if m := groupMembers(pid); len(m) != 0 {
+			t.Errorf("group %d still has %v after Close", pid, m)
+		}
+	}
+	_, err := h.CallTool(t.Context(), a, "pid", nil, nil)
+	wantKind(t, err, host.KindUnavailable, "")
+}
