@@ -169,7 +169,9 @@ func (p *pool) status(server string) []WarmProcess {
 		}
 		w.mu.Unlock()
 	}
-	slices.SortFunc(out, func(a, b WarmProcess) int { return strings.Compare(strings.Join(a.Capabilities, ","), strings.Join(b.Capabilities, ",")) })
+	slices.SortFunc(out, func(a, b WarmProcess) int {
+		return strings.Compare(strings.Join(a.Capabilities, ","), strings.Join(b.Capabilities, ","))
+	})
 	return out
 }
 
