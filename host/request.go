@@ -113,7 +113,7 @@ func (h *Host) checkCall(server, name string, tool *mcp.Tool, args any) error {
 			Err:  errors.New("the server does not list this tool"),
 			Hint: "colibri_external_mcp_list_tools shows the tools it has"}
 	}
-	return h.validateArgs(server, name, tool.InputSchema, args)
+	return h.validateArgs(server, tool, args)
 }
 
 // retryCall reports whether a failed tools/call may be tried again: the tool

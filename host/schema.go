@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
+	"weak"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -18,7 +21,8 @@ import (
 // (compiling costs ~100-250 µs, validating ~2 µs) and shares the compiled
 // schema across goroutines. A Compiler is never shared.
 type schemaCache struct {
-	m sync.Map // [sha256.Size]byte -> *compiledSchema
+	m      sync.Map // [sha256.Size]byte -> *compiledSchema
+	byTool sync.Map // weak.Pointer[mcp.Tool] -> *compiledSchema, dropped when the tool is collected
 }
 
 type compiledSchema struct {
@@ -72,21 +76,38 @@ func compile(raw []byte) (*jsonschema.Schema, error) {
 	return c.Compile(url)
 }
 
+// forTool returns the compiled input schema of a listed tool. The tool
+// object itself is the first key, so a call on a cached list does not
+// re-encode the schema; held weakly, so the entry goes when its list does.
+// The schema's content is the second key, so equal schemas compile once.
+func (c *schemaCache) forTool(t *mcp.Tool) (*jsonschema.Schema, error) {
+	key := weak.Make(t)
+	if v, ok := c.byTool.Load(key); ok {
+		cs := v.(*compiledSchema)
+		return cs.schema, cs.err
+	}
+	raw, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		return nil, err
+	}
+	sch, err := c.get(raw)
+	if _, loaded := c.byTool.LoadOrStore(key, &compiledSchema{schema: sch, err: err}); !loaded {
+		runtime.AddCleanup(t, func(k weak.Pointer[mcp.Tool]) { c.byTool.Delete(k) }, key)
+	}
+	return sch, err
+}
+
 // validateArgs checks args (decoded JSON) against a hosted tool's input
 // schema. A schema that does not compile is logged and the call goes ahead:
 // the hosted server remains the judge of its own arguments.
-func (h *Host) validateArgs(server, tool string, inputSchema any, args any) error {
-	if inputSchema == nil {
+func (h *Host) validateArgs(server string, tool *mcp.Tool, args any) error {
+	if tool.InputSchema == nil {
 		return nil
 	}
-	raw, err := json.Marshal(inputSchema)
-	if err != nil {
-		return nil
-	}
-	sch, err := h.schemas.get(raw)
+	sch, err := h.schemas.forTool(tool)
 	if err != nil {
 		h.log.Warn("hosted tool's input schema does not compile; arguments not checked",
-			"server", server, "tool", tool, "err", err)
+			"server", server, "tool", tool.Name, "err", err)
 		return nil
 	}
 	if args == nil {
@@ -102,7 +123,7 @@ func (h *Host) validateArgs(server, tool string, inputSchema any, args any) erro
 			}
 			msg = strings.Join(parts, "; ")
 		}
-		return &Error{Kind: KindInvalidArguments, Server: server, Tool: tool, Phase: PhaseCall,
+		return &Error{Kind: KindInvalidArguments, Server: server, Tool: tool.Name, Phase: PhaseCall,
 			Err: errors.New(msg), Hint: "see the tool's inputSchema in colibri_external_mcp_list_tools"}
 	}
 	return nil

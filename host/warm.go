@@ -95,13 +95,19 @@ func capsKey(caller *Caller) string {
 // acquire returns srv's warm session for caller, starting it if need be. The
 // caller must release it.
 func (p *pool) acquire(ctx context.Context, srv *registry.Server, caller *Caller) (*warm, *session, error) {
-	key, fp := warmKey{srv.Name, capsKey(caller)}, fingerprint(srv)
+	key := warmKey{srv.Name, capsKey(caller)}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return nil, nil, &Error{Kind: KindUnavailable, Server: srv.Name, Err: errors.New("colibri is shutting down")}
 	}
 	w := p.servers[key]
+	var fp [sha256.Size]byte
+	if w == nil || w.srv != srv { // the same parsed entry needs no fingerprint
+		fp = fingerprint(srv)
+	} else {
+		fp = w.fp
+	}
 	if w != nil && w.fp != fp {
 		// The registry entry changed: its warm process goes, and the new
 		// entry starts on this use.
@@ -128,7 +134,7 @@ func (p *pool) retain(reg *registry.Registry) {
 	defer p.mu.Unlock()
 	for key, w := range p.servers {
 		srv, ok := reg.Servers[key.server]
-		if !ok || !srv.IsPersistent() || fingerprint(srv) != w.fp {
+		if !ok || !srv.IsPersistent() || (srv != w.srv && fingerprint(srv) != w.fp) {
 			delete(p.servers, key)
 			w.retire()
 		}
