@@ -61,7 +61,14 @@ const slow = await client.callTool(
   { onprogress: (p) => progress.push(`${p.progress}/${p.total}`) },
 );
 summary.progress = progress;
-if (slow.isError || progress.join(",") !== "1/4,2/4,3/4,4/4") fail("progress: " + JSON.stringify({ progress, slow }));
+// colibri writes all four before the result (the Go tests check the wire).
+// This SDK runs notification handlers in a later microtask but forgets a
+// request's progress handler as soon as its response is read, so progress
+// read in the same chunk as the result can be dropped here: expect a
+// non-empty prefix of the sequence, in order.
+const expected = ["1/4", "2/4", "3/4", "4/4"];
+if (slow.isError || progress.length === 0 || progress.some((p, i) => p !== expected[i]))
+  fail("progress: " + JSON.stringify({ progress, slow }));
 
 // cancel: abort after the first progress notification
 const controller = new AbortController();
