@@ -21,7 +21,7 @@ build: ## build bin/colibri-mcp and the demo server bin/demo-mcp-server
 demo: build ## build, then drive colibri-mcp through servers → list-tools → call on the example registry
 	@./scripts/demo.sh
 
-test: lint peers unit fuzz cross ## everything CI runs: lint, race tests with the real peers, fuzz, FreeBSD compile
+test: lint peers cross fuzz unit ## everything CI runs: lint, FreeBSD compile, fuzz, race tests with the real peers (last)
 
 unit: peers ## go test -race ./... (integration tests host the real server-everything)
 	$(GO) test -race -count=1 ./...

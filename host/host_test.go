@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -88,7 +88,7 @@ func waitGroupGone(t *testing.T, pgid int, within time.Duration) {
 	}
 	deadline := time.Now().Add(within)
 	for {
-		left := groupMembers(pgid)
+		left := procs.GroupMembers(pgid)
 		if len(left) == 0 {
 			return
 		}
@@ -98,32 +98,6 @@ func waitGroupGone(t *testing.T, pgid int, within time.Duration) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-func groupMembers(pgid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...; comm may hold spaces: cut at the last ')'.
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		fields := strings.Fields(s[i+1:])
-		if len(fields) < 3 || fields[0] == "Z" {
-			continue
-		}
-		if g, _ := strconv.Atoi(fields[2]); g == pgid {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
 
 func fake(name string) *registry.Server {
@@ -381,7 +355,7 @@ func TestStubbornServerIsKilled(t *testing.T) {
 	h.Close()
 	within(t, start, 3*time.Second)
 	for _, pid := range h.spawned() {
-		if m := groupMembers(pid); len(m) != 0 {
+		if m := procs.GroupMembers(pid); len(m) != 0 {
 			t.Errorf("group %d still has %v after Close", pid, m)
 		}
 	}

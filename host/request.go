@@ -35,74 +35,81 @@ func (h *Host) ListTools(ctx context.Context, srv *registry.Server, caller *Call
 // A call is retried only when it surely never reached the tool, or when the
 // tool declares readOnlyHint or idempotentHint and its process died.
 func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, args any, caller *Caller) (*mcp.CallToolResult, error) {
+	once := h.callFresh
 	if srv.IsPersistent() {
-		return h.callWarm(ctx, srv, name, args, caller)
+		once = h.callWarmOnce
 	}
-	attempts := 0
-	for {
-		s, tools, cached, err := h.openAndList(ctx, srv, caller, false)
-		if err != nil {
-			return nil, err
-		}
-		attempts++
-		tool := findTool(tools, name)
-		argErr := h.checkCall(srv.Name, name, tool, args)
-		if argErr != nil && cached {
-			// The cache may be behind the server: ask it before refusing.
-			if tools, err = s.listTools(ctx); err != nil {
-				s.abort()
-				return nil, err
-			}
-			h.lists.put(s.listKey(), tools)
-			tool = findTool(tools, name)
-			argErr = h.checkCall(srv.Name, name, tool, args)
-		}
-		if argErr != nil {
-			s.close()
-			return nil, argErr
-		}
-		res, err := s.callTool(ctx, name, args, caller)
-		if err == nil {
-			s.close()
-			return res, nil
-		}
-		var remote *remoteError
-		if errors.As(err, &remote) {
-			// The server refused the call itself. If colibri let it through
-			// on a cached list, the list may be what is wrong: ask again.
-			if cached {
-				if tools, lerr := s.listTools(ctx); lerr == nil {
-					h.lists.put(s.listKey(), tools)
-					if findTool(tools, name) == nil {
-						s.close()
-						return nil, h.checkCall(srv.Name, name, nil, args)
-					}
-				}
-			}
-			s.close()
-			return remote.result(name), nil
-		}
+	for attempts := 1; ; attempts++ {
+		res, tool, err := once(ctx, srv, name, args, caller)
 		var e *Error
-		if errors.As(err, &e) && e.Kind == KindCancelled {
-			// The SDK has sent notifications/cancelled; a polite close lets
-			// it reach the server (outgoing notifications are flushed on
-			// close) before the process is stopped, within the teardown bound.
-			s.close()
-			return nil, err
-		}
-		s.abort()
-		if !errors.As(err, &e) || !retryCall(e, tool) || attempts >= h.opts.Retries {
+		if err == nil || !errors.As(err, &e) || !retryCall(e, tool) || attempts >= h.opts.Retries {
 			if e != nil && attempts > 1 {
 				e.Attempts = attempts
 			}
-			return nil, err
+			return res, err
 		}
-		h.log.Warn("retrying tools/call", "server", srv.Name, "tool", name, "attempt", attempts+1, "err", err)
+		h.log.Warn("retrying tools/call on a fresh process", "server", srv.Name, "tool", name, "attempt", attempts+1, "err", err)
 		if err := h.sleep(ctx, attempts); err != nil {
 			e.Attempts = attempts
 			return nil, e
 		}
 	}
+}
+
+// callFresh is one per-request attempt: start the server, find the tool
+// (from the list cache if it can), check the arguments, call, tear down.
+// It returns the tool it called, for the retry decision.
+func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string, args any, caller *Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
+	s, tools, cached, err := h.openAndList(ctx, srv, caller, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	tool := findTool(tools, name)
+	argErr := h.checkCall(srv.Name, name, tool, args)
+	if argErr != nil && cached {
+		// The cache may be behind the server: ask it before refusing.
+		if tools, err = s.listTools(ctx); err != nil {
+			s.abort()
+			return nil, nil, err
+		}
+		h.lists.put(s.listKey(), tools)
+		tool = findTool(tools, name)
+		argErr = h.checkCall(srv.Name, name, tool, args)
+	}
+	if argErr != nil {
+		s.close()
+		return nil, tool, argErr
+	}
+	res, err := s.callTool(ctx, name, args, caller)
+	var remote *remoteError
+	var e *Error
+	switch {
+	case err == nil:
+		s.close()
+		return res, tool, nil
+	case errors.As(err, &remote):
+		// The server refused the call itself. If colibri let it through on
+		// a cached list, the list may be what is wrong: ask again.
+		if cached {
+			if tools, lerr := s.listTools(ctx); lerr == nil {
+				h.lists.put(s.listKey(), tools)
+				if findTool(tools, name) == nil {
+					s.close()
+					return nil, nil, h.checkCall(srv.Name, name, nil, args)
+				}
+			}
+		}
+		s.close()
+		return remote.result(name), tool, nil
+	case errors.As(err, &e) && e.Kind == KindCancelled:
+		// The SDK has sent notifications/cancelled; a polite close lets it
+		// reach the server (outgoing notifications are flushed on close)
+		// before the process is stopped, within the teardown bound.
+		s.close()
+		return nil, tool, err
+	}
+	s.abort()
+	return nil, tool, err
 }
 
 // checkCall refuses a call to a tool the server does not list, or with
@@ -119,7 +126,7 @@ func (h *Host) checkCall(server, name string, tool *mcp.Tool, args any) error {
 // retryCall reports whether a failed tools/call may be tried again: the tool
 // says repeating it is harmless, and its process died under it.
 func retryCall(e *Error, tool *mcp.Tool) bool {
-	if e.Kind != KindCrashed || !e.transient || tool.Annotations == nil {
+	if e.Kind != KindCrashed || !e.transient || tool == nil || tool.Annotations == nil {
 		return false
 	}
 	a := tool.Annotations

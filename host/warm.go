@@ -413,28 +413,16 @@ func (w *warm) toolsOf(ctx context.Context, s *session, fresh bool) ([]*mcp.Tool
 	return tools, false, nil
 }
 
-// callWarm is CallTool for a persistent server.
-func (h *Host) callWarm(ctx context.Context, srv *registry.Server, name string, args any, caller *Caller) (*mcp.CallToolResult, error) {
-	for attempts := 1; ; attempts++ {
-		w, s, err := h.pool.acquire(ctx, srv, caller)
-		if err != nil {
-			return nil, err
-		}
-		res, tool, err := h.callOn(ctx, w, s, name, args, caller)
-		w.release(s, err)
-		var e *Error
-		if err == nil || !errors.As(err, &e) || !retryCall(e, tool) || attempts >= h.opts.Retries {
-			if e != nil && attempts > 1 {
-				e.Attempts = attempts
-			}
-			return res, err
-		}
-		h.log.Warn("retrying tools/call on a fresh process", "server", srv.Name, "tool", name, "attempt", attempts+1, "err", err)
-		if err := h.sleep(ctx, attempts); err != nil {
-			e.Attempts = attempts
-			return nil, e
-		}
+// callWarmOnce is one attempt of CallTool for a persistent server, on its
+// warm session.
+func (h *Host) callWarmOnce(ctx context.Context, srv *registry.Server, name string, args any, caller *Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
+	w, s, err := h.pool.acquire(ctx, srv, caller)
+	if err != nil {
+		return nil, nil, err
 	}
+	res, tool, err := h.callOn(ctx, w, s, name, args, caller)
+	w.release(s, err)
+	return res, tool, err
 }
 
 // callOn checks and makes one call on a warm session.

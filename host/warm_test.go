@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -268,7 +269,7 @@ func TestWarmShutdown(t *testing.T) {
 	pidOf(t, h, b)
 	h.Close()
 	for _, pid := range h.spawned() {
-		if m := groupMembers(pid); len(m) != 0 {
+		if m := procs.GroupMembers(pid); len(m) != 0 {
 			t.Errorf("group %d still has %v after Close", pid, m)
 		}
 	}

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 )
 
 // chaosEnv names the fake the test binary plays; chaosPidsEnv is a folder
@@ -186,12 +188,6 @@ var chaosFakes = map[string]func(){
 	},
 }
 
-// openFDs counts colibri's open file descriptors.
-func openFDs(pid int) int {
-	entries, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
-	return len(entries)
-}
-
 func TestChaosCatalogue(t *testing.T) {
 	self, _ := os.Executable()
 	pids := t.TempDir()
@@ -221,7 +217,7 @@ func TestChaosCatalogue(t *testing.T) {
 		}
 	}
 	next(t) // warm up: colibri's own fds settle
-	baseFDs := openFDs(colibriPid)
+	baseFDs := procs.FDs(colibriPid)
 
 	big := strings.Repeat("x", 10<<20)
 	// Moving and decoding 10 MB costs time of its own (much more under the
@@ -293,9 +289,9 @@ func TestChaosCatalogue(t *testing.T) {
 			assertFakesGone(t, pids)
 			next(t)
 			// Colibri's own descriptors come back to where they were.
-			for deadline := time.Now().Add(5 * time.Second); openFDs(colibriPid) > baseFDs; time.Sleep(20 * time.Millisecond) {
+			for deadline := time.Now().Add(5 * time.Second); procs.FDs(colibriPid) > baseFDs; time.Sleep(20 * time.Millisecond) {
 				if time.Now().After(deadline) {
-					t.Errorf("colibri holds %d fds, %d before", openFDs(colibriPid), baseFDs)
+					t.Errorf("colibri holds %d fds, %d before", procs.FDs(colibriPid), baseFDs)
 					break
 				}
 			}
@@ -314,7 +310,7 @@ func assertFakesGone(t *testing.T, dir string) {
 	deadline := time.Now().Add(10 * time.Second)
 	for _, e := range entries {
 		pid, _ := strconv.Atoi(e.Name())
-		for alive(pid) {
+		for procs.Alive(pid) {
 			if time.Now().After(deadline) {
 				t.Errorf("process %d of the fake is still alive", pid)
 				break

@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -437,68 +436,18 @@ func TestE2EBadInputs(t *testing.T) {
 	next()
 }
 
-// wireRecorder records, in the order a client reads them, the progress
-// notifications and responses that arrive: what is on the wire, whatever
-// order a client library then hands them to its user.
-type wireRecorder struct {
-	mcp.Transport
-	mu  sync.Mutex
-	log []string
-}
-
-func (w *wireRecorder) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := w.Transport.Connect(ctx)
-	return &recordingConn{Connection: c, w: w}, err
-}
-
-type recordingConn struct {
-	mcp.Connection
-	w *wireRecorder
-}
-
-func (c *recordingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	c.w.mu.Lock()
-	defer c.w.mu.Unlock()
-	switch m := msg.(type) {
-	case *jsonrpc.Request:
-		if m.Method == "notifications/progress" {
-			var p mcp.ProgressNotificationParams
-			json.Unmarshal(m.Params, &p)
-			c.w.log = append(c.w.log, fmt.Sprintf("%v:%v/%v:%s", p.ProgressToken, p.Progress, p.Total, p.Message))
-		}
-	case *jsonrpc.Response:
-		c.w.log = append(c.w.log, "response")
-	}
-	return msg, err
-}
-
 // Progress from the hosted server reaches the caller under the caller's
 // token, in order, every notification before the result.
 func TestE2EProgressIsRelayed(t *testing.T) {
-	cmd := exec.Command(colibriBin, "serve", "--external-config", writeRegistry(t, nil), "--external-call")
-	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
-	rec := &wireRecorder{Transport: &mcp.CommandTransport{Command: cmd}}
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
-	cs, err := client.Connect(t.Context(), rec, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	params := &mcp.CallToolParams{Name: "colibri_external_mcp_call_tool",
-		Arguments: map[string]any{"server": "demo", "name": "slow", "arguments": map[string]any{"steps": 3, "interval_ms": 20}}}
-	params.SetProgressToken("caller-token")
-	rec.mu.Lock()
-	rec.log = nil // forget initialize's response
-	rec.mu.Unlock()
-	res, err := cs.CallTool(t.Context(), params)
+	s := start(t, writeRegistry(t, nil), nil)
+	p := hostedCall("demo", "slow", map[string]any{"steps": 3, "interval_ms": 20})
+	p.SetProgressToken("caller-token")
+	res, err := s.cs.CallTool(t.Context(), p)
 	if err != nil || res.IsError {
 		t.Fatalf("slow: %v %v", err, res)
 	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	want := []string{"caller-token:1/3:step 1 of 3", "caller-token:2/3:step 2 of 3", "caller-token:3/3:step 3 of 3", "response"}
-	if !slices.Equal(rec.log, want) {
-		t.Errorf("on the wire = %q, want %q", rec.log, want)
+	want := []string{"progress caller-token 1/3 step 1 of 3", "progress caller-token 2/3 step 2 of 3", "progress caller-token 3/3 step 3 of 3", "response"}
+	if got := s.rec.take(); !slices.Equal(got, want) {
+		t.Errorf("on the wire = %q, want %q", got, want)
 	}
 }

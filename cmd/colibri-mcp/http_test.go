@@ -9,13 +9,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 )
 
 // httpColibri is colibri-mcp serving HTTP: its process and its /mcp URL.
@@ -212,7 +213,7 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the hosted server never started")
 		}
-		hosted = children(c.cmd.Process.Pid)
+		hosted = procs.Children(c.cmd.Process.Pid)
 	}
 	c.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -232,55 +233,8 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 		t.Fatal("colibri-mcp did not exit after SIGTERM")
 	}
 	for _, pid := range hosted {
-		if alive(pid) {
+		if procs.Alive(pid) {
 			t.Errorf("hosted process %d survived colibri", pid)
 		}
-	}
-}
-
-// children lists the processes whose parent is pid.
-func children(pid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z"
-}
-
-// 10 MB arguments and results pass intact over HTTP (stdio: TestE2EBadInputs).
-func TestHTTP10MBRoundTrip(t *testing.T) {
-	c := startHTTP(t, "127.0.0.1:0")
-	cs, err := connectHTTP(t, c.url, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	big := strings.Repeat("0123456789", 1<<20)
-	res := call(t, cs, "colibri_external_mcp_call_tool", map[string]any{"server": "demo", "name": "echo", "arguments": map[string]any{"message": big}})
-	if res.IsError || res.Content[0].(*mcp.TextContent).Text != "Echo: "+big {
-		t.Fatalf("10 MB round trip over HTTP failed (isError %v)", res.IsError)
 	}
 }

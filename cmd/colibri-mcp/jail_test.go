@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 )
 
 // Fake jail tools: each records its argv (NUL-separated, one file per tool
@@ -169,28 +171,11 @@ func checkRecorded(t *testing.T, f *jailFixture, want []string) {
 	if !found {
 		t.Fatalf("no %s was run; recorded: %v", want[0], rec)
 	}
-	for deadline := time.Now().Add(10 * time.Second); groupAlive(leader); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); len(procs.GroupMembers(leader)) > 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the jailed process group %d is still alive after the request", leader)
 		}
 	}
-}
-
-// groupAlive reports whether any live process is in process group pgid.
-func groupAlive(pgid int) bool {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
-			return true
-		}
-	}
-	return false
 }
 
 // Settings that cannot work are refused with kind jail before anything

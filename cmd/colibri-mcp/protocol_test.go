@@ -17,6 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 )
 
 // session is a client of a running colibri-mcp, with what it saw on the wire.
@@ -186,7 +188,7 @@ func TestProtocolCancel(t *testing.T) {
 					t.Fatal("no progress arrived")
 				}
 			}
-			hosted := children(s.pid)
+			hosted := procs.Children(s.pid)
 			s.rec.take()
 			cancel()
 			if err := <-errc; err == nil {
@@ -200,7 +202,7 @@ func TestProtocolCancel(t *testing.T) {
 				}
 			}
 			for _, pid := range hosted {
-				for deadline := time.Now().Add(6 * time.Second); alive(pid); time.Sleep(20 * time.Millisecond) {
+				for deadline := time.Now().Add(6 * time.Second); procs.Alive(pid); time.Sleep(20 * time.Millisecond) {
 					if time.Now().After(deadline) {
 						t.Fatalf("hosted process %d alive after the cancelled call's teardown bound", pid)
 					}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 )
 
 // A client from another implementation: the official TypeScript SDK
@@ -45,9 +47,9 @@ func TestTypeScriptClient(t *testing.T) {
 		c := startHTTP(t, "127.0.0.1:0")
 		run(t, "http", c.url)
 		// The aborted call's hosted process is gone.
-		for deadline := time.Now().Add(6 * time.Second); len(children(c.cmd.Process.Pid)) > 0; time.Sleep(20 * time.Millisecond) {
+		for deadline := time.Now().Add(6 * time.Second); len(procs.Children(c.cmd.Process.Pid)) > 0; time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("hosted processes left after the TypeScript client's cancel: %v", children(c.cmd.Process.Pid))
+				t.Fatalf("hosted processes left after the TypeScript client's cancel: %v", procs.Children(c.cmd.Process.Pid))
 			}
 		}
 	})

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 )
 
 type warmServers struct {
@@ -70,7 +72,7 @@ func TestWarmEverythingKeepsState(t *testing.T) {
 			pid = s.Warm.Processes[0].PID
 		}
 	}
-	if !alive(pid) {
+	if !procs.Alive(pid) {
 		t.Errorf("the warm pid %d shown is not alive", pid)
 	}
 }
@@ -89,7 +91,7 @@ func TestWarmNothingSurvivesColibri(t *testing.T) {
 				t.Fatal(err)
 			}
 			call(t, cs, "colibri_external_mcp_call_tool", map[string]any{"server": "warm", "name": "echo", "arguments": map[string]any{"message": "x"}})
-			hosted := children(cmd.Process.Pid)
+			hosted := procs.Children(cmd.Process.Pid)
 			if len(hosted) != 1 {
 				t.Fatalf("warm processes: %v", hosted)
 			}
@@ -104,7 +106,7 @@ func TestWarmNothingSurvivesColibri(t *testing.T) {
 				t.Errorf("colibri ended with %v, want exit 0", cmd.ProcessState)
 			}
 			for _, pid := range hosted {
-				if alive(pid) {
+				if procs.Alive(pid) {
 					t.Errorf("warm process %d survived colibri", pid)
 				}
 			}

@@ -7,14 +7,14 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 )
 
 // load makes 100 concurrent call-tool requests to the demo server through
@@ -84,7 +84,7 @@ func report(via string, cs *mcp.ClientSession, pid int) {
 		}
 		wg.Wait()
 	}
-	fmt.Printf("%-7s %6d %9d %10s %10s %10s %14s\n", via, len(lat), failures, ms(quantile(lat, 0.5)), ms(quantile(lat, 0.99)), ms(quantile(lat, 1)), mib(procStatus(pid, "VmHWM")))
+	fmt.Printf("%-7s %6d %9d %10s %10s %10s %14s\n", via, len(lat), failures, ms(quantile(lat, 0.5)), ms(quantile(lat, 0.99)), ms(quantile(lat, 1)), mib(procs.Memory(pid, "VmHWM")))
 }
 
 var urlRE = regexp.MustCompile(`url=(http://\S+/mcp)`)
@@ -103,24 +103,4 @@ func listeningURL(stderr interface{ Read([]byte) (int, error) }) (string, error)
 	return "", fmt.Errorf("colibri did not start listening")
 }
 
-// procStatus reads a "kB" field of /proc/PID/status, in bytes.
-func procStatus(pid int, field string) int64 {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return n << 10
-		}
-	}
-	return 0
-}
-
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
-
-func countFDs(pid int) int {
-	entries, _ := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "fd"))
-	return len(entries)
-}

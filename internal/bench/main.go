@@ -35,7 +35,8 @@ func main() {
 	peers := flag.String("peers", "testdata/peers", "where server-everything is installed")
 	n := flag.Int("n", 40, "iterations per side for server-everything (the demo server gets 5×)")
 	soakN := flag.Int("soak", 5000, "sequential calls of the soak")
-	only := flag.String("only", "", "run one part: ab, load or soak")
+	only := flag.String("only", "", "run one part: ab, warm, load or soak")
+	warmN := flag.Int("warm", 2000, "calls per side of the warm comparison")
 	flag.Parse()
 
 	demoAbs, _ := filepath.Abs(*demo)
@@ -57,11 +58,20 @@ func main() {
 	fmt.Printf("colibri-mcp bench: %s, %s/%s, %d CPUs, %s, %s\n", host, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), time.Now().UTC().Format("2006-01-02"))
 	fmt.Printf("hosted servers' environment on both sides: PATH, HOME (NODE_EXTRA_CA_CERTS unset)\n\n")
 	if *only == "" || *only == "ab" {
-		fmt.Printf("per-request call-tool through colibri vs a direct client (A/B alternated)\n")
+		fmt.Printf("per-request (cold) call-tool through colibri vs a direct client that spawns, initializes and calls (A/B alternated)\n")
 		fmt.Printf("%-11s %-28s %5s %10s %10s\n", "server", "measure", "n", "median", "p90")
 		for _, t := range targets {
 			if err := run(*colibri, t, env); err != nil {
 				fail(t.name, err)
+			}
+		}
+	}
+	if *only == "" || *only == "warm" {
+		fmt.Printf("\npersistent call-tool through colibri vs a direct client's warm session (A/B alternated)\n")
+		fmt.Printf("%-11s %-28s %5s %10s %10s\n", "server", "measure", "n", "median", "p90")
+		for _, t := range targets {
+			if err := warmAB(*colibri, t, env, *warmN); err != nil {
+				fail(t.name+" warm", err)
 			}
 		}
 	}
@@ -98,27 +108,11 @@ func registryFile(servers map[string]any) (path string, cleanup func(), err erro
 
 func run(colibri string, t target, env []string) error {
 	ctx := context.Background()
-	entry := map[string]any{"command": t.command}
-	if len(t.args) > 0 {
-		entry["args"] = t.args
-	}
-	reg, cleanup, err := registryFile(map[string]any{t.name: entry})
+	cs, cleanup, err := startColibri(colibri, t, "", env)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	cmd := exec.Command(colibri, "serve", "--external-config", reg, "--external-call", "--log-level", "warn")
-	cmd.Env = env
-	cmd.Stderr = os.Stderr
-	// The same (empty) client capabilities on both sides: colibri offers a
-	// hosted server exactly what its caller offers, and a roots capability
-	// would cost server-everything a roots/list round trip.
-	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		return fmt.Errorf("starting colibri: %w", err)
-	}
-	defer cs.Close()
 
 	viaColibri := func() (time.Duration, error) {
 		start := time.Now()
@@ -135,7 +129,7 @@ func run(colibri string, t target, env []string) error {
 		start := time.Now()
 		c := exec.Command(t.command, t.args...)
 		c.Env = env
-		dc := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+		dc := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, noCaps)
 		dcs, err := dc.Connect(ctx, &mcp.CommandTransport{Command: c}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			return 0, err
@@ -188,3 +182,33 @@ func quantile(xs []time.Duration, q float64) time.Duration {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
+
+// noCaps: the same (empty) client capabilities on both sides of every
+// comparison. colibri offers a hosted server exactly what its caller offers,
+// and a roots capability would cost server-everything a roots/list round trip.
+var noCaps = &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+
+// startColibri starts colibri-mcp serving a registry with t's server (with
+// the given lifecycle, "" for the default) and connects a client to it.
+func startColibri(colibri string, t target, lifecycle string, env []string) (*mcp.ClientSession, func(), error) {
+	entry := map[string]any{"command": t.command}
+	if len(t.args) > 0 {
+		entry["args"] = t.args
+	}
+	if lifecycle != "" {
+		entry["lifecycle"] = lifecycle
+	}
+	reg, removeReg, err := registryFile(map[string]any{t.name: entry})
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(colibri, "serve", "--external-config", reg, "--external-call", "--log-level", "warn")
+	cmd.Env, cmd.Stderr = env, os.Stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, noCaps).
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		removeReg()
+		return nil, nil, fmt.Errorf("starting colibri: %w", err)
+	}
+	return cs, func() { cs.Close(); removeReg() }, nil
+}

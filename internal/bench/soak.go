@@ -6,10 +6,11 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -46,7 +47,7 @@ func soak(demo string, n int) error {
 	pid := os.Getpid()
 	sample := func(i int, start time.Time) {
 		runtime.GC()
-		fmt.Printf("%7d %11d %5d %10s %8s\n", i, runtime.NumGoroutine(), countFDs(pid), mib(procStatus(pid, "VmRSS")), time.Since(start).Round(time.Second))
+		fmt.Printf("%7d %11d %5d %10s %8s\n", i, runtime.NumGoroutine(), procs.FDs(pid), mib(procs.Memory(pid, "VmRSS")), time.Since(start).Round(time.Second))
 	}
 	start := time.Now()
 	for i := 1; i <= n; i++ {
@@ -65,28 +66,10 @@ func soak(demo string, n int) error {
 	cs.Close()
 	ss.Close()
 	h.Close()
-	left := hostedLeft(pid)
+	left := len(procs.Children(pid))
 	fmt.Printf("hosted processes left after the soak: %d\n", left)
 	if left != 0 {
 		return fmt.Errorf("%d hosted processes survived the soak", left)
 	}
 	return nil
-}
-
-// hostedLeft counts live processes whose parent is pid.
-func hostedLeft(pid int) int {
-	entries, _ := os.ReadDir("/proc")
-	n := 0
-	for _, e := range entries {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(pid) {
-			n++
-		}
-	}
-	return n
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"time"
 
@@ -14,24 +13,11 @@ import (
 // against the same call on a direct client's warm session, alternating.
 func warmAB(colibri string, t target, env []string, n int) error {
 	ctx := context.Background()
-	entry := map[string]any{"command": t.command, "lifecycle": "persistent"}
-	if len(t.args) > 0 {
-		entry["args"] = t.args
-	}
-	reg, cleanup, err := registryFile(map[string]any{t.name: entry})
+	cs, cleanup, err := startColibri(colibri, t, "persistent", env)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	noCaps := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
-	cmd := exec.Command(colibri, "serve", "--external-config", reg, "--external-call", "--log-level", "warn")
-	cmd.Env, cmd.Stderr = env, os.Stderr
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, noCaps).
-		Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		return err
-	}
-	defer cs.Close()
 	dcmd := exec.Command(t.command, t.args...)
 	dcmd.Env = env
 	dcs, err := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, noCaps).
