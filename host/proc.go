@@ -145,24 +145,23 @@ func (h *Host) buildCmd(srv *registry.Server) (*exec.Cmd, error) {
 					Err: fmt.Errorf("jail helper: %w", err), Hint: "install the helper or set COLIBRI_JAIL_HELPER"}
 			}
 		}
-		path, err := lookPath(argv[0], envValue(env, "PATH"))
-		if filepath.IsAbs(argv[0]) {
-			path, err = argv[0], nil
+		if !filepath.IsAbs(argv[0]) { // jexec, jail or mdo: found on the child's PATH
+			path, err := lookPath(argv[0], envValue(env, "PATH"))
+			if err != nil {
+				return nil, &Error{Kind: KindJail, Server: srv.Name, Phase: PhaseSpawn, Err: err,
+					Hint: "the jail tools must be on the child's PATH"}
+			}
+			argv[0] = path
 		}
-		if err != nil {
-			return nil, &Error{Kind: KindJail, Server: srv.Name, Phase: PhaseSpawn, Err: err,
-				Hint: "the jail tools must be on the child's PATH"}
-		}
-		argv[0] = path
 	}
 	cmd := &exec.Cmd{
 		Path:        argv[0],
 		Args:        argv,
 		Env:         env,
-		Dir:         srv.Cwd,
+		Dir:         srv.Cwd, // never set with a jail: the registry refuses cwd there
 		SysProcAttr: sysProcAttr(),
 	}
-	if srv.Cwd != "" && srv.Jail == nil {
+	if srv.Cwd != "" {
 		if st, err := os.Stat(srv.Cwd); err != nil || !st.IsDir() {
 			return nil, &Error{Kind: KindSpawn, Server: srv.Name, Phase: PhaseSpawn,
 				Err: fmt.Errorf("cwd %s is not a directory", srv.Cwd)}
@@ -282,6 +281,11 @@ func (p *proc) hasExited(d time.Duration) bool {
 }
 
 func (p *proc) exitStatus() string {
+	select {
+	case <-p.exited:
+	default:
+		return "is still running"
+	}
 	if p.waitErr == nil {
 		return "exited with status 0"
 	}

@@ -233,6 +233,9 @@ func (s *Server) check(file string) []Problem {
 			s.Command = abs
 		}
 	}
+	if s.Cwd != "" && s.Jail != nil {
+		ps = append(ps, Problem{Location: at("/cwd"), Message: `"cwd" cannot go with "jail": jexec and jail -c start the command in the jail's root; pass a directory in the server's own arguments instead`})
+	}
 	if s.Cwd != "" && !filepath.IsAbs(s.Cwd) && s.Jail == nil {
 		dir := "."
 		if file != "" {

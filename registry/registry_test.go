@@ -45,6 +45,8 @@ func TestParseErrorsNameTheLocation(t *testing.T) {
 			[]string{`/servers/demo/jail: give exactly one of "name"`}},
 		{"jail unknown key", `{"servers":{"demo":{"command":"/x","jail":{"name":"a","ip":"1.2.3.4"}}}}`,
 			[]string{"/servers/demo/jail: additional properties 'ip' not allowed"}},
+		{"cwd with a jail", `{"servers":{"demo":{"command":"/x","cwd":"/srv","jail":{"name":"mcp0"}}}}`,
+			[]string{`/servers/demo/cwd: "cwd" cannot go with "jail"`}},
 		{"idle without persistent", `{"servers":{"demo":{"command":"x","idle_timeout_ms":5}}}`,
 			[]string{"/servers/demo/idle_timeout_ms: idle_timeout_ms applies only with"}},
 		{"two problems", `{"servers":{"a":{"command":1},"b":{"command":"x","args":"y"}}}`,
