@@ -1,15 +1,19 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
 // Input schemas of the three tools. They are written out, not inferred, so
@@ -143,30 +147,53 @@ func (s *Service) handleCallTool(ctx context.Context, req *mcp.CallToolRequest) 
 	return res, nil
 }
 
-// decodeInput decodes a tool's own arguments strictly: an unknown key or a
-// wrong type is an invalid_arguments error that names the tool and the key.
+// inputSchemas are the three tools' input schemas, compiled once: colibri
+// checks its own inputs against exactly what it advertises.
+var inputSchemas = func() map[string]*jsonschema.Schema {
+	m := map[string]*jsonschema.Schema{}
+	for _, t := range Tools() {
+		raw := t.InputSchema.(json.RawMessage)
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			panic(fmt.Sprintf("tools: %s: input schema: %v", t.Name, err))
+		}
+		c := jsonschema.NewCompiler()
+		url := "colibri:///" + t.Name + ".json"
+		if err := c.AddResource(url, doc); err != nil {
+			panic(fmt.Sprintf("tools: %s: input schema: %v", t.Name, err))
+		}
+		m[t.Name] = c.MustCompile(url)
+	}
+	return m
+}()
+
+// decodeInput checks a tool's own arguments against its input schema (an
+// unknown key, a wrong type or a missing key is invalid_arguments naming the
+// JSON location), then decodes them into v.
 func decodeInput(tool string, raw json.RawMessage, v any) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = json.RawMessage("{}")
 	}
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		msg := err.Error()
-		if te, ok := err.(*json.UnmarshalTypeError); ok {
-			msg = fmt.Sprintf("/%s: got %s, want %s", strings.ReplaceAll(te.Field, ".", "/"), te.Value, te.Type)
-		}
+	invalid := func(msg string) error {
 		return &host.Error{Kind: host.KindInvalidArguments, Err: fmt.Errorf("%s: arguments: %s", tool, msg)}
 	}
-	if tool == CallToolTool {
-		var req struct{ Server, Name string }
-		_ = json.Unmarshal(raw, &req)
-		switch {
-		case req.Server == "":
-			return &host.Error{Kind: host.KindInvalidArguments, Err: fmt.Errorf("%s: arguments: /server: required", tool)}
-		case req.Name == "":
-			return &host.Error{Kind: host.KindInvalidArguments, Err: fmt.Errorf("%s: arguments: /name: required", tool)}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return invalid("invalid JSON: " + err.Error())
+	}
+	if err := inputSchemas[tool].Validate(doc); err != nil {
+		var ve *jsonschema.ValidationError
+		if !errors.As(err, &ve) {
+			return invalid(err.Error())
 		}
+		var msgs []string
+		for _, p := range registry.SchemaProblems(ve) {
+			msgs = append(msgs, p.String())
+		}
+		return invalid(strings.Join(msgs, "; "))
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return invalid(err.Error()) // cannot happen once the schema passed
 	}
 	return nil
 }
