@@ -26,16 +26,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Usage: "one trusted, confined, observable door to many MCP servers",
 		Description: "colibri-mcp is an MCP server that hosts the stdio MCP servers of a JSON registry.\n" +
 			"Without a command it serves MCP over stdio, as editors expect.",
-		Version:                version,
-		DefaultCommand:         "serve",
-		Reader:                 stdin,
-		Writer:                 stdout,
-		ErrWriter:              stderr,
-		EnableShellCompletion:  false,
-		HideHelpCommand:        true,
-		UseShortOptionHandling: false,
-		Flags:                  globalFlags(),
-		ExitErrHandler:         func(context.Context, *cli.Command, error) {}, // exit codes are main's
+		Version:         version,
+		DefaultCommand:  "serve",
+		Reader:          stdin,
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		Flags:           globalFlags(),
+		ExitErrHandler:  func(context.Context, *cli.Command, error) {}, // exit codes are main's
 		Commands: []*cli.Command{
 			{
 				Name:      "serve",
