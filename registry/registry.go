@@ -201,49 +201,90 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 	if reg.Servers == nil {
 		reg.Servers = map[string]*Server{}
 	}
-	var problems []Problem
-	for _, name := range reg.Names() {
-		s := reg.Servers[name]
+	for name, s := range reg.Servers {
 		s.Name = name
-		problems = append(problems, s.check(path)...)
+		s.resolve(path)
 	}
-	if len(problems) > 0 {
-		return nil, &Error{File: path, Problems: problems}
+	if err := reg.Validate(); err != nil {
+		return nil, err
 	}
 	return reg, nil
 }
 
-// check applies the rules a JSON Schema cannot state clearly, and resolves a
-// relative command against the registry's folder.
-func (s *Server) check(file string) []Problem {
-	var ps []Problem
-	at := func(key string) string { return "/servers/" + escapePointer(s.Name) + key }
-	switch {
-	case filepath.IsAbs(s.Command):
-	case strings.Contains(s.Command, "/"):
-		if s.Jail != nil {
-			ps = append(ps, Problem{Location: at("/command"), Message: "a jailed command must be an absolute path inside the jail or a bare name, not a relative path"})
-			break
-		}
-		dir := "."
-		if file != "" {
-			dir = filepath.Dir(file)
-		}
+// resolve makes a relative command (one with a "/") and a relative cwd
+// absolute, against the folder of the registry file. A jailed server's
+// paths are inside the jail and stay as they are.
+func (s *Server) resolve(file string) {
+	if s.Jail != nil {
+		return
+	}
+	dir := "."
+	if file != "" {
+		dir = filepath.Dir(file)
+	}
+	if !filepath.IsAbs(s.Command) && strings.Contains(s.Command, "/") {
 		if abs, err := filepath.Abs(filepath.Join(dir, s.Command)); err == nil {
 			s.Command = abs
 		}
 	}
-	if s.Cwd != "" && s.Jail != nil {
-		ps = append(ps, Problem{Location: at("/cwd"), Message: `"cwd" cannot go with "jail": jexec and jail -c start the command in the jail's root; pass a directory in the server's own arguments instead`})
-	}
-	if s.Cwd != "" && !filepath.IsAbs(s.Cwd) && s.Jail == nil {
-		dir := "."
-		if file != "" {
-			dir = filepath.Dir(file)
-		}
+	if s.Cwd != "" && !filepath.IsAbs(s.Cwd) {
 		if abs, err := filepath.Abs(filepath.Join(dir, s.Cwd)); err == nil {
 			s.Cwd = abs
 		}
+	}
+}
+
+// Validate checks the rules a JSON Schema cannot state clearly, for every
+// server; Parse calls it, and a registry built in code should too.
+func (r *Registry) Validate() error {
+	var problems []Problem
+	for _, name := range r.Names() {
+		s := r.Servers[name]
+		if !validName(name) {
+			problems = append(problems, Problem{Location: "/servers/" + escapePointer(name), Message: fmt.Sprintf("the name %q is not allowed: want %s", name, namePattern)})
+		}
+		if s.Command == "" {
+			problems = append(problems, Problem{Location: "/servers/" + escapePointer(name) + "/command", Message: "is required"})
+		}
+		problems = append(problems, s.problems()...)
+	}
+	if len(problems) > 0 {
+		return &Error{File: r.Path, Problems: problems}
+	}
+	return nil
+}
+
+// namePattern is the rule for server names (CONTRACT.md section 3), also in
+// the schema.
+const namePattern = `^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`
+
+func validName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i, c := range name {
+		switch {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case i > 0 && (c == '_' || c == '.' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// problems are the server's own rule breaks.
+func (s *Server) problems() []Problem {
+	var ps []Problem
+	at := func(key string) string { return "/servers/" + escapePointer(s.Name) + key }
+	if s.Jail != nil && !filepath.IsAbs(s.Command) && strings.Contains(s.Command, "/") {
+		ps = append(ps, Problem{Location: at("/command"), Message: "a jailed command must be an absolute path inside the jail or a bare name, not a relative path"})
+	}
+	if s.Cwd != "" && s.Jail != nil {
+		ps = append(ps, Problem{Location: at("/cwd"), Message: `"cwd" cannot go with "jail": jexec and jail -c start the command in the jail's root; pass a directory in the server's own arguments instead`})
+	}
+	if s.Lifecycle != "" && s.Lifecycle != PerRequest && s.Lifecycle != Persistent {
+		ps = append(ps, Problem{Location: at("/lifecycle"), Message: fmt.Sprintf("%q: want %q or %q", s.Lifecycle, PerRequest, Persistent)})
 	}
 	if s.IdleMS > 0 && !s.IsPersistent() {
 		ps = append(ps, Problem{Location: at("/idle_timeout_ms"), Message: `idle_timeout_ms applies only with "lifecycle": "persistent"`})

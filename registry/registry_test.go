@@ -188,3 +188,28 @@ func TestLoaderSeesEdits(t *testing.T) {
 		t.Fatal("a broken edit was not reported")
 	}
 }
+
+// A registry built in code is held to the same rules as a parsed one.
+func TestValidateBuiltInCode(t *testing.T) {
+	reg := &registry.Registry{Servers: map[string]*registry.Server{
+		"ok":    {Name: "ok", Command: "/bin/srv"},
+		"-bad":  {Name: "-bad", Command: "/bin/srv"},
+		"nocmd": {Name: "nocmd"},
+		"both":  {Name: "both", Command: "/srv", Jail: &registry.Jail{Name: "a", Path: "/b"}},
+		"warm":  {Name: "warm", Command: "/srv", Lifecycle: "warm"},
+	}}
+	err := reg.Validate()
+	for _, want := range []string{`/servers/-bad: the name "-bad" is not allowed`, "/servers/nocmd/command: is required",
+		`/servers/both/jail: "name" and "path" exclude each other`, `/servers/warm/lifecycle: "warm"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v, want it to say %s", err, want)
+		}
+	}
+	delete(reg.Servers, "-bad")
+	delete(reg.Servers, "nocmd")
+	delete(reg.Servers, "both")
+	delete(reg.Servers, "warm")
+	if err := reg.Validate(); err != nil {
+		t.Errorf("a valid registry: %v", err)
+	}
+}

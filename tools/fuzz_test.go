@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
@@ -41,4 +42,30 @@ func FuzzCallArguments(f *testing.F) {
 			t.Fatalf("accepted arguments do not re-encode: %v", err)
 		}
 	})
+}
+
+func TestDecodeInput(t *testing.T) {
+	var in struct {
+		Server    string          `json:"server"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	for raw, wantErr := range map[string]string{
+		`{"server":"a","name":"b"}`:                   "",
+		`{"server":"a","name":"b","arguments":null}`:  "",
+		`{"server":"a","name":"b","arguments":{}}`:    "",
+		`{"server":"a","name":"b","arguments":[]}`:    "/arguments: got array, want object",
+		`{"server":"a"}`:                              "/: missing property 'name'",
+		`{"server":3,"name":"b"}`:                     "/server: got number, want string",
+		`{"server":"a","name":"b","extra":1}`:         "additional properties 'extra' not allowed",
+		`{"server":"a","name":"b","arguments":{"x"}}`: "invalid JSON",
+	} {
+		err := decodeInput(CallToolTool, json.RawMessage(raw), &in)
+		switch {
+		case wantErr == "" && err != nil:
+			t.Errorf("%s: %v", raw, err)
+		case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr) || host.KindOf(err) != host.KindInvalidArguments):
+			t.Errorf("%s: %v, want invalid_arguments saying %q", raw, err, wantErr)
+		}
+	}
 }

@@ -181,6 +181,15 @@ func decodeInput(tool string, raw json.RawMessage, v any) error {
 	if err != nil {
 		return invalid("invalid JSON: " + err.Error())
 	}
+	if m, ok := doc.(map[string]any); ok {
+		// A null optional key ("arguments": null, as some clients send for
+		// "no arguments") is taken as absent.
+		for k, v := range m {
+			if v == nil {
+				delete(m, k)
+			}
+		}
+	}
 	if err := inputSchemas[tool].Validate(doc); err != nil {
 		var ve *jsonschema.ValidationError
 		if !errors.As(err, &ve) {
