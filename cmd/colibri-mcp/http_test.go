@@ -238,3 +238,24 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 		}
 	}
 }
+
+// A request body past COLIBRI_MCP_MAX_RESULT_BYTES + 1 MiB is refused (413)
+// without being read whole.
+func TestHTTPBodyLimit(t *testing.T) {
+	c := startHTTP(t, "127.0.0.1:0", "--max-result-bytes", "1000000")
+	body := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("p", 3<<20) + `"}}`
+	req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 3 MiB body with a 2 MiB limit: %d, want 413", resp.StatusCode)
+	}
+	if code := post(t, c.url, nil); code == http.StatusRequestEntityTooLarge {
+		t.Error("a small request after the large one was refused")
+	}
+}
