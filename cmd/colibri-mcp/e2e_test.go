@@ -451,3 +451,39 @@ func TestE2EProgressIsRelayed(t *testing.T) {
 		t.Errorf("on the wire = %q, want %q", got, want)
 	}
 }
+
+// A caller on the SDK's newest protocol (2026-07-28, stateless discovery)
+// gets the same service: calls, results and progress.
+func TestE2ENewestProtocolCaller(t *testing.T) {
+	cmd := exec.Command(colibriBin, "serve", "--external-config", writeRegistry(t, nil), "--external-call")
+	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
+	var mu sync.Mutex
+	var progress []float64
+	client := mcp.NewClient(&mcp.Implementation{Name: "newest", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			progress = append(progress, r.Params.Progress)
+		},
+	})
+	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil) // no pinned version
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v == "2025-11-25" {
+		t.Logf("negotiated %s (the SDK's newest is not newer here)", v)
+	}
+	p := hostedCall("demo", "slow", map[string]any{"steps": 3, "interval_ms": 10})
+	p.SetProgressToken("t")
+	res, err := cs.CallTool(t.Context(), p)
+	if err != nil || res.IsError || textOf(res) != "done after 3 steps" {
+		t.Fatalf("%v %v", err, res)
+	}
+	time.Sleep(50 * time.Millisecond) // the client dispatches notifications after the result
+	mu.Lock()
+	defer mu.Unlock()
+	if len(progress) == 0 {
+		t.Error("no progress reached a newest-protocol caller")
+	}
+}
