@@ -480,10 +480,11 @@ func TestE2ENewestProtocolCaller(t *testing.T) {
 	if err != nil || res.IsError || textOf(res) != "done after 3 steps" {
 		t.Fatalf("%v %v", err, res)
 	}
-	time.Sleep(50 * time.Millisecond) // the client dispatches notifications after the result
-	mu.Lock()
-	defer mu.Unlock()
-	if len(progress) == 0 {
-		t.Error("no progress reached a newest-protocol caller")
+	// The client library may dispatch notifications after the result.
+	got := func() int { mu.Lock(); defer mu.Unlock(); return len(progress) }
+	for deadline := time.Now().Add(2 * time.Second); got() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no progress reached a newest-protocol caller")
+		}
 	}
 }
