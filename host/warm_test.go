@@ -187,7 +187,9 @@ func TestWarmFailingServerDoesNotSlowOthers(t *testing.T) {
 	h := newHarness(t, host.Options{Timeout: 2 * time.Second})
 	bad, good := persistent("hang-init"), persistent("ok")
 	go h.CallTool(context.Background(), bad, "echo", nil, nil)
-	time.Sleep(50 * time.Millisecond)
+	for len(h.spawned()) == 0 { // the hanging server is starting
+		time.Sleep(5 * time.Millisecond)
+	}
 	start := time.Now()
 	callText(t, h, good, "echo", map[string]any{"message": "x"})
 	if d := time.Since(start); d > time.Second {

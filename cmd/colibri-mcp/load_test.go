@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 )
 
 // callConcurrently makes n calls of demo's echo at once and returns the
@@ -70,7 +72,8 @@ func TestLoad100Concurrent(t *testing.T) {
 func TestIsolationFromAHungServer(t *testing.T) {
 	self, _ := os.Executable()
 	reg := writeRegistry(t, registryDoc{"hung": {"command": self, "env": map[string]any{chaosEnv: "hang-call"}, "call_timeout_ms": 20000}})
-	cs := connect(t, reg, "COLIBRI_MCP_EXTERNAL_CALL=1")
+	s := start(t, reg, nil)
+	cs := s.cs
 
 	// Baseline: the same calls with nothing hung.
 	_, baseline := callConcurrently(t, cs, 10)
@@ -81,7 +84,11 @@ func TestIsolationFromAHungServer(t *testing.T) {
 		go cs.CallTool(ctx, &mcp.CallToolParams{Name: "colibri_external_mcp_call_tool",
 			Arguments: map[string]any{"server": "hung", "name": "any"}})
 	}
-	time.Sleep(300 * time.Millisecond) // the hung calls are in flight
+	for deadline := time.Now().Add(10 * time.Second); len(procs.Children(s.pid)) < 4; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the hung servers never started")
+		}
+	}
 	failures, slowest := callConcurrently(t, cs, 10)
 	if len(failures) > 0 {
 		t.Fatalf("calls to a healthy server failed next to a hung one: %v", failures)
