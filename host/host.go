@@ -86,7 +86,7 @@ type Host struct {
 	opts    Options
 	log     *slog.Logger
 	slots   chan struct{}
-	bg      sync.WaitGroup // teardowns running after their answer
+	bg      tasks // teardowns running after their answer
 	schemas schemaCache
 	lists   listCache
 	pool    pool
@@ -190,10 +190,48 @@ func (h *Host) acquireSlot(ctx context.Context, server string) error {
 func (h *Host) releaseSlot() { <-h.slots }
 
 // background runs f after the caller has its answer; Close waits for it.
-func (h *Host) background(f func()) {
-	h.bg.Add(1)
+func (h *Host) background(f func()) { h.bg.Go(f) }
+
+// tasks counts goroutines that Close must wait for. Unlike a
+// sync.WaitGroup, work may start while Wait is waiting (a warm server's idle
+// timer can fire during Close), and Wait waits for that too.
+type tasks struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to zero while Wait waits
+}
+
+// Go runs f in a goroutine counted by t.
+func (t *tasks) Go(f func()) {
+	t.mu.Lock()
+	t.n++
+	t.mu.Unlock()
 	go func() {
-		defer h.bg.Done()
+		defer func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if t.n--; t.n == 0 && t.idle != nil {
+				close(t.idle)
+				t.idle = nil
+			}
+		}()
 		f()
 	}()
+}
+
+// Wait waits until no counted goroutine runs.
+func (t *tasks) Wait() {
+	for {
+		t.mu.Lock()
+		if t.n == 0 {
+			t.mu.Unlock()
+			return
+		}
+		if t.idle == nil {
+			t.idle = make(chan struct{})
+		}
+		idle := t.idle
+		t.mu.Unlock()
+		<-idle
+	}
 }

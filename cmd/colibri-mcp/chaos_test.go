@@ -5,6 +5,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -88,6 +89,20 @@ func rawHandshake(then func(method string, id json.RawMessage)) func(string, jso
 }
 
 var chaosFakes = map[string]func(){
+	// Answers calls, and leaves when its stdin closes.
+	"polite": func() {
+		s := mcp.NewServer(&mcp.Implementation{Name: "polite", Version: "1"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "any"}, func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "polite"}}}, nil, nil
+		})
+		s.Run(context.Background(), &mcp.StdioTransport{})
+	},
+	// Answers calls, and stays when its stdin closes.
+	"linger": func() {
+		rawServe(rawHandshake(func(_ string, id json.RawMessage) {
+			rawReply(id, `{"content":[{"type":"text","text":"lingering"}]}`)
+		}))
+	},
 	"sleeper": func() {
 		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP)
 		time.Sleep(time.Hour)

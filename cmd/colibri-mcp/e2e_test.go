@@ -36,6 +36,10 @@ func TestMain(m *testing.M) {
 		runFlood()
 		return
 	}
+	if filepath.Base(os.Args[0]) == "mdo" {
+		runFakeMdo()
+		return
+	}
 	if name := os.Getenv(chaosEnv); name != "" {
 		recordPid()
 		chaosFakes[name]()

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+)
+
+// The uids of the privilege test: colibri runs as nobody, the hosted
+// server as another user, so colibri cannot signal it.
+const (
+	colibriUID = 65534 // nobody
+	serverUID  = 65533
+)
+
+// runFakeMdo plays mdo(1) when this test binary, installed setuid root, runs
+// under the name mdo: it becomes another unprivileged user and runs the rest
+// of its arguments, as mdo -u would.
+func runFakeMdo() {
+	if err := syscall.Setgid(serverUID); err != nil {
+		fmt.Fprintln(os.Stderr, "fake mdo: setgid:", err)
+		os.Exit(1)
+	}
+	if err := syscall.Setuid(serverUID); err != nil {
+		fmt.Fprintln(os.Stderr, "fake mdo: setuid:", err)
+		os.Exit(1)
+	}
+	path, err := exec.LookPath(os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake mdo:", err)
+		os.Exit(1)
+	}
+	fmt.Fprintln(os.Stderr, "fake mdo: exec", os.Args[1:], syscall.Exec(path, os.Args[1:], os.Environ()))
+	os.Exit(1)
+}
+
+func copyFile(t *testing.T, from, to string, mode os.FileMode) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(to, mode); err != nil { // WriteFile's mode passes through the umask
+		t.Fatal(err)
+	}
+}
+
+// An unprivileged colibri whose hosted server runs as another user cannot
+// signal it (EPERM). Closing stdin is then the only stop: a server that
+// leaves on EOF is gone within the bound; one that does not is logged, and
+// neither request nor colibri's own exit waits on it past the bound.
+func TestUnprivilegedColibriStopsServersByClosingStdin(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPING: needs root, to run colibri as nobody and a setuid fake mdo")
+	}
+	dir, err := os.MkdirTemp("", "colibri-eperm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	self, _ := os.Executable()
+	copyFile(t, colibriBin, filepath.Join(dir, "colibri-mcp"), 0o755)
+	copyFile(t, self, filepath.Join(dir, "fake"), 0o755)
+	copyFile(t, self, filepath.Join(dir, "mdo"), 0o4755|os.ModeSetuid)
+	copyFile(t, filepath.Join(newJailFixture(t).bin, "jexec"), filepath.Join(dir, "jexec"), 0o755)
+	// jexec records into $FAKE_JAIL_RECORD: give it a place nobody may write.
+	records := filepath.Join(dir, "records")
+	os.Mkdir(records, 0o777)
+	os.Chmod(records, 0o777)
+
+	entry := func(fake string) map[string]any {
+		return map[string]any{"command": filepath.Join(dir, "fake"), "jail": map[string]any{"name": "mcp0"},
+			"env": map[string]any{"PATH": dir + ":/usr/bin:/bin", chaosEnv: fake, "FAKE_JAIL_RECORD": filepath.Join(records, "r")}}
+	}
+	b, _ := json.Marshal(map[string]any{"servers": map[string]any{"polite": entry("polite"), "linger": entry("linger")}})
+	reg := filepath.Join(dir, "external-mcp.json")
+	os.WriteFile(reg, b, 0o644)
+
+	cmd := exec.Command(filepath.Join(dir, "colibri-mcp"), "serve", "--external-config", reg, "--external-call", "--log-level", "debug")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "COLIBRI_JAIL_PRIV_MODE=mdo", "HOME=/"}
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: colibriUID, Gid: colibriUID}}
+	logs := &lockedWriter{w: &strings.Builder{}}
+	cmd.Stderr = logs
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "eperm", Version: "1"}, nil).
+		Connect(t.Context(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 30 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, logs)
+	}
+	colibriPid := cmd.Process.Pid
+
+	hostedOf := func() []int { return procs.Children(colibriPid) }
+
+	// A polite server: colibri closes its stdin, and it leaves.
+	res := call(t, cs, "colibri_external_mcp_call_tool", map[string]any{"server": "polite", "name": "any"})
+	if res.IsError || textOf(res) != "polite" {
+		t.Fatalf("polite: %v\n%s", res.Content, logs)
+	}
+	for deadline := time.Now().Add(6 * time.Second); len(hostedOf()) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the polite server (uid %d) outlived its stdin: %v", serverUID, hostedOf())
+		}
+	}
+
+	// A lingering server: the answer is on time; colibri cannot kill it and
+	// says so; the next request is served.
+	start := time.Now()
+	res = call(t, cs, "colibri_external_mcp_call_tool", map[string]any{"server": "linger", "name": "any"})
+	if res.IsError || textOf(res) != "lingering" || time.Since(start) > 5*time.Second {
+		t.Fatalf("linger: %v after %s", res.Content, time.Since(start))
+	}
+	var survivors []int
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "cannot signal the server's process group"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no warning that the server could not be signalled:\n%s", logs)
+		}
+	}
+	survivors = hostedOf()
+	t.Cleanup(func() {
+		for _, pid := range survivors {
+			syscall.Kill(pid, syscall.SIGKILL) // the test is root; colibri was not
+		}
+	})
+	res = call(t, cs, "colibri_external_mcp_call_tool", map[string]any{"server": "polite", "name": "any"})
+	if res.IsError {
+		t.Fatalf("the next request: %v", res.Content)
+	}
+
+	// colibri's own exit is bounded, survivor or not.
+	start = time.Now()
+	cs.Close()
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("colibri took %s to exit", d)
+	}
+}
