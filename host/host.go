@@ -98,42 +98,22 @@ func New(opts Options) *Host {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
-	}
-	if opts.MaxProcs <= 0 {
-		opts.MaxProcs = DefaultMaxProcs
-	}
-	if opts.MaxResultBytes <= 0 {
-		opts.MaxResultBytes = DefaultMaxResultBytes
-	}
-	if opts.Retries <= 0 {
-		opts.Retries = DefaultRetries
-	}
-	if opts.RetryBackoff <= 0 {
-		opts.RetryBackoff = DefaultRetryBackoff
-	}
-	if opts.TerminateGrace <= 0 {
-		opts.TerminateGrace = DefaultTerminateGrace
+	if opts.Environ == nil {
+		opts.Environ = os.Environ
 	}
 	if opts.JailPriv == "" {
 		opts.JailPriv = jail.PrivNone
 	}
-	if opts.Environ == nil {
-		opts.Environ = os.Environ
-	}
-	if opts.PingInterval <= 0 {
-		opts.PingInterval = DefaultPingInterval
-	}
-	if opts.CircuitThreshold <= 0 {
-		opts.CircuitThreshold = DefaultCircuitThreshold
-	}
-	if opts.Cooldown <= 0 {
-		opts.Cooldown = DefaultCooldown
-	}
-	if opts.CooldownMax <= 0 {
-		opts.CooldownMax = DefaultCooldownMax
-	}
+	orDefault(&opts.Timeout, DefaultTimeout)
+	orDefault(&opts.MaxProcs, DefaultMaxProcs)
+	orDefault(&opts.MaxResultBytes, DefaultMaxResultBytes)
+	orDefault(&opts.Retries, DefaultRetries)
+	orDefault(&opts.RetryBackoff, DefaultRetryBackoff)
+	orDefault(&opts.TerminateGrace, DefaultTerminateGrace)
+	orDefault(&opts.PingInterval, DefaultPingInterval)
+	orDefault(&opts.CircuitThreshold, DefaultCircuitThreshold)
+	orDefault(&opts.Cooldown, DefaultCooldown)
+	orDefault(&opts.CooldownMax, DefaultCooldownMax)
 	h := &Host{
 		opts:  opts,
 		log:   opts.Logger,
@@ -141,6 +121,13 @@ func New(opts Options) *Host {
 	}
 	h.pool.h = h
 	return h
+}
+
+// orDefault sets *v to def when it is zero or negative.
+func orDefault[T int | int64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // Close shuts every warm session down and waits for every hosted process
