@@ -104,7 +104,7 @@ func TestCLIExitCodesAndJSON(t *testing.T) {
 		code int
 		kind string // the colibri_error kind printed by --json
 	}{
-		{"call ok", call("demo", "echo", "--args", `{"message":"x"}`, "--json"), 0, ""},
+		{"call ok", call("demo", "echo", "--args", `{"message":"x"}`), 0, ""},
 		{"hosted isError", call("demo", "fail", "--json"), 1, ""},
 		{"unknown server", call("nope", "echo", "--json"), 1, "unknown_server"},
 		{"unknown tool", call("demo", "nope", "--json"), 1, "unknown_tool"},
@@ -134,6 +134,21 @@ func TestCLIExitCodesAndJSON(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// call --json prints the hosted tool's structuredContent: the same JSON a
+// client of the MCP tool finds there.
+func TestCLICallJSONIsStructuredContent(t *testing.T) {
+	reg := writeRegistry(t, nil)
+	code, out, stderr := runCLI(t, nil, "--external-config", reg, "--external-call", "call", "demo", "add", "--args", `{"a":2,"b":40}`, "--json")
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || got["sum"] != 42.0 || len(got) != 1 {
+		t.Errorf("exit %d: %q (%s), want {\"sum\": 42}", code, out, stderr)
+	}
+	code, out, _ = runCLI(t, nil, "--external-config", reg, "--external-call", "call", "demo", "echo", "--args", `{"message":"x"}`, "--json")
+	if code != 0 || strings.TrimSpace(out) != "null" {
+		t.Errorf("a text-only result: exit %d: %q, want null", code, out)
 	}
 }
 

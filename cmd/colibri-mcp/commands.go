@@ -164,9 +164,10 @@ func cmdCall(ctx context.Context, s *settings, server, tool, args string, asJSON
 		return report(err, asJSON, stdout, stderr)
 	}
 	if asJSON {
-		// A successful call passes the hosted result through; its JSON is
-		// what the MCP tool returns.
-		writeJSON(stdout, res)
+		// The call tool passes the hosted result through, so its
+		// structuredContent is the hosted tool's own: null when the tool
+		// returns none (text only), as CONTRACT.md section 1 has it.
+		writeJSON(stdout, res.StructuredContent)
 	} else {
 		printResult(stdout, res)
 	}
