@@ -114,17 +114,7 @@ func run(colibri string, t target, env []string) error {
 	}
 	defer cleanup()
 
-	viaColibri := func() (time.Duration, error) {
-		start := time.Now()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "colibri_external_mcp_call_tool",
-			Arguments: map[string]any{"server": t.name, "name": t.tool, "arguments": t.toolArg}})
-		d := time.Since(start)
-		if err == nil && res.IsError {
-			b, _ := json.Marshal(res)
-			err = fmt.Errorf("colibri: %s", b)
-		}
-		return d, err
-	}
+	viaColibri := colibriCall(ctx, cs, t)
 	direct := func() (time.Duration, error) {
 		start := time.Now()
 		c := exec.Command(t.command, t.args...)
@@ -140,33 +130,9 @@ func run(colibri string, t target, env []string) error {
 		return d, err
 	}
 
-	for range 3 { // warm caches on both sides
-		if _, err := viaColibri(); err != nil {
-			return err
-		}
-		if _, err := direct(); err != nil {
-			return err
-		}
-	}
-	var a, d []time.Duration
-	type side struct {
-		measure func() (time.Duration, error)
-		into    *[]time.Duration
-	}
-	ab := []side{{viaColibri, &a}, {direct, &d}}
-	for i := range t.n {
-		order := ab
-		if i%2 == 1 { // alternate which side goes first
-			order = []side{ab[1], ab[0]}
-		}
-		for _, s := range order {
-			x, err := s.measure()
-			if err != nil {
-				return err
-			}
-			*s.into = append(*s.into, x)
-			time.Sleep(t.pause)
-		}
+	a, d, err := alternate(3, t.n, t.pause, viaColibri, direct)
+	if err != nil {
+		return err
 	}
 	ma, md := quantile(a, 0.5), quantile(d, 0.5)
 	fmt.Printf("%-11s %-28s %5d %10s %10s\n", t.name, "colibri call-tool (per request)", len(a), ms(ma), ms(quantile(a, 0.9)))
@@ -211,4 +177,53 @@ func startColibri(colibri string, t target, lifecycle string, env []string) (*mc
 		return nil, nil, fmt.Errorf("starting colibri: %w", err)
 	}
 	return cs, func() { cs.Close(); removeReg() }, nil
+}
+
+// colibriCall is a timed call-tool of t's tool through colibri.
+func colibriCall(ctx context.Context, cs *mcp.ClientSession, t target) func() (time.Duration, error) {
+	return func() (time.Duration, error) {
+		start := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "colibri_external_mcp_call_tool",
+			Arguments: map[string]any{"server": t.name, "name": t.tool, "arguments": t.toolArg}})
+		d := time.Since(start)
+		if err == nil && res.IsError {
+			b, _ := json.Marshal(res)
+			err = fmt.Errorf("colibri: %s", b)
+		}
+		return d, err
+	}
+}
+
+// alternate runs each side warm times unmeasured, then n times each,
+// alternating which side goes first (A/B, B/A, …), pausing after each
+// measurement; it returns the samples of a and of b.
+func alternate(warm, n int, pause time.Duration, a, b func() (time.Duration, error)) (as, bs []time.Duration, err error) {
+	for range warm {
+		if _, err := a(); err != nil {
+			return nil, nil, err
+		}
+		if _, err := b(); err != nil {
+			return nil, nil, err
+		}
+	}
+	type side struct {
+		measure func() (time.Duration, error)
+		into    *[]time.Duration
+	}
+	ab := []side{{a, &as}, {b, &bs}}
+	for i := range n {
+		order := ab
+		if i%2 == 1 {
+			order = []side{ab[1], ab[0]}
+		}
+		for _, s := range order {
+			x, err := s.measure()
+			if err != nil {
+				return nil, nil, err
+			}
+			*s.into = append(*s.into, x)
+			time.Sleep(pause)
+		}
+	}
+	return as, bs, nil
 }

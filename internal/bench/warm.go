@@ -27,45 +27,16 @@ func warmAB(colibri string, t target, env []string, n int) error {
 	}
 	defer dcs.Close()
 
-	viaColibri := func() (time.Duration, error) {
-		start := time.Now()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "colibri_external_mcp_call_tool",
-			Arguments: map[string]any{"server": t.name, "name": t.tool, "arguments": t.toolArg}})
-		d := time.Since(start)
-		if err == nil && res.IsError {
-			err = fmt.Errorf("colibri: %v", res.Content)
-		}
-		return d, err
-	}
+	viaColibri := colibriCall(ctx, cs, t)
 	direct := func() (time.Duration, error) {
 		start := time.Now()
 		_, err := dcs.CallTool(ctx, &mcp.CallToolParams{Name: t.tool, Arguments: t.toolArg})
 		return time.Since(start), err
 	}
-	for range 50 { // warm both: JIT, caches, the warm process itself
-		if _, err := viaColibri(); err != nil {
-			return err
-		}
-		if _, err := direct(); err != nil {
-			return err
-		}
-	}
-	var a, d []time.Duration
-	for i := range n {
-		first, second := viaColibri, direct
-		fa, fb := &a, &d
-		if i%2 == 1 {
-			first, second, fa, fb = direct, viaColibri, &d, &a
-		}
-		x, err := first()
-		if err != nil {
-			return err
-		}
-		*fa = append(*fa, x)
-		if x, err = second(); err != nil {
-			return err
-		}
-		*fb = append(*fb, x)
+	// Warm both sides first: JIT, caches, the warm process itself.
+	a, d, err := alternate(50, n, 0, viaColibri, direct)
+	if err != nil {
+		return err
 	}
 	ma, md := quantile(a, 0.5), quantile(d, 0.5)
 	fmt.Printf("%-11s %-28s %5d %10s %10s\n", t.name, "colibri call-tool (warm)", len(a), us(ma), us(quantile(a, 0.9)))
