@@ -2,51 +2,57 @@
 GO      ?= go
 PREFIX  ?= /usr/local
 DESTDIR ?=
+BINDIR  ?= bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 PEERS   := testdata/peers
-FUZZTIME ?= 3s
+FUZZTIME ?= 2s
+FUZZ_TARGETS := FuzzWrap:./jail FuzzParse:./registry FuzzCallArguments:./tools
 
 .DEFAULT_GOAL := help
-.PHONY: help build demo test unit fuzz bench lint cross peers install clean
+.PHONY: help build demo test unit fuzz fuzz-long bench lint cross release peers install install-test check-all clean
 
 help: ## list the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-build: ## build bin/colibri-mcp and the demo server bin/demo-mcp-server
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/colibri-mcp ./cmd/colibri-mcp
-	$(GO) build -trimpath -o bin/demo-mcp-server ./examples/demo-server
+build: ## build $(BINDIR)/colibri-mcp and the demo server $(BINDIR)/demo-mcp-server
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BINDIR)/colibri-mcp ./cmd/colibri-mcp
+	$(GO) build -trimpath -o $(BINDIR)/demo-mcp-server ./examples/demo-server
 
 demo: build ## build, then drive colibri-mcp through servers → list-tools → call on the example registry
 	@./scripts/demo.sh
 
-test: lint peers cross fuzz unit ## everything CI runs: lint, FreeBSD compile, fuzz, race tests with the real peers (last)
+test: lint cross fuzz unit ## what CI runs (~4 min warm): lint, FreeBSD compile, a short fuzz, the race tests with the real peers
 
 unit: peers ## go test -race ./... (integration tests host the real server-everything)
 	$(GO) test -race -count=1 ./...
 
-fuzz: ## run each fuzz target for FUZZTIME (default 3s)
-	$(GO) test -run '^$$' -fuzz '^FuzzWrap$$' -fuzztime $(FUZZTIME) ./jail
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./registry
-	$(GO) test -run '^$$' -fuzz '^FuzzCallArguments$$' -fuzztime $(FUZZTIME) ./tools
+fuzz: ## run each fuzz target for FUZZTIME (default 2s); the seed corpora also run in `make unit`
+	@for t in $(FUZZ_TARGETS); do \
+		echo "$(GO) test -run '^$$' -fuzz '^$${t%%:*}$$' -fuzztime $(FUZZTIME) $${t#*:}"; \
+		$(GO) test -run '^$$' -fuzz "^$${t%%:*}\$$" -fuzztime $(FUZZTIME) $${t#*:} || exit 1; \
+	done
+
+fuzz-long: ## fuzz each target for 5 minutes (not part of make test)
+	$(MAKE) fuzz FUZZTIME=5m
 
 bench: build peers ## measure colibri against direct clients (see docs/benchmarks.md)
-	$(GO) run ./internal/bench -colibri bin/colibri-mcp -demo bin/demo-mcp-server -peers $(PEERS)
+	$(GO) run ./internal/bench -colibri $(BINDIR)/colibri-mcp -demo $(BINDIR)/demo-mcp-server -peers $(PEERS)
 
-lint: ## gofmt, go vet, shellcheck of the shell scripts
+lint: ## gofmt, go vet, shellcheck and sh -n of the shell scripts
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	@command -v shellcheck >/dev/null 2>&1 || { echo "installing shellcheck (Debian package)"; \
-		(apt-get update -qq && apt-get install -y -qq shellcheck) >/dev/null 2>&1 || \
-		{ echo "cannot install shellcheck: run 'apt-get install shellcheck'"; exit 1; }; }
+	@command -v shellcheck >/dev/null 2>&1 || { echo "shellcheck is missing: run 'apt-get install shellcheck' (Debian) or 'pkg install hs-ShellCheck' (FreeBSD); .ci/run installs it"; exit 1; }
 	shellcheck -s sh $$(git ls-files 'rc.d/*')
 	shellcheck $$(git ls-files 'scripts/*.sh' '.ci/run')
 	@for f in $$(git ls-files 'rc.d/*'); do sh -n "$$f" || exit 1; done
 
-cross: ## compile the FreeBSD code and tests; build freebsd/amd64 and freebsd/arm64 binaries into dist/
+cross: ## compile the FreeBSD code and its tests without running them
 	GOOS=freebsd $(GO) vet ./...
 	GOOS=freebsd $(GO) test -exec=true -count=1 ./...
+
+release: ## build freebsd/amd64 and freebsd/arm64 binaries into dist/ (not part of make test)
 	GOOS=freebsd GOARCH=amd64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/freebsd-amd64/colibri-mcp ./cmd/colibri-mcp
 	GOOS=freebsd GOARCH=arm64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/freebsd-arm64/colibri-mcp ./cmd/colibri-mcp
 
@@ -59,10 +65,15 @@ $(PEERS)/node_modules/.installed: $(PEERS)/package.json $(PEERS)/package-lock.js
 
 install: build ## install binary, rc.d script, sample registry and docs under $(DESTDIR)$(PREFIX)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/etc/rc.d $(DESTDIR)$(PREFIX)/etc/colibri $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp
-	install -m 0755 bin/colibri-mcp $(DESTDIR)$(PREFIX)/bin/colibri-mcp
+	install -m 0755 $(BINDIR)/colibri-mcp $(DESTDIR)$(PREFIX)/bin/colibri-mcp
 	install -m 0555 rc.d/colibri_mcp $(DESTDIR)$(PREFIX)/etc/rc.d/colibri_mcp
 	install -m 0644 examples/external-mcp.json $(DESTDIR)$(PREFIX)/etc/colibri/external-mcp.json.sample
 	install -m 0644 README.md docs/*.md docs/registry.schema.json $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp/
+
+install-test: ## check make install's places on a scratch DESTDIR (not part of make test)
+	COLIBRI_TEST_INSTALL=1 $(GO) test -count=1 -run '^TestMakeInstall$$' .
+
+check-all: test release fuzz-long install-test ## everything: make test, release builds, long fuzzing, the install test
 
 clean: ## remove build output
 	rm -rf bin dist

@@ -16,20 +16,23 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/testbuild"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
+// fakeBin is internal/fakemcp, built once for the whole package.
+var fakeBin string
+
 func TestMain(m *testing.M) {
-	if name := os.Getenv(fakeEnv); name != "" {
-		f, ok := fakes[name]
-		if !ok {
-			fmt.Fprintf(os.Stderr, "no fake server %q\n", name)
-			os.Exit(1)
-		}
-		f()
-		os.Exit(0)
+	dir := testbuild.MustDir()
+	var err error
+	if fakeBin, err = testbuild.Fake(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // harness is a Host whose every spawned process is recorded, so that a test
@@ -80,12 +83,9 @@ func (h *harness) assertNoProcessLeft(t *testing.T) {
 	}
 }
 
-// waitGroupGone scans /proc until no process has process group pgid.
+// waitGroupGone waits until no process has process group pgid.
 func waitGroupGone(t *testing.T, pgid int, within time.Duration) {
 	t.Helper()
-	if runtime.GOOS != "linux" {
-		return
-	}
 	deadline := time.Now().Add(within)
 	for {
 		left := procs.GroupMembers(pgid)
@@ -100,8 +100,9 @@ func waitGroupGone(t *testing.T, pgid int, within time.Duration) {
 	}
 }
 
+// fake is a registry entry for the fake server name of internal/fakemcp.
 func fake(name string) *registry.Server {
-	return &registry.Server{Name: name, Command: os.Args[0], Env: map[string]string{fakeEnv: name}}
+	return &registry.Server{Name: name, Command: fakeBin, Args: []string{name}, Env: map[string]string{}}
 }
 
 func wantKind(t *testing.T, err error, kind host.Kind, phase host.Phase) *host.Error {
@@ -157,7 +158,7 @@ func TestChildEnvironmentIsExplicit(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.Split(res.Content[0].(*mcp.TextContent).Text, "\n")
-	want := []string{"PATH=/usr/bin:/bin", "HOME=/home/u", "LANG=C", "LC_ALL=C.UTF-8", "COLIBRI_FAKE_SERVER=ok", "FROM_REGISTRY=abc-$"}
+	want := []string{"PATH=/usr/bin:/bin", "HOME=/home/u", "LANG=C", "LC_ALL=C.UTF-8", "FROM_REGISTRY=abc-$"}
 	if strings.Join(sorted(got), "\n") != strings.Join(sorted(want), "\n") {
 		t.Errorf("child environment:\n%s\nwant exactly:\n%s", strings.Join(sorted(got), "\n"), strings.Join(sorted(want), "\n"))
 	}
@@ -322,11 +323,30 @@ func TestIdempotentCallIsRetriedAfterCrash(t *testing.T) {
 func TestCancelledByCaller(t *testing.T) {
 	h := newHarness(t, host.Options{})
 	ctx, cancel := context.WithCancel(t.Context())
-	time.AfterFunc(300*time.Millisecond, cancel)
+	started := filepath.Join(t.TempDir(), "started")
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.CallTool(ctx, fake("ok"), "sleep", map[string]any{"ms": 60_000, "started": started}, nil)
+		done <- err
+	}()
+	waitFile(t, started, 10*time.Second) // the call runs on the server
+	cancel()
 	start := time.Now()
-	_, err := h.CallTool(ctx, fake("ok"), "hang", nil, nil)
+	wantKind(t, <-done, host.KindCancelled, host.PhaseCall)
 	within(t, start, 2*time.Second)
-	wantKind(t, err, host.KindCancelled, host.PhaseCall)
+}
+
+// waitFile waits for a file that a fake creates when something happened.
+func waitFile(t *testing.T, path string, within time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(within); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not appear within %s", path, within)
+		}
+	}
 }
 
 func TestOverloaded(t *testing.T) {
@@ -388,15 +408,30 @@ func TestListCacheNeverRefusesByItself(t *testing.T) {
 // back where they started: nothing waits forever on a dead server.
 func TestNoGoroutineGrowth(t *testing.T) {
 	baseline := runtime.NumGoroutine()
-	h := host.New(host.Options{Timeout: 500 * time.Millisecond, RetryBackoff: time.Millisecond, TerminateGrace: 100 * time.Millisecond})
-	for _, c := range []struct{ fake, tool string }{
-		{"ok", "echo"}, {"ok", "hang"}, {"ok", "crash"}, {"hang-init", ""}, {"exit-early", ""},
-		{"banner", ""}, {"grandchild", "hang"}, {"stubborn", "echo"}, {"ok", "flood"},
+	h := host.New(host.Options{Timeout: 500 * time.Millisecond, RetryBackoff: time.Millisecond, TerminateGrace: 100 * time.Millisecond, MaxResultBytes: 1 << 20})
+	for _, c := range []struct {
+		fake, tool string
+		kind       host.Kind // "" for success
+	}{
+		{"ok", "echo", ""}, {"ok", "hang", host.KindTimeout}, {"ok", "crash", host.KindCrashed},
+		{"hang-init", "", host.KindTimeout}, {"exit-early", "", host.KindHandshake},
+		{"banner", "", host.KindHandshake}, {"grandchild", "hang", host.KindTimeout},
+		{"stubborn", "echo", ""}, {"ok", "flood", host.KindTooLarge},
 	} {
+		var err error
 		if c.tool == "" {
-			h.ListTools(t.Context(), fake(c.fake), nil)
+			_, err = h.ListTools(t.Context(), fake(c.fake), nil)
 		} else {
-			h.CallTool(t.Context(), fake(c.fake), c.tool, map[string]any{"message": "x"}, nil)
+			var args map[string]any
+			if c.tool == "echo" {
+				args = map[string]any{"message": "x"}
+			}
+			_, err = h.CallTool(t.Context(), fake(c.fake), c.tool, args, nil)
+		}
+		if c.kind == "" && err != nil {
+			t.Errorf("%s %s: %v", c.fake, c.tool, err)
+		} else if c.kind != "" && host.KindOf(err) != c.kind {
+			t.Errorf("%s %s: kind %s (%v), want %s", c.fake, c.tool, host.KindOf(err), err, c.kind)
 		}
 	}
 	h.Close()

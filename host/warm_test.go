@@ -101,11 +101,12 @@ func TestWarmCrashRestarts(t *testing.T) {
 	srv := persistent("ok")
 	first := pidOf(t, h, srv)
 	inflight := make(chan error, 1)
+	started := filepath.Join(t.TempDir(), "started")
 	go func() {
-		_, err := h.CallTool(t.Context(), srv, "sleep", map[string]any{"ms": 5000}, nil)
+		_, err := h.CallTool(t.Context(), srv, "sleep", map[string]any{"ms": 60_000, "started": started}, nil)
 		inflight <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	waitFile(t, started, 10*time.Second)
 	_, err := h.CallTool(t.Context(), srv, "crash", nil, nil)
 	wantKind(t, err, host.KindCrashed, host.PhaseCall)
 	wantKind(t, <-inflight, host.KindCrashed, host.PhaseCall)
@@ -160,21 +161,23 @@ func TestWarmCircuit(t *testing.T) {
 	start := time.Now()
 	_, err := h.CallTool(t.Context(), srv, "echo", nil, nil)
 	e := wantKind(t, err, host.KindUnavailable, "")
-	if time.Since(start) > 50*time.Millisecond || len(h.spawned()) != spawned {
-		t.Errorf("an open circuit should fail fast and start nothing (took %s)", time.Since(start))
+	// Fast: well within the cool-down it could otherwise have waited out.
+	if time.Since(start) > 250*time.Millisecond || len(h.spawned()) != spawned {
+		t.Errorf("an open circuit should fail fast and start nothing (took %s, %d processes started)",
+			time.Since(start), len(h.spawned())-spawned)
 	}
 	if e.StderrTail != "not ready" {
 		t.Errorf("unavailable should carry the last failure's stderr_tail, got %q", e.StderrTail)
 	}
 
-	time.Sleep(350 * time.Millisecond) // the cool-down passes: one trial, still broken
+	time.Sleep(350 * time.Millisecond) // let the 300 ms cool-down pass: one trial, still broken
 	_, err = h.CallTool(t.Context(), srv, "echo", nil, nil)
 	wantKind(t, err, host.KindHandshake, host.PhaseInitialize)
 	_, err = h.CallTool(t.Context(), srv, "echo", nil, nil)
 	wantKind(t, err, host.KindUnavailable, "") // open again, for twice as long
 
 	os.WriteFile(marker, nil, 0o600)
-	time.Sleep(650 * time.Millisecond)
+	time.Sleep(650 * time.Millisecond) // let the doubled, 600 ms cool-down pass
 	if got := callText(t, h, srv, "echo", map[string]any{"message": "back"}); got != "Echo: back" {
 		t.Errorf("after the cool-down, got %q", got)
 	}
@@ -182,19 +185,28 @@ func TestWarmCircuit(t *testing.T) {
 	callText(t, h, srv, "echo", map[string]any{"message": "again"})
 }
 
-// One persistent server failing never slows another.
+// One persistent server failing never slows another: a healthy server is
+// started and called while the other still hangs at initialize.
 func TestWarmFailingServerDoesNotSlowOthers(t *testing.T) {
-	h := newHarness(t, host.Options{Timeout: 2 * time.Second})
+	h := newHarness(t, host.Options{Timeout: 30 * time.Second})
 	bad, good := persistent("hang-init"), persistent("ok")
-	go h.CallTool(context.Background(), bad, "echo", nil, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	badDone := make(chan error, 1)
+	go func() {
+		_, err := h.CallTool(ctx, bad, "echo", nil, nil)
+		badDone <- err
+	}()
 	for len(h.spawned()) == 0 { // the hanging server is starting
 		time.Sleep(5 * time.Millisecond)
 	}
-	start := time.Now()
 	callText(t, h, good, "echo", map[string]any{"message": "x"})
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("a healthy server's call took %s next to one hanging at initialize", d)
+	select {
+	case err := <-badDone:
+		t.Fatalf("the hanging server's request ended before the healthy one was served: %v", err)
+	default:
 	}
+	cancel()
+	wantKind(t, <-badDone, host.KindCancelled, "")
 }
 
 // An unused warm session is closed after idle_timeout_ms.
@@ -242,17 +254,23 @@ func TestWarmCancelReachesTheRightCall(t *testing.T) {
 	srv := persistent("ok")
 	first := pidOf(t, h, srv)
 	ctx, cancel := context.WithCancel(t.Context())
+	dir := t.TempDir()
 	cancelled := make(chan error, 1)
 	go func() {
-		_, err := h.CallTool(ctx, srv, "sleep", map[string]any{"ms": 10000}, nil)
+		_, err := h.CallTool(ctx, srv, "sleep", map[string]any{"ms": 60_000, "started": filepath.Join(dir, "a")}, nil)
 		cancelled <- err
 	}()
 	other := make(chan string, 1)
 	go func() {
-		res, err := h.CallTool(t.Context(), srv, "sleep", map[string]any{"ms": 400}, nil)
-		other <- text(t, res, err)
+		res, err := h.CallTool(t.Context(), srv, "sleep", map[string]any{"ms": 400, "started": filepath.Join(dir, "b")}, nil)
+		if err != nil {
+			other <- err.Error()
+			return
+		}
+		other <- res.Content[0].(*mcp.TextContent).Text
 	}()
-	time.Sleep(100 * time.Millisecond)
+	waitFile(t, filepath.Join(dir, "a"), 10*time.Second)
+	waitFile(t, filepath.Join(dir, "b"), 10*time.Second)
 	cancel()
 	wantKind(t, <-cancelled, host.KindCancelled, host.PhaseCall)
 	if got := <-other; got != "slept" {

@@ -20,64 +20,41 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/testbuild"
 )
 
 var (
-	colibriBin string // the built colibri-mcp
+	colibriBin string // the built colibri-mcp, with -race when this test binary has it
 	demoBin    string // the built demo server
+	fakeBin    string // internal/fakemcp, the fake servers
 )
 
-// floodEnv makes the test binary play a server that answers initialize and
-// tools/list, then floods 100 MB on stdout for any call.
-const floodEnv = "COLIBRI_E2E_FLOOD"
-
 func TestMain(m *testing.M) {
-	if os.Getenv(floodEnv) != "" {
-		runFlood()
-		return
-	}
-	if filepath.Base(os.Args[0]) == "mdo" {
-		runFakeMdo()
-		return
-	}
-	if name := os.Getenv(chaosEnv); name != "" {
-		recordPid()
-		chaosFakes[name]()
-		os.Exit(0)
-	}
-	dir, err := os.MkdirTemp("", "colibri-e2e-")
-	if err != nil {
-		panic(err)
-	}
-	colibriBin = filepath.Join(dir, "colibri-mcp")
-	demoBin = filepath.Join(dir, "demo-mcp-server")
-	for out, pkg := range map[string]string{colibriBin: ".", demoBin: "../../examples/demo-server"} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "building", pkg, err)
-			os.Exit(1)
+	dir := testbuild.MustDir()
+	var err error
+	if colibriBin, err = testbuild.Build(dir, "colibri-mcp", testbuild.Module+"/cmd/colibri-mcp", testbuild.Race); err == nil {
+		if demoBin, err = testbuild.Build(dir, "demo-mcp-server", testbuild.Module+"/examples/demo-server", false); err == nil {
+			fakeBin, err = testbuild.Fake(dir)
 		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
-func runFlood() {
-	s := mcp.NewServer(&mcp.Implementation{Name: "flood", Version: "1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "flood"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		chunk := []byte(strings.Repeat("z", 1<<20))
-		os.Stdout.WriteString(`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"`)
-		for range 100 {
-			if _, err := os.Stdout.Write(chunk); err != nil {
-				os.Exit(1)
-			}
-		}
-		os.Exit(0)
-		return nil, nil, nil
-	})
-	_ = s.Run(context.Background(), &mcp.StdioTransport{})
+// fakeServer is a registry entry for the fake server name; with pids, each
+// of its processes is recorded in that folder.
+func fakeServer(name, pids string) map[string]any {
+	entry := map[string]any{"command": fakeBin, "args": []string{name}}
+	if pids != "" {
+		entry["env"] = map[string]any{"FAKEMCP_PIDS": pids}
+	}
+	return entry
 }
 
 // everythingPath is server-everything's entry point, or "" (and a skip) when
@@ -127,6 +104,13 @@ func everything(t *testing.T) registryDoc {
 // connect starts colibri-mcp serve on registry and connects a client to it.
 func connect(t *testing.T, registry string, env ...string) *mcp.ClientSession {
 	t.Helper()
+	cs, _ := connectLogs(t, registry, env...)
+	return cs
+}
+
+// connectLogs is connect, also returning colibri's log (stderr, at debug).
+func connectLogs(t *testing.T, registry string, env ...string) (*mcp.ClientSession, *lockedWriter) {
+	t.Helper()
 	cmd := exec.Command(colibriBin, "serve", "--external-config", registry, "--timeout", "20s", "--retry-backoff", "10ms")
 	cmd.Env = append(os.Environ(), "E2E_SECRET=e2e-secret-value", "COLIBRI_MCP_LOG_LEVEL=debug")
 	cmd.Env = append(cmd.Env, env...)
@@ -145,7 +129,7 @@ func connect(t *testing.T, registry string, env ...string) *mcp.ClientSession {
 			t.Errorf("a secret value appeared in colibri's log")
 		}
 	})
-	return cs
+	return cs, logs
 }
 
 type lockedWriter struct {
@@ -376,13 +360,29 @@ func TestE2EChildEnvironment(t *testing.T) {
 func TestE2EGateOffSpawnsNothing(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "spawned")
 	reg := writeRegistry(t, registryDoc{"marker": {"command": "/bin/sh", "args": []string{"-c", "touch " + marker + "; exec cat"}}})
-	cs := connect(t, reg)
+	cs, logs := connectLogs(t, reg)
 	res := call(t, cs, "colibri_external_mcp_call_tool", map[string]any{"server": "marker", "name": "anything"})
 	msg := wantColibriError(t, res, "call_disabled")
 	if !strings.Contains(msg, "COLIBRI_MCP_EXTERNAL_CALL=1") || !strings.Contains(msg, "--external-call") {
 		t.Errorf("message %q must name both ways to enable calls", msg)
 	}
-	time.Sleep(100 * time.Millisecond) // a spawned shell would have touched it by now
+	// colibri logs every process it starts, in order: once the demo server
+	// listed next has its line, a start for the refused call would have
+	// had one before it.
+	if res := call(t, cs, "colibri_external_mcp_list_tools", map[string]any{"server": "demo"}); res.IsError {
+		t.Fatalf("listing the demo server: %v", res.Content)
+	}
+	started := regexp.MustCompile(`msg=started server=(\w+)`)
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "msg=started server=demo"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no start logged for the demo server:\n%s", logs)
+		}
+	}
+	for _, m := range started.FindAllStringSubmatch(logs.String(), -1) {
+		if m[1] != "demo" {
+			t.Errorf("the gate was off, yet server %s was started", m[1])
+		}
+	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the gate was off, yet the server was started")
 	}
@@ -390,8 +390,7 @@ func TestE2EGateOffSpawnsNothing(t *testing.T) {
 
 // Each bad input gets its kind, and the next request still works.
 func TestE2EBadInputs(t *testing.T) {
-	self, _ := os.Executable()
-	reg := writeRegistry(t, registryDoc{"flood": {"command": self, "env": map[string]any{floodEnv: "1"}}})
+	reg := writeRegistry(t, registryDoc{"flood": fakeServer("ok", "")})
 	cs := connect(t, reg, "COLIBRI_MCP_EXTERNAL_CALL=1")
 	next := func() {
 		t.Helper()

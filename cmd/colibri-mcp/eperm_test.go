@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,27 +21,6 @@ const (
 	colibriUID = 65534 // nobody
 	serverUID  = 65533
 )
-
-// runFakeMdo plays mdo(1) when this test binary, installed setuid root, runs
-// under the name mdo: it becomes another unprivileged user and runs the rest
-// of its arguments, as mdo -u would.
-func runFakeMdo() {
-	if err := syscall.Setgid(serverUID); err != nil {
-		fmt.Fprintln(os.Stderr, "fake mdo: setgid:", err)
-		os.Exit(1)
-	}
-	if err := syscall.Setuid(serverUID); err != nil {
-		fmt.Fprintln(os.Stderr, "fake mdo: setuid:", err)
-		os.Exit(1)
-	}
-	path, err := exec.LookPath(os.Args[1])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "fake mdo:", err)
-		os.Exit(1)
-	}
-	fmt.Fprintln(os.Stderr, "fake mdo: exec", os.Args[1:], syscall.Exec(path, os.Args[1:], os.Environ()))
-	os.Exit(1)
-}
 
 func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 	t.Helper()
@@ -72,10 +50,10 @@ func TestUnprivilegedColibriStopsServersByClosingStdin(t *testing.T) {
 	}
 	defer os.RemoveAll(dir)
 	os.Chmod(dir, 0o755)
-	self, _ := os.Executable()
 	copyFile(t, colibriBin, filepath.Join(dir, "colibri-mcp"), 0o755)
-	copyFile(t, self, filepath.Join(dir, "fake"), 0o755)
-	copyFile(t, self, filepath.Join(dir, "mdo"), 0o4755|os.ModeSetuid)
+	copyFile(t, fakeBin, filepath.Join(dir, "fake"), 0o755)
+	// internal/fakemcp plays mdo(1) under that name: it becomes serverUID.
+	copyFile(t, fakeBin, filepath.Join(dir, "mdo"), 0o4755|os.ModeSetuid)
 	copyFile(t, filepath.Join(newJailFixture(t).bin, "jexec"), filepath.Join(dir, "jexec"), 0o755)
 	// jexec records into $FAKE_JAIL_RECORD: give it a place nobody may write.
 	records := filepath.Join(dir, "records")
@@ -83,8 +61,8 @@ func TestUnprivilegedColibriStopsServersByClosingStdin(t *testing.T) {
 	os.Chmod(records, 0o777)
 
 	entry := func(fake string) map[string]any {
-		return map[string]any{"command": filepath.Join(dir, "fake"), "jail": map[string]any{"name": "mcp0"},
-			"env": map[string]any{"PATH": dir + ":/usr/bin:/bin", chaosEnv: fake, "FAKE_JAIL_RECORD": filepath.Join(records, "r")}}
+		return map[string]any{"command": filepath.Join(dir, "fake"), "args": []string{fake}, "jail": map[string]any{"name": "mcp0"},
+			"env": map[string]any{"PATH": dir + ":/usr/bin:/bin", "FAKE_JAIL_RECORD": filepath.Join(records, "r")}}
 	}
 	b, _ := json.Marshal(map[string]any{"servers": map[string]any{"polite": entry("polite"), "linger": entry("linger")}})
 	reg := filepath.Join(dir, "external-mcp.json")

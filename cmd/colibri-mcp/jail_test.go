@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -201,7 +202,11 @@ func TestJailRefusals(t *testing.T) {
 		t.Errorf("jail tools ran for refused settings: %v", rec)
 	}
 
-	out, _ := exec.Command(colibriBin, "check", "--json", "--external-config", reg).Output()
+	out, err := exec.Command(colibriBin, "check", "--json", "--external-config", reg).Output()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Errorf("check on servers that cannot start: %v, want exit status 1", err)
+	}
 	var chk struct {
 		OK      bool
 		Servers []struct {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -70,8 +69,9 @@ func TestLoad100Concurrent(t *testing.T) {
 // One server hanging never delays calls to another: with hung calls in
 // flight, calls to the demo server stay fast.
 func TestIsolationFromAHungServer(t *testing.T) {
-	self, _ := os.Executable()
-	reg := writeRegistry(t, registryDoc{"hung": {"command": self, "env": map[string]any{chaosEnv: "hang-call"}, "call_timeout_ms": 20000}})
+	hung := fakeServer("hang-call", "")
+	hung["call_timeout_ms"] = 20000
+	reg := writeRegistry(t, registryDoc{"hung": hung})
 	s := start(t, reg, nil)
 	cs := s.cs
 

@@ -208,9 +208,14 @@ func TestProtocolCancel(t *testing.T) {
 					}
 				}
 			}
-			time.Sleep(200 * time.Millisecond)
-			if got := s.rec.take(); slices.Contains(got, "response") {
-				t.Errorf("colibri answered the cancelled request: %q", got)
+			// The wire is ordered: once a ping's response is read, an answer
+			// to the cancelled request, written before it, would have been.
+			if err := s.cs.Ping(t.Context(), nil); err != nil {
+				t.Fatal(err)
+			}
+			got := s.rec.take()
+			if n := len(slices.DeleteFunc(slices.Clone(got), func(l string) bool { return l != "response" })); n != 1 {
+				t.Errorf("on the wire after the cancellation: %q, want one response (the ping's): colibri answered the cancelled request", got)
 			}
 		})
 	}
@@ -251,7 +256,10 @@ func TestProtocolLogging(t *testing.T) {
 	})
 	t.Run("no level set: nothing", func(t *testing.T) {
 		s := start(t, writeRegistry(t, nil), nil)
-		s.cs.CallTool(t.Context(), hostedCall("demo", "slow", map[string]any{"steps": 2, "interval_ms": 10}))
+		res, err := s.cs.CallTool(t.Context(), hostedCall("demo", "slow", map[string]any{"steps": 2, "interval_ms": 10}))
+		if err != nil || res.IsError || !strings.Contains(textOf(res), "done after 2 steps") {
+			t.Fatalf("the call failed: %v %v", err, res)
+		}
 		if got := s.rec.take(); !slices.Equal(got, []string{"response"}) {
 			t.Errorf("on the wire: %q, want only the response", got)
 		}
@@ -261,18 +269,20 @@ func TestProtocolLogging(t *testing.T) {
 // Progress restarts the call timeout; ten times call_timeout_ms still cuts.
 func TestProtocolProgressExtendsTimeout(t *testing.T) {
 	reg := writeRegistry(t, registryDoc{
-		"patient": {"command": demoBin, "call_timeout_ms": 300},
+		"patient": {"command": demoBin, "call_timeout_ms": 1000},
 		"capped":  {"command": demoBin, "call_timeout_ms": 100},
 	})
 	s := start(t, reg, nil)
-	p := hostedCall("patient", "slow", map[string]any{"steps": 8, "interval_ms": 100}) // 800 ms > 300 ms
+	// 2 s in all, twice the timeout; a step every 250 ms leaves 750 ms of
+	// slack between two signs of life.
+	p := hostedCall("patient", "slow", map[string]any{"steps": 8, "interval_ms": 250})
 	p.SetProgressToken("t")
 	res, err := s.cs.CallTool(t.Context(), p)
 	if err != nil || res.IsError || !strings.Contains(textOf(res), "done after 8 steps") {
 		t.Fatalf("a call that keeps reporting progress was cut: %v %v", err, res)
 	}
 
-	p = hostedCall("capped", "slow", map[string]any{"steps": 60, "interval_ms": 50}) // 3 s > 10 × 100 ms
+	p = hostedCall("capped", "slow", map[string]any{"steps": 400, "interval_ms": 50}) // 20 s > 10 × 100 ms
 	p.SetProgressToken("t")
 	start := time.Now()
 	res, err = s.cs.CallTool(t.Context(), p)
@@ -280,8 +290,8 @@ func TestProtocolProgressExtendsTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	msg := wantColibriError(t, res, "timeout")
-	if d := time.Since(start); d < time.Second || d > 2*time.Second {
-		t.Errorf("cut after %s, want at the 1 s ceiling", d)
+	if d := time.Since(start); d < time.Second || d > 4*time.Second {
+		t.Errorf("cut after %s, want at the 1 s ceiling (the call would run 20 s)", d)
 	}
 	if !strings.Contains(msg, "ten times") {
 		t.Errorf("message %q should say the ceiling cut it", msg)

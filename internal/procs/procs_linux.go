@@ -1,10 +1,3 @@
-// Package procs reads process facts from Linux's /proc, for colibri's tests
-// and benchmarks: whether a process lives, the members of a process group,
-// a process's children, open descriptors and memory.
-//
-//	for _, pid := range procs.GroupMembers(pgid) { … } // empty once the group is gone
-//
-// Elsewhere (no /proc) every answer is empty.
 package procs
 
 import (
@@ -13,6 +6,10 @@ import (
 	"strconv"
 	"strings"
 )
+
+// psSelectAll is ps's flag for every process (procps syntax); only the
+// tests use ps here, to check the BSDs' reader against /proc.
+const psSelectAll = "-e"
 
 // stat is the fields of /proc/PID/stat after the command name: state,
 // ppid, pgrp, …

@@ -1,0 +1,393 @@
+// Command fakemcp is the one fake MCP server of colibri's tests: a small
+// binary, built once per test package by internal/testbuild, that plays a
+// named server with behaviours no real server shows on demand (hangs,
+// floods, crashes, hostility). Each speaks real MCP through go-sdk, except
+// where breaking the protocol is the point (the raw fakes).
+//
+//	fakemcp ok              # a well-behaved server whose tools misbehave on request
+//	fakemcp hang-init       # reads stdin, never answers
+//	fakemcp fork-storm      # forks 50 SIGTERM-ignoring sleepers inside the call
+//
+// With FAKEMCP_PIDS set to a folder, every process a fake starts (itself
+// included) is recorded there as an empty file named by its pid, so that a
+// test can prove that none is left behind.
+//
+// Run under the name mdo (a setuid copy), it plays mdo(1): it becomes uid
+// and gid 65533 and runs the rest of its arguments.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	if filepath.Base(os.Args[0]) == "mdo" {
+		fakeMdo()
+		return
+	}
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: fakemcp NAME")
+		os.Exit(2)
+	}
+	f, ok := fakes[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "fakemcp: no fake server %q\n", os.Args[1])
+		os.Exit(2)
+	}
+	record(os.Getpid())
+	f()
+	os.Exit(0)
+}
+
+// record notes pid in $FAKEMCP_PIDS, when set.
+func record(pid int) {
+	if dir := os.Getenv("FAKEMCP_PIDS"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(pid)), nil, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "fakemcp: recording pid:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+// spawn starts this binary as the fake name, sharing stdout and stderr, and
+// records its pid. A failure to start ends the fake loudly: a test that
+// counts on the child must never pass without it.
+func spawn(name string) *exec.Cmd {
+	self, err := os.Executable()
+	if err != nil {
+		fatal(err)
+	}
+	cmd := exec.Command(self, name)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		fatal(fmt.Errorf("starting %s: %w", name, err))
+	}
+	record(cmd.Process.Pid)
+	return cmd
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "fakemcp:", err)
+	os.Exit(1)
+}
+
+var fakes = map[string]func(){
+	// A well-behaved server with tools that misbehave on request.
+	"ok": func() { serveTools(nil) },
+	// Answers calls, and leaves when its stdin closes.
+	"polite": func() { serveTools(nil) },
+	// Ignores stdin EOF and SIGTERM: only SIGKILL ends it.
+	"stubborn": func() {
+		signal.Ignore(syscall.SIGTERM)
+		serveTools(func() { time.Sleep(time.Hour) })
+	},
+	// Answers calls, and stays when its stdin closes.
+	"linger": func() {
+		rawServe(rawHandshake(func(_ string, id json.RawMessage) {
+			rawReply(id, `{"content":[{"type":"text","text":"lingering"}]}`)
+		}))
+	},
+	// Ignores SIGTERM, SIGHUP and stdin EOF; holds whatever it inherited.
+	"sleeper": func() {
+		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
+		time.Sleep(time.Hour)
+	},
+	"hang-init": func() { rawServe(func(string, json.RawMessage) {}) },
+	"hang-list": func() {
+		rawServe(func(method string, id json.RawMessage) {
+			if method == "initialize" {
+				rawReply(id, rawInit)
+			}
+		})
+	},
+	"hang-call": func() { rawServe(rawHandshake(func(string, json.RawMessage) {})) },
+	// Exits before initialize, saying why on stderr.
+	"exit-early": func() {
+		fmt.Fprintln(os.Stderr, "fatal: missing API key")
+		os.Exit(3)
+	},
+	"exit-mid-call": func() {
+		rawServe(rawHandshake(func(string, json.RawMessage) {
+			fmt.Fprintln(os.Stderr, "segmentation fault")
+			os.Exit(139)
+		}))
+	},
+	// Fails to start until the file $HEALTHY_MARKER exists.
+	"broken-until-marker": func() {
+		if _, err := os.Stat(os.Getenv("HEALTHY_MARKER")); err != nil {
+			fmt.Fprintln(os.Stderr, "not ready")
+			os.Exit(3)
+		}
+		serveTools(nil)
+	},
+	// Writes a banner on stdout before speaking MCP.
+	"banner": func() {
+		fmt.Println("Starting demo server v1.0 ...")
+		serveTools(nil)
+	},
+	// Floods stderr (10 MB), then serves.
+	"stderr-flood": func() {
+		line := strings.Repeat("x", 1000) + "\n"
+		for range 10_000 {
+			os.Stderr.WriteString(line)
+		}
+		fmt.Fprintln(os.Stderr, "last words before serving")
+		serveTools(nil)
+	},
+	// Floods stderr (50 MB) while answering a call, then answers.
+	"stderr-flood-call": func() {
+		rawServe(rawHandshake(func(_ string, id json.RawMessage) {
+			line := strings.Repeat("e", 1023) + "\n"
+			for range 50_000 {
+				os.Stderr.WriteString(line)
+			}
+			rawReply(id, `{"content":[{"type":"text","text":"survived the flood"}]}`)
+		}))
+	},
+	// Answers a call with 100 MB on one line.
+	"stdout-flood": func() {
+		rawServe(rawHandshake(func(_ string, id json.RawMessage) {
+			chunk := strings.Repeat("f", 1<<20)
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, id)
+			for range 100 {
+				if _, err := os.Stdout.WriteString(chunk); err != nil {
+					os.Exit(1)
+				}
+			}
+		}))
+	},
+	"invalid-jsonrpc": func() {
+		rawServe(rawHandshake(func(string, json.RawMessage) {
+			fmt.Println(`{"this":"is json","but":"not json-rpc"}`)
+		}))
+	},
+	"wrong-ids": func() {
+		rawServe(rawHandshake(func(_ string, id json.RawMessage) {
+			rawReply(json.RawMessage(`"not-`+strings.Trim(string(id), `"`)+`"`), `{"content":[]}`)
+		}))
+	},
+	// Answers a byte at a time, 100 ms apart.
+	"drip": func() {
+		rawServe(rawHandshake(func(_ string, id json.RawMessage) {
+			msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"drip drip drip"}]}}`+"\n", id)
+			for i := range len(msg) {
+				os.Stdout.WriteString(msg[i : i+1])
+				time.Sleep(100 * time.Millisecond)
+			}
+		}))
+	},
+	"close-stdout": func() {
+		rawServe(rawHandshake(func(string, json.RawMessage) {
+			os.Stdout.Close()
+		}))
+	},
+	// Answers the handshake, then never reads stdin again.
+	"no-stdin": func() {
+		r := bufio.NewReader(os.Stdin)
+		for n := 0; n < 2; {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				os.Exit(1)
+			}
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(line, &m) == nil && m.ID != nil {
+				rawHandshake(func(string, json.RawMessage) {})(m.Method, m.ID)
+				n++
+			}
+		}
+		time.Sleep(time.Hour)
+	},
+	// Starts a grandchild that ignores SIGTERM and holds stdout, then serves.
+	"grandchild": func() {
+		c := spawn("sleeper")
+		fmt.Fprintf(os.Stderr, "grandchild pid %d\n", c.Process.Pid)
+		serveTools(nil)
+	},
+	// Forks 50 sleepers that ignore SIGTERM and hold stdout inside the call,
+	// then never answers it.
+	"fork-storm": func() {
+		rawServe(rawHandshake(func(string, json.RawMessage) {
+			for range 50 {
+				spawn("sleeper")
+			}
+			fmt.Fprintln(os.Stderr, "storm: 50 sleepers started")
+		}))
+	},
+}
+
+const (
+	rawInit  = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`
+	rawTools = `{"tools":[{"name":"any","inputSchema":{"type":"object"}}]}`
+)
+
+// rawServe speaks just enough MCP by hand to misbehave precisely: handle
+// gets each request's method and raw id. It never leaves by itself.
+func rawServe(handle func(method string, id json.RawMessage)) {
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+			continue
+		}
+		handle(m.Method, m.ID)
+	}
+	time.Sleep(time.Hour)
+}
+
+func rawReply(id json.RawMessage, result string) {
+	fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", id, result)
+}
+
+// rawHandshake answers initialize and tools/list, then passes the rest on.
+func rawHandshake(then func(method string, id json.RawMessage)) func(string, json.RawMessage) {
+	return func(method string, id json.RawMessage) {
+		switch method {
+		case "initialize":
+			rawReply(id, rawInit)
+		case "tools/list":
+			rawReply(id, rawTools)
+		default:
+			then(method, id)
+		}
+	}
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// serveTools serves the fake tools on stdio; afterEOF runs when the client
+// closes stdin (nil: exit).
+func serveTools(afterEOF func()) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
+	type msg struct {
+		Message string `json:"message"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in msg) (*mcp.CallToolResult, any, error) {
+		return text("Echo: " + in.Message), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "any"}, func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
+		return text("polite"), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "hang"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		select {} // ignores cancellation too
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "crash"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		fmt.Fprintln(os.Stderr, "panic: crashing mid-call")
+		os.Exit(2)
+		return nil, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "crash-idempotent", Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			if marker := os.Getenv("CRASH_ONCE_MARKER"); marker != "" {
+				if _, err := os.Stat(marker); err != nil {
+					os.WriteFile(marker, nil, 0o600)
+					os.Exit(2)
+				}
+			}
+			return text("survived"), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "pid"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return text(strconv.Itoa(os.Getpid())), nil, nil
+	})
+	var count atomic.Int64
+	mcp.AddTool(s, &mcp.Tool{Name: "count"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return text(strconv.FormatInt(count.Add(1), 10)), nil, nil
+	})
+	type sleepIn struct {
+		MS      int    `json:"ms"`
+		Started string `json:"started,omitempty"` // a file created once the call runs
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "sleep"}, func(ctx context.Context, _ *mcp.CallToolRequest, in sleepIn) (*mcp.CallToolResult, any, error) {
+		if in.Started != "" {
+			if err := os.WriteFile(in.Started, nil, 0o644); err != nil {
+				fatal(err)
+			}
+		}
+		select {
+		case <-time.After(time.Duration(in.MS) * time.Millisecond):
+			return text("slept"), nil, nil
+		case <-ctx.Done():
+			fmt.Fprintln(os.Stderr, "sleep: cancelled")
+			return nil, nil, ctx.Err()
+		}
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "wedge-later"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		// Answer, then stop dead: only a ping can tell.
+		time.AfterFunc(50*time.Millisecond, func() { syscall.Kill(os.Getpid(), syscall.SIGSTOP) })
+		return text("wedging"), nil, nil
+	})
+	type size struct {
+		Bytes int `json:"bytes"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "big"}, func(_ context.Context, _ *mcp.CallToolRequest, in size) (*mcp.CallToolResult, any, error) {
+		return text(strings.Repeat("a", in.Bytes)), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "flood"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		// 100 MB on one line, straight to stdout, with no regard for the
+		// protocol: the host must stop reading (and kill) at its limit.
+		chunk := []byte(strings.Repeat("a", 1<<20))
+		os.Stdout.WriteString(`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"`)
+		for range 100 {
+			if _, err := os.Stdout.Write(chunk); err != nil {
+				os.Exit(1)
+			}
+		}
+		os.Exit(0)
+		return nil, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "env"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return text(strings.Join(os.Environ(), "\n")), nil, nil
+	})
+	if marker := os.Getenv("LATE_TOOL_MARKER"); marker != "" {
+		if _, err := os.Stat(marker); err == nil {
+			mcp.AddTool(s, &mcp.Tool{Name: "late"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+				return text("late but here"), nil, nil
+			})
+		}
+	}
+	_ = s.Run(context.Background(), &mcp.StdioTransport{})
+	if afterEOF != nil {
+		afterEOF()
+	}
+	os.Exit(0)
+}
+
+// fakeMdo plays mdo(1) when a setuid-root copy runs under the name mdo: it
+// becomes another unprivileged user and runs the rest of its arguments, as
+// mdo -u would.
+func fakeMdo() {
+	const serverUID = 65533
+	if err := syscall.Setgid(serverUID); err != nil {
+		fatal(fmt.Errorf("fake mdo: setgid: %w", err))
+	}
+	if err := syscall.Setuid(serverUID); err != nil {
+		fatal(fmt.Errorf("fake mdo: setuid: %w", err))
+	}
+	path, err := exec.LookPath(os.Args[1])
+	if err != nil {
+		fatal(fmt.Errorf("fake mdo: %w", err))
+	}
+	fatal(fmt.Errorf("fake mdo: exec %v: %w", os.Args[1:], syscall.Exec(path, os.Args[1:], os.Environ())))
+}

@@ -1,0 +1,6 @@
+//go:build race
+
+package testbuild
+
+// Race is true when this test binary was built with the race detector.
+const Race = true
