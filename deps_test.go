@@ -22,7 +22,13 @@ var forbidden = map[string][]string{
 	"jail": {module + "registry", module + "host", module + "tools", module + "cmd",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"host":  {module + "tools", module + "cmd", "github.com/urfave/cli"},
-	"tools": {"os/exec", module + "jail", module + "cmd", "github.com/urfave/cli"},
+	"tools": {module + "cmd", "github.com/urfave/cli"},
+}
+
+// What a package must not import itself, though it reaches it through
+// another: tools starts processes and jails only through host.
+var forbiddenDirect = map[string][]string{
+	"tools": {"os/exec", module + "jail"},
 }
 
 // Calls library packages must never make.
@@ -34,6 +40,14 @@ func TestImportRules(t *testing.T) {
 		if len(files) == 0 {
 			t.Errorf("package %s has no Go files", pkg)
 		}
+		// Transitively: a rule is broken through an intermediate package too.
+		for _, imp := range deps(t, "./"+pkg) {
+			for _, b := range bad {
+				if imp == b || strings.HasPrefix(imp, b+"/") || strings.HasPrefix(imp, b) && !strings.HasPrefix(b, module) {
+					t.Errorf("%s depends on %s: it must never (STYLE.md, the house)", pkg, imp)
+				}
+			}
+		}
 		for _, file := range files {
 			if strings.HasSuffix(file, "_test.go") {
 				continue
@@ -42,9 +56,9 @@ func TestImportRules(t *testing.T) {
 				if imp == "testing" {
 					t.Errorf("%s imports testing: production code must not", file)
 				}
-				for _, b := range bad {
-					if imp == b || strings.HasPrefix(imp, b+"/") || strings.HasPrefix(imp, b) && !strings.HasPrefix(b, module) {
-						t.Errorf("%s imports %s: %s must never import it (STYLE.md, the house)", file, imp, pkg)
+				for _, b := range forbiddenDirect[pkg] {
+					if imp == b {
+						t.Errorf("%s imports %s: %s must go through host for it", file, imp, pkg)
 					}
 				}
 			}
@@ -56,6 +70,28 @@ func TestImportRules(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The shipped binary carries no test tooling and no testing package.
+func TestBinaryHoldsNoTestCode(t *testing.T) {
+	for _, imp := range deps(t, "./cmd/colibri-mcp") {
+		switch {
+		case imp == "testing", strings.HasPrefix(imp, module+"internal/testbuild"),
+			strings.HasPrefix(imp, module+"internal/procs"), strings.HasPrefix(imp, module+"internal/fakemcp"),
+			strings.HasPrefix(imp, module+"internal/bench"):
+			t.Errorf("colibri-mcp depends on %s, which is for tests and benchmarks only", imp)
+		}
+	}
+}
+
+// deps lists the packages pkg depends on, transitively (tests excluded).
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	return strings.Fields(string(out))
 }
 
 func TestNothingImportsCmd(t *testing.T) {

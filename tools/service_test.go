@@ -1,0 +1,177 @@
+package tools_test
+
+// The three tools in-process, through go-sdk's in-memory transports, so that
+// the race detector sees tools.Service and the host it drives.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/testbuild"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools"
+)
+
+var fakeBin string
+
+func TestMain(m *testing.M) {
+	dir := testbuild.MustDir()
+	var err error
+	if fakeBin, err = testbuild.Fake(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// connect serves svc in-process and returns a connected client session.
+func connect(t *testing.T, svc *tools.Service) *mcp.ClientSession {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := svc.NewServer("test").Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "in-process", Version: "1"}, nil).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+	})
+	return cs
+}
+
+func newService(t *testing.T, gate bool, reg *registry.Registry) *tools.Service {
+	t.Helper()
+	h := host.New(host.Options{Timeout: 10 * time.Second, TerminateGrace: 200 * time.Millisecond})
+	t.Cleanup(h.Close)
+	return tools.New(tools.Options{
+		Registry:     func() (*registry.Registry, error) { return reg, nil },
+		ConfigPath:   "in-memory",
+		Host:         h,
+		ExternalCall: gate,
+	})
+}
+
+func fakeRegistry() *registry.Registry {
+	return &registry.Registry{Servers: map[string]*registry.Server{
+		"ok":     {Name: "ok", Command: fakeBin, Args: []string{"ok"}, Env: map[string]string{"SECRET_THING": "s3cret"}},
+		"broken": {Name: "broken", Command: "/nonexistent/server"},
+	}}
+}
+
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+// errorKind is the kind of a colibri_error result, or "".
+func errorKind(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	b, _ := json.Marshal(res.StructuredContent)
+	var sc struct {
+		E *struct{ Kind string } `json:"colibri_error"`
+	}
+	json.Unmarshal(b, &sc)
+	if sc.E == nil {
+		return ""
+	}
+	if !res.IsError {
+		t.Error("a colibri_error without isError")
+	}
+	return sc.E.Kind
+}
+
+func TestServiceInProcess(t *testing.T) {
+	cs := connect(t, newService(t, true, fakeRegistry()))
+
+	res := callTool(t, cs, tools.ServersTool, nil)
+	b, _ := json.Marshal(res.StructuredContent)
+	if res.IsError || !strings.Contains(string(b), `"env_keys":["SECRET_THING"]`) || strings.Contains(string(b), "s3cret") {
+		t.Errorf("servers: %s", b)
+	}
+
+	res = callTool(t, cs, tools.ListToolsTool, nil)
+	b, _ = json.Marshal(res.StructuredContent)
+	if res.IsError || !strings.Contains(string(b), `"name":"echo"`) || !strings.Contains(string(b), `"kind":"spawn"`) {
+		t.Errorf("list_tools of every server: %s", b)
+	}
+
+	// Concurrent calls, for the race detector.
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			msg := fmt.Sprint("m", i)
+			res := callTool(t, cs, tools.CallToolTool, map[string]any{"server": "ok", "name": "echo", "arguments": map[string]any{"message": msg}})
+			if res.IsError || res.Content[0].(*mcp.TextContent).Text != "Echo: "+msg {
+				t.Errorf("call %d: %v", i, res.Content)
+			}
+		})
+	}
+	wg.Wait()
+
+	for _, c := range []struct {
+		args map[string]any
+		kind string
+	}{
+		{map[string]any{"server": "nope", "name": "echo"}, "unknown_server"},
+		{map[string]any{"server": "ok", "name": "nope"}, "unknown_tool"},
+		{map[string]any{"server": "ok", "name": "echo", "arguments": map[string]any{"message": 1}}, "invalid_arguments"},
+		{map[string]any{"server": "ok", "name": "echo", "extra": true}, "invalid_arguments"},
+		{map[string]any{"server": "broken", "name": "echo"}, "spawn"},
+	} {
+		if got := errorKind(t, callTool(t, cs, tools.CallToolTool, c.args)); got != c.kind {
+			t.Errorf("call %v: kind %q, want %q", c.args, got, c.kind)
+		}
+	}
+}
+
+func TestServiceGateOffInProcess(t *testing.T) {
+	cs := connect(t, newService(t, false, fakeRegistry()))
+	res := callTool(t, cs, tools.CallToolTool, map[string]any{"server": "ok", "name": "echo", "arguments": map[string]any{"message": "x"}})
+	if got := errorKind(t, res); got != "call_disabled" {
+		t.Errorf("kind %q, want call_disabled", got)
+	}
+}
+
+// A caller's cancellation ends the hosted call in-process too.
+func TestServiceCancelInProcess(t *testing.T) {
+	cs := connect(t, newService(t, true, fakeRegistry()))
+	started := t.TempDir() + "/started"
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tools.CallToolTool,
+			Arguments: map[string]any{"server": "ok", "name": "sleep", "arguments": map[string]any{"ms": 60000, "started": started}}})
+		done <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the hosted call never started")
+		}
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("a cancelled call returned a result")
+	}
+}
