@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	osproc "github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 )
 
@@ -93,6 +94,16 @@ type Host struct {
 	seq     atomic.Uint64
 }
 
+// reapAdopted kills and reaps the orphans of hosted servers that the
+// kernel reparented to colibri (when it is the reaper: see internal/proc).
+// A process that escaped its server's tree this way (double fork, setsid)
+// outlives no teardown. Hosted servers may not keep daemons.
+func (h *Host) reapAdopted() {
+	if n := osproc.ReapAdopted(); n > 0 {
+		h.log.Warn("killed processes that hosted servers left behind outside their process tree", "count", n)
+	}
+}
+
 // New returns a Host with opts, defaults filled in.
 func New(opts Options) *Host {
 	if opts.Logger == nil {
@@ -135,6 +146,7 @@ func orDefault[T int | int64 | time.Duration](v *T, def T) {
 func (h *Host) Close() {
 	h.pool.closeAll()
 	h.bg.Wait()
+	h.reapAdopted()
 }
 
 // getenv looks NAME up in colibri's own environment (for ${NAME}).

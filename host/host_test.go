@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 	"github.com/colibri-mcp/colibri-mcp/internal/testbuild"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -24,6 +25,11 @@ import (
 var fakeBin string
 
 func TestMain(m *testing.M) {
+	// As colibri-mcp's main does: orphans of hosted servers come here.
+	if err := proc.AcquireReaper(); err != nil {
+		fmt.Fprintln(os.Stderr, "acquiring the reaper:", err)
+		os.Exit(1)
+	}
 	dir := testbuild.MustDir()
 	var err error
 	if fakeBin, err = testbuild.Fake(dir); err != nil {
@@ -205,7 +211,7 @@ func TestHostileServers(t *testing.T) {
 	}{
 		{name: "hang at initialize", fake: "hang-init", kind: host.KindTimeout, phase: host.PhaseInitialize},
 		{name: "hang in a call", fake: "ok", tool: "hang", kind: host.KindTimeout, phase: host.PhaseCall},
-		{name: "exit before initialize", fake: "exit-early", kind: host.KindHandshake, phase: host.PhaseInitialize, stderr: "missing API key", retried: true},
+		{name: "exit before initialize", fake: "exit-early", kind: host.KindHandshake, phase: host.PhaseInitialize, stderr: "missing API key"},
 		{name: "banner on stdout", fake: "banner", kind: host.KindHandshake, phase: host.PhaseInitialize},
 		{name: "crash mid-call", fake: "ok", tool: "crash", kind: host.KindCrashed, phase: host.PhaseCall, stderr: "crashing mid-call"},
 		{name: "grandchild ignoring SIGTERM holds stdout", fake: "grandchild", tool: "hang", kind: host.KindTimeout, phase: host.PhaseCall, stderr: "grandchild pid"},

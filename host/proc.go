@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	osproc "github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -40,8 +41,11 @@ type proc struct {
 	exited  chan struct{} // closed once the process is reaped
 	waitErr error         // valid after exited is closed
 
-	tooLarge  atomic.Bool // stdout crossed the result limit: the group was killed
-	stdoutEOF atomic.Bool // the server closed its stdout
+	tooLarge    atomic.Bool // stdout crossed the result limit: the group was killed
+	stdoutEOF   atomic.Bool // the server closed its stdout
+	stdinBroken atomic.Bool // a write to the server's stdin failed: it closed it, or exited
+
+	redact *redactor // the secrets colibri expanded into its environment
 
 	closeOnce sync.Once
 }
@@ -103,17 +107,40 @@ func lookPath(name, pathList string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%q: %w in the child's PATH (%s)", name, exec.ErrNotFound, pathList)
+	// The PATH value is not shown: it is the child's environment, which
+	// may hold what the registry put there.
+	return "", fmt.Errorf("%q: %w in the child's PATH", name, exec.ErrNotFound)
 }
 
 // buildCmd prepares, but does not start, the command of srv: explicit
-// environment, resolved command, jail wrapping, working directory.
-func (h *Host) buildCmd(srv *registry.Server) (*exec.Cmd, error) {
-	own, err := srv.ExpandEnv(h.getenv)
+// environment, resolved command, jail wrapping, working directory. It also
+// returns the values of colibri's variables that ${NAME} put into the
+// child's environment: secrets, to be redacted wherever the server's own
+// words are shown.
+func (h *Host) buildCmd(srv *registry.Server) (*exec.Cmd, *redactor, error) {
+	var secrets []string
+	own, err := srv.ExpandEnv(func(name string) (string, bool) {
+		v, ok := h.getenv(name)
+		if ok {
+			secrets = append(secrets, v)
+		}
+		return v, ok
+	})
 	if err != nil {
-		return nil, &Error{Kind: KindConfig, Server: srv.Name, Phase: PhaseSpawn, Err: err,
+		return nil, nil, &Error{Kind: KindConfig, Server: srv.Name, Phase: PhaseSpawn, Err: err,
 			Hint: "set the variable in colibri's environment, or write $$ for a literal $"}
 	}
+	cmd, err := h.wrapCmd(srv, own)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cmd, newRedactor(secrets), nil
+}
+
+// wrapCmd resolves srv's command in the child's PATH and wraps it for its
+// jail.
+func (h *Host) wrapCmd(srv *registry.Server, own map[string]string) (*exec.Cmd, error) {
+	var err error
 	env := childEnv(h.opts.Environ(), own)
 
 	argv := append([]string{srv.Command}, srv.Args...)
@@ -187,8 +214,8 @@ func checkExecutable(path string) error {
 	return nil
 }
 
-// start starts cmd in its own process group with three plain pipes.
-func (h *Host) start(srv *registry.Server, cmd *exec.Cmd) (*proc, error) {
+// start starts cmd in a session of its own with three plain pipes.
+func (h *Host) start(srv *registry.Server, cmd *exec.Cmd, redact *redactor) (*proc, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, spawnErr(srv.Name, err)
@@ -204,7 +231,7 @@ func (h *Host) start(srv *registry.Server, cmd *exec.Cmd) (*proc, error) {
 		return nil, spawnErr(srv.Name, err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	err = cmd.Start()
+	err = osproc.Start(cmd)   // colibri's own child: never taken for an orphan
 	closeAll(inR, outW, errW) // the child holds its own copies now
 	if err != nil {
 		closeAll(inW, outR, errR)
@@ -220,17 +247,20 @@ func (h *Host) start(srv *registry.Server, cmd *exec.Cmd) (*proc, error) {
 		stderrFile: errR,
 		stderrDone: make(chan struct{}),
 		exited:     make(chan struct{}),
+		redact:     redact,
 	}
+	p.stderr.redact = redact.apply
 	p.log = h.log.With("server", srv.Name, "pid", p.pid)
 	go func() {
 		p.waitErr = cmd.Wait()
+		osproc.Reaped(p.pid)
 		close(p.exited)
 	}()
 	go func() {
 		defer close(p.stderrDone)
 		defer errR.Close()
 		p.stderr.readLines(errR, func(line string) {
-			p.log.Debug("stderr", "line", line)
+			p.log.Debug("stderr", "line", line) // already redacted
 		})
 	}()
 	if h.opts.OnSpawn != nil {
@@ -299,6 +329,22 @@ func (p *proc) exitStatus() string {
 	return p.waitErr.Error()
 }
 
+// exitedWithError reports whether the process has exited by itself with a
+// status other than 0 (not killed by a signal): a server that says no.
+func (p *proc) exitedWithError() bool {
+	select {
+	case <-p.exited:
+	default:
+		return false
+	}
+	var ee *exec.ExitError
+	if !errors.As(p.waitErr, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Exited() && ws.ExitStatus() != 0
+}
+
 // stderrTail is the last of the server's stderr. When the process has
 // exited, its final lines (usually the reason) may still be in the pipe:
 // they are read first, waiting a moment at most, since a grandchild may
@@ -315,10 +361,22 @@ func (p *proc) stderrTail() string {
 	return p.stderr.String()
 }
 
-// kill ends the whole process group now. It is safe to call any number of
-// times, before or after the process exits.
+// kill ends the whole process group now, and, while the process has not
+// been reaped, every descendant the OS can trace to it (those that left the
+// group with setsid included). It is safe to call any number of times,
+// before or after the process exits.
 func (p *proc) kill() {
-	killGroup(p.pid, syscall.SIGKILL)
+	select {
+	case <-p.exited:
+		// Reaped: its pid may name another process now. Its group is
+		// still its own while members remain; its orphans are the
+		// reaper's (Host.reapAdopted).
+		killGroup(p.pid, syscall.SIGKILL)
+	default:
+		if _, err := osproc.KillTree(p.pid); err != nil {
+			p.log.Warn("cannot kill every process of the server", "err", err)
+		}
+	}
 }
 
 // stop ends the process as the MCP lifecycle asks ("closing the input stream

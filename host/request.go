@@ -222,7 +222,7 @@ func (h *Host) sleep(ctx context.Context, attempt int) error {
 // unset ${NAME}, a command that cannot be found or run, a bad cwd, a jail
 // setting that cannot work.
 func (h *Host) Check(srv *registry.Server) error {
-	_, err := h.buildCmd(srv)
+	_, _, err := h.buildCmd(srv)
 	return err
 }
 

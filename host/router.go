@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -308,7 +309,14 @@ func (r *limitReader) Close() error {
 // pipeWriter is the hosted server's stdin as the SDK writes it.
 type pipeWriter struct{ p *proc }
 
-func (w pipeWriter) Write(b []byte) (int, error) { return w.p.stdin.Write(b) }
+func (w pipeWriter) Write(b []byte) (int, error) {
+	n, err := w.p.stdin.Write(b)
+	if err != nil && errors.Is(err, syscall.EPIPE) {
+		// The server closed its stdin: it exited, or is about to.
+		w.p.stdinBroken.Store(true)
+	}
+	return n, err
+}
 
 func (w pipeWriter) Close() error {
 	w.p.closePipes()

@@ -40,12 +40,12 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 	if err := h.acquireSlot(ph.ctx, srv.Name); err != nil {
 		return nil, err
 	}
-	cmd, err := h.buildCmd(srv)
+	cmd, redact, err := h.buildCmd(srv)
 	if err != nil {
 		h.releaseSlot()
 		return nil, err
 	}
-	p, err := h.start(srv, cmd)
+	p, err := h.start(srv, cmd, redact)
 	if err != nil {
 		h.releaseSlot()
 		return nil, err
@@ -200,23 +200,28 @@ func (s *session) classify(phase Phase, err error, callerCtx context.Context, ph
 	case errors.As(err, &rpcErr):
 		// The server answered, with a JSON-RPC error.
 		e.Kind = KindHandshake
-		e.Err = fmt.Errorf("%s failed: the server answered error %d: %s", phaseMethod(phase), rpcErr.Code, rpcErr.Message)
+		e.Err = fmt.Errorf("%s failed: the server answered error %d: %s", phaseMethod(phase), rpcErr.Code, s.p.redact.apply(rpcErr.Message))
 	default:
 		// The connection broke: the process exited, closed stdout, or wrote
 		// something that is not MCP.
-		// Only a server that closed stdout itself may have exited on its
-		// own; otherwise colibri closed the pipe after unreadable output,
-		// and the exit that followed is colibri's doing.
-		closedByServer := s.p.stdoutEOF.Load()
-		exited := closedByServer && s.p.hasExited(100*time.Millisecond)
+		// Only a server that closed stdout, or stdin (colibri's write to it
+		// failed), may have exited on its own; otherwise colibri closed the
+		// pipes after unreadable output, and the exit that followed is
+		// colibri's doing. However colibri's first write and the exit
+		// raced, a server that went away is reported as exited.
+		closedByServer := s.p.stdoutEOF.Load() || s.p.stdinBroken.Load()
+		exited := closedByServer && s.p.hasExited(exitWait)
 		switch {
 		case phase == PhaseInitialize && exited:
 			e.Kind = KindHandshake
 			e.Err = fmt.Errorf("the server %s during initialize", s.p.exitStatus())
-			e.transient = true
+			// A server that exits with an error status before it
+			// speaks is refusing to start (a missing key, a bad
+			// flag): trying again changes nothing.
+			e.transient = !s.p.exitedWithError()
 		case phase == PhaseInitialize && closedByServer:
 			e.Kind = KindHandshake
-			e.Err = errors.New("the server closed its stdout during initialize")
+			e.Err = errors.New("the server closed its stdio during initialize")
 		case phase == PhaseInitialize:
 			e.Kind = KindHandshake
 			e.Err = fmt.Errorf("the server wrote something that is not MCP on stdout: %w", err)
@@ -227,7 +232,7 @@ func (s *session) classify(phase Phase, err error, callerCtx context.Context, ph
 			e.transient = true
 		case closedByServer:
 			e.Kind = KindCrashed
-			e.Err = fmt.Errorf("the server closed its stdout during %s", phaseMethod(phase))
+			e.Err = fmt.Errorf("the server closed its stdio during %s", phaseMethod(phase))
 		default:
 			e.Kind = KindCrashed
 			e.Err = fmt.Errorf("the server broke the protocol during %s: %w", phaseMethod(phase), err)
@@ -235,6 +240,10 @@ func (s *session) classify(phase Phase, err error, callerCtx context.Context, ph
 	}
 	return e
 }
+
+// exitWait bounds how long classify waits for a server that closed its
+// stdio to exit, so that its status and last words can be reported.
+const exitWait = time.Second
 
 func phaseMethod(p Phase) string {
 	switch p {
@@ -268,6 +277,7 @@ func (s *session) close() {
 		}
 		s.p.stop(s.h.opts.TerminateGrace)
 		s.h.releaseSlot()
+		s.h.reapAdopted()
 		s.p.log.Debug("stopped", "status", s.p.exitStatus())
 	})
 }
@@ -282,5 +292,6 @@ func (s *session) abort() {
 		}
 		s.p.stop(0)
 		s.h.releaseSlot()
+		s.h.reapAdopted()
 	})
 }

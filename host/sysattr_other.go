@@ -4,8 +4,8 @@ package host
 
 import "syscall"
 
-// sysProcAttr puts the child in a process group of its own, so that the
-// whole group can be killed at once.
+// sysProcAttr starts the child in a session of its own: no controlling
+// terminal, and a process group that can be killed at once.
 func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
+	return &syscall.SysProcAttr{Setsid: true}
 }

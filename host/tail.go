@@ -17,10 +17,11 @@ const maxStderrLine = 4 << 10
 
 // tail keeps the last lines written to a stream, at most max bytes.
 type tail struct {
-	mu    sync.Mutex
-	max   int
-	lines []string
-	size  int
+	mu     sync.Mutex
+	max    int
+	lines  []string
+	size   int
+	redact func(string) string // nil: kept as written
 }
 
 func newTail(max int) *tail { return &tail{max: max} }
@@ -55,6 +56,9 @@ func (t *tail) readLines(r io.Reader, each func(string)) {
 		b, err := br.ReadSlice('\n')
 		if len(b) > 0 {
 			line := strings.TrimRight(string(b), "\r\n")
+			if t.redact != nil {
+				line = t.redact(line)
+			}
 			t.add(line)
 			each(line)
 		}

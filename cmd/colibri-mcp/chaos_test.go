@@ -76,7 +76,7 @@ func TestChaosCatalogue(t *testing.T) {
 		{fake: "hang-init", kind: "timeout", phase: "initialize"},
 		{fake: "hang-list", kind: "timeout", phase: "list"},
 		{fake: "hang-call", kind: "timeout", phase: "call"},
-		{fake: "exit-early", kind: "handshake", phase: "initialize", stderr: "missing API key", procs: 3},
+		{fake: "exit-early", kind: "handshake", phase: "initialize", stderr: "missing API key"},
 		{fake: "exit-mid-call", kind: "crashed", phase: "call", stderr: "segmentation fault"},
 		{fake: "banner", tool: "echo", kind: "handshake", phase: "initialize"},
 		{fake: "stdout-flood", kind: "too_large", phase: "call"},
@@ -102,8 +102,6 @@ func TestChaosCatalogue(t *testing.T) {
 			// handshake and the answer (the fake is a small Go program).
 			bound := timeout + time.Second
 			switch tc.fake {
-			case "exit-early":
-				bound += 2 * time.Second // three starts and two back-offs
 			case "no-stdin":
 				bound += bigCost
 			case "fork-storm":

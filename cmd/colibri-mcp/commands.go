@@ -21,6 +21,9 @@ import (
 func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.Writer) error {
 	svc, h := newService(s)
 	defer h.Close()
+	for _, w := range hardening {
+		s.logger.Warn(w)
+	}
 	if s.httpAddr != "" {
 		return serveHTTP(ctx, s, svc)
 	}

@@ -17,6 +17,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/proc"
 )
 
 // Set by the Makefile with -ldflags "-X main.version=… -X main.commit=…".
@@ -26,10 +28,28 @@ var (
 )
 
 func main() {
+	harden()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr, os.Environ())
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
+}
+
+// hardening is what harden could not do, for serve to log once it has a
+// logger.
+var hardening []string
+
+// harden makes colibri's own process unreadable to the servers it hosts
+// (their environment reads and ptrace fail) and the reaper of everything they
+// start, so that no descendant outlives its request. Only main does this: it
+// changes the whole process, which in-process tests must not.
+func harden() {
+	if err := proc.ProtectSelf(); err != nil {
+		hardening = append(hardening, "cannot make colibri's process non-dumpable: hosted servers of the same user may read its environment: "+err.Error())
+	}
+	if err := proc.AcquireReaper(); err != nil {
+		hardening = append(hardening, "cannot become the reaper of hosted servers' processes: a descendant that leaves its server's process group may outlive its request: "+err.Error())
+	}
 }
 
 // Exit codes (CONTRACT.md section 1).

@@ -1,0 +1,156 @@
+// Package proc holds what colibri asks of the OS about its own process and
+// the processes it hosts: that colibri itself cannot be read or traced by
+// them (ProtectSelf), that it becomes the reaper of everything they start
+// (AcquireReaper), and that a hosted server's whole tree can be killed and
+// reaped at teardown (KillTree, ReapAdopted), even the descendants that left
+// its process group or session with setsid(2).
+//
+//	if err := proc.AcquireReaper(); err != nil { log… } // once, in main
+//	…
+//	err := proc.Start(cmd)      // instead of cmd.Start: the child is colibri's own
+//	…
+//	proc.KillTree(pid)          // at teardown, while pid is still alive
+//	proc.ReapAdopted()          // orphans that were reparented to colibri
+//
+// Linux: prctl(PR_SET_DUMPABLE, 0) and prctl(PR_SET_CHILD_SUBREAPER); the tree
+// is walked in /proc. FreeBSD: procctl(2) PROC_TRACE_CTL, PROC_REAP_ACQUIRE,
+// PROC_REAP_KILL (REAPER_KILL_SUBTREE) and PROC_REAP_GETPIDS. Elsewhere the
+// process group is all there is, and the functions say so.
+package proc
+
+import (
+	"errors"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// reaper is set once AcquireReaper succeeded: only then are orphans
+// colibri's to reap (in-process tests and library users never acquire it,
+// and their other children are never touched).
+var reaper atomic.Bool
+
+// ErrUnsupported is returned where the OS offers no such facility.
+var ErrUnsupported = errors.New("not supported on this OS")
+
+// IsReaper reports whether AcquireReaper succeeded in this process.
+func IsReaper() bool { return reaper.Load() }
+
+// KillTree sends SIGKILL to pid's process group and to every process the OS
+// can still trace to pid (its descendants, in whatever session or group
+// they are now). Call it while pid has not been reaped: once it has, its
+// orphans are the reaper's (see ReapAdopted). It returns how many processes
+// it signalled; EPERM (a descendant that changed user) is returned after
+// every other process was signalled.
+func KillTree(pid int) (int, error) {
+	if pid <= 0 {
+		return 0, nil
+	}
+	var firstErr error
+	note := func(err error) {
+		if err != nil && err != unix.ESRCH && firstErr == nil {
+			firstErr = err
+		}
+	}
+	note(unix.Kill(-pid, syscall.SIGKILL))
+	n, err := killDescendants(pid)
+	note(err)
+	return n, firstErr
+}
+
+// own is the children this process started through Start and has not yet
+// reaped: any other child is an orphan the kernel reparented to it. It is
+// process-wide, as the reaper is. spawning is held for reading across each
+// start, and for writing by ReapAdopted, so that a child being started is
+// never taken for an orphan.
+var own struct {
+	spawning sync.RWMutex
+	mu       sync.Mutex
+	pids     map[int]bool
+}
+
+// Start starts cmd and remembers it as this process's own child until
+// Reaped is called with its pid (after cmd.Wait returns).
+func Start(cmd *exec.Cmd) error {
+	own.spawning.RLock()
+	defer own.spawning.RUnlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	own.mu.Lock()
+	defer own.mu.Unlock()
+	if own.pids == nil {
+		own.pids = map[int]bool{}
+	}
+	own.pids[cmd.Process.Pid] = true
+	return nil
+}
+
+// Reaped forgets a child started by Start, once it has been waited for.
+func Reaped(pid int) {
+	own.mu.Lock()
+	defer own.mu.Unlock()
+	delete(own.pids, pid)
+}
+
+func isOwn(pid int) bool {
+	own.mu.Lock()
+	defer own.mu.Unlock()
+	return own.pids[pid]
+}
+
+// ReapAdopted kills and reaps the children of this process that it did not
+// start through Start: orphans of hosted servers that the kernel reparented
+// to colibri, the reaper. Without the reaper there are none to reap, and it
+// does nothing. It returns how many it reaped.
+func ReapAdopted() int {
+	if !reaper.Load() {
+		return 0
+	}
+	own.spawning.Lock()
+	defer own.spawning.Unlock()
+	n := 0
+	// An orphan may have children of its own, which become colibri's in
+	// turn once it dies: a few rounds end every generation.
+	for range 8 {
+		found := 0
+		for _, pid := range children() {
+			if isOwn(pid) {
+				continue
+			}
+			found++
+			KillTree(pid)
+			if reap(pid, reapWait) {
+				n++
+			}
+		}
+		if found == 0 {
+			break
+		}
+	}
+	return n
+}
+
+// reapWait bounds the wait for one killed orphan (SIGKILL is delivered at
+// once unless the process sleeps uninterruptibly in the kernel).
+const reapWait = 2 * time.Second
+
+// reap waits for the killed child pid, at most d, so that it leaves no zombie.
+func reap(pid int, d time.Duration) bool {
+	done := make(chan bool, 1)
+	go func() {
+		var ws unix.WaitStatus
+		_, err := unix.Wait4(pid, &ws, 0, nil)
+		done <- err == nil
+	}()
+	select {
+	case ok := <-done:
+		return ok
+	case <-time.After(d):
+		return false
+	}
+}

@@ -1,0 +1,99 @@
+package proc
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// ProtectSelf makes colibri's process non-dumpable: other processes of the
+// same user (hosted servers among them) can no longer read
+// /proc/COLIBRI/environ or /proc/COLIBRI/mem, nor ptrace it. Root's
+// processes still can (CAP_SYS_PTRACE).
+func ProtectSelf() error {
+	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+}
+
+// AcquireReaper makes colibri a child subreaper (PR_SET_CHILD_SUBREAPER):
+// a hosted server's orphaned descendants are reparented to colibri rather
+// than to init, so that ReapAdopted can end them. No privilege is needed.
+func AcquireReaper() error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return err
+	}
+	reaper.Store(true)
+	return nil
+}
+
+// table reads pid → ppid of every live process from /proc.
+func table() map[int]int {
+	entries, _ := os.ReadDir("/proc")
+	t := make(map[int]int, len(entries))
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// "PID (COMM) STATE PPID …": COMM may hold spaces and parentheses.
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		t[pid] = ppid
+	}
+	return t
+}
+
+// killDescendants signals every descendant of pid, walking /proc until no
+// new one appears (a process may fork while its tree is being killed).
+func killDescendants(pid int) (int, error) {
+	killed := map[int]bool{}
+	var firstErr error
+	for range 8 {
+		t := table()
+		kids := map[int][]int{}
+		for p, pp := range t {
+			kids[pp] = append(kids[pp], p)
+		}
+		fresh := 0
+		for queue := []int{pid}; len(queue) > 0; {
+			p := queue[0]
+			queue = queue[1:]
+			for _, c := range kids[p] {
+				queue = append(queue, c)
+				if !killed[c] {
+					killed[c] = true
+					fresh++
+					if err := unix.Kill(c, syscall.SIGKILL); err != nil && err != unix.ESRCH && firstErr == nil {
+						firstErr = err
+					}
+				}
+			}
+		}
+		if fresh == 0 {
+			break
+		}
+	}
+	return len(killed), firstErr
+}
+
+// children lists this process's children.
+func children() []int {
+	self := os.Getpid()
+	var out []int
+	for p, pp := range table() {
+		if pp == self {
+			out = append(out, p)
+		}
+	}
+	return out
+}
