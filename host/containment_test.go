@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -162,5 +163,29 @@ func TestSpawnErrorHidesPATH(t *testing.T) {
 	e := wantKind(t, err, host.KindSpawn, host.PhaseSpawn)
 	if strings.Contains(e.Error(), "token-abc123") {
 		t.Errorf("spawn error shows the child's PATH: %q", e.Error())
+	}
+}
+
+// The whole tool list is bounded, not only each message: endless pages of
+// big tools, or one cursor handed out forever, fail too_large at the bound,
+// and colibri's heap comes back down.
+func TestToolListIsBounded(t *testing.T) {
+	h := newHarness(t, host.Options{MaxResultBytes: 2 << 20})
+	for _, name := range []string{"endless-pages", "cursor-loop"} {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			_, err := h.ListTools(t.Context(), fake(name), nil)
+			within(t, start, 5*time.Second)
+			e := wantKind(t, err, host.KindTooLarge, host.PhaseList)
+			if !strings.Contains(e.Error(), "tool list passed") {
+				t.Errorf("message %q", e.Error())
+			}
+		})
+	}
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	if ms.HeapAlloc > 64<<20 {
+		t.Errorf("heap %d MB after the bounded lists", ms.HeapAlloc>>20)
 	}
 }

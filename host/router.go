@@ -274,6 +274,7 @@ var errTooLarge = errors.New("message larger than COLIBRI_MCP_MAX_RESULT_BYTES")
 
 func (r *limitReader) Read(b []byte) (int, error) {
 	n, err := r.p.stdout.Read(b)
+	r.p.bytesRead.Add(int64(n))
 	if err == io.EOF {
 		// The server closed its stdout (usually: it exited), as opposed
 		// to colibri closing the pipe after a protocol error.

@@ -80,22 +80,40 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 	return s, nil
 }
 
+// maxListPages bounds the pages of one tools/list: a server that hands out
+// cursors forever must not keep colibri listing (and holding) forever.
+const maxListPages = 100
+
 // listTools lists every page of the server's tools within the list timeout.
+// The whole list, not only each page, is bounded: at most maxListPages
+// pages and MaxResultBytes bytes read from the server while listing, past
+// which the process is stopped and the list fails too_large.
 func (s *session) listTools(ctx context.Context) ([]*mcp.Tool, error) {
 	ph := newPhase(ctx, s.srv.Timeout(s.h.opts.Timeout), 0)
 	defer ph.stop()
 	defer s.unstick(ph.ctx)()
-	var tools []*mcp.Tool
-	for t, err := range s.cs.Tools(ph.ctx, nil) {
+	start := s.p.bytesRead.Load()
+	tools := []*mcp.Tool{}
+	params := &mcp.ListToolsParams{}
+	for pages := 1; ; pages++ {
+		res, err := s.cs.ListTools(ph.ctx, params)
 		if err != nil {
 			return nil, s.classify(PhaseList, err, ctx, ph)
 		}
-		tools = append(tools, t)
+		tools = append(tools, res.Tools...)
+		read := s.p.bytesRead.Load() - start
+		if read > s.h.opts.MaxResultBytes || (res.NextCursor != "" && pages >= maxListPages) {
+			s.p.kill()
+			return nil, &Error{Kind: KindTooLarge, Server: s.srv.Name, Phase: PhaseList,
+				Err: fmt.Errorf("the tool list passed %d pages or %d bytes (%d pages, %d bytes so far); the server was stopped",
+					maxListPages, s.h.opts.MaxResultBytes, pages, read),
+				Hint: "raise COLIBRI_MCP_MAX_RESULT_BYTES if the list is expected"}
+		}
+		if res.NextCursor == "" {
+			return tools, nil
+		}
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
 	}
-	if tools == nil {
-		tools = []*mcp.Tool{}
-	}
-	return tools, nil
 }
 
 // callTool calls one tool. Progress from the server extends the call's

@@ -282,6 +282,36 @@ var fakes = map[string]func(){
 		fmt.Fprintf(os.Stderr, "fatal: the key %s was refused\n", os.Getenv("API_KEY"))
 		os.Exit(3)
 	},
+	// Hands out tools/list pages forever, each with a new cursor and a few
+	// tools of 10 KB descriptions.
+	"endless-pages": func() {
+		page := 0
+		rawServe(func(method string, id json.RawMessage) {
+			switch method {
+			case "initialize":
+				rawReply(id, rawInit)
+			case "tools/list":
+				page++
+				desc := strings.Repeat("d", 10<<10)
+				var tools []string
+				for i := range 10 {
+					tools = append(tools, fmt.Sprintf(`{"name":"t%d_%d","description":%q,"inputSchema":{"type":"object"}}`, page, i, desc))
+				}
+				rawReply(id, fmt.Sprintf(`{"tools":[%s],"nextCursor":"c%d"}`, strings.Join(tools, ","), page))
+			}
+		})
+	},
+	// Hands out the same cursor forever, one small tool a page.
+	"cursor-loop": func() {
+		rawServe(func(method string, id json.RawMessage) {
+			switch method {
+			case "initialize":
+				rawReply(id, rawInit)
+			case "tools/list":
+				rawReply(id, `{"tools":[{"name":"any","inputSchema":{"type":"object"}}],"nextCursor":"again"}`)
+			}
+		})
+	},
 	// Forks 50 sleepers that ignore SIGTERM and hold stdout inside the call,
 	// then never answers it.
 	"fork-storm": func() {
