@@ -41,9 +41,9 @@ type proc struct {
 	exited  chan struct{} // closed once the process is reaped
 	waitErr error         // valid after exited is closed
 
-	tooLarge    atomic.Bool // stdout crossed the result limit: the group was killed
-	stdoutEOF   atomic.Bool // the server closed its stdout
-	stdinBroken atomic.Bool // a write to the server's stdin failed: it closed it, or exited
+	tooLarge    atomic.Bool  // stdout crossed the result limit: the group was killed
+	stdoutEOF   atomic.Bool  // the server closed its stdout
+	stdinBroken atomic.Bool  // a write to the server's stdin failed: it closed it, or exited
 	bytesRead   atomic.Int64 // read from the server's stdout so far
 
 	redact *redactor // the secrets colibri expanded into its environment
