@@ -5,6 +5,7 @@ package host_test
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,8 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/procs"
@@ -187,5 +191,183 @@ func TestToolListIsBounded(t *testing.T) {
 	runtime.ReadMemStats(&ms)
 	if ms.HeapAlloc > 64<<20 {
 		t.Errorf("heap %d MB after the bounded lists", ms.HeapAlloc>>20)
+	}
+}
+
+// askingCaller is a caller with every capability, counting what it is asked.
+type askingCaller struct {
+	host.Caller
+	asked atomic.Int32
+}
+
+func newAskingCaller(answer string, block bool) *askingCaller {
+	c := &askingCaller{}
+	c.CreateMessage = func(ctx context.Context, _ *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+		c.asked.Add(1)
+		if block { // a caller that never answers
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: answer}}, nil
+	}
+	c.Elicit = func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		c.asked.Add(1)
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"password": "hunter2"}}, nil
+	}
+	c.ListRoots = func(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+		c.asked.Add(1)
+		return &mcp.ListRootsResult{}, nil
+	}
+	return c
+}
+
+// Listing offers a hosted server none of the caller's capabilities: its
+// elicitation ("re-enter your password") is refused, gate or no gate, and
+// the caller is never asked.
+func TestListingAsksTheCallerNothing(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	caller := newAskingCaller("yes", false)
+	tools, err := h.ListTools(t.Context(), fake("ask-caller"), &caller.Caller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := tools[0].Description; !strings.HasPrefix(d, "error: ") {
+		t.Errorf("the server's elicitation while listing got %q, want an error", d)
+	}
+	if n := caller.asked.Load(); n != 0 {
+		t.Errorf("the caller was asked %d times while a server was listed", n)
+	}
+}
+
+// During a call, a server-to-client request goes to that call's caller.
+func TestCallForwardsToItsCaller(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	caller := newAskingCaller("sampled by the caller", false)
+	res, err := h.CallTool(t.Context(), fake("ask-caller"), "ask", nil, &caller.Caller)
+	if got := text(t, res, err); !strings.Contains(got, "sampled by the caller") {
+		t.Errorf("result %q", got)
+	}
+}
+
+// On a warm server shared by two callers with calls in flight, a request
+// cannot be told apart: it is refused, and neither caller is asked (before,
+// one caller's prompt reached the other, whose answer became the first's).
+func TestSharedWarmServerRefusesAmbiguousRequests(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	srv := persistent("ask-caller")
+	dir := t.TempDir()
+	goFile := filepath.Join(dir, "go")
+	a, b := newAskingCaller("from a", false), newAskingCaller("from b", false)
+	results := make(chan string, 2)
+	var inflight sync.WaitGroup
+	for i, c := range []*askingCaller{a, b} {
+		inflight.Go(func() {
+			args := map[string]any{"go": goFile, "started": filepath.Join(dir, strconv.Itoa(i))}
+			res, err := h.CallTool(t.Context(), srv, "ask", args, &c.Caller)
+			results <- text(t, res, err)
+		})
+	}
+	// Both calls are in flight on the one warm server, waiting on the go file.
+	waitFile(t, filepath.Join(dir, "0"), 10*time.Second)
+	waitFile(t, filepath.Join(dir, "1"), 10*time.Second)
+	if n := len(h.spawned()); n != 1 {
+		t.Fatalf("%d processes: the callers do not share one warm server", n)
+	}
+	os.WriteFile(goFile, nil, 0o644)
+	inflight.Wait()
+	close(results)
+	for r := range results {
+		if !strings.Contains(r, "error: ") || !strings.Contains(r, "cannot tell which") {
+			t.Errorf("an ambiguous request was answered: %q", r)
+		}
+	}
+	if a.asked.Load()+b.asked.Load() != 0 {
+		t.Errorf("callers were asked (%d, %d)", a.asked.Load(), b.asked.Load())
+	}
+}
+
+// A caller that never answers a forwarded request cannot hold teardown: the
+// call ends at its timeout, the forwarded request with it, and Close
+// returns within its bound with nothing left.
+func TestUnansweredRequestEndsWithItsCall(t *testing.T) {
+	h := newHarness(t, host.Options{Timeout: 500 * time.Millisecond})
+	caller := newAskingCaller("", true)
+	_, err := h.CallTool(t.Context(), fake("ask-caller"), "ask", nil, &caller.Caller)
+	wantKind(t, err, host.KindTimeout, host.PhaseCall)
+	start := time.Now()
+	h.Close()
+	within(t, start, 2*host.DefaultTerminateGrace+3*time.Second)
+}
+
+// A closed host refuses new work, and Close is a barrier: it returns only
+// once every request that entered has ended and been torn down, cancelling
+// those still running after its drain bound.
+func TestCloseIsABarrier(t *testing.T) {
+	h := newHarness(t, host.Options{DrainTimeout: 300 * time.Millisecond})
+	started := filepath.Join(t.TempDir(), "started")
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.CallTool(context.Background(), fake("ok"), "sleep", map[string]any{"ms": 60_000, "started": started}, nil)
+		done <- err
+	}()
+	waitFile(t, started, 10*time.Second)
+	start := time.Now()
+	h.Close()
+	within(t, start, 300*time.Millisecond+2*host.DefaultTerminateGrace+2*time.Second)
+	select {
+	case err := <-done:
+		wantKind(t, err, host.KindCancelled, host.PhaseCall)
+	default:
+		t.Fatal("Close returned while a request was still running")
+	}
+	for _, pid := range h.spawned() {
+		if m := procs.GroupMembers(pid); len(m) != 0 {
+			t.Errorf("group %d still has %v after Close", pid, m)
+		}
+	}
+	_, err := h.ListTools(t.Context(), fake("ok"), nil)
+	wantKind(t, err, host.KindUnavailable, "")
+	if n := len(h.spawned()); n != 1 {
+		t.Errorf("%d processes started: a closed host started another", n)
+	}
+}
+
+// A caller slow to take its notifications stalls no one else on a shared
+// warm server: its progress waits in a bounded queue of its own, while the
+// relay goes on reading for the other calls.
+func TestSlowCallerDoesNotStallOthers(t *testing.T) {
+	h := newHarness(t, host.Options{Timeout: 20 * time.Second})
+	srv := persistent("ok")
+	pidOf(t, h, srv) // the warm process is up
+	unblock := make(chan struct{})
+	defer close(unblock)
+	var got atomic.Int32
+	slow := &host.Caller{Progress: func(context.Context, *mcp.ProgressNotificationParams) {
+		got.Add(1)
+		<-unblock // never reads, for now
+	}}
+	slowDone := make(chan error, 1)
+	go func() {
+		_, err := h.CallTool(t.Context(), srv, "progress", map[string]any{"steps": 1000}, slow)
+		slowDone <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); got.Load() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no progress reached the slow caller")
+		}
+	}
+	start := time.Now()
+	if got := callText(t, h, srv, "echo", map[string]any{"message": "fast"}); got != "Echo: fast" {
+		t.Errorf("result %q", got)
+	}
+	within(t, start, 2*time.Second)
+	// The slow call still ends, its undelivered progress dropped at the bound.
+	select {
+	case err := <-slowDone:
+		if err != nil {
+			t.Errorf("the slow caller's call: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the slow caller's call never ended")
 	}
 }

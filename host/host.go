@@ -16,6 +16,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -65,6 +66,10 @@ type Options struct {
 	CircuitThreshold int
 	// Cooldown is the first cool-down; it doubles up to CooldownMax.
 	Cooldown, CooldownMax time.Duration
+
+	// DrainTimeout is how long Close lets requests in flight finish before
+	// it cancels them.
+	DrainTimeout time.Duration
 }
 
 // Defaults of the contract (CONTRACT.md section 2).
@@ -75,6 +80,7 @@ const (
 	DefaultRetries        = 3
 	DefaultRetryBackoff   = time.Second
 	DefaultTerminateGrace = 2 * time.Second
+	DefaultDrainTimeout   = 5 * time.Second
 )
 
 // ProtocolVersion is the MCP version colibri asks hosted servers for. It is
@@ -92,6 +98,14 @@ type Host struct {
 	lists   listCache
 	pool    pool
 	seq     atomic.Uint64
+
+	// Requests, from entry to return: Close refuses new ones, waits for
+	// these (bounded by DrainTimeout), then cancels what is left.
+	mu       sync.Mutex
+	closed   bool
+	requests tasks
+	base     context.Context
+	cancel   context.CancelFunc
 }
 
 // reapAdopted kills and reaps the orphans of hosted servers that the
@@ -125,13 +139,33 @@ func New(opts Options) *Host {
 	orDefault(&opts.CircuitThreshold, DefaultCircuitThreshold)
 	orDefault(&opts.Cooldown, DefaultCooldown)
 	orDefault(&opts.CooldownMax, DefaultCooldownMax)
+	orDefault(&opts.DrainTimeout, DefaultDrainTimeout)
 	h := &Host{
 		opts:  opts,
 		log:   opts.Logger,
 		slots: make(chan struct{}, opts.MaxProcs),
 	}
+	h.base, h.cancel = context.WithCancel(context.Background())
 	h.pool.h = h
 	return h
+}
+
+// errClosed refuses work once Close has begun.
+var errClosed = errors.New("colibri is shutting down")
+
+// enter admits one request: it fails once Close has begun, and otherwise
+// returns the request's context (also ended when Close gives up waiting)
+// and the func that marks its end.
+func (h *Host) enter(ctx context.Context, server string) (context.Context, func(), error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, nil, &Error{Kind: KindUnavailable, Server: server, Err: errClosed}
+	}
+	done := h.requests.add()
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(h.base, cancel)
+	return ctx, func() { stop(); cancel(); done() }, nil
 }
 
 // orDefault sets *v to def when it is zero or negative.
@@ -141,9 +175,19 @@ func orDefault[T int | int64 | time.Duration](v *T, def T) {
 	}
 }
 
-// Close shuts every warm session down and waits for every hosted process
-// to be torn down. Requests still running end on their own deadlines.
+// Close is a barrier: from its start the host refuses new requests; it
+// lets those in flight finish for DrainTimeout, then cancels them; it shuts
+// every warm session down, and returns once every hosted process is torn
+// down and reaped. Nothing is left, and nothing starts after it.
 func (h *Host) Close() {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	if !h.requests.waitFor(h.opts.DrainTimeout) {
+		h.log.Warn("requests still running at the drain bound; cancelling them", "bound", h.opts.DrainTimeout)
+	}
+	h.cancel()
+	h.requests.Wait() // cancelled requests return promptly: every phase watches its context
 	h.pool.closeAll()
 	h.bg.Wait()
 	h.reapAdopted()
@@ -216,6 +260,39 @@ func (t *tasks) Go(f func()) {
 		}()
 		f()
 	}()
+}
+
+// add counts one unit of work that is not a goroutine of t's; the returned
+// func marks its end.
+func (t *tasks) add() func() {
+	t.mu.Lock()
+	t.n++
+	t.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if t.n--; t.n == 0 && t.idle != nil {
+				close(t.idle)
+				t.idle = nil
+			}
+		})
+	}
+}
+
+// waitFor is Wait, giving up after d; it reports whether all ended.
+func (t *tasks) waitFor(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { t.Wait(); close(done) }()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return true
+	case <-timer.C:
+		return false
+	}
 }
 
 // Wait waits until no counted goroutine runs.

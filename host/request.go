@@ -15,6 +15,15 @@ import (
 // kept, instead). Spawn, initialize and tools/list are retried on
 // transient failures.
 func (h *Host) ListTools(ctx context.Context, srv *registry.Server, caller *Caller) ([]*mcp.Tool, error) {
+	// Listing is always allowed, gate or not: the hosted server is offered
+	// none of the caller's capabilities, so it cannot ask the caller
+	// anything (an elicitation "re-enter your password", a sampling prompt).
+	caller = caller.listing()
+	ctx, leave, err := h.enter(ctx, srv.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	if srv.IsPersistent() {
 		return h.listWarm(ctx, srv, caller)
 	}
@@ -35,6 +44,11 @@ func (h *Host) ListTools(ctx context.Context, srv *registry.Server, caller *Call
 // A call is retried only when it surely never reached the tool, or when the
 // tool declares readOnlyHint or idempotentHint and its process died.
 func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, args any, caller *Caller) (*mcp.CallToolResult, error) {
+	ctx, leave, err := h.enter(ctx, srv.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	once := h.callFresh
 	if srv.IsPersistent() {
 		once = h.callWarmOnce
@@ -68,7 +82,7 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 	argErr := h.checkCall(srv.Name, name, tool, args)
 	if argErr != nil && cached {
 		// The cache may be behind the server: ask it before refusing.
-		if tools, err = s.listTools(ctx); err != nil {
+		if tools, err = s.listTools(ctx, caller.listing()); err != nil {
 			s.abort()
 			return nil, nil, err
 		}
@@ -91,7 +105,7 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 		// The server refused the call itself. If colibri let it through on
 		// a cached list, the list may be what is wrong: ask again.
 		if cached {
-			if tools, lerr := s.listTools(ctx); lerr == nil {
+			if tools, lerr := s.listTools(ctx, caller.listing()); lerr == nil {
 				h.lists.put(s.listKey(), tools)
 				if findTool(tools, name) == nil {
 					s.close()
@@ -157,7 +171,7 @@ func (h *Host) openAndList(ctx context.Context, srv *registry.Server, caller *Ca
 				return nil
 			}
 		}
-		if tools, err = s.listTools(ctx); err != nil {
+		if tools, err = s.listTools(ctx, caller.listing()); err != nil {
 			s.abort()
 			return err
 		}

@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,93 +39,160 @@ type Caller struct {
 	LogLevel mcp.LoggingLevel
 }
 
+// listing is what a caller is offered while a server's tools are listed:
+// its log, never its capabilities.
+func (c *Caller) listing() *Caller {
+	if c == nil {
+		return nil
+	}
+	return &Caller{Log: c.Log, LogLevel: c.LogLevel}
+}
+
 // router delivers a hosted session's notifications and server-to-client
-// requests to the callers whose requests are running on it.
+// requests to the operation (a call, or a list) they belong to, and to no
+// one else: progress by the token colibri gave the call; log messages and
+// requests to the one operation in flight. When several are in flight on a
+// shared warm session, nothing tells them apart: logs are dropped and
+// requests refused, rather than sent to the wrong caller.
 type router struct {
-	mu     sync.Mutex
-	server string
-	calls  map[string]*callRoute // by the progress token colibri gave the hosted call
-	active []*Caller             // callers with a call in flight, oldest first
-	owner  *Caller               // the caller the session was started for (per request: its only one)
+	mu      sync.Mutex
+	server  string
+	byToken map[string]*route // by the progress token colibri gave the hosted call
+	active  []*route          // operations in flight, oldest first
 
 	onToolsChanged func() // told of notifications/tools/list_changed
 }
 
-type callRoute struct {
+// route is one operation in flight on a hosted session.
+type route struct {
 	caller *Caller
-	kick   func() // a sign of life: extends the call's timeout
+	ctx    context.Context // the operation's own: ends when it does
+	kick   func()          // a sign of life: extends the call's timeout
+
+	forwarding chan struct{} // bounds the server-to-client requests in flight
+
+	// Notifications reach the caller through a queue of their own, so that
+	// a caller slow to read never stalls the relay for the others; the
+	// queue is drained before the operation returns its result.
+	queue   chan func()
+	drained chan struct{}
+	closed  atomic.Bool // past its drain bound: what is left is dropped
 }
+
+// Bounds of a route.
+const (
+	maxForwarded = 4               // server-to-client requests in flight per call
+	routeQueue   = 256             // notifications waiting for a slow caller
+	drainWait    = 2 * time.Second // how long a result waits for its notifications
+)
 
 func newRouter(server string) *router {
-	return &router{server: server, calls: map[string]*callRoute{}}
+	return &router{server: server, byToken: map[string]*route{}}
 }
 
-func (r *router) addCall(token string, c *callRoute) {
+// begin opens a route for an operation of caller under ctx, with the
+// progress token colibri gave it ("" for none). end closes it: it waits
+// (bounded) until every notification queued for it was delivered.
+func (r *router) begin(ctx context.Context, caller *Caller, token string, kick func()) (end func()) {
+	rt := &route{caller: caller, ctx: ctx, kick: kick,
+		forwarding: make(chan struct{}, maxForwarded),
+		queue:      make(chan func(), routeQueue), drained: make(chan struct{})}
+	go func() {
+		defer close(rt.drained)
+		for f := range rt.queue {
+			if !rt.closed.Load() {
+				f()
+			}
+		}
+	}()
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.calls[token] = c
-}
-
-func (r *router) removeCall(token string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.calls, token)
-}
-
-func (r *router) activate(c *Caller) {
-	if c == nil {
-		return
+	r.active = append(r.active, rt)
+	if token != "" {
+		r.byToken[token] = rt
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.active = append(r.active, c)
-}
-
-func (r *router) deactivate(c *Caller) {
-	if c == nil {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if i := slices.Index(r.active, c); i >= 0 {
-		r.active = slices.Delete(r.active, i, i+1)
-	}
-}
-
-// latest returns the most recent active caller for which has is true, else
-// the session's owner if it has: a server may ask its client something
-// right after initialize, before any call is in flight.
-func (r *router) latest(has func(*Caller) bool) *Caller {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i := len(r.active) - 1; i >= 0; i-- {
-		if has(r.active[i]) {
-			return r.active[i]
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		if i := slices.Index(r.active, rt); i >= 0 {
+			r.active = slices.Delete(r.active, i, i+1)
+		}
+		if token != "" {
+			delete(r.byToken, token)
+		}
+		r.mu.Unlock()
+		close(rt.queue)
+		t := time.NewTimer(drainWait)
+		defer t.Stop()
+		select {
+		case <-rt.drained:
+		case <-t.C:
+			rt.closed.Store(true)
 		}
 	}
-	if r.owner != nil && has(r.owner) {
-		return r.owner
-	}
-	return nil
 }
 
-// recipients are the callers a notification goes to: those with a call in
-// flight, and the owner.
-func (r *router) recipients() []*Caller {
+// deliver queues f for rt's caller; a caller whose queue is full loses it.
+func (rt *route) deliver(f func()) {
+	select {
+	case rt.queue <- f:
+	default:
+	}
+}
+
+// sole returns the one operation in flight, or nil when there is none or
+// more than one.
+func (r *router) sole() *route {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := slices.Clone(r.active)
-	if r.owner != nil && !slices.Contains(out, r.owner) {
-		out = append(out, r.owner)
+	if len(r.active) != 1 {
+		return nil
 	}
-	return out
+	return r.active[0]
 }
 
-var errNoCaller = errors.New("no caller is waiting on this server to answer the request")
+var (
+	errNoCall    = errors.New("no call that may answer this request is in flight on this server")
+	errAmbiguous = errors.New("several calls are in flight on this server; colibri cannot tell which one this request belongs to")
+	errTooMany   = fmt.Errorf("more than %d requests of this server are already waiting for the caller", maxForwarded)
+)
+
+// forward passes a server-to-client request to the one operation in flight
+// whose caller can answer it (has reports whether it can). The request ends
+// when the operation does, whether or not the caller answered, and at most
+// maxForwarded wait at once for each operation.
+func forward[R any](r *router, ctx context.Context, has func(*Caller) bool, ask func(context.Context, *Caller) (R, error)) (R, error) {
+	var zero R
+	r.mu.Lock()
+	var rt *route
+	n := 0
+	for _, a := range r.active {
+		if has(a.caller) {
+			rt, n = a, n+1
+		}
+	}
+	r.mu.Unlock()
+	switch {
+	case n == 0:
+		return zero, errNoCall
+	case n > 1:
+		return zero, errAmbiguous
+	}
+	select {
+	case rt.forwarding <- struct{}{}:
+		defer func() { <-rt.forwarding }()
+	default:
+		return zero, errTooMany
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(rt.ctx, cancel)
+	defer stop()
+	return ask(ctx, rt.caller)
+}
 
 // clientOptions builds the hosted session's client: its capabilities are
-// exactly those of caller (none when caller is nil), and its handlers forward
-// to the callers active at the time.
+// exactly those of caller (none when caller is nil), and its handlers
+// forward to the operation in flight.
 func (r *router) clientOptions(caller *Caller) *mcp.ClientOptions {
 	caps := &mcp.ClientCapabilities{} // no roots unless the caller has them
 	opts := &mcp.ClientOptions{
@@ -142,21 +212,17 @@ func (r *router) clientOptions(caller *Caller) *mcp.ClientOptions {
 	if caller.CreateMessage != nil {
 		caps.Sampling = &mcp.SamplingCapabilities{}
 		opts.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			c := r.latest(func(c *Caller) bool { return c.CreateMessage != nil })
-			if c == nil {
-				return nil, errNoCaller
-			}
-			return c.CreateMessage(ctx, req.Params)
+			return forward(r, ctx, func(c *Caller) bool { return c.CreateMessage != nil },
+				func(ctx context.Context, c *Caller) (*mcp.CreateMessageResult, error) {
+					return c.CreateMessage(ctx, req.Params)
+				})
 		}
 	}
 	if caller.Elicit != nil {
 		caps.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}
 		opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			c := r.latest(func(c *Caller) bool { return c.Elicit != nil })
-			if c == nil {
-				return nil, errNoCaller
-			}
-			return c.Elicit(ctx, req.Params)
+			return forward(r, ctx, func(c *Caller) bool { return c.Elicit != nil },
+				func(ctx context.Context, c *Caller) (*mcp.ElicitResult, error) { return c.Elicit(ctx, req.Params) })
 		}
 	}
 	if caller.ListRoots != nil {
@@ -167,18 +233,18 @@ func (r *router) clientOptions(caller *Caller) *mcp.ClientOptions {
 
 // install adds what ClientOptions cannot express: the SDK answers roots/list
 // from the client's own list, so colibri intercepts it and asks its caller.
-func (r *router) install(c *mcp.Client) {
+func (r *router) install(c *mcp.Client, caller *Caller) {
+	if caller == nil || caller.ListRoots == nil {
+		return // roots were not offered: the SDK's own (empty) answer stands
+	}
 	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "roots/list" {
 				return next(ctx, method, req)
 			}
-			caller := r.latest(func(c *Caller) bool { return c.ListRoots != nil })
-			if caller == nil {
-				return next(ctx, method, req)
-			}
 			params, _ := req.GetParams().(*mcp.ListRootsParams)
-			return caller.ListRoots(ctx, params)
+			return forward(r, ctx, func(c *Caller) bool { return c.ListRoots != nil },
+				func(ctx context.Context, c *Caller) (*mcp.ListRootsResult, error) { return c.ListRoots(ctx, params) })
 		}
 	})
 }
@@ -216,10 +282,10 @@ func (c *relayConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() {
 			switch req.Method {
 			case "notifications/progress":
-				c.routes.progress(ctx, req.Params)
+				c.routes.progress(req.Params)
 				continue
 			case "notifications/message":
-				c.routes.log(ctx, req.Params)
+				c.routes.log(req.Params)
 				continue
 			}
 		}
@@ -229,35 +295,33 @@ func (c *relayConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 // progress delivers one progress notification to the call whose token it
 // carries; one for no call of colibri's is dropped.
-func (r *router) progress(ctx context.Context, raw json.RawMessage) {
+func (r *router) progress(raw json.RawMessage) {
 	var p mcp.ProgressNotificationParams
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return
 	}
 	token, _ := p.ProgressToken.(string)
 	r.mu.Lock()
-	c := r.calls[token]
+	rt := r.byToken[token]
 	r.mu.Unlock()
-	if c == nil {
+	if rt == nil || rt.caller.Progress == nil {
 		return
 	}
-	c.kick()
-	c.caller.Progress(ctx, &p)
+	rt.kick()
+	rt.deliver(func() { rt.caller.Progress(rt.ctx, &p) })
 }
 
-// log delivers a hosted server's log message to the callers of its session
-// (see recipients), with logger "server/NAME". (Each caller's own session drops
-// what is below the level that caller set.)
-func (r *router) log(ctx context.Context, raw json.RawMessage) {
+// log delivers a hosted server's log message, with logger "server/NAME", to
+// the caller of the one operation in flight. (That caller's own session
+// drops what is below the level it set.)
+func (r *router) log(raw json.RawMessage) {
 	var p mcp.LoggingMessageParams
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return
 	}
 	p.Logger = "server/" + r.server
-	for _, c := range r.recipients() {
-		if c.Log != nil {
-			c.Log(ctx, &p)
-		}
+	if rt := r.sole(); rt != nil && rt.caller.Log != nil {
+		rt.deliver(func() { rt.caller.Log(rt.ctx, &p) })
 	}
 }
 

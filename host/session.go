@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -23,6 +24,8 @@ type session struct {
 	cs     *mcp.ClientSession
 	routes *router
 	caps   *mcp.ClientCapabilities // what colibri offered the server
+
+	tearingDown atomic.Bool // close or abort has begun: the first one wins
 }
 
 // listKey is the list cache's key for this session's tools.
@@ -51,7 +54,6 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 		return nil, err
 	}
 	s := &session{h: h, srv: srv, p: p, routes: newRouter(srv.Name)}
-	s.routes.owner = caller
 	transport := &relayTransport{routes: s.routes, inner: &mcp.IOTransport{
 		Reader: &limitReader{p: p, limit: h.opts.MaxResultBytes},
 		Writer: pipeWriter{p},
@@ -62,7 +64,7 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 	copts := s.routes.clientOptions(caller)
 	s.caps = copts.Capabilities
 	client := mcp.NewClient(&mcp.Implementation{Name: "colibri-mcp", Version: h.opts.Version}, copts)
-	s.routes.install(client)
+	s.routes.install(client, caller)
 	cs, err := client.Connect(ph.ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		e := s.classify(PhaseInitialize, err, ctx, ph)
@@ -88,9 +90,12 @@ const maxListPages = 100
 // The whole list, not only each page, is bounded: at most maxListPages
 // pages and MaxResultBytes bytes read from the server while listing, past
 // which the process is stopped and the list fails too_large.
-func (s *session) listTools(ctx context.Context) ([]*mcp.Tool, error) {
+func (s *session) listTools(ctx context.Context, caller *Caller) ([]*mcp.Tool, error) {
 	ph := newPhase(ctx, s.srv.Timeout(s.h.opts.Timeout), 0)
 	defer ph.stop()
+	if caller != nil {
+		defer s.routes.begin(ph.ctx, caller, "", func() {})()
+	}
 	defer s.unstick(ph.ctx)()
 	start := s.p.bytesRead.Load()
 	tools := []*mcp.Tool{}
@@ -124,14 +129,17 @@ func (s *session) callTool(ctx context.Context, name string, args any, caller *C
 	defer ph.stop()
 
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	token := ""
 	if caller != nil && caller.Progress != nil {
-		token := "colibri-" + strconv.FormatUint(s.h.seq.Add(1), 10)
+		token = "colibri-" + strconv.FormatUint(s.h.seq.Add(1), 10)
 		params.SetProgressToken(token)
-		s.routes.addCall(token, &callRoute{caller: caller, kick: ph.kick})
-		defer s.routes.removeCall(token)
 	}
-	s.routes.activate(caller)
-	defer s.routes.deactivate(caller)
+	if caller == nil {
+		caller = &Caller{}
+	}
+	// Deferred first, run last: the call's notifications are delivered
+	// before its result is returned.
+	defer s.routes.begin(ph.ctx, caller, token, ph.kick)()
 	defer s.unstick(ph.ctx)()
 	res, err := s.cs.CallTool(ph.ctx, params)
 	var rpcErr *jsonrpc.Error
@@ -286,13 +294,14 @@ func timeoutHint(p Phase) string {
 // process gets EOF on stdin and TerminateGrace to leave, then its group is
 // killed. It runs in the background; Host.Close waits for it.
 func (s *session) close() {
+	if !s.tearingDown.CompareAndSwap(false, true) {
+		return
+	}
 	s.h.background(func() {
-		if s.cs != nil {
-			// Closing the client session closes our ends of the pipes: the
-			// server's stdin reaches EOF ("the client SHOULD initiate
-			// shutdown by first closing the input stream").
-			s.cs.Close()
-		}
+		// Closing the client session closes our ends of the pipes: the
+		// server's stdin reaches EOF ("the client SHOULD initiate shutdown
+		// by first closing the input stream").
+		s.closeClient(s.h.opts.TerminateGrace)
 		s.p.stop(s.h.opts.TerminateGrace)
 		s.h.releaseSlot()
 		s.h.reapAdopted()
@@ -300,14 +309,40 @@ func (s *session) close() {
 	})
 }
 
+// closeClient closes the client session, which waits for what the SDK has
+// in flight; if that takes longer than d, the process is killed, which ends
+// the connection and, with it, the wait. Teardown never hangs on a server.
+func (s *session) closeClient(d time.Duration) {
+	if s.cs == nil {
+		s.p.closePipes()
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		s.cs.Close()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	s.p.kill()
+	s.p.closePipes()
+	<-done
+}
+
 // abort ends a broken or failed session at once: the group is killed now,
 // and reaped in the background.
 func (s *session) abort() {
 	s.p.kill()
+	if !s.tearingDown.CompareAndSwap(false, true) {
+		return
+	}
 	s.h.background(func() {
-		if s.cs != nil {
-			s.cs.Close()
-		}
+		s.closeClient(0)
 		s.p.stop(0)
 		s.h.releaseSlot()
 		s.h.reapAdopted()

@@ -49,7 +49,7 @@ type warm struct {
 
 	mu        sync.Mutex
 	s         *session
-	starting  chan struct{} // closed when a start under way ends
+	starting  *startAttempt // the start under way, which waiters share
 	started   time.Time
 	inflight  int
 	tools     []*mcp.Tool // the session's list, nil until listed or after list_changed
@@ -60,6 +60,24 @@ type warm struct {
 	cooldown  time.Duration
 	idle      *time.Timer
 	retired   bool // shut down: registry edit, removal or colibri exiting
+}
+
+// startAttempt is one start of a warm server; every request that waited
+// for it gets its outcome (its error, rather than a start of its own).
+type startAttempt struct {
+	done chan struct{}
+	err  error
+}
+
+// sharedErr is err for one more waiter: a copy, since each request may
+// set its own Attempts.
+func sharedErr(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		cp := *e
+		return &cp
+	}
+	return err
 }
 
 // WarmProcess describes a warm process of a persistent server.
@@ -198,6 +216,14 @@ func (w *warm) get(ctx context.Context, caller *Caller) (*session, error) {
 			}
 			w.mu.Unlock()
 			return s, nil
+		case w.s != nil:
+			// It died and watch has not noticed yet: end it here, so that
+			// replacing it never leaks its process slot.
+			dead := w.s
+			w.s = nil
+			w.mu.Unlock()
+			dead.abort()
+			continue
 		case time.Now().Before(w.openUntil):
 			err := &Error{Kind: KindUnavailable, Server: w.srv.Name,
 				Err: fmt.Errorf("the server failed %d times in a row; colibri waits %s before starting it again (last error: %v)",
@@ -210,24 +236,28 @@ func (w *warm) get(ctx context.Context, caller *Caller) (*session, error) {
 			w.mu.Unlock()
 			return nil, err
 		case w.starting != nil:
-			ch := w.starting
+			att := w.starting
 			w.mu.Unlock()
 			select {
-			case <-ch:
+			case <-att.done:
 			case <-ctx.Done():
 				return nil, &Error{Kind: KindCancelled, Server: w.srv.Name, Phase: PhaseSpawn, Err: errCancelled}
 			}
+			if att.err != nil {
+				return nil, sharedErr(att.err) // the start it waited for failed
+			}
 			continue
 		}
-		ch := make(chan struct{})
-		w.starting = ch
+		att := &startAttempt{done: make(chan struct{})}
+		w.starting = att
 		w.mu.Unlock()
 
 		s, err := w.h.openRetrying(ctx, w.srv, caller)
 
 		w.mu.Lock()
 		w.starting = nil
-		close(ch)
+		att.err = err
+		close(att.done)
 		if err != nil {
 			w.failed(err)
 			w.mu.Unlock()
@@ -241,9 +271,6 @@ func (w *warm) get(ctx context.Context, caller *Caller) (*session, error) {
 		w.s, w.started, w.tools = s, time.Now(), nil
 		w.mu.Unlock()
 		s.routes.mu.Lock()
-		// A shared session has no owner once it is up: the caller that
-		// started it must not receive the logs of other callers' calls.
-		s.routes.owner = nil
 		s.routes.onToolsChanged = func() {
 			w.mu.Lock()
 			w.tools = nil
@@ -289,7 +316,10 @@ func (w *warm) failed(err error) {
 }
 
 // release ends one request's use of s. A process-level failure ends the
-// process (its whole group): the next request starts a fresh one.
+// process (its whole group): the next request starts a fresh one. A timeout
+// is not one: it cancelled its own call (the server was sent
+// notifications/cancelled), and the calls that share the process go on;
+// the idle ping finds a server that is wedged for everyone.
 func (w *warm) release(s *session, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -300,7 +330,7 @@ func (w *warm) release(s *session, err error) {
 		if w.s == s {
 			w.failures, w.cooldown = 0, 0
 		}
-	case e.Kind == KindCrashed || e.Kind == KindTimeout || e.Kind == KindTooLarge:
+	case e.Kind == KindCrashed || e.Kind == KindTooLarge || e.Kind == KindTimeout && s.p.hasExited(0):
 		if w.s == s {
 			w.s = nil
 			w.failed(err)
@@ -345,9 +375,9 @@ func (w *warm) watch(s *session) {
 				w.s = nil
 				w.failed(&Error{Kind: KindCrashed, Server: w.srv.Name,
 					Err: fmt.Errorf("the warm server %s between requests", s.p.exitStatus()), StderrTail: s.p.stderrTail()})
-				s.abort()
 			}
 			w.mu.Unlock()
+			s.abort() // whoever replaced it may have already: abort runs once
 			return
 		case <-t.C:
 			w.mu.Lock()
@@ -394,14 +424,14 @@ func (w *warm) retire() {
 
 // toolsOf returns the warm session's tools, listing them when the cache is
 // empty (first use, or after notifications/tools/list_changed).
-func (w *warm) toolsOf(ctx context.Context, s *session, fresh bool) ([]*mcp.Tool, bool, error) {
+func (w *warm) toolsOf(ctx context.Context, s *session, caller *Caller, fresh bool) ([]*mcp.Tool, bool, error) {
 	w.mu.Lock()
 	tools, gen := w.tools, w.toolsGen
 	w.mu.Unlock()
 	if tools != nil && !fresh {
 		return tools, true, nil
 	}
-	tools, err := s.listTools(ctx)
+	tools, err := s.listTools(ctx, caller.listing())
 	if err != nil {
 		return nil, false, err
 	}
@@ -427,14 +457,14 @@ func (h *Host) callWarmOnce(ctx context.Context, srv *registry.Server, name stri
 
 // callOn checks and makes one call on a warm session.
 func (h *Host) callOn(ctx context.Context, w *warm, s *session, name string, args any, caller *Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
-	tools, cached, err := w.toolsOf(ctx, s, false)
+	tools, cached, err := w.toolsOf(ctx, s, caller, false)
 	if err != nil {
 		return nil, nil, err
 	}
 	tool := findTool(tools, name)
 	argErr := h.checkCall(w.srv.Name, name, tool, args)
 	if argErr != nil && cached {
-		if tools, _, err = w.toolsOf(ctx, s, true); err != nil {
+		if tools, _, err = w.toolsOf(ctx, s, caller, true); err != nil {
 			return nil, nil, err
 		}
 		tool = findTool(tools, name)
@@ -457,7 +487,7 @@ func (h *Host) listWarm(ctx context.Context, srv *registry.Server, caller *Calle
 	if err != nil {
 		return nil, err
 	}
-	tools, _, err := w.toolsOf(ctx, s, true)
+	tools, _, err := w.toolsOf(ctx, s, caller, true)
 	w.release(s, err)
 	return tools, err
 }

@@ -116,16 +116,54 @@ func TestWarmCrashRestarts(t *testing.T) {
 	}
 }
 
-// A call timeout ends the process too.
-func TestWarmTimeoutRestarts(t *testing.T) {
-	h := newHarness(t, host.Options{Timeout: 300 * time.Millisecond})
+// A call's timeout cancels that call only: a call sharing the process,
+// in flight at that moment, runs on to its own end (its own timeout here:
+// crashed, had the first timeout ended the process), and the process stays.
+func TestWarmTimeoutCancelsThatCallOnly(t *testing.T) {
+	h := newHarness(t, host.Options{Timeout: 5 * time.Second})
 	srv := persistent("ok")
+	srv.CallTimeout = 500
 	first := pidOf(t, h, srv)
-	_, err := h.CallTool(t.Context(), srv, "hang", nil, nil)
-	wantKind(t, err, host.KindTimeout, host.PhaseCall)
-	waitGroupGone(t, first, 5*time.Second)
-	if second := pidOf(t, h, srv); second == first {
-		t.Error("the timed-out process was reused")
+	dir := t.TempDir()
+	call := func(name string) <-chan error {
+		errc := make(chan error, 1)
+		go func() {
+			_, err := h.CallTool(t.Context(), srv, "sleep", map[string]any{"ms": 60_000, "started": filepath.Join(dir, name)}, nil)
+			errc <- err
+		}()
+		waitFile(t, filepath.Join(dir, name), 10*time.Second)
+		return errc
+	}
+	a := call("a")
+	b := call("b") // in flight when a times out
+	wantKind(t, <-a, host.KindTimeout, host.PhaseCall)
+	wantKind(t, <-b, host.KindTimeout, host.PhaseCall)
+	if got := pidOf(t, h, srv); got != first {
+		t.Error("one call's timeout ended the shared warm process")
+	}
+}
+
+// Requests waiting for a warm server's start share that start's outcome:
+// four callers of a server that hangs at initialize all fail at one
+// timeout, from one process, not one after another.
+func TestWarmWaitersShareTheStart(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	h := newHarness(t, host.Options{Timeout: timeout, Retries: 1})
+	srv := persistent("hang-init")
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			_, err := h.CallTool(t.Context(), srv, "echo", nil, nil)
+			if host.KindOf(err) != host.KindTimeout {
+				t.Errorf("kind %s: %v", host.KindOf(err), err)
+			}
+		})
+	}
+	wg.Wait()
+	within(t, start, timeout+2*time.Second) // one after another would take 4 × 500 ms
+	if n := len(h.spawned()); n != 1 {
+		t.Errorf("%d starts for 4 waiting requests, want 1 shared", n)
 	}
 }
 

@@ -119,7 +119,7 @@ func (s *Service) handleListTools(ctx context.Context, req *mcp.CallToolRequest)
 	if err := decodeInput(ListToolsTool, req.Params.Arguments, &in); err != nil {
 		return ErrorResult(err), nil
 	}
-	out, err := s.ListTools(ctx, in.Server, s.callerOf(req))
+	out, err := s.ListTools(ctx, in.Server, s.callerOf(ctx, req))
 	if err != nil {
 		return ErrorResult(err), nil
 	}
@@ -135,7 +135,7 @@ func (s *Service) handleCallTool(ctx context.Context, req *mcp.CallToolRequest) 
 	if err := decodeInput(CallToolTool, req.Params.Arguments, &in); err != nil {
 		return ErrorResult(err), nil
 	}
-	res, err := s.CallTool(ctx, in.Server, in.Name, in.Arguments, s.callerOf(req))
+	res, err := s.CallTool(ctx, in.Server, in.Name, in.Arguments, s.callerOf(ctx, req))
 	if err != nil {
 		if host.KindOf(err) == host.KindCancelled {
 			// Over stdio this result is never sent (QuietCancel): the caller
@@ -234,18 +234,20 @@ func structured(v any, isError bool) *mcp.CallToolResult {
 
 // callerOf describes the calling client to the host: where the hosted
 // server's progress and logs go, and which of its requests may be forwarded
-// (only those the caller advertised).
-func (s *Service) callerOf(req *mcp.CallToolRequest) *host.Caller {
+// (only those the caller advertised). Everything is sent under ctx, the
+// caller's own request: over Streamable HTTP that is what puts a message on
+// that request's stream, and not on another caller's.
+func (s *Service) callerOf(ctx context.Context, req *mcp.CallToolRequest) *host.Caller {
 	ss := req.Session
 	c := &host.Caller{
 		LogLevel: s.levels.get(ss),
-		Log: func(ctx context.Context, p *mcp.LoggingMessageParams) {
+		Log: func(_ context.Context, p *mcp.LoggingMessageParams) {
 			// ServerSession.Log drops messages below the level the caller set.
 			_ = ss.Log(ctx, p)
 		},
 	}
 	if token := req.Params.GetProgressToken(); token != nil {
-		c.Progress = func(ctx context.Context, p *mcp.ProgressNotificationParams) {
+		c.Progress = func(_ context.Context, p *mcp.ProgressNotificationParams) {
 			relay := *p
 			relay.ProgressToken = token // as it came off the wire (see SDK-NOTES pitfall 7)
 			relay.Meta = nil
@@ -258,15 +260,35 @@ func (s *Service) callerOf(req *mcp.CallToolRequest) *host.Caller {
 	}
 	caps := init.Capabilities
 	if caps.Sampling != nil {
-		c.CreateMessage = ss.CreateMessage
+		c.CreateMessage = func(fwd context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			ctx, done := within(ctx, fwd)
+			defer done()
+			return ss.CreateMessage(ctx, p)
+		}
 	}
 	if caps.Elicitation != nil {
-		c.Elicit = ss.Elicit
+		c.Elicit = func(fwd context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			ctx, done := within(ctx, fwd)
+			defer done()
+			return ss.Elicit(ctx, p)
+		}
 	}
 	if caps.RootsV2 != nil || caps.Roots.ListChanged {
-		c.ListRoots = ss.ListRoots
+		c.ListRoots = func(fwd context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+			ctx, done := within(ctx, fwd)
+			defer done()
+			return ss.ListRoots(ctx, p)
+		}
 	}
 	return c
+}
+
+// within is the caller's request context req, also ended when fwd (the
+// forwarded request's, which the host ends with its call) ends.
+func within(req, fwd context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(req)
+	stop := context.AfterFunc(fwd, cancel)
+	return ctx, func() { stop(); cancel() }
 }
 
 // logLevels remembers the logging level each caller's session set.

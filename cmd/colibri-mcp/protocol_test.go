@@ -299,8 +299,10 @@ func TestProtocolProgressExtendsTimeout(t *testing.T) {
 }
 
 // Sampling, elicitation and roots requests of the hosted server are
-// forwarded to a caller that advertised them, and answered back; a caller
-// without them never has them offered to the hosted server.
+// forwarded to a caller that advertised them, during its call, and answered
+// back; a caller without them never has them offered to the hosted server,
+// and listing offers them to no one (server-everything then lists neither
+// tool, but a capable caller can still call them).
 func TestProtocolServerToClientRequests(t *testing.T) {
 	reg := writeRegistry(t, everything(t))
 	listed := func(s *session) []string {
@@ -336,11 +338,15 @@ func TestProtocolServerToClientRequests(t *testing.T) {
 	full := start(t, reg, client)
 	names := listed(full)
 	for _, name := range []string{"trigger-sampling-request", "trigger-elicitation-request"} {
-		if !slices.Contains(names, name) {
-			t.Errorf("%s not offered to a caller that has its capability: %v", name, names)
+		if slices.Contains(names, name) {
+			t.Errorf("%s listed: listing must offer the hosted server no capability: %v", name, names)
 		}
 	}
-	res, err := full.cs.CallTool(t.Context(), hostedCall("everything", "trigger-sampling-request", map[string]any{"prompt": "hello"}))
+	res, err := bare.cs.CallTool(t.Context(), hostedCall("everything", "trigger-sampling-request", map[string]any{"prompt": "hello"}))
+	if err != nil || wantColibriError(t, res, "unknown_tool") == "" {
+		t.Errorf("a caller without sampling called the sampling tool: %v %v", err, res)
+	}
+	res, err = full.cs.CallTool(t.Context(), hostedCall("everything", "trigger-sampling-request", map[string]any{"prompt": "hello"}))
 	if err != nil || res.IsError || !strings.Contains(textOf(res), "sampled by the caller") {
 		t.Errorf("sampling: %v %s", err, textOf(res))
 	}
