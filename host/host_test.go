@@ -204,7 +204,7 @@ func TestHostileServers(t *testing.T) {
 	}{
 		{name: "hang at initialize", fake: "hang-init", kind: host.KindTimeout, phase: host.PhaseInitialize},
 		{name: "hang in a call", fake: "ok", tool: "hang", kind: host.KindTimeout, phase: host.PhaseCall},
-		{name: "exit before initialize", fake: "exit-early", kind: host.KindHandshake, phase: host.PhaseInitialize, stderr: "missing API key", retried: true},
+		{name: "exit before initialize", fake: "exit-early", kind: host.KindHandshake, phase: host.PhaseInitialize, stderr: "missing API key"}, // exit status 1: permanent
 		{name: "banner on stdout", fake: "banner", kind: host.KindHandshake, phase: host.PhaseInitialize},
 		{name: "crash mid-call", fake: "ok", tool: "crash", kind: host.KindCrashed, phase: host.PhaseCall, stderr: "crashing mid-call"},
 		{name: "grandchild ignoring SIGTERM holds stdout", fake: "grandchild", tool: "hang", kind: host.KindTimeout, phase: host.PhaseCall, stderr: "grandchild pid"},

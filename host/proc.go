@@ -299,6 +299,13 @@ func (p *proc) exitStatus() string {
 	return p.waitErr.Error()
 }
 
+// failedExit reports whether the process, which has exited, did so with a
+// status other than 0 (a signal is not a status: it may not recur).
+func (p *proc) failedExit() bool {
+	var ee *exec.ExitError
+	return errors.As(p.waitErr, &ee) && ee.ExitCode() > 0
+}
+
 // stderrTail is the last of the server's stderr. When the process has
 // exited, its final lines (usually the reason) may still be in the pipe:
 // they are read first, waiting a moment at most, since a grandchild may

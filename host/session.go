@@ -213,7 +213,9 @@ func (s *session) classify(phase Phase, err error, callerCtx context.Context, ph
 		case phase == PhaseInitialize && exited:
 			e.Kind = KindHandshake
 			e.Err = fmt.Errorf("the server %s during initialize", s.p.exitStatus())
-			e.transient = true
+			// An error status is the server refusing to run (a missing key,
+			// a bad flag): another try would fail the same way.
+			e.transient = !s.p.failedExit()
 		case phase == PhaseInitialize && closedByServer:
 			e.Kind = KindHandshake
 			e.Err = errors.New("the server closed its stdout during initialize")

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -12,7 +13,8 @@ import (
 )
 
 // runHere runs the command line in-process, as main would, with stdin
-// empty: it returns the exit code, stdout and stderr.
+// empty and the test's environment plus env: it returns the exit code,
+// stdout and stderr.
 func runHere(t *testing.T, env []string, args ...string) (int, string, string) {
 	t.Helper()
 	return runHereIn(t, strings.NewReader(""), env, args...)
@@ -23,7 +25,8 @@ func runHereIn(t *testing.T, stdin io.Reader, env []string, args ...string) (int
 	var stdout, stderr bytes.Buffer
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	err := run(ctx, append([]string{"colibri-mcp"}, args...), stdin, &stdout, &stderr, env)
+	environ := append(os.Environ(), "E2E_SECRET=x")
+	err := run(ctx, append([]string{"colibri-mcp"}, args...), stdin, &stdout, &stderr, append(environ, env...))
 	code := exitCode(err, &stderr)
 	return code, stdout.String(), stderr.String()
 }
