@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -126,15 +127,17 @@ func TestCLIHelpAndCompletion(t *testing.T) {
 	}
 }
 
-// No command at all serves MCP over stdio (what editors run).
-func TestCLINoCommandServes(t *testing.T) {
-	reg := writeRegistry(t, nil)
+// serveOnce runs colibri-mcp with args as an editor would: one initialize
+// on stdin, its answer read from stdout, then stdin closed. It returns what
+// was written to stderr.
+func serveOnce(t *testing.T, args ...string) string {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	var stderr bytes.Buffer
+	var stderr syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		err := run(t.Context(), []string{"colibri-mcp", "--external-config", reg}, inR, outW, &stderr, nil)
+		err := run(t.Context(), append([]string{"colibri-mcp"}, args...), inR, outW, &stderr, nil)
 		outW.Close()
 		done <- err
 	}()
@@ -153,8 +156,31 @@ func TestCLINoCommandServes(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not return after stdin closed")
 	}
-	if strings.Contains(stderr.String(), "waiting for an MCP client") {
-		t.Errorf("stdin is not a terminal, yet serve said %q", stderr.String())
+	return stderr.String()
+}
+
+// No command at all serves MCP over stdio (what editors run).
+func TestCLINoCommandServes(t *testing.T) {
+	stderr := serveOnce(t, "--external-config", writeRegistry(t, nil))
+	if strings.Contains(stderr, "waiting for an MCP client") {
+		t.Errorf("stdin is not a terminal, yet serve said %q", stderr)
+	}
+}
+
+// The SDK's own info lines are debug: at the default level the editor's log
+// shows colibri's lines only.
+func TestSDKInfoLinesAreDebug(t *testing.T) {
+	reg := writeRegistry(t, nil)
+	stderr := serveOnce(t, "--external-config", reg)
+	if !strings.Contains(stderr, "serving MCP over stdio") {
+		t.Errorf("colibri's own line is missing: %q", stderr)
+	}
+	if strings.Contains(stderr, "server run start") || strings.Contains(stderr, "server session") {
+		t.Errorf("the SDK's info lines show at info: %q", stderr)
+	}
+	stderr = serveOnce(t, "--external-config", reg, "--log-level", "debug")
+	if !strings.Contains(stderr, `level=DEBUG msg="server session connected"`) {
+		t.Errorf("at debug, the SDK's lines should show, as debug: %q", stderr)
 	}
 }
 
@@ -187,8 +213,8 @@ func TestBuildVersion(t *testing.T) {
 		read            func() (*debug.BuildInfo, bool)
 		want            [2]string
 	}{
-		{"v1.2.3", "abc", info("v9"), [2]string{"v1.2.3", "abc"}},            // stamped: kept
-		{"dev", "unknown", info("v0.4.0"), [2]string{"v0.4.0", "unknown"}},    // go install …@v0.4.0
+		{"v1.2.3", "abc", info("v9"), [2]string{"v1.2.3", "abc"}},          // stamped: kept
+		{"dev", "unknown", info("v0.4.0"), [2]string{"v0.4.0", "unknown"}}, // go install …@v0.4.0
 		{"dev", "unknown", info("(devel)", rev), [2]string{"dev", "0123456789ab"}},
 		{"dev", "unknown", info("(devel)", rev, dirty), [2]string{"dev", "0123456789ab-dirty"}},
 		{"dev", "unknown", func() (*debug.BuildInfo, bool) { return nil, false }, [2]string{"dev", "unknown"}},
@@ -198,4 +224,22 @@ func TestBuildVersion(t *testing.T) {
 			t.Errorf("buildVersion(%q, %q) = %q, %q; want %q", tc.version, tc.commit, v, c, tc.want)
 		}
 	}
+}
+
+// syncBuffer is written by the program and read by the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
