@@ -6,6 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 PEERS   := testdata/peers
+BIN     ?= bin
 FUZZTIME ?= 3s
 
 .DEFAULT_GOAL := help
@@ -14,9 +15,9 @@ FUZZTIME ?= 3s
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-build: ## build bin/colibri-mcp and the demo server bin/demo-mcp-server
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/colibri-mcp ./cmd/colibri-mcp
-	$(GO) build -trimpath -o bin/demo-mcp-server ./examples/demo-server
+build: ## build bin/colibri-mcp and the demo server bin/demo-mcp-server (BIN=dir to build elsewhere)
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/colibri-mcp ./cmd/colibri-mcp
+	$(GO) build -trimpath -o $(BIN)/demo-mcp-server ./examples/demo-server
 
 demo: build ## build, then drive colibri-mcp through servers → list-tools → call on the example registry
 	@./scripts/demo.sh
@@ -40,9 +41,9 @@ lint: ## gofmt, go vet, shellcheck of the shell scripts
 	@command -v shellcheck >/dev/null 2>&1 || { echo "installing shellcheck (Debian package)"; \
 		(apt-get update -qq && apt-get install -y -qq shellcheck) >/dev/null 2>&1 || \
 		{ echo "cannot install shellcheck: run 'apt-get install shellcheck'"; exit 1; }; }
-	shellcheck -s sh $$(git ls-files 'rc.d/*')
+	shellcheck -s sh rc.d/colibri_mcp testdata/rc.subr.d/rc.subr
 	shellcheck $$(git ls-files 'scripts/*.sh' '.ci/run')
-	@for f in $$(git ls-files 'rc.d/*'); do sh -n "$$f" || exit 1; done
+	@for f in rc.d/colibri_mcp testdata/rc.subr.d/rc.subr; do sh -n "$$f" || exit 1; done
 
 cross: ## compile the FreeBSD code and tests; build freebsd/amd64 and freebsd/arm64 binaries into dist/
 	GOOS=freebsd $(GO) vet ./...
@@ -57,11 +58,27 @@ $(PEERS)/node_modules/.installed: $(PEERS)/package.json $(PEERS)/package-lock.js
 	cd $(PEERS) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-install: build ## install binary, rc.d script, sample registry and docs under $(DESTDIR)$(PREFIX)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/etc/rc.d $(DESTDIR)$(PREFIX)/etc/colibri $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp
-	install -m 0755 bin/colibri-mcp $(DESTDIR)$(PREFIX)/bin/colibri-mcp
+# install does not build: `make build && sudo make install` keeps the Go
+# toolchain (and its cache) out of root's hands. The sample registry is
+# rewritten to name the installed demo server, so that
+# `colibri-mcp --external-config $(PREFIX)/etc/colibri/external-mcp.json.sample check --probe`
+# passes where it is installed.
+install: ## install what `make build` built, the rc.d script, man page and samples under $(DESTDIR)$(PREFIX)
+	@for f in $(BIN)/colibri-mcp $(BIN)/demo-mcp-server; do \
+		[ -x "$$f" ] || { echo "make install: $$f is missing: run 'make build' first (make build && sudo make install)"; exit 1; }; done
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/colibri-mcp $(DESTDIR)$(PREFIX)/etc/rc.d \
+		$(DESTDIR)$(PREFIX)/etc/colibri $(DESTDIR)$(PREFIX)/etc/newsyslog.conf.d \
+		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp
+	install -m 0755 $(BIN)/colibri-mcp $(DESTDIR)$(PREFIX)/bin/colibri-mcp
+	install -m 0755 $(BIN)/demo-mcp-server $(DESTDIR)$(PREFIX)/libexec/colibri-mcp/demo-mcp-server
 	install -m 0555 rc.d/colibri_mcp $(DESTDIR)$(PREFIX)/etc/rc.d/colibri_mcp
-	install -m 0644 examples/external-mcp.json $(DESTDIR)$(PREFIX)/etc/colibri/external-mcp.json.sample
+	sed -e 's|"\.\./bin/demo-mcp-server"|"$(PREFIX)/libexec/colibri-mcp/demo-mcp-server"|' \
+		-e 's|"\.\./docs/registry\.schema\.json"|"$(PREFIX)/share/doc/colibri-mcp/registry.schema.json"|' \
+		-e 's| Built by `make build`\.||' \
+		examples/external-mcp.json > $(DESTDIR)$(PREFIX)/etc/colibri/external-mcp.json.sample
+	chmod 0644 $(DESTDIR)$(PREFIX)/etc/colibri/external-mcp.json.sample
+	install -m 0644 etc/newsyslog.conf.d/colibri_mcp.conf $(DESTDIR)$(PREFIX)/etc/newsyslog.conf.d/colibri_mcp.conf
+	install -m 0644 man/colibri-mcp.8 $(DESTDIR)$(PREFIX)/share/man/man8/colibri-mcp.8
 	install -m 0644 README.md docs/*.md docs/registry.schema.json $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp/
 
 clean: ## remove build output
