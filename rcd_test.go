@@ -207,4 +207,3 @@ func TestRCDReload(t *testing.T) {
 		t.Fatal("reload sent nothing to the pid in the pidfile")
 	}
 }
-
