@@ -2,11 +2,11 @@
 GO      ?= go
 PREFIX  ?= /usr/local
 DESTDIR ?=
-BINDIR  ?= bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 PEERS   := testdata/peers
+BIN     ?= bin
 FUZZTIME ?= 2s
 FUZZ_TARGETS := FuzzWrap:./jail FuzzParse:./registry FuzzCallArguments:./tools
 
@@ -16,9 +16,9 @@ FUZZ_TARGETS := FuzzWrap:./jail FuzzParse:./registry FuzzCallArguments:./tools
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-build: ## build $(BINDIR)/colibri-mcp and the demo server $(BINDIR)/demo-mcp-server
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BINDIR)/colibri-mcp ./cmd/colibri-mcp
-	$(GO) build -trimpath -o $(BINDIR)/demo-mcp-server ./examples/demo-server
+build: ## build bin/colibri-mcp and the demo server bin/demo-mcp-server (BIN=dir to build elsewhere)
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/colibri-mcp ./cmd/colibri-mcp
+	$(GO) build -trimpath -o $(BIN)/demo-mcp-server ./examples/demo-server
 
 demo: build ## build, then drive colibri-mcp through servers → list-tools → call on the example registry
 	@./scripts/demo.sh
@@ -38,15 +38,15 @@ fuzz-long: ## fuzz each target for 5 minutes (not part of make test)
 	$(MAKE) fuzz FUZZTIME=5m
 
 bench: build peers ## measure colibri against direct clients (see docs/benchmarks.md)
-	$(GO) run ./internal/bench -colibri $(BINDIR)/colibri-mcp -demo $(BINDIR)/demo-mcp-server -peers $(PEERS)
+	$(GO) run ./internal/bench -colibri $(BIN)/colibri-mcp -demo $(BIN)/demo-mcp-server -peers $(PEERS)
 
 lint: ## gofmt, go vet, shellcheck and sh -n of the shell scripts
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	@command -v shellcheck >/dev/null 2>&1 || { echo "shellcheck is missing: run 'apt-get install shellcheck' (Debian) or 'pkg install hs-ShellCheck' (FreeBSD); .ci/run installs it"; exit 1; }
-	shellcheck -s sh $$(git ls-files 'rc.d/*')
+	shellcheck -s sh rc.d/colibri_mcp testdata/rc.subr.d/rc.subr
 	shellcheck $$(git ls-files 'scripts/*.sh' '.ci/run')
-	@for f in $$(git ls-files 'rc.d/*'); do sh -n "$$f" || exit 1; done
+	@for f in rc.d/colibri_mcp testdata/rc.subr.d/rc.subr; do sh -n "$$f" || exit 1; done
 
 cross: ## compile the FreeBSD code and its tests without running them
 	GOOS=freebsd $(GO) vet ./...
@@ -63,11 +63,27 @@ $(PEERS)/node_modules/.installed: $(PEERS)/package.json $(PEERS)/package-lock.js
 	cd $(PEERS) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-install: build ## install binary, rc.d script, sample registry and docs under $(DESTDIR)$(PREFIX)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/etc/rc.d $(DESTDIR)$(PREFIX)/etc/colibri $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp
-	install -m 0755 $(BINDIR)/colibri-mcp $(DESTDIR)$(PREFIX)/bin/colibri-mcp
+# install does not build: `make build && sudo make install` keeps the Go
+# toolchain (and its cache) out of root's hands. The sample registry is
+# rewritten to name the installed demo server, so that
+# `colibri-mcp --external-config $(PREFIX)/etc/colibri/external-mcp.json.sample check --probe`
+# passes where it is installed.
+install: ## install what `make build` built, the rc.d script, man page and samples under $(DESTDIR)$(PREFIX)
+	@for f in $(BIN)/colibri-mcp $(BIN)/demo-mcp-server; do \
+		[ -x "$$f" ] || { echo "make install: $$f is missing: run 'make build' first (make build && sudo make install)"; exit 1; }; done
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/colibri-mcp $(DESTDIR)$(PREFIX)/etc/rc.d \
+		$(DESTDIR)$(PREFIX)/etc/colibri $(DESTDIR)$(PREFIX)/etc/newsyslog.conf.d \
+		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp
+	install -m 0755 $(BIN)/colibri-mcp $(DESTDIR)$(PREFIX)/bin/colibri-mcp
+	install -m 0755 $(BIN)/demo-mcp-server $(DESTDIR)$(PREFIX)/libexec/colibri-mcp/demo-mcp-server
 	install -m 0555 rc.d/colibri_mcp $(DESTDIR)$(PREFIX)/etc/rc.d/colibri_mcp
-	install -m 0644 examples/external-mcp.json $(DESTDIR)$(PREFIX)/etc/colibri/external-mcp.json.sample
+	sed -e 's|"\.\./bin/demo-mcp-server"|"$(PREFIX)/libexec/colibri-mcp/demo-mcp-server"|' \
+		-e 's|"\.\./docs/registry\.schema\.json"|"$(PREFIX)/share/doc/colibri-mcp/registry.schema.json"|' \
+		-e 's| Built by `make build`\.||' \
+		examples/external-mcp.json > $(DESTDIR)$(PREFIX)/etc/colibri/external-mcp.json.sample
+	chmod 0644 $(DESTDIR)$(PREFIX)/etc/colibri/external-mcp.json.sample
+	install -m 0644 etc/newsyslog.conf.d/colibri_mcp.conf $(DESTDIR)$(PREFIX)/etc/newsyslog.conf.d/colibri_mcp.conf
+	install -m 0644 man/colibri-mcp.8 $(DESTDIR)$(PREFIX)/share/man/man8/colibri-mcp.8
 	install -m 0644 README.md docs/*.md docs/registry.schema.json $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp/
 
 install-test: ## check make install's places on a scratch DESTDIR (not part of make test)

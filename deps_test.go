@@ -124,24 +124,39 @@ func imports(t *testing.T, file string) []string {
 	return out
 }
 
-// make install puts each file in FreeBSD's place under DESTDIR and PREFIX.
-// It builds release binaries (another configuration of the whole dependency
-// tree), so it runs in `make install-test` (part of `make check-all`), not
-// in `make test`; its build output goes to a scratch BINDIR, never bin/.
+// make install puts each file in FreeBSD's place under DESTDIR and PREFIX,
+// builds nothing (make build && sudo make install), and the sample registry
+// it installs passes check --probe where it is installed. It builds release
+// binaries (another configuration of the whole dependency tree), so it runs
+// in `make install-test` (part of `make check-all`), not in `make test`; its
+// build output goes to a scratch BIN, never bin/.
 func TestMakeInstall(t *testing.T) {
 	if os.Getenv("COLIBRI_TEST_INSTALL") == "" {
 		t.Skip("run by `make install-test` (it builds release binaries)")
 	}
-	dest, bin := t.TempDir(), t.TempDir()
-	for _, args := range [][]string{{"build", "BINDIR=" + bin}, {"install", "BINDIR=" + bin, "DESTDIR=" + dest, "PREFIX=/usr/local"}} {
-		if out, err := exec.Command("make", args...).CombinedOutput(); err != nil {
-			t.Fatalf("make %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
+	make := func(args ...string) (string, error) {
+		out, err := exec.Command("make", args...).CombinedOutput()
+		return string(out), err
+	}
+	// Without a build, install refuses, and says what to run.
+	if out, err := make("install", "BIN="+t.TempDir(), "PREFIX="+t.TempDir()); err == nil || !strings.Contains(out, "run 'make build' first") {
+		t.Errorf("make install with nothing built: %v\n%s", err, out)
+	}
+	bin := t.TempDir() // build output stays out of the source tree
+	if out, err := make("build", "BIN="+bin); err != nil {
+		t.Fatalf("make build: %v\n%s", err, out)
+	}
+	dest := t.TempDir()
+	if out, err := make("install", "BIN="+bin, "DESTDIR="+dest, "PREFIX=/usr/local"); err != nil {
+		t.Fatalf("make install: %v\n%s", err, out)
 	}
 	for path, mode := range map[string]os.FileMode{
 		"usr/local/bin/colibri-mcp":                            0o755,
+		"usr/local/libexec/colibri-mcp/demo-mcp-server":        0o755,
 		"usr/local/etc/rc.d/colibri_mcp":                       0o555,
 		"usr/local/etc/colibri/external-mcp.json.sample":       0o644,
+		"usr/local/etc/newsyslog.conf.d/colibri_mcp.conf":      0o644,
+		"usr/local/share/man/man8/colibri-mcp.8":               0o644,
 		"usr/local/share/doc/colibri-mcp/registry.md":          0o644,
 		"usr/local/share/doc/colibri-mcp/freebsd.md":           0o644,
 		"usr/local/share/doc/colibri-mcp/registry.schema.json": 0o644,
@@ -155,5 +170,17 @@ func TestMakeInstall(t *testing.T) {
 		if st.Mode().Perm() != mode {
 			t.Errorf("%s: mode %v, want %v", path, st.Mode().Perm(), mode)
 		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dest, "usr/local/etc/colibri/external-mcp.json.sample")); !strings.Contains(string(b), `"/usr/local/libexec/colibri-mcp/demo-mcp-server"`) {
+		t.Errorf("the sample registry does not name the installed demo server:\n%s", b)
+	}
+	// The README's user install: PREFIX=~/.local, then check the sample.
+	prefix := t.TempDir()
+	if out, err := make("install", "BIN="+bin, "PREFIX="+prefix); err != nil {
+		t.Fatalf("make install PREFIX=%s: %v\n%s", prefix, err, out)
+	}
+	check := exec.Command(filepath.Join(prefix, "bin/colibri-mcp"), "--external-config", filepath.Join(prefix, "etc/colibri/external-mcp.json.sample"), "check", "--probe")
+	if out, err := check.CombinedOutput(); err != nil || !strings.Contains(string(out), "1 ok, 0 failed") {
+		t.Errorf("check --probe of the installed sample: %v\n%s", err, out)
 	}
 }

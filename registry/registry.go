@@ -34,6 +34,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 )
 
 // DefaultPath is where the registry lives on a FreeBSD system.
@@ -186,7 +188,11 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 		if !errors.As(err, &ve) {
 			return nil, &Error{File: path, Problems: []Problem{{Message: err.Error()}}, Err: err}
 		}
-		return nil, &Error{File: path, Problems: SchemaProblems(ve)}
+		problems := SchemaProblems(ve)
+		if shape := editorShape(doc); shape != "" {
+			problems = append([]Problem{{Message: fmt.Sprintf("this looks like an editor's MCP configuration (%s), not a colibri registry: `colibri-mcp import` converts one into registry entries", shape)}}, problems...)
+		}
+		return nil, &Error{File: path, Problems: problems}
 	}
 
 	var file struct {
@@ -435,17 +441,19 @@ func (e *Error) Unwrap() error { return e.Err }
 
 var compiled = mustCompile()
 
+// schemaURL names the embedded schema (its $id).
+const schemaURL = "https://colibri-mcp.dev/schema/external-mcp.json"
+
 func mustCompile() *jsonschema.Schema {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(Schema))
 	if err != nil {
 		panic("registry: embedded schema: " + err.Error())
 	}
 	c := jsonschema.NewCompiler()
-	const url = "https://colibri-mcp.dev/schema/external-mcp.json"
-	if err := c.AddResource(url, doc); err != nil {
+	if err := c.AddResource(schemaURL, doc); err != nil {
 		panic("registry: embedded schema: " + err.Error())
 	}
-	return c.MustCompile(url)
+	return c.MustCompile(schemaURL)
 }
 
 var printer = message.NewPrinter(language.English)
@@ -462,6 +470,19 @@ func SchemaProblems(ve *jsonschema.ValidationError) []Problem {
 			ps = append(ps, Problem{Location: pointer(loc), Message: fmt.Sprintf("the name %q is not allowed: %s", pn.Property, leafMessages(e))})
 			return
 		}
+		if ap, ok := e.ErrorKind.(*kind.AdditionalProperties); ok {
+			// Unknown keys are usually typos: point at each, and name the
+			// key the schema has that is closest.
+			known := schemaKeys(e.SchemaURL)
+			for _, p := range ap.Properties {
+				msg := fmt.Sprintf("unknown key %q", p)
+				if near := suggest.Closest(p, known); near != "" {
+					msg += fmt.Sprintf(": did you mean %q?", near)
+				}
+				ps = append(ps, Problem{Location: pointer(append(slices.Clone(e.InstanceLocation), p)), Message: msg})
+			}
+			return
+		}
 		if len(e.Causes) == 0 {
 			ps = append(ps, Problem{Location: pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer)})
 			return
@@ -473,6 +494,67 @@ func SchemaProblems(ve *jsonschema.ValidationError) []Problem {
 	walk(ve)
 	slices.SortStableFunc(ps, func(a, b Problem) int { return strings.Compare(a.Location, b.Location) })
 	return slices.Compact(ps)
+}
+
+// schemaDoc is the embedded schema, decoded, to read its key names.
+var schemaDoc = func() any {
+	var doc any
+	_ = json.Unmarshal(Schema, &doc)
+	return doc
+}()
+
+// schemaKeys are the keys allowed by the object schema whose
+// additionalProperties keyword is at url ("…#/$defs/server/additionalProperties").
+func schemaKeys(url string) []string {
+	base, frag, _ := strings.Cut(url, "#")
+	if base != schemaURL {
+		return nil // another schema (SchemaProblems serves others too)
+	}
+	var node any = schemaDoc
+	for _, tok := range strings.Split(strings.TrimSuffix(frag, "/additionalProperties"), "/") {
+		if tok == "" {
+			continue
+		}
+		m, ok := node.(map[string]any)
+		if !ok {
+			return nil
+		}
+		node = m[strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)]
+	}
+	m, _ := node.(map[string]any)
+	props, _ := m["properties"].(map[string]any)
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// editorShape recognizes an editor's MCP configuration given as a registry:
+// Claude Desktop's and Cursor's "mcpServers", VS Code's "servers" whose
+// entries have a "type", Zed's "context_servers". It returns the key that
+// gave it away, or "".
+func editorShape(doc any) string {
+	m, ok := doc.(map[string]any)
+	if !ok {
+		return ""
+	}
+	for _, k := range []string{"mcpServers", "context_servers"} {
+		if _, ok := m[k]; ok {
+			return k
+		}
+	}
+	if servers, ok := m["servers"].(map[string]any); ok {
+		for _, v := range servers {
+			if entry, ok := v.(map[string]any); ok {
+				if _, ok := entry["type"]; ok {
+					return `"servers" entries with "type"`
+				}
+			}
+		}
+	}
+	return ""
 }
 
 func leafMessages(e *jsonschema.ValidationError) string {

@@ -57,7 +57,7 @@ func TestDecodeInput(t *testing.T) {
 		`{"server":"a","name":"b","arguments":[]}`:    "/arguments: got array, want object",
 		`{"server":"a"}`:                              "/: missing property 'name'",
 		`{"server":3,"name":"b"}`:                     "/server: got number, want string",
-		`{"server":"a","name":"b","extra":1}`:         "additional properties 'extra' not allowed",
+		`{"server":"a","name":"b","extra":1}`:         `unknown key "extra"`,
 		`{"server":"a","name":"b","arguments":{"x"}}`: "invalid JSON",
 	} {
 		err := decodeInput(CallToolTool, json.RawMessage(raw), &in)

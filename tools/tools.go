@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -239,7 +240,38 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	if err != nil {
 		return nil, &host.Error{Kind: host.KindInvalidArguments, Server: server, Tool: name, Phase: host.PhaseCall, Err: err}
 	}
-	return s.opts.Host.CallTool(ctx, srv, name, decoded, caller)
+	res, err := s.opts.Host.CallTool(ctx, srv, name, decoded, caller)
+	if host.KindOf(err) == host.KindUnknownTool {
+		// The host knows only that the tool is missing; name the ones the
+		// server has, so that the caller (often a model) can correct itself.
+		if have, lerr := s.opts.Host.ListTools(ctx, srv, caller); lerr == nil {
+			return nil, UnknownTool(server, name, have)
+		}
+	}
+	return res, err
+}
+
+// UnknownTool is the unknown_tool failure for a tool that server does not
+// list: it names the closest tool and the tools the server has.
+func UnknownTool(server, name string, have []*mcp.Tool) error {
+	names := make([]string, 0, len(have))
+	for _, t := range have {
+		names = append(names, t.Name)
+	}
+	hint := "the server lists no tools"
+	if len(names) > 0 {
+		const most = 30 // a long list says little more, at a cost in a model's context
+		listed := strings.Join(names[:min(len(names), most)], ", ")
+		if len(names) > most {
+			listed += fmt.Sprintf(", and %d more", len(names)-most)
+		}
+		hint = "its tools: " + listed
+		if near := suggest.Closest(name, names); near != "" {
+			hint = fmt.Sprintf("did you mean %q? %s", near, hint)
+		}
+	}
+	return &host.Error{Kind: host.KindUnknownTool, Server: server, Tool: name, Phase: host.PhaseList,
+		Err: errors.New("the server does not list this tool"), Hint: hint}
 }
 
 // registry reads the registry as it is now, and lets the host shut down
@@ -261,9 +293,13 @@ func lookup(reg *registry.Registry, name string) (*registry.Server, error) {
 	if known == "" {
 		known = "none"
 	}
+	hint := "known servers: " + known
+	if near := suggest.Closest(name, reg.Names()); near != "" {
+		hint = fmt.Sprintf("did you mean %q? %s", near, hint)
+	}
 	return nil, &host.Error{Kind: host.KindUnknownServer, Server: name,
 		Err:  fmt.Errorf("no server named %q in %s", name, orDefault(reg.Path, "the registry")),
-		Hint: "known servers: " + known}
+		Hint: hint}
 }
 
 func orDefault(s, def string) string {

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -21,103 +21,176 @@ import (
 // run is the whole program, minus the process: arguments, standard streams
 // and environment come in, an error (mapped to an exit code) goes out.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) error {
-	cmd := &cli.Command{
+	// withSettings is every command's way in: settings first (a bad one is a
+	// usage error before anything runs), then the command itself.
+	withSettings := func(f func(context.Context, *cli.Command, *settings) error) cli.ActionFunc {
+		return func(ctx context.Context, cmd *cli.Command) error {
+			s, err := readSettings(cmd, environ)
+			if err != nil {
+				return err
+			}
+			return f(ctx, cmd, s)
+		}
+	}
+	serveAction := withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
+		return serve(ctx, s, stdin, stdout, stderr)
+	})
+	root := &cli.Command{
 		Name:  "colibri-mcp",
 		Usage: "one trusted, confined, observable door to many MCP servers",
 		Description: "colibri-mcp is an MCP server that hosts the stdio MCP servers of a JSON registry.\n" +
-			"Without a command it serves MCP over stdio, as editors expect.",
-		Version:         version,
-		DefaultCommand:  "serve",
-		Reader:          stdin,
-		Writer:          stdout,
-		ErrWriter:       stderr,
+			"Without a command it serves MCP over stdio, as editors expect.\n\n" +
+			"Examples:\n" +
+			"  colibri-mcp servers\n" +
+			"  colibri-mcp check --probe\n" +
+			"  colibri-mcp --external-call call demo echo --args '{\"message\":\"hi\"}'\n" +
+			"  colibri-mcp help call" + exitCodesHelp,
+		Version:   version,
+		Reader:    stdin,
+		Writer:    stdout,
+		ErrWriter: stderr,
+		// colibri's own help command (below) refuses topics it does not know.
 		HideHelpCommand: true,
-		Flags:           globalFlags(),
+		Flags:           withUnits(globalFlags()),
 		ExitErrHandler:  func(context.Context, *cli.Command, error) {}, // exit codes are main's
+		// No command serves (what editors run); any other word is a typo,
+		// never a silent serve that would wait on the terminal forever.
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.NArg() > 0 {
+				return unknownCommand(cmd, cmd.Args().First())
+			}
+			return serveAction(ctx, cmd)
+		},
+		EnableShellCompletion:           true,
+		ConfigureShellCompletionCommand: configureCompletion,
 		Commands: []*cli.Command{
 			{
-				Name:      "serve",
-				Usage:     "serve MCP over stdio (default), or over Streamable HTTP with --http",
-				Reader:    stdin,
-				Writer:    stdout,
-				ErrWriter: stderr,
+				Name:  "serve",
+				Usage: "serve MCP over stdio (the default), or over Streamable HTTP with --http",
+				Description: "Stdout carries MCP only; logs go to stderr.\n\n" +
+					"Examples:\n" +
+					"  colibri-mcp serve\n" +
+					"  colibri-mcp serve --http 127.0.0.1:8750 --token-file /usr/local/etc/colibri/tokens" + exitCodesHelp,
 				Action: func(ctx context.Context, cmd *cli.Command) error {
-					s, err := readSettings(cmd, environ)
-					if err != nil {
+					if err := wantArgs(cmd, 0, 0); err != nil {
 						return err
 					}
-					return serve(ctx, s, stdin, stdout, stderr)
+					return serveAction(ctx, cmd)
 				},
 			},
 			{
 				Name:  "servers",
 				Usage: "show the registry, as the servers tool does",
+				Description: "Examples:\n" +
+					"  colibri-mcp servers\n" +
+					"  colibri-mcp --external-config ./external-mcp.json servers --json" + exitCodesHelp,
 				Flags: []cli.Flag{jsonFlag()},
-				Action: func(ctx context.Context, cmd *cli.Command) error {
-					s, err := readSettings(cmd, environ)
-					if err != nil {
+				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
+					if err := wantArgs(cmd, 0, 0); err != nil {
 						return err
 					}
 					return cmdServers(ctx, s, cmd.Bool("json"), stdout, stderr)
-				},
+				}),
 			},
 			{
 				Name:      "list-tools",
 				Usage:     "start the server (or every server) and list its tools",
 				ArgsUsage: "[SERVER]",
-				Flags:     []cli.Flag{jsonFlag()},
-				Action: func(ctx context.Context, cmd *cli.Command) error {
-					s, err := readSettings(cmd, environ)
-					if err != nil {
+				Description: "Examples:\n" +
+					"  colibri-mcp list-tools demo\n" +
+					"  colibri-mcp list-tools --json" + exitCodesHelp,
+				Flags: []cli.Flag{jsonFlag()},
+				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
+					if err := wantArgs(cmd, 0, 1); err != nil {
 						return err
 					}
-					if cmd.NArg() > 1 {
-						return usage(fmt.Errorf("list-tools takes at most one SERVER, got %d arguments", cmd.NArg()))
-					}
 					return cmdListTools(ctx, s, cmd.Args().First(), cmd.Bool("json"), stdout, stderr)
-				},
+				}),
 			},
 			{
 				Name:      "call",
 				Usage:     "call a hosted tool (needs --external-call or COLIBRI_MCP_EXTERNAL_CALL=1)",
 				ArgsUsage: "SERVER TOOL",
+				Description: "Examples:\n" +
+					"  colibri-mcp --external-call call demo echo --args '{\"message\":\"hi\"}'\n" +
+					"  echo '{\"a\":2,\"b\":40}' | colibri-mcp --external-call call demo add --args-file - --output structured" + exitCodesHelp,
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "args", Usage: "the tool's arguments, a JSON object", Value: "{}"},
-					jsonFlag(),
+					&cli.StringFlag{Name: "args", Usage: "the tool's arguments, a `JSON` object (default: {})"},
+					&cli.StringFlag{Name: "args-file", Usage: "read the arguments from `PATH` (- for stdin) instead of --args"},
+					&cli.StringFlag{Name: "output", Usage: "`FORMAT`: text (the text contents), structured (the hosted structuredContent) or result (the whole CallToolResult)", Value: "text"},
+					&cli.BoolFlag{Name: "json", Usage: "the same as --output structured"},
 				},
-				Action: func(ctx context.Context, cmd *cli.Command) error {
-					s, err := readSettings(cmd, environ)
+				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
+					if err := wantArgs(cmd, 2, 2); err != nil {
+						return err
+					}
+					opts, err := callOptionsFrom(cmd, stdin)
 					if err != nil {
 						return err
 					}
-					if cmd.NArg() != 2 {
-						return usage(fmt.Errorf("call takes SERVER and TOOL, got %d arguments", cmd.NArg()))
+					return cmdCall(ctx, s, cmd.Args().Get(0), cmd.Args().Get(1), opts, stdout, stderr)
+				}),
+			},
+			{
+				Name:      "describe",
+				Usage:     "show one hosted tool: its description, annotations and input schema",
+				ArgsUsage: "SERVER TOOL",
+				Description: "Examples:\n" +
+					"  colibri-mcp describe demo add\n" +
+					"  colibri-mcp describe demo add --json" + exitCodesHelp,
+				Flags: []cli.Flag{jsonFlag()},
+				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
+					if err := wantArgs(cmd, 2, 2); err != nil {
+						return err
 					}
-					return cmdCall(ctx, s, cmd.Args().Get(0), cmd.Args().Get(1), cmd.String("args"), cmd.Bool("json"), stdout, stderr)
-				},
+					return cmdDescribe(ctx, s, cmd.Args().Get(0), cmd.Args().Get(1), cmd.Bool("json"), stdout, stderr)
+				}),
 			},
 			{
 				Name:  "check",
 				Usage: "validate the registry; --probe also starts each server and lists its tools",
+				Description: "Examples:\n" +
+					"  colibri-mcp check\n" +
+					"  colibri-mcp check --probe" + exitCodesHelp,
 				Flags: []cli.Flag{
-					&cli.BoolFlag{Name: "probe", Usage: "start each server and list its tools"},
+					&cli.BoolFlag{Name: "probe", Usage: "start each server and list its tools, printing each server's line as it finishes"},
 					jsonFlag(),
 				},
-				Action: func(ctx context.Context, cmd *cli.Command) error {
-					s, err := readSettings(cmd, environ)
-					if err != nil {
+				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
+					if err := wantArgs(cmd, 0, 0); err != nil {
 						return err
 					}
 					return cmdCheck(ctx, s, cmd.Bool("probe"), cmd.Bool("json"), stdout, stderr)
-				},
+				}),
+			},
+			{
+				Name:        "help",
+				Usage:       "show the commands, or one command's help",
+				ArgsUsage:   "[COMMAND]",
+				Description: "Examples:\n  colibri-mcp help\n  colibri-mcp help call" + exitCodesHelp,
+				Action:      helpAction,
 			},
 		},
 	}
-	cli.VersionPrinter = func(cmd *cli.Command) {
-		fmt.Fprintf(cmd.Root().Writer, "colibri-mcp %s (commit %s, %s)\n", version, commit, runtime.Version())
+	setUsageErrors(root)
+	if len(args) > 0 {
+		root.OnUsageError = rootUsageError(args[1:])
 	}
-	return cmd.Run(ctx, args)
+	// urfave/cli's printer is a package variable; tests run run() in
+	// parallel, so it is set once.
+	setVersionPrinter.Do(func() { cli.VersionPrinter = printVersion })
+	return root.Run(ctx, args)
 }
+
+var setVersionPrinter sync.Once
+
+// exitCodesHelp ends every command's help: scripts branch on these
+// (CONTRACT.md section 1).
+const exitCodesHelp = "\n\n" +
+	"Exit codes:\n" +
+	"  0  success\n" +
+	"  1  the operation ran and failed (a hosted tool returned isError, a server could not be reached, check found problems)\n" +
+	"  2  usage or configuration error (bad flag, unknown command, invalid registry, call gate off, refused HTTP setup)"
 
 func jsonFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "json", Usage: "print the tool's structuredContent as JSON"}
@@ -169,14 +242,13 @@ func readSettings(cmd *cli.Command, environ []string) (*settings, error) {
 		jailHelper: jail.DefaultHelper,
 	}
 	var err error
-	// The gate: the flag wins when given; otherwise the variable is on only
-	// for 1, true or yes.
+	// The gate: the flag wins when given; otherwise the variable, which
+	// must say yes or no in words colibri understands.
 	if cmd.IsSet("external-call") {
 		s.externalCall = cmd.Bool("external-call")
 	} else if v, ok := env("COLIBRI_MCP_EXTERNAL_CALL"); ok {
-		switch strings.ToLower(strings.TrimSpace(v)) {
-		case "1", "true", "yes":
-			s.externalCall = true
+		if s.externalCall, err = parseBool("COLIBRI_MCP_EXTERNAL_CALL", v); err != nil {
+			return nil, err
 		}
 	}
 	if s.timeout, err = setting(cmd, "timeout", "COLIBRI_MCP_TIMEOUT", parseDuration); err != nil {
@@ -250,9 +322,9 @@ func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: l}
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		return slog.New(demoteSDK{slog.NewTextHandler(w, opts)}), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(demoteSDK{slog.NewJSONHandler(w, opts)}), nil
 	}
 	return nil, usage(fmt.Errorf("--log-format / COLIBRI_MCP_LOG_FORMAT: %q: must be text or json", format))
 }

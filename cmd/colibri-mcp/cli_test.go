@@ -59,7 +59,9 @@ func TestCLISettingsErrors(t *testing.T) {
 	}
 }
 
-// The call gate is on only for 1, true or yes; the flag wins over the variable.
+// The call gate is on for 1, true or yes, off for 0, false, no or empty
+// (anything else is refused: TestCLIUsageErrors); the flag wins over the
+// variable.
 func TestCLICallGate(t *testing.T) {
 	reg := writeRegistry(t, nil)
 	for _, tc := range []struct {
@@ -70,8 +72,9 @@ func TestCLICallGate(t *testing.T) {
 		{"COLIBRI_MCP_EXTERNAL_CALL=1", nil, true},
 		{"COLIBRI_MCP_EXTERNAL_CALL=true", nil, true},
 		{"COLIBRI_MCP_EXTERNAL_CALL=yes", nil, true},
-		{"COLIBRI_MCP_EXTERNAL_CALL=on", nil, false},
 		{"COLIBRI_MCP_EXTERNAL_CALL=0", nil, false},
+		{"COLIBRI_MCP_EXTERNAL_CALL=false", nil, false},
+		{"COLIBRI_MCP_EXTERNAL_CALL=no", nil, false},
 		{"COLIBRI_MCP_EXTERNAL_CALL=", nil, false},
 		{"COLIBRI_MCP_EXTERNAL_CALL=0", []string{"--external-call"}, true},
 		{"COLIBRI_MCP_EXTERNAL_CALL=1", []string{"--external-call=false"}, false},

@@ -1,15 +1,23 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/urfave/cli/v3"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -28,6 +36,11 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 		return serveHTTP(ctx, s, svc)
 	}
 	s.logger.Info("serving MCP over stdio", "version", version, "registry", s.configPath, "external_call", s.externalCall)
+	if isTerminal(stdin) {
+		// Someone typed colibri-mcp in a shell: say why nothing happens.
+		fmt.Fprintln(stderr, "colibri-mcp: serving MCP on stdin/stdout, waiting for an MCP client (an editor runs this); "+
+			"press Ctrl-D to quit, or see 'colibri-mcp help' for the commands")
+	}
 	server := svc.NewServer(version)
 	t := tools.QuietCancel(&mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
 	if err := server.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
@@ -77,6 +90,7 @@ func indent(s string) string {
 }
 
 func cmdServers(ctx context.Context, s *settings, asJSON bool, stdout, stderr io.Writer) error {
+	stdout, stderr = safe(stdout), safe(stderr) // names, descriptions, stderr tails: others' words
 	svc, h := newService(s)
 	defer h.Close()
 	out, err := svc.Servers(ctx)
@@ -116,6 +130,7 @@ func orDash(s string) string {
 }
 
 func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, stdout, stderr io.Writer) error {
+	stdout, stderr = safe(stdout), safe(stderr) // names, descriptions, stderr tails: others' words
 	svc, h := newService(s)
 	defer h.Close()
 	out, err := svc.ListTools(ctx, server, nil)
@@ -136,7 +151,12 @@ func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, 
 				fmt.Fprintln(stdout)
 			}
 			if st.Error != nil {
+				// The tail is usually the reason ("no API key"): show it
+				// where the failure is, as check --probe does.
 				fmt.Fprintf(stdout, "%s: error: %s: %s\n", st.Server, st.Error.Kind, st.Error.Message)
+				if st.Error.StderrTail != "" {
+					fmt.Fprintln(stdout, tailBlock(st.Error.StderrTail))
+				}
 				continue
 			}
 			fmt.Fprintf(stdout, "%s: %d tools\n", st.Server, len(st.Tools))
@@ -151,33 +171,140 @@ func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, 
 	return nil
 }
 
+// tailBlock is a server's stderr tail, indented under the line it explains.
+func tailBlock(tail string) string {
+	return "      | " + strings.ReplaceAll(strings.TrimRight(tail, "\n"), "\n", "\n      | ")
+}
+
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
 }
 
-func cmdCall(ctx context.Context, s *settings, server, tool, args string, asJSON bool, stdout, stderr io.Writer) error {
+func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOptions, stdout, stderr io.Writer) error {
 	svc, h := newService(s)
 	defer h.Close()
-	if !json.Valid([]byte(args)) {
-		return usage(fmt.Errorf("--args: not valid JSON: %s", args))
+	asJSON := opts.output != "text"
+	var caller *host.Caller
+	if isTerminal(stderr) {
+		// A person is watching: show the hosted server's progress.
+		p := &progressLine{w: stderr}
+		defer p.done()
+		caller = &host.Caller{Progress: p.show}
 	}
-	res, err := svc.CallTool(ctx, server, tool, json.RawMessage(args), nil)
+	stdout, stderr = safe(stdout), safe(stderr) // the hosted server's words
+	res, err := svc.CallTool(ctx, server, tool, opts.args, caller)
 	if err != nil {
 		return report(err, asJSON, stdout, stderr)
 	}
-	if asJSON {
+	switch opts.output {
+	case "structured":
 		// The call tool passes the hosted result through, so its
 		// structuredContent is the hosted tool's own: null when the tool
 		// returns none (text only), as CONTRACT.md section 1 has it.
 		writeJSON(stdout, res.StructuredContent)
-	} else {
+	case "result":
+		writeJSON(stdout, res)
+	default:
 		printResult(stdout, res)
 	}
 	if res.IsError {
 		return silent(exitFailed)
 	}
 	return nil
+}
+
+// callOptions are call's flags, checked.
+type callOptions struct {
+	args   json.RawMessage
+	output string // text, structured or result
+}
+
+var callOutputs = []string{"text", "structured", "result"}
+
+// maxArgsBytes bounds what --args-file reads: arguments are JSON for one
+// tool call, and a mistaken path (/dev/zero) must not exhaust memory.
+const maxArgsBytes = 64 << 20
+
+func callOptionsFrom(cmd *cli.Command, stdin io.Reader) (callOptions, error) {
+	o := callOptions{args: json.RawMessage("{}"), output: cmd.String("output")}
+	bad := func(format string, a ...any) (callOptions, error) {
+		return callOptions{}, usage(fmt.Errorf("call: "+format+" (%s)", append(a, helpHint(cmd))...))
+	}
+	if !slices.Contains(callOutputs, o.output) {
+		if near := suggest.Closest(o.output, callOutputs); near != "" {
+			return bad("--output %q: did you mean %q?", o.output, near)
+		}
+		return bad("--output %q: want text, structured or result", o.output)
+	}
+	if cmd.Bool("json") {
+		if cmd.IsSet("output") && o.output != "structured" {
+			return bad("--json is --output structured; it cannot go with --output %s", o.output)
+		}
+		o.output = "structured"
+	}
+	source := "--args"
+	switch {
+	case cmd.IsSet("args") && cmd.IsSet("args-file"):
+		return bad("give --args or --args-file, not both")
+	case cmd.IsSet("args"):
+		o.args = json.RawMessage(cmd.String("args"))
+	case cmd.IsSet("args-file"):
+		path := cmd.String("args-file")
+		source = "--args-file " + path
+		var r io.Reader = stdin
+		if path != "-" {
+			f, err := os.Open(path)
+			if err != nil {
+				return bad("--args-file: %v", err)
+			}
+			defer f.Close()
+			r = f
+		}
+		b, err := io.ReadAll(io.LimitReader(r, maxArgsBytes+1))
+		if err != nil {
+			return bad("--args-file %s: %v", path, err)
+		}
+		if len(b) > maxArgsBytes {
+			return bad("--args-file %s: larger than %d bytes", path, maxArgsBytes)
+		}
+		o.args = json.RawMessage(bytes.TrimSpace(b))
+	}
+	if !json.Valid(o.args) {
+		return bad("%s: not valid JSON: %.200s", source, o.args)
+	}
+	return o, nil
+}
+
+// progressLine shows a call's progress on one terminal line, rewritten in
+// place.
+type progressLine struct {
+	mu    sync.Mutex
+	w     io.Writer
+	shown bool
+}
+
+func (p *progressLine) show(_ context.Context, n *mcp.ProgressNotificationParams) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	line := fmt.Sprintf("progress: %g", n.Progress)
+	if n.Total > 0 {
+		line += fmt.Sprintf("/%g", n.Total)
+	}
+	if n.Message != "" {
+		line += " " + n.Message
+	}
+	fmt.Fprintf(p.w, "\r\033[K%s", safeText(line)) // colibri's escapes only
+	p.shown = true
+}
+
+// done clears the progress line, so that what follows starts clean.
+func (p *progressLine) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
 }
 
 // printResult shows a hosted result as a person reads it: text as it is,
@@ -224,6 +351,8 @@ type checkServerResult struct {
 }
 
 func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout, stderr io.Writer) error {
+	stdout, stderr = safe(stdout), safe(stderr) // names, descriptions, stderr tails: others' words
+	start := time.Now()
 	svc, h := newService(s)
 	defer h.Close()
 	out := checkResult{ConfigPath: s.configPath, OK: true, Servers: []checkServerResult{}}
@@ -231,60 +360,85 @@ func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout, stde
 	if err != nil {
 		out.OK = false
 		out.Error = tools.Detail(&host.Error{Kind: host.KindConfig, Err: err})
-	} else {
-		for _, name := range reg.Names() {
-			r := checkServerResult{Server: name, OK: true}
-			if err := h.Check(reg.Servers[name]); err != nil {
-				r.OK, r.Error = false, tools.Detail(err)
-			}
-			out.Servers = append(out.Servers, r)
+		if asJSON {
+			writeJSON(stdout, out)
+		} else {
+			fmt.Fprintf(stdout, "registry %s: %s\n", s.configPath, out.Error.Message)
 		}
-		if probe {
-			listed, err := svc.ListTools(ctx, "", nil)
-			if err != nil {
-				return report(err, asJSON, stdout, stderr)
-			}
-			for i, st := range listed.Servers {
-				r := &out.Servers[i]
-				if !r.OK {
-					continue
-				}
-				if st.Error != nil {
-					r.OK, r.Error = false, st.Error
-					continue
-				}
-				n := len(st.Tools)
-				r.Tools = &n
-			}
-		}
-		for _, r := range out.Servers {
-			out.OK = out.OK && r.OK
+		return silent(exitUsage)
+	}
+	names := reg.Names()
+	if !asJSON {
+		fmt.Fprintf(stdout, "registry %s: valid, %d servers\n", s.configPath, len(names))
+	}
+	// Each server's line is printed as soon as it is known: with --probe, a
+	// server that hangs until its timeout must not hide the others'
+	// answers (nor their reasons) until then.
+	var mu sync.Mutex
+	out.Servers = make([]checkServerResult, len(names))
+	done := func(i int, r checkServerResult) {
+		mu.Lock()
+		defer mu.Unlock()
+		out.Servers[i] = r
+		if !asJSON {
+			printCheckLine(stdout, r)
 		}
 	}
+	var wg sync.WaitGroup
+	for i, name := range names {
+		r := checkServerResult{Server: name, OK: true}
+		if err := h.Check(reg.Servers[name]); err != nil {
+			r.OK, r.Error = false, tools.Detail(err)
+			done(i, r)
+			continue
+		}
+		if !probe {
+			done(i, r)
+			continue
+		}
+		wg.Go(func() {
+			listed, err := svc.ListTools(ctx, name, nil)
+			switch {
+			case err != nil:
+				r.OK, r.Error = false, tools.Detail(err)
+			case len(listed.Servers) == 1:
+				n := len(listed.Servers[0].Tools)
+				r.Tools = &n
+			}
+			done(i, r)
+		})
+	}
+	wg.Wait()
+	failures := 0
+	for _, r := range out.Servers {
+		if !r.OK {
+			failures++
+		}
+	}
+	out.OK = failures == 0
 	if asJSON {
 		writeJSON(stdout, out)
 	} else {
-		if out.Error != nil {
-			fmt.Fprintf(stdout, "registry %s: %s\n", s.configPath, out.Error.Message)
-		} else {
-			fmt.Fprintf(stdout, "registry %s: valid, %d servers\n", s.configPath, len(out.Servers))
-		}
-		for _, r := range out.Servers {
-			switch {
-			case r.Error != nil:
-				fmt.Fprintf(stdout, "  %-20s FAIL %s: %s\n", r.Server, r.Error.Kind, r.Error.Message)
-			case r.Tools != nil:
-				fmt.Fprintf(stdout, "  %-20s ok (%d tools)\n", r.Server, *r.Tools)
-			default:
-				fmt.Fprintf(stdout, "  %-20s ok\n", r.Server)
-			}
-		}
+		fmt.Fprintf(stdout, "%d ok, %d failed in %.1fs\n", len(names)-failures, failures, time.Since(start).Seconds())
 	}
-	switch {
-	case out.Error != nil:
-		return silent(exitUsage)
-	case !out.OK:
+	if !out.OK {
 		return silent(exitFailed)
 	}
 	return nil
+}
+
+// printCheckLine is one server's line of check, with the server's stderr
+// tail under a failure: the reason is usually there ("no API key").
+func printCheckLine(w io.Writer, r checkServerResult) {
+	switch {
+	case r.Error != nil:
+		fmt.Fprintf(w, "  %-20s FAIL %s: %s\n", r.Server, r.Error.Kind, r.Error.Message)
+		if r.Error.StderrTail != "" {
+			fmt.Fprintln(w, tailBlock(r.Error.StderrTail))
+		}
+	case r.Tools != nil:
+		fmt.Fprintf(w, "  %-20s ok (%d tools)\n", r.Server, *r.Tools)
+	default:
+		fmt.Fprintf(w, "  %-20s ok\n", r.Server)
+	}
 }

@@ -113,12 +113,38 @@ func fatal(err error) {
 var fakes = map[string]func(){
 	// A well-behaved server with tools that misbehave on request.
 	"ok": func() { serveTools(nil) },
-	// Answers calls, and leaves when its stdin closes.
-	"polite": func() { serveTools(nil) },
+	// One tool, "any", answering "polite"; leaves when its stdin closes.
+	"polite": servePolite,
 	// Ignores stdin EOF and SIGTERM: only SIGKILL ends it.
 	"stubborn": func() {
 		signal.Ignore(syscall.SIGTERM)
 		serveTools(func() { time.Sleep(time.Hour) })
+	},
+	// Waits for the file $FAKEMCP_GATE before it serves: a test decides
+	// when this server answers.
+	"gated": func() {
+		for {
+			if _, err := os.Stat(os.Getenv("FAKEMCP_GATE")); err == nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		servePolite()
+	},
+	// A tool whose name, description and result hold terminal escape
+	// sequences (set the window title, clear the screen, CSI).
+	"escapes": func() {
+		s := mcp.NewServer(&mcp.Implementation{Name: "escapes", Version: "1"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "esc\x1b]0;t\x07", Description: "clears \x1b[2J the screen \u009b31m"},
+			func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
+				return text("result \x1b[31mred\x1b[0m"), nil, nil
+			})
+		s.Run(context.Background(), &mcp.StdioTransport{})
+	},
+	// Writes escape sequences on stderr, then refuses to start.
+	"escapes-dying": func() {
+		fmt.Fprintln(os.Stderr, "dying \x1b]0;pwned\x07 \x1b[2J")
+		os.Exit(3)
 	},
 	// Answers calls, and stays when its stdin closes.
 	"linger": func() {
@@ -369,6 +395,16 @@ func rawHandshake(then func(method string, id json.RawMessage)) func(string, jso
 			then(method, id)
 		}
 	}
+}
+
+// servePolite serves one tool, "any", answering "polite"; it leaves when
+// its stdin closes.
+func servePolite() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "polite", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "any"}, func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
+		return text("polite"), nil, nil
+	})
+	s.Run(context.Background(), &mcp.StdioTransport{})
 }
 
 func text(s string) *mcp.CallToolResult {

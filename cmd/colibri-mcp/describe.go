@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/tools"
+)
+
+// cmdDescribe shows one hosted tool as a person reads it: what it does, what
+// it declares about itself, and the arguments it takes. With --json it
+// prints the list_tools structuredContent for that one tool.
+func cmdDescribe(ctx context.Context, s *settings, server, name string, asJSON bool, stdout, stderr io.Writer) error {
+	stdout, stderr = safe(stdout), safe(stderr) // the hosted server's words
+	svc, h := newService(s)
+	defer h.Close()
+	out, err := svc.ListTools(ctx, server, nil)
+	if err != nil {
+		return report(err, asJSON, stdout, stderr)
+	}
+	var have []*mcp.Tool
+	if len(out.Servers) == 1 {
+		have = out.Servers[0].Tools
+	}
+	i := slices.IndexFunc(have, func(t *mcp.Tool) bool { return t.Name == name })
+	if i < 0 {
+		return report(tools.UnknownTool(server, name, have), asJSON, stdout, stderr)
+	}
+	t := have[i]
+	if asJSON {
+		writeJSON(stdout, &tools.ListToolsResult{Servers: []tools.ServerTools{{Server: server, Tools: []*mcp.Tool{t}}}})
+		return nil
+	}
+	fmt.Fprintf(stdout, "%s / %s", server, t.Name)
+	if t.Title != "" {
+		fmt.Fprintf(stdout, " — %s", t.Title)
+	}
+	fmt.Fprintln(stdout)
+	if t.Description != "" {
+		fmt.Fprintf(stdout, "\n%s\n", indent(strings.TrimSpace(t.Description)))
+	}
+	if a := annotations(t.Annotations); a != "" {
+		fmt.Fprintf(stdout, "\nannotations: %s\n", a)
+	}
+	fmt.Fprintln(stdout, "\narguments:")
+	printSchemaTable(stdout, t.InputSchema)
+	fmt.Fprintf(stdout, "\ncall it with:\n  colibri-mcp --external-call call %s %s --args '%s'\n", server, t.Name, exampleArgs(t.InputSchema))
+	return nil
+}
+
+// annotations lists the hints a tool declares, leaving out what it does not
+// say (MCP's defaults then apply).
+func annotations(a *mcp.ToolAnnotations) string {
+	if a == nil {
+		return ""
+	}
+	var parts []string
+	if a.ReadOnlyHint {
+		parts = append(parts, "readOnlyHint")
+	}
+	if a.DestructiveHint != nil {
+		parts = append(parts, fmt.Sprintf("destructiveHint=%v", *a.DestructiveHint))
+	}
+	if a.IdempotentHint {
+		parts = append(parts, "idempotentHint")
+	}
+	if a.OpenWorldHint != nil {
+		parts = append(parts, fmt.Sprintf("openWorldHint=%v", *a.OpenWorldHint))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// schemaProps is the part of an object schema that the table shows.
+type schemaProps struct {
+	Properties map[string]struct {
+		Type        any    `json:"type"`
+		Description string `json:"description"`
+		Enum        []any  `json:"enum"`
+		Default     any    `json:"default"`
+	} `json:"properties"`
+	Required []string `json:"required"`
+}
+
+func readSchema(schema any) schemaProps {
+	var p schemaProps
+	b, _ := json.Marshal(schema)
+	_ = json.Unmarshal(b, &p)
+	return p
+}
+
+// propNames are the schema's properties, required ones first.
+func propNames(p schemaProps) []string {
+	names := make([]string, 0, len(p.Properties))
+	for n := range p.Properties {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		ra, rb := slices.Contains(p.Required, a), slices.Contains(p.Required, b)
+		if ra != rb {
+			if ra {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	return names
+}
+
+func printSchemaTable(w io.Writer, schema any) {
+	p := readSchema(schema)
+	if len(p.Properties) == 0 {
+		fmt.Fprintln(w, "  (none)")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  NAME\tTYPE\tREQUIRED\tDESCRIPTION")
+	for _, n := range propNames(p) {
+		prop := p.Properties[n]
+		typ := "any"
+		switch t := prop.Type.(type) {
+		case string:
+			typ = t
+		case []any:
+			var ts []string
+			for _, x := range t {
+				ts = append(ts, fmt.Sprint(x))
+			}
+			typ = strings.Join(ts, "|")
+		}
+		req := "no"
+		if slices.Contains(p.Required, n) {
+			req = "yes"
+		}
+		desc := firstLine(prop.Description)
+		if len(prop.Enum) > 0 {
+			b, _ := json.Marshal(prop.Enum)
+			desc = strings.TrimSpace(desc + " one of " + string(b))
+		}
+		if prop.Default != nil {
+			b, _ := json.Marshal(prop.Default)
+			desc = strings.TrimSpace(desc + " (default " + string(b) + ")")
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", n, typ, req, desc)
+	}
+	tw.Flush()
+}
+
+// exampleArgs is a JSON object with the required arguments, each holding a
+// placeholder of its type: a start to edit, not a valid call.
+func exampleArgs(schema any) string {
+	p := readSchema(schema)
+	args := map[string]any{}
+	for _, n := range p.Required {
+		prop, ok := p.Properties[n]
+		if !ok {
+			continue
+		}
+		switch prop.Type {
+		case "string":
+			args[n] = "…"
+		case "number", "integer":
+			args[n] = 0
+		case "boolean":
+			args[n] = false
+		case "array":
+			args[n] = []any{}
+		case "object":
+			args[n] = map[string]any{}
+		default:
+			args[n] = nil
+		}
+	}
+	b, _ := json.Marshal(args)
+	return string(b)
+}

@@ -1,0 +1,8 @@
+//go:build freebsd || darwin
+
+package main
+
+import "golang.org/x/sys/unix"
+
+// termiosRequest reads a terminal's settings: tcgetattr(3) on the BSDs.
+const termiosRequest = unix.TIOCGETA

@@ -1,0 +1,6 @@
+package main
+
+import "golang.org/x/sys/unix"
+
+// termiosRequest reads a terminal's settings: tcgetattr(3) on Linux.
+const termiosRequest = unix.TCGETS

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// openPty opens a pseudo-terminal: what the program gets is the terminal
+// side (tty); the test is the person at the keyboard (ptmx).
+func openPty(t *testing.T) (ptmx, tty *os.File) {
+	t.Helper()
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { ptmx.Close() })
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tty.Close() })
+	return ptmx, tty
+}
+
+// Typed in a shell, serve says on stderr that it waits for an MCP client
+// (rather than seeming to hang), and Ctrl-D ends it.
+func TestServeInATerminalSaysItWaits(t *testing.T) {
+	ptmx, tty := openPty(t)
+	reg := writeRegistry(t, nil)
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(t.Context(), []string{"colibri-mcp", "--external-config", reg}, tty, &stdout, &stderr, nil)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(stderr.String(), "waiting for an MCP client") {
+		if time.Now().After(deadline) {
+			t.Fatalf("stderr %q: no word that serve waits for a client", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ptmx.Write([]byte{4}) // Ctrl-D: end of input
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve after Ctrl-D: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not end on Ctrl-D")
+	}
+	if stdout.String() != "" {
+		t.Errorf("stdout %q: only MCP belongs there", stdout.String())
+	}
+}
+
+// When stderr is a terminal, call shows the hosted server's progress there.
+func TestCallShowsProgressOnATerminal(t *testing.T) {
+	ptmx, tty := openPty(t)
+	var screen syncBuffer
+	go io.Copy(&screen, ptmx)
+	reg := writeRegistry(t, nil)
+	var stdout syncBuffer
+	err := run(t.Context(), []string{"colibri-mcp", "--external-config", reg, "--external-call", "call", "demo", "slow", "--args", `{"steps":3,"interval_ms":1}`},
+		strings.NewReader(""), &stdout, tty, append(os.Environ(), "E2E_SECRET=x"))
+	if err != nil {
+		t.Fatalf("call: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(screen.String(), "progress: 3/3") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the terminal shows %q: no progress", screen.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if strings.Contains(stdout.String(), "progress") {
+		t.Errorf("progress went to stdout: %q", stdout.String())
+	}
+	// Not a terminal: no progress written.
+	code, _, stderr := runHere(t, nil, "--external-config", reg, "--external-call", "call", "demo", "slow", "--args", `{"steps":2,"interval_ms":1}`)
+	if code != 0 || strings.Contains(stderr, "progress") {
+		t.Errorf("exit %d: stderr %q holds progress, but is not a terminal", code, stderr)
+	}
+}

@@ -1,0 +1,209 @@
+package colibri_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// rcEnv is rc.d/colibri_mcp made runnable here: its fixed paths point into a
+// temporary tree, /etc/rc.subr is the stub in testdata, and daemon(8), su(1)
+// and colibri-mcp are fakes that record how they were called.
+type rcEnv struct {
+	dir, script, conf string
+}
+
+func newRCEnv(t *testing.T, rcConf string) *rcEnv {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{"bin", "run", "log", "etc"} {
+		os.MkdirAll(filepath.Join(dir, d), 0o755)
+	}
+	stub, _ := filepath.Abs("testdata/rc.subr.d/rc.subr")
+	src, err := os.ReadFile("rc.d/colibri_mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := strings.NewReplacer(
+		"/etc/rc.subr", stub,
+		"/usr/sbin/daemon", filepath.Join(dir, "bin/daemon"),
+		"/usr/local/bin/colibri-mcp", filepath.Join(dir, "bin/colibri-mcp"),
+		"/usr/local/etc/colibri/", filepath.Join(dir, "etc")+"/",
+		"/var/run/", filepath.Join(dir, "run")+"/",
+		"/var/log/", filepath.Join(dir, "log")+"/",
+	).Replace(string(src))
+	e := &rcEnv{dir: dir, script: filepath.Join(dir, "colibri_mcp"), conf: filepath.Join(dir, "rc.conf")}
+	write := func(path, text string, mode os.FileMode) {
+		if err := os.WriteFile(path, []byte(text), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(e.script, script, 0o755)
+	write(e.conf, rcConf, 0o644)
+	// Each fake writes its arguments one per line, then FOO (from the env file).
+	record := func(name, then string) {
+		write(filepath.Join(dir, "bin", name), "#!/bin/sh\n"+
+			`for a in "$@"; do printf '%s\n' "$a"; done > "`+filepath.Join(dir, name+".argv")+"\"\n"+
+			`printf '%s\n' "${FOO-unset}" > "`+filepath.Join(dir, name+".foo")+"\"\n"+then+"\n", 0o755)
+	}
+	record("daemon", "exit 0")
+	record("su", "exit 0")
+	record("colibri-mcp", `exit "${FAKE_CHECK_EXIT:-0}"`)
+	// The log exists: creating it would need the service's user.
+	write(filepath.Join(dir, "log/colibri_mcp.log"), "", 0o640)
+	return e
+}
+
+// run runs the script with arg; extra is added to the environment.
+func (e *rcEnv) run(t *testing.T, arg string, extra ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", e.script, arg)
+	cmd.Env = append([]string{"PATH=" + filepath.Join(e.dir, "bin") + ":/usr/bin:/bin",
+		"RC_STUB_CONF=" + e.conf, "RC_STUB_DOIT=" + filepath.Join(e.dir, "doit")}, extra...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	return out.String(), errb.String(), err
+}
+
+func (e *rcEnv) read(name string) string {
+	b, _ := os.ReadFile(filepath.Join(e.dir, name))
+	return string(b)
+}
+
+func (e *rcEnv) argv(name string) []string {
+	return strings.Split(strings.TrimSuffix(e.read(name+".argv"), "\n"), "\n")
+}
+
+// The start command, as rc.subr(8) builds it: daemon(8) run as root (no su)
+// with its own options first, dropping to colibri_mcp_runas with -u, and
+// colibri-mcp's arguments after colibri-mcp.
+func TestRCDStartCommand(t *testing.T) {
+	e := newRCEnv(t, `colibri_mcp_enable="YES"
+colibri_mcp_runas="mcp"
+colibri_mcp_token_file="/usr/local/etc/colibri/tokens"
+colibri_mcp_args="--external-call --log-format json"
+`)
+	os.WriteFile(filepath.Join(e.dir, "rc.conf"), []byte(e.read("rc.conf")+"colibri_mcp_env_file=\""+filepath.Join(e.dir, "etc/provider.env")+"\"\n"), 0o644)
+	os.WriteFile(filepath.Join(e.dir, "etc/provider.env"), []byte("FOO=from-env-file\n"), 0o600)
+	_, stderr, err := e.run(t, "start")
+	if err != nil || stderr != "" {
+		t.Fatalf("start: %v: %s", err, stderr)
+	}
+	d := func(p string) string { return filepath.Join(e.dir, p) }
+	want := []string{"-r", "-R", "5", "-P", d("run/colibri_mcp_daemon.pid"), "-p", d("run/colibri_mcp.pid"),
+		"-H", "-o", d("log/colibri_mcp.log"), "-t", "colibri_mcp", "-u", "mcp",
+		d("bin/colibri-mcp"), "serve", "--http", "127.0.0.1:8750", "--external-config", d("etc/external-mcp.json"),
+		"--token-file", "/usr/local/etc/colibri/tokens", "--external-call", "--log-format", "json"}
+	if got := e.argv("daemon"); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("daemon(8) ran as\n  %q\nwant\n  %q", got, want)
+	}
+	if doit := e.read("doit"); !strings.HasPrefix(doit, d("bin/daemon")+" ") {
+		t.Errorf("the start command is %q: it must be daemon(8) itself, not through su", doit)
+	}
+	if e.read("su.argv") != "" {
+		t.Errorf("su(1) was run: %q", e.read("su.argv"))
+	}
+	// colibri_mcp_env_file reached the service, and the check before start.
+	if got := strings.TrimSpace(e.read("daemon.foo")); got != "from-env-file" {
+		t.Errorf("FOO in the service's environment: %q", got)
+	}
+	if got := e.argv("colibri-mcp"); strings.Join(got, " ") != "--external-config "+d("etc/external-mcp.json")+" check" {
+		t.Errorf("start_precmd ran colibri-mcp %q, want a check of the registry", got)
+	}
+	if got := strings.TrimSpace(e.read("colibri-mcp.foo")); got != "from-env-file" {
+		t.Errorf("the check ran without the env file: FOO=%q", got)
+	}
+}
+
+// A registry that fails check is reported when starting; the service starts
+// anyway (every tool then says what is wrong).
+func TestRCDStartWarnsWhenCheckFails(t *testing.T) {
+	e := newRCEnv(t, "colibri_mcp_enable=YES\n")
+	_, stderr, err := e.run(t, "start", "FAKE_CHECK_EXIT=2")
+	if err != nil {
+		t.Fatalf("start: %v: %s", err, stderr)
+	}
+	if !strings.Contains(stderr, "WARNING") || !strings.Contains(stderr, "external-mcp.json has problems") || !strings.Contains(stderr, "check") {
+		t.Errorf("stderr %q: want a warning naming the registry and the check to run", stderr)
+	}
+	if e.read("daemon.argv") == "" {
+		t.Error("the service did not start")
+	}
+}
+
+// An rc.conf written for the old script (colibri_mcp_user, colibri_mcp_flags)
+// is warned about and taken over: rc.subr never sees them.
+func TestRCDOldVariables(t *testing.T) {
+	e := newRCEnv(t, `colibri_mcp_enable=YES
+colibri_mcp_user=mcp
+colibri_mcp_flags="--external-call"
+`)
+	_, stderr, err := e.run(t, "start")
+	if err != nil {
+		t.Fatalf("start: %v: %s", err, stderr)
+	}
+	for _, w := range []string{"colibri_mcp_user is obsolete: use colibri_mcp_runas", "colibri_mcp_flags is obsolete: use colibri_mcp_args"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr %q lacks %q", stderr, w)
+		}
+	}
+	got := e.argv("daemon")
+	if got[0] != "-r" || got[len(got)-1] != "--external-call" || !strings.Contains(strings.Join(got, " "), "-u mcp ") {
+		t.Errorf("daemon(8) ran as %q", got)
+	}
+	if e.read("su.argv") != "" {
+		t.Errorf("su(1) was run: %q", e.read("su.argv"))
+	}
+}
+
+// The stub is faithful where it matters: it wraps a _user script in su and
+// hands _flags to $command, as rc.subr(8) does.
+func TestRCSubrStubModelsUserAndFlags(t *testing.T) {
+	e := newRCEnv(t, "")
+	script := filepath.Join(e.dir, "naive")
+	stub, _ := filepath.Abs("testdata/rc.subr.d/rc.subr")
+	os.WriteFile(script, []byte(". "+stub+"\nname=naive\nrcvar=naive_enable\nnaive_enable=YES\nnaive_user=mcp\nnaive_flags=--external-call\n"+
+		"command="+filepath.Join(e.dir, "bin/daemon")+"\ncommand_args=\"-u mcp /usr/local/bin/colibri-mcp serve\"\nrun_rc_command start\n"), 0o755)
+	e.script = script
+	if _, stderr, err := e.run(t, "start"); err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	want := "su -m mcp -c 'sh -c \"" + filepath.Join(e.dir, "bin/daemon") + " --external-call -u mcp /usr/local/bin/colibri-mcp serve\"'"
+	if got := strings.TrimSpace(e.read("doit")); got != want {
+		t.Errorf("the stub built\n  %s\nwant\n  %s", got, want)
+	}
+}
+
+// reload signals colibri-mcp itself, found through check_pidfile, and says
+// so when it is not running.
+func TestRCDReload(t *testing.T) {
+	e := newRCEnv(t, "colibri_mcp_enable=YES\n")
+	if stdout, _, err := e.run(t, "reload"); err == nil || !strings.Contains(stdout, "not running") {
+		t.Errorf("reload with no pidfile: %v, %q; want a failure saying it is not running", err, stdout)
+	}
+	child := exec.Command("sleep", "60")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Process.Kill()
+	os.WriteFile(filepath.Join(e.dir, "run/colibri_mcp.pid"), []byte(strconv.Itoa(child.Process.Pid)+"\n"), 0o644)
+	if _, stderr, err := e.run(t, "reload"); err != nil {
+		t.Fatalf("reload: %v: %s", err, stderr)
+	}
+	done := make(chan error, 1)
+	go func() { done <- child.Wait() }()
+	select {
+	case <-done:
+		if ws, ok := child.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGHUP {
+			t.Errorf("the process ended with %v, want SIGHUP", child.ProcessState)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("reload sent nothing to the pid in the pidfile")
+	}
+}
