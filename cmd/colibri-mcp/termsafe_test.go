@@ -9,10 +9,10 @@ import (
 func TestSafeText(t *testing.T) {
 	for in, want := range map[string]string{
 		"plain text, ünïcödé\tand\nlines": "plain text, ünïcödé\tand\nlines",
-		"\x1b]0;pwned\x07":                  `\u001b]0;pwned\u0007`,
-		"\x1b[2J\rover":                     `\u001b[2J\u000dover`,
-		"del\x7f c1\u009b8m":                `del\u007f c1\u009b8m`,
-		"lone \x9b byte":                    `lone \x9b byte`,
+		"\x1b]0;pwned\x07":                `\u001b]0;pwned\u0007`,
+		"\x1b[2J\rover":                   `\u001b[2J\u000dover`,
+		"del\x7f c1\u009b8m":              `del\u007f c1\u009b8m`,
+		"lone \x9b byte":                  `lone \x9b byte`,
 	} {
 		if got := safeText(in); got != want {
 			t.Errorf("safeText(%q) = %q, want %q", in, got, want)
