@@ -357,6 +357,13 @@ func serveTools(afterEOF func()) {
 		os.Exit(0)
 		return nil, nil, nil
 	})
+	mcp.AddTool(s, &mcp.Tool{Name: "cwd"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		dir, err := os.Getwd()
+		if err != nil {
+			return nil, nil, err
+		}
+		return text(dir), nil, nil
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "env"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return text(strings.Join(os.Environ(), "\n")), nil, nil
 	})
