@@ -33,9 +33,8 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/schema"
 )
 
 // DefaultPath is where the registry lives on a FreeBSD system.
@@ -594,59 +593,17 @@ func mustCompile() *jsonschema.Schema {
 	return c.MustCompile(url)
 }
 
-var printer = message.NewPrinter(language.English)
-
 // SchemaProblems flattens a JSON Schema validation error into its leaf
 // problems, each at the instance location it concerns.
 func SchemaProblems(ve *jsonschema.ValidationError) []Problem {
 	var ps []Problem
-	var walk func(*jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if pn, ok := e.ErrorKind.(*kind.PropertyNames); ok {
-			// The name itself is wrong: point at the member, not at its parent.
-			loc := append(slices.Clone(e.InstanceLocation), pn.Property)
-			ps = append(ps, Problem{Location: pointer(loc), Message: fmt.Sprintf("the name %q is not allowed: %s", pn.Property, leafMessages(e))})
-			return
-		}
-		if len(e.Causes) == 0 {
-			ps = append(ps, Problem{Location: pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer)})
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
+	for _, p := range schema.Problems(ve) {
+		ps = append(ps, Problem{Location: p.Location, Message: p.Message})
 	}
-	walk(ve)
-	slices.SortStableFunc(ps, func(a, b Problem) int { return strings.Compare(a.Location, b.Location) })
-	return slices.Compact(ps)
+	return ps
 }
 
-func leafMessages(e *jsonschema.ValidationError) string {
-	if len(e.Causes) == 0 {
-		return e.ErrorKind.LocalizedString(printer)
-	}
-	msgs := make([]string, 0, len(e.Causes))
-	for _, c := range e.Causes {
-		msgs = append(msgs, leafMessages(c))
-	}
-	return strings.Join(msgs, "; ")
-}
-
-func pointer(tokens []string) string {
-	if len(tokens) == 0 {
-		return "/"
-	}
-	var b strings.Builder
-	for _, t := range tokens {
-		b.WriteByte('/')
-		b.WriteString(escapePointer(t))
-	}
-	return b.String()
-}
-
-func escapePointer(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
+func escapePointer(s string) string { return schema.EscapePointer(s) }
 
 // syntaxProblem turns a JSON syntax error into "line L, column C: ...".
 func syntaxProblem(data []byte, err error) string {
