@@ -65,16 +65,16 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 		return nil, nil, err
 	}
 	tool := findTool(tools, name)
-	argErr := h.checkCall(srv.Name, name, tool, args)
+	argErr := h.checkCall(ctx, srv.Name, name, tool, args)
 	if argErr != nil && cached {
 		// The cache may be behind the server: ask it before refusing.
 		if tools, err = s.listTools(ctx); err != nil {
 			s.abort()
 			return nil, nil, err
 		}
-		h.lists.put(s.listKey(), tools)
+		h.lists.put(s.listKey(), tools, toolsSize(tools))
 		tool = findTool(tools, name)
-		argErr = h.checkCall(srv.Name, name, tool, args)
+		argErr = h.checkCall(ctx, srv.Name, name, tool, args)
 	}
 	if argErr != nil {
 		s.close()
@@ -92,10 +92,10 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 		// a cached list, the list may be what is wrong: ask again.
 		if cached {
 			if tools, lerr := s.listTools(ctx); lerr == nil {
-				h.lists.put(s.listKey(), tools)
+				h.lists.put(s.listKey(), tools, toolsSize(tools))
 				if findTool(tools, name) == nil {
 					s.close()
-					return nil, nil, h.checkCall(srv.Name, name, nil, args)
+					return nil, nil, h.checkCall(ctx, srv.Name, name, nil, args)
 				}
 			}
 		}
@@ -114,13 +114,13 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 
 // checkCall refuses a call to a tool the server does not list, or with
 // arguments its inputSchema rejects.
-func (h *Host) checkCall(server, name string, tool *mcp.Tool, args any) error {
+func (h *Host) checkCall(ctx context.Context, server, name string, tool *mcp.Tool, args any) error {
 	if tool == nil {
 		return &Error{Kind: KindUnknownTool, Server: server, Tool: name, Phase: PhaseList,
 			Err:  errors.New("the server does not list this tool"),
 			Hint: "colibri_external_mcp_list_tools shows the tools it has"}
 	}
-	return h.validateArgs(server, tool, args)
+	return h.validateArgs(ctx, server, tool, args)
 }
 
 // retryCall reports whether a failed tools/call may be tried again: the tool
@@ -161,7 +161,7 @@ func (h *Host) openAndList(ctx context.Context, srv *registry.Server, caller *Ca
 			s.abort()
 			return err
 		}
-		h.lists.put(s.listKey(), tools)
+		h.lists.put(s.listKey(), tools, toolsSize(tools))
 		return nil
 	})
 	if err != nil {

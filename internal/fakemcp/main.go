@@ -220,6 +220,22 @@ var fakes = map[string]func(){
 		fmt.Fprintf(os.Stderr, "grandchild pid %d\n", c.Process.Pid)
 		serveTools(nil)
 	},
+	// Lists one tool, "any", whose inputSchema is hostile: of the shape
+	// $FAKEMCP_SCHEMA names (wide: an anyOf of ~1.3 MB; deep: 400 levels of
+	// nesting in 15 KB), answers every call with "called".
+	"huge-schema": func() {
+		tools := fmt.Sprintf(`{"tools":[{"name":"any","inputSchema":%s}]}`, hostileSchema(os.Getenv("FAKEMCP_SCHEMA")))
+		rawServe(func(method string, id json.RawMessage) {
+			switch method {
+			case "initialize":
+				rawReply(id, rawInit)
+			case "tools/list":
+				rawReply(id, tools)
+			case "tools/call":
+				rawReply(id, `{"content":[{"type":"text","text":"called"}]}`)
+			}
+		})
+	},
 	// Forks 50 sleepers that ignore SIGTERM and hold stdout inside the call,
 	// then never answers it.
 	"fork-storm": func() {
@@ -271,6 +287,28 @@ func rawHandshake(then func(method string, id json.RawMessage)) func(string, jso
 			then(method, id)
 		}
 	}
+}
+
+// hostileSchema is a JSON Schema that compiles slowly: quadratic (wide) or
+// worse (deep) in santhosh-tekuri/jsonschema.
+func hostileSchema(shape string) string {
+	var b strings.Builder
+	switch shape {
+	case "deep":
+		b.WriteString(strings.Repeat(`{"type":"object","properties":{"a":`, 400))
+		b.WriteString(`{}`)
+		b.WriteString(strings.Repeat(`}}`, 400))
+	default: // wide
+		b.WriteString(`{"type":"object","properties":{"x":{"anyOf":[`)
+		for i := 0; b.Len() < 1300<<10; i++ {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"const":%d}`, i)
+		}
+		b.WriteString(`]}}}`)
+	}
+	return b.String()
 }
 
 func text(s string) *mcp.CallToolResult {

@@ -110,6 +110,81 @@ func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("%w (%s)", ErrExternalRef, url)
 }
 
+// CheckValue is Check for a schema already decoded (map[string]any, []any,
+// strings, numbers, booleans, nil), such as a tool's InputSchema from the
+// go-sdk. It walks the value only as far as the limits, so a huge schema
+// costs no more than a schema at the limits; its size in bytes is the
+// length of its strings and names plus a few bytes for each value, an
+// estimate of its encoded size from below.
+func (l Limits) CheckValue(v any) error {
+	w := walker{l: l}
+	return w.walk(v, 1, false)
+}
+
+type walker struct {
+	l                      Limits
+	bytes, nodes, patterns int
+}
+
+func (w *walker) walk(v any, depth int, isPattern bool) error {
+	w.bytes += 2
+	switch v := v.(type) {
+	case map[string]any:
+		if err := w.node(depth); err != nil {
+			return err
+		}
+		for k, e := range v {
+			w.bytes += len(k) + 4
+			if isPattern {
+				w.patterns += len(k)
+			}
+			if s, ok := e.(string); ok && k == "pattern" {
+				w.patterns += len(s)
+			}
+			if err := w.check(); err != nil {
+				return err
+			}
+			if err := w.walk(e, depth+1, k == "patternProperties"); err != nil {
+				return err
+			}
+		}
+	case []any:
+		if err := w.node(depth); err != nil {
+			return err
+		}
+		for _, e := range v {
+			if err := w.walk(e, depth+1, false); err != nil {
+				return err
+			}
+		}
+	case string:
+		w.bytes += len(v)
+	default:
+		w.bytes += 8
+	}
+	return w.check()
+}
+
+func (w *walker) node(depth int) error {
+	if w.nodes++; w.nodes > w.l.Nodes {
+		return fmt.Errorf("%w: more than %d objects and arrays", ErrLimit, w.l.Nodes)
+	}
+	if depth > w.l.Depth {
+		return fmt.Errorf("%w: nested more than %d deep", ErrLimit, w.l.Depth)
+	}
+	return nil
+}
+
+func (w *walker) check() error {
+	switch {
+	case w.bytes > w.l.Bytes:
+		return fmt.Errorf("%w: more than %d bytes", ErrLimit, w.l.Bytes)
+	case w.patterns > w.l.PatternBytes:
+		return fmt.Errorf("%w: more than %d bytes of regular expressions", ErrLimit, w.l.PatternBytes)
+	}
+	return nil
+}
+
 // Check reports whether raw is within l, in one pass over its tokens that
 // stops at the first limit crossed. It does not check that raw is a schema.
 func (l Limits) Check(raw []byte) error {

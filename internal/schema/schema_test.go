@@ -2,6 +2,7 @@ package schema_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -186,5 +187,50 @@ func TestProblems(t *testing.T) {
 	want := []string{"/: missing property 'n'", "/a~1b/1: got number, want string", `/long: the name "long" is not allowed: maxLength: got 4, want 3`}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("problems\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// CheckValue agrees with Check on decoded schemas, and stops early on huge
+// ones: walking a 1.3 MB schema costs no more than one at the limits.
+func TestCheckValue(t *testing.T) {
+	l := schema.Limits{Bytes: 1000, Nodes: 10, Depth: 3, PatternBytes: 10}
+	cases := map[string]string{
+		`{"type":"object","properties":{"a":{"type":"string"}}}`:    "",
+		`{"x":"` + strings.Repeat("a", 1000) + `"}`:                 "more than 1000 bytes",
+		`{"anyOf":[{},{},{},{},{},{},{},{},{},{}]}`:                 "more than 10 objects and arrays",
+		`{"a":{"b":{"c":{}}}}`:                                      "nested more than 3 deep",
+		`{"pattern":"01234567890"}`:                                 "more than 10 bytes of regular expressions",
+		`{"patternProperties":{"^abc$":{},"^abcdef$":{}}}`:          "more than 10 bytes of regular expressions",
+		`{"properties":{"pattern":{"description":"not a regexp"}}}`: "",
+	}
+	for raw, want := range cases {
+		var v any
+		if err := json.Unmarshal([]byte(raw), &v); err != nil {
+			t.Fatal(err)
+		}
+		err := l.CheckValue(v)
+		if want == "" && err != nil || want != "" && (!errors.Is(err, schema.ErrLimit) || !strings.Contains(err.Error(), want)) {
+			t.Errorf("CheckValue(%.60s) = %v, want %q", raw, err, want)
+		}
+	}
+	for name, shape := range shapes {
+		n := 100_000
+		if strings.HasPrefix(name, "deep") {
+			n = 4000 // encoding/json refuses more than 10,000 levels
+		}
+		var v any
+		if err := json.Unmarshal([]byte(shape(n)), &v); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		err := schema.DefaultLimits.CheckValue(v)
+		if d := time.Since(start); !errors.Is(err, schema.ErrLimit) || d > 50*time.Millisecond {
+			t.Errorf("%s, n=%d: %v after %v, want ErrLimit at once", name, n, err, d)
+		}
+		_, raw := largest(shape)
+		json.Unmarshal([]byte(raw), &v)
+		if err := schema.DefaultLimits.CheckValue(v); err != nil {
+			t.Errorf("%s at the limits of Check: CheckValue says %v", name, err)
+		}
 	}
 }
