@@ -204,11 +204,9 @@ func (h *Host) withRetries(ctx context.Context, srv *registry.Server, f func() e
 	}
 }
 
-// sleep waits the back-off before attempt+1: RetryBackoff, doubled for each
-// attempt already made. It fails when ctx ends first.
+// sleep waits the back-off before attempt+1. It fails when ctx ends first.
 func (h *Host) sleep(ctx context.Context, attempt int) error {
-	d := h.opts.RetryBackoff << (attempt - 1)
-	t := time.NewTimer(d)
+	t := time.NewTimer(h.backoff(attempt))
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -216,6 +214,20 @@ func (h *Host) sleep(ctx context.Context, attempt int) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// maxRetryBackoff caps one back-off, however many retries are allowed.
+const maxRetryBackoff = time.Minute
+
+// backoff is the wait before attempt+1: RetryBackoff, doubled for each
+// attempt already made, at most maxRetryBackoff (a plain shift would wrap
+// into zero or a negative wait after enough attempts: a hot retry loop).
+func (h *Host) backoff(attempt int) time.Duration {
+	d := min(h.opts.RetryBackoff, maxRetryBackoff)
+	for i := 1; i < attempt && d < maxRetryBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxRetryBackoff)
 }
 
 // Check reports what would stop srv from starting, without starting it: an
