@@ -21,7 +21,10 @@ var forbidden = map[string][]string{
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"jail": {module + "registry", module + "host", module + "tools", module + "cmd",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	"host":  {module + "tools", module + "cmd", "github.com/urfave/cli"},
+	"host": {module + "tools", module + "cmd", "github.com/urfave/cli"},
+	// internal/schema compiles hosted schemas for host and registry alike.
+	"internal/schema": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"tools": {module + "cmd", "github.com/urfave/cli"},
 }
 

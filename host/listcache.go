@@ -24,18 +24,33 @@ const listCacheTTL = 5 * time.Minute
 // The cache never refuses a call by itself: a tool it does not know, or
 // arguments its schema rejects, send colibri to the server for a fresh list
 // before it answers unknown_tool or invalid_arguments.
+//
+// It is bounded by entries and by bytes (each list's encoded size, given at
+// put): expired entries are freed on every get and put, and past either
+// bound the oldest go first. A list larger than the whole byte bound is not
+// kept at all.
 type listCache struct {
 	mu      sync.Mutex
-	entries map[[sha256.Size]byte]listEntry
+	entries map[[sha256.Size]byte]*listEntry
+	bytes   int64 // the sum of the entries' sizes
+
+	// Bounds; zero means the defaults below (tests set smaller ones).
+	maxEntries int
+	maxBytes   int64
+	now        func() time.Time
 }
 
 type listEntry struct {
 	tools   []*mcp.Tool
+	size    int64
 	fetched time.Time
 }
 
-// maxListCacheEntries bounds the cache; past it, the oldest half is dropped.
-const maxListCacheEntries = 1024
+// Defaults of the list cache's bounds.
+const (
+	maxListCacheEntries = 1024
+	maxListCacheBytes   = 64 << 20
+)
 
 func listKey(srv *registry.Server, caps *mcp.ClientCapabilities, init *mcp.InitializeResult) [sha256.Size]byte {
 	var info *mcp.Implementation
@@ -53,29 +68,128 @@ func listKey(srv *registry.Server, caps *mcp.ClientCapabilities, init *mcp.Initi
 	return sha256.Sum256(b)
 }
 
+// toolsSize estimates what a list costs to keep, close to its size as
+// JSON (what the server sent) without encoding it: a walk of the decoded
+// values, once per put, never per get.
+func toolsSize(tools []*mcp.Tool) int64 {
+	var n int64
+	for _, t := range tools {
+		n += 64 + int64(len(t.Name)+len(t.Title)+len(t.Description))
+		n += valueSize(t.InputSchema) + valueSize(t.OutputSchema)
+		if t.Annotations != nil {
+			n += 128 + int64(len(t.Annotations.Title))
+		}
+		n += valueSize(map[string]any(t.Meta))
+	}
+	return n
+}
+
+// valueSize estimates the JSON size of a decoded value.
+func valueSize(v any) int64 {
+	switch v := v.(type) {
+	case nil:
+		return 4
+	case string:
+		return int64(len(v)) + 2
+	case map[string]any:
+		n := int64(2)
+		for k, e := range v {
+			n += int64(len(k)) + 4 + valueSize(e)
+		}
+		return n
+	case []any:
+		n := int64(2)
+		for _, e := range v {
+			n += 1 + valueSize(e)
+		}
+		return n
+	case json.RawMessage:
+		return int64(len(v))
+	case bool, float64, json.Number, int, int64:
+		return 8
+	}
+	// Anything else (a typed schema): encode it, as a last resort.
+	b, _ := json.Marshal(v)
+	return int64(len(b))
+}
+
 func (c *listCache) get(key [sha256.Size]byte) []*mcp.Tool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.entries[key]
-	if !ok || time.Since(e.fetched) > listCacheTTL {
-		return nil
+	c.evictExpired()
+	if e, ok := c.entries[key]; ok {
+		return e.tools
 	}
-	return e.tools
+	return nil
 }
 
-func (c *listCache) put(key [sha256.Size]byte, tools []*mcp.Tool) {
+// put keeps tools under key; size is their estimated size in bytes
+// (toolsSize).
+func (c *listCache) put(key [sha256.Size]byte, tools []*mcp.Tool, size int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
-		c.entries = map[[sha256.Size]byte]listEntry{}
+		c.entries = map[[sha256.Size]byte]*listEntry{}
 	}
-	if len(c.entries) >= maxListCacheEntries {
-		cutoff := time.Now().Add(-listCacheTTL / 2)
-		for k, e := range c.entries {
-			if e.fetched.Before(cutoff) || len(c.entries) >= maxListCacheEntries {
-				delete(c.entries, k)
-			}
+	c.remove(key)
+	c.evictExpired()
+	maxEntries, maxBytes := c.bounds()
+	if size > maxBytes {
+		return
+	}
+	for len(c.entries) > 0 && (len(c.entries) >= maxEntries || c.bytes+size > maxBytes) {
+		c.evictOldest()
+	}
+	c.entries[key] = &listEntry{tools: tools, size: size, fetched: c.clock()}
+	c.bytes += size
+}
+
+func (c *listCache) bounds() (int, int64) {
+	n, b := c.maxEntries, c.maxBytes
+	if n <= 0 {
+		n = maxListCacheEntries
+	}
+	if b <= 0 {
+		b = maxListCacheBytes
+	}
+	return n, b
+}
+
+func (c *listCache) clock() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
+}
+
+func (c *listCache) remove(key [sha256.Size]byte) {
+	if e, ok := c.entries[key]; ok {
+		c.bytes -= e.size
+		delete(c.entries, key)
+	}
+}
+
+// evictExpired frees every entry past its TTL. A walk of at most
+// maxListCacheEntries entries, under the lock.
+func (c *listCache) evictExpired() {
+	cutoff := c.clock().Add(-listCacheTTL)
+	for k, e := range c.entries {
+		if e.fetched.Before(cutoff) {
+			c.remove(k)
 		}
 	}
-	c.entries[key] = listEntry{tools: tools, fetched: time.Now()}
+}
+
+func (c *listCache) evictOldest() {
+	var oldest [sha256.Size]byte
+	var at time.Time
+	found := false
+	for k, e := range c.entries {
+		if !found || e.fetched.Before(at) {
+			oldest, at, found = k, e.fetched, true
+		}
+	}
+	if found {
+		c.remove(oldest)
+	}
 }

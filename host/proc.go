@@ -157,6 +157,7 @@ func (h *Host) wrapCmd(srv *registry.Server, own map[string]string) (*exec.Cmd, 
 		}
 	} else {
 		spec := jailSpec(srv.Jail)
+		spec.Cwd = srv.Cwd // jexec -d: a directory inside the jail
 		if spec.RootPath != "" {
 			if p, err := jail.CheckRoot(spec.RootPath, srv.Command, envValue(env, "PATH")); err != nil {
 				return nil, &Error{Kind: KindSpawn, Server: srv.Name, Phase: PhaseSpawn,
@@ -186,10 +187,10 @@ func (h *Host) wrapCmd(srv *registry.Server, own map[string]string) (*exec.Cmd, 
 		Path:        argv[0],
 		Args:        argv,
 		Env:         env,
-		Dir:         srv.Cwd, // never set with a jail: the registry refuses cwd there
 		SysProcAttr: sysProcAttr(),
 	}
-	if srv.Cwd != "" {
+	if srv.Cwd != "" && srv.Jail == nil {
+		cmd.Dir = srv.Cwd
 		if st, err := os.Stat(srv.Cwd); err != nil || !st.IsDir() {
 			return nil, &Error{Kind: KindSpawn, Server: srv.Name, Phase: PhaseSpawn,
 				Err: fmt.Errorf("cwd %s is not a directory", srv.Cwd)}

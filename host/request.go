@@ -79,16 +79,16 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 		return nil, nil, err
 	}
 	tool := findTool(tools, name)
-	argErr := h.checkCall(srv.Name, name, tool, args)
+	argErr := h.checkCall(ctx, srv.Name, name, tool, args)
 	if argErr != nil && cached {
 		// The cache may be behind the server: ask it before refusing.
 		if tools, err = s.listTools(ctx, caller.listing()); err != nil {
 			s.abort()
 			return nil, nil, err
 		}
-		h.lists.put(s.listKey(), tools)
+		h.lists.put(s.listKey(), tools, toolsSize(tools))
 		tool = findTool(tools, name)
-		argErr = h.checkCall(srv.Name, name, tool, args)
+		argErr = h.checkCall(ctx, srv.Name, name, tool, args)
 	}
 	if argErr != nil {
 		s.close()
@@ -106,10 +106,10 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 		// a cached list, the list may be what is wrong: ask again.
 		if cached {
 			if tools, lerr := s.listTools(ctx, caller.listing()); lerr == nil {
-				h.lists.put(s.listKey(), tools)
+				h.lists.put(s.listKey(), tools, toolsSize(tools))
 				if findTool(tools, name) == nil {
 					s.close()
-					return nil, nil, h.checkCall(srv.Name, name, nil, args)
+					return nil, nil, h.checkCall(ctx, srv.Name, name, nil, args)
 				}
 			}
 		}
@@ -128,13 +128,13 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 
 // checkCall refuses a call to a tool the server does not list, or with
 // arguments its inputSchema rejects.
-func (h *Host) checkCall(server, name string, tool *mcp.Tool, args any) error {
+func (h *Host) checkCall(ctx context.Context, server, name string, tool *mcp.Tool, args any) error {
 	if tool == nil {
 		return &Error{Kind: KindUnknownTool, Server: server, Tool: name, Phase: PhaseList,
 			Err:  errors.New("the server does not list this tool"),
 			Hint: "colibri_external_mcp_list_tools shows the tools it has"}
 	}
-	return h.validateArgs(server, tool, args)
+	return h.validateArgs(ctx, server, tool, args)
 }
 
 // retryCall reports whether a failed tools/call may be tried again: the tool
@@ -175,7 +175,7 @@ func (h *Host) openAndList(ctx context.Context, srv *registry.Server, caller *Ca
 			s.abort()
 			return err
 		}
-		h.lists.put(s.listKey(), tools)
+		h.lists.put(s.listKey(), tools, toolsSize(tools))
 		return nil
 	})
 	if err != nil {
@@ -218,11 +218,9 @@ func (h *Host) withRetries(ctx context.Context, srv *registry.Server, f func() e
 	}
 }
 
-// sleep waits the back-off before attempt+1: RetryBackoff, doubled for each
-// attempt already made. It fails when ctx ends first.
+// sleep waits the back-off before attempt+1. It fails when ctx ends first.
 func (h *Host) sleep(ctx context.Context, attempt int) error {
-	d := h.opts.RetryBackoff << (attempt - 1)
-	t := time.NewTimer(d)
+	t := time.NewTimer(h.backoff(attempt))
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -230,6 +228,20 @@ func (h *Host) sleep(ctx context.Context, attempt int) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// maxRetryBackoff caps one back-off, however many retries are allowed.
+const maxRetryBackoff = time.Minute
+
+// backoff is the wait before attempt+1: RetryBackoff, doubled for each
+// attempt already made, at most maxRetryBackoff (a plain shift would wrap
+// into zero or a negative wait after enough attempts: a hot retry loop).
+func (h *Host) backoff(attempt int) time.Duration {
+	d := min(h.opts.RetryBackoff, maxRetryBackoff)
+	for i := 1; i < attempt && d < maxRetryBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxRetryBackoff)
 }
 
 // Check reports what would stop srv from starting, without starting it: an

@@ -1,130 +1,153 @@
 package host
 
 import (
-	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 	"weak"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/internal/schema"
 )
 
 // schemaCache compiles hosted tools' input schemas once per distinct content
-// (compiling costs ~100-250 µs, validating ~2 µs) and shares the compiled
-// schema across goroutines. A Compiler is never shared.
+// (compiling costs ~100-250 µs for a usual schema, validating ~2 µs) and
+// shares the compiled schema across goroutines. A Compiler is never shared.
+//
+// A compile runs once per content, in the background, bounded by
+// internal/schema's limits and by compileBudget; a caller waits for it only
+// until its own context ends, then goes ahead unchecked.
 type schemaCache struct {
 	m      sync.Map // [sha256.Size]byte -> *compiledSchema
+	n      atomic.Int64
 	byTool sync.Map // weak.Pointer[mcp.Tool] -> *compiledSchema, dropped when the tool is collected
 }
 
 type compiledSchema struct {
-	once   sync.Once
-	schema *jsonschema.Schema
-	err    error
+	done     chan struct{} // closed when schema and err are set
+	schema   *jsonschema.Schema
+	err      error
+	reported atomic.Bool // an uncheckable schema is logged once
 }
 
 // maxSchemaCacheEntries bounds the cache: past it, schemas are compiled for
 // each use instead of kept (a hostile server could send endless new ones).
 const maxSchemaCacheEntries = 4096
 
-// get returns the compiled schema for raw JSON.
-func (c *schemaCache) get(raw []byte) (*jsonschema.Schema, error) {
+// compileBudget bounds one compile on a loaded machine; a compile that runs
+// out of it is forgotten (never cached), and tried again on the next call.
+const compileBudget = 2 * time.Second
+
+// get returns the compiled schema for raw JSON, or why it cannot be used;
+// the entry is nil when ctx ended first.
+func (c *schemaCache) get(ctx context.Context, raw []byte) (*compiledSchema, error) {
 	key := sha256.Sum256(raw)
-	if v, ok := c.m.Load(key); ok {
-		cs := v.(*compiledSchema)
-		cs.once.Do(func() { cs.schema, cs.err = compile(raw) })
-		return cs.schema, cs.err
+	v, ok := c.m.Load(key)
+	if !ok {
+		if c.n.Load() >= maxSchemaCacheEntries {
+			sch, err := schema.Compile(ctx, raw)
+			return &compiledSchema{schema: sch, err: err}, err
+		}
+		var loaded bool
+		v, loaded = c.m.LoadOrStore(key, &compiledSchema{done: make(chan struct{})})
+		if !loaded {
+			c.n.Add(1)
+			cs := v.(*compiledSchema)
+			go func() {
+				bctx, cancel := context.WithTimeout(context.Background(), compileBudget)
+				defer cancel()
+				cs.schema, cs.err = schema.Compile(bctx, raw)
+				if errors.Is(cs.err, context.DeadlineExceeded) {
+					c.m.Delete(key)
+					c.n.Add(-1)
+				}
+				close(cs.done)
+			}()
+		}
 	}
-	n := 0
-	c.m.Range(func(any, any) bool { n++; return n < maxSchemaCacheEntries })
-	if n >= maxSchemaCacheEntries {
-		return compile(raw)
-	}
-	v, _ := c.m.LoadOrStore(key, &compiledSchema{})
 	cs := v.(*compiledSchema)
-	cs.once.Do(func() { cs.schema, cs.err = compile(raw) })
-	return cs.schema, cs.err
-}
-
-// noLoader refuses every external reference: a hosted schema must not make
-// colibri read local files or reach the network.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("external schema references are not followed (%s)", url)
-}
-
-func compile(raw []byte) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, err
+	if cs.done == nil {
+		return cs, cs.err
 	}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(noLoader{})
-	const url = "colibri:///hosted-tool-input.json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
+	select {
+	case <-cs.done:
+		return cs, cs.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
 	}
-	return c.Compile(url)
 }
 
 // forTool returns the compiled input schema of a listed tool. The tool
 // object itself is the first key, so a call on a cached list does not
 // re-encode the schema; held weakly, so the entry goes when its list does.
 // The schema's content is the second key, so equal schemas compile once.
-func (c *schemaCache) forTool(t *mcp.Tool) (*jsonschema.Schema, error) {
+func (c *schemaCache) forTool(ctx context.Context, t *mcp.Tool) (*compiledSchema, error) {
 	key := weak.Make(t)
 	if v, ok := c.byTool.Load(key); ok {
 		cs := v.(*compiledSchema)
-		return cs.schema, cs.err
+		return cs, cs.err
 	}
-	raw, err := json.Marshal(t.InputSchema)
-	if err != nil {
-		return nil, err
+	// A huge schema is refused by a walk that stops at the limits, before
+	// it costs an encoding.
+	cs, err := c.compile(ctx, t.InputSchema)
+	if cs == nil || errors.Is(err, context.DeadlineExceeded) {
+		return cs, err // not final: the next call waits again
 	}
-	sch, err := c.get(raw)
-	if _, loaded := c.byTool.LoadOrStore(key, &compiledSchema{schema: sch, err: err}); !loaded {
+	if _, loaded := c.byTool.LoadOrStore(key, cs); !loaded {
 		runtime.AddCleanup(t, func(k weak.Pointer[mcp.Tool]) { c.byTool.Delete(k) }, key)
 	}
-	return sch, err
+	return cs, err
+}
+
+// compile checks v against the limits, then compiles it (through the
+// cache); the entry is nil when ctx ended first.
+func (c *schemaCache) compile(ctx context.Context, v any) (*compiledSchema, error) {
+	// A huge schema is refused by a walk that stops at the limits, before
+	// it costs an encoding.
+	if err := schema.DefaultLimits.CheckValue(v); err != nil {
+		return &compiledSchema{err: err}, err
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return &compiledSchema{err: err}, err
+	}
+	return c.get(ctx, raw)
 }
 
 // validateArgs checks args (decoded JSON) against a hosted tool's input
-// schema. A schema that does not compile is logged and the call goes ahead:
-// the hosted server remains the judge of its own arguments.
-func (h *Host) validateArgs(server string, tool *mcp.Tool, args any) error {
+// schema. A schema that cannot be checked (too large, an external $ref, not
+// compiled before ctx ended, or not a schema) is logged once and the call
+// goes ahead: the hosted server remains the judge of its own arguments.
+func (h *Host) validateArgs(ctx context.Context, server string, tool *mcp.Tool, args any) error {
 	if tool.InputSchema == nil {
 		return nil
 	}
-	sch, err := h.schemas.forTool(tool)
+	cs, err := h.schemas.forTool(ctx, tool)
 	if err != nil {
-		h.log.Warn("hosted tool's input schema does not compile; arguments not checked",
-			"server", server, "tool", tool.Name, "err", err)
+		if cs == nil || cs.reported.CompareAndSwap(false, true) {
+			h.log.Warn("hosted tool's input schema cannot be checked; arguments not checked",
+				"server", server, "tool", tool.Name, "err", err)
+		}
 		return nil
 	}
 	if args == nil {
 		args = map[string]any{}
 	}
-	if err := sch.Validate(args); err != nil {
-		var ve *jsonschema.ValidationError
-		msg := err.Error()
-		if errors.As(err, &ve) {
-			var parts []string
-			for _, p := range registry.SchemaProblems(ve) {
-				parts = append(parts, "arguments"+strings.TrimSuffix(p.Location, "/")+": "+p.Message)
-			}
-			msg = strings.Join(parts, "; ")
+	if err := cs.schema.Validate(args); err != nil {
+		var parts []string
+		for _, p := range schema.Problems(err) {
+			parts = append(parts, "arguments"+strings.TrimSuffix(p.Location, "/")+": "+p.Message)
 		}
 		return &Error{Kind: KindInvalidArguments, Server: server, Tool: tool.Name, Phase: PhaseCall,
-			Err: errors.New(msg), Hint: "see the tool's inputSchema in colibri_external_mcp_list_tools"}
+			Err: errors.New(strings.Join(parts, "; ")), Hint: "see the tool's inputSchema in colibri_external_mcp_list_tools"}
 	}
 	return nil
 }

@@ -462,13 +462,13 @@ func (h *Host) callOn(ctx context.Context, w *warm, s *session, name string, arg
 		return nil, nil, err
 	}
 	tool := findTool(tools, name)
-	argErr := h.checkCall(w.srv.Name, name, tool, args)
+	argErr := h.checkCall(ctx, w.srv.Name, name, tool, args)
 	if argErr != nil && cached {
 		if tools, _, err = w.toolsOf(ctx, s, caller, true); err != nil {
 			return nil, nil, err
 		}
 		tool = findTool(tools, name)
-		argErr = h.checkCall(w.srv.Name, name, tool, args)
+		argErr = h.checkCall(ctx, w.srv.Name, name, tool, args)
 	}
 	if argErr != nil {
 		return nil, tool, argErr

@@ -5,8 +5,8 @@
 // The builders are pure: they check every value and return an argv, and never
 // start anything or pass anything through a shell.
 //
-//	argv, err := jail.Wrap(jail.Spec{Name: "mcp0", User: "mcp"}, jail.PrivNone, "", []string{"/usr/local/bin/srv", "--stdio"})
-//	// argv: jexec -U mcp mcp0 /usr/local/bin/srv --stdio
+//	argv, err := jail.Wrap(jail.Spec{Name: "mcp0", User: "mcp", Cwd: "/srv"}, jail.PrivNone, "", []string{"/usr/local/bin/srv", "--stdio"})
+//	// argv: jexec -d /srv -U mcp mcp0 /usr/local/bin/srv --stdio
 package jail
 
 import (
@@ -26,6 +26,7 @@ type Spec struct {
 	RootPath string // with Name: the jail's root on the host, to check the command before spawning
 	User     string // a user of the jail's own passwd
 	IP4      string // with Path: the ephemeral jail's IPv4 address
+	Cwd      string // with Name: the working directory inside the jail (jexec -d)
 }
 
 // Priv is how the jail commands gain privilege (COLIBRI_JAIL_PRIV_MODE).
@@ -69,7 +70,9 @@ func (e *Error) Error() string {
 // The command and each argument stay separate argv entries, unchanged: after
 // the jail name for jexec, after "command=" for jail -c. jexec(8): "jexec
 // [-l] [-d working-directory] [[-u username] | [-U username]] jail
-// [command ...]"; -U runs the command "as user in the jail environment".
+// [command ...]"; -d is "the working directory for running commands inside
+// the jail. The default is the jail root directory."; -U runs the command
+// "as user in the jail environment".
 // jail(8): "jail [-dhilqv] [-J jid_file] [-u username] [-U username] [-cmr]
 // param=value ... [command=command ...]"; "command: ... the remaining
 // arguments are passed to the command".
@@ -116,6 +119,9 @@ func Wrap(spec Spec, priv Priv, helper string, argv []string) ([]string, error) 
 
 	if spec.Name != "" {
 		out = append(out, "jexec")
+		if spec.Cwd != "" {
+			out = append(out, "-d", spec.Cwd)
+		}
 		if spec.User != "" {
 			out = append(out, "-U", spec.User)
 		}
@@ -164,6 +170,16 @@ func checkSpec(s Spec) error {
 		}
 		if s.RootPath != "" {
 			return &Error{Field: "root_path", Value: s.RootPath, Reason: `goes with "name"`}
+		}
+		if s.Cwd != "" {
+			// jail(8) -c has no working directory: the command starts in
+			// the new jail's root.
+			return &Error{Field: "cwd", Value: s.Cwd, Reason: `goes with "name" only: jail -c has no working directory`}
+		}
+	}
+	if s.Cwd != "" {
+		if err := checkAbs("cwd", s.Cwd); err != nil {
+			return err
 		}
 	}
 	if s.RootPath != "" {

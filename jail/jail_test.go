@@ -24,6 +24,10 @@ func TestWrap(t *testing.T) {
 			"jexec | mcp0 | /usr/local/bin/srv | --stdio | -v | a b | x=y"},
 		{"existing jail, user", jail.Spec{Name: "mcp0", User: "mcp"}, jail.PrivNone, "",
 			"jexec | -U | mcp | mcp0 | /usr/local/bin/srv | --stdio | -v | a b | x=y"},
+		{"existing jail, cwd", jail.Spec{Name: "mcp0", Cwd: "/srv"}, jail.PrivNone, "",
+			"jexec | -d | /srv | mcp0 | /usr/local/bin/srv | --stdio | -v | a b | x=y"},
+		{"existing jail, cwd with a space, user, mdo", jail.Spec{Name: "mcp0", Cwd: "/srv/my data", User: "mcp"}, jail.PrivMdo, "",
+			"mdo | jexec | -d | /srv/my data | -U | mcp | mcp0 | /usr/local/bin/srv | --stdio | -v | a b | x=y"},
 		{"root_path is not in the argv", jail.Spec{Name: "mcp0", RootPath: "/jails/mcp0"}, jail.PrivNone, "",
 			"jexec | mcp0 | /usr/local/bin/srv | --stdio | -v | a b | x=y"},
 		{"ephemeral", jail.Spec{Path: "/var/jails/mcp"}, jail.PrivNone, "",
@@ -73,6 +77,11 @@ func TestWrapRefuses(t *testing.T) {
 		{"ip6 as ip4", jail.Spec{Path: "/j", IP4: "::1"}, jail.PrivNone, cmd, "ip4"},
 		{"ip4 with a name", jail.Spec{Name: "a", IP4: "10.0.0.1"}, jail.PrivNone, cmd, "ip4"},
 		{"root_path with a path", jail.Spec{Path: "/j", RootPath: "/r"}, jail.PrivNone, cmd, "root_path"},
+		{"cwd with a path", jail.Spec{Path: "/j", Cwd: "/srv"}, jail.PrivNone, cmd, "cwd"},
+		{"cwd as an option", jail.Spec{Name: "a", Cwd: "-U"}, jail.PrivNone, cmd, "cwd"},
+		{"relative cwd", jail.Spec{Name: "a", Cwd: "srv"}, jail.PrivNone, cmd, "cwd"},
+		{"cwd with NUL", jail.Spec{Name: "a", Cwd: "/srv\x00"}, jail.PrivNone, cmd, "cwd"},
+		{"cwd with newline", jail.Spec{Name: "a", Cwd: "/srv\n/x"}, jail.PrivNone, cmd, "cwd"},
 		{"command as an option", jail.Spec{Name: "a"}, jail.PrivNone, []string{"-h"}, "command"},
 		{"command with newline", jail.Spec{Name: "a"}, jail.PrivNone, []string{"/srv\n"}, "command"},
 		{"argument with NUL", jail.Spec{Name: "a"}, jail.PrivNone, []string{"/srv", "a\x00"}, "argument"},
@@ -124,16 +133,20 @@ func TestCheckRoot(t *testing.T) {
 
 // FuzzWrap: whatever the values, an accepted spec yields an argv in which
 // the command and every argument come through as separate, unchanged
-// entries right after the jail name (jexec) or "command=" (jail -c), and
-// no value ever starts an option or carries a line break.
+// entries right after the jail name (jexec) or "command=" (jail -c), a cwd
+// only ever as jexec's "-d CWD" (absolute), and no value ever starts an
+// option or carries a line break.
 func FuzzWrap(f *testing.F) {
-	f.Add("mcp0", "", "mcp", "", "/usr/local/bin/srv", "--stdio", "a b;rm -rf /", uint8(0))
-	f.Add("", "/var/jails/x", "", "10.0.0.5", "node", "$(id)", "`x`", uint8(1))
-	f.Add("-r", "", "", "", "/srv", "", "", uint8(2))
-	f.Add("a", "", "-U", "", "-c", "x\ny", "\x00", uint8(0))
-	f.Fuzz(func(t *testing.T, name, path, user, ip4, command, arg1, arg2 string, privByte uint8) {
+	f.Add("mcp0", "", "mcp", "", "", "/usr/local/bin/srv", "--stdio", "a b;rm -rf /", uint8(0))
+	f.Add("", "/var/jails/x", "", "10.0.0.5", "", "node", "$(id)", "`x`", uint8(1))
+	f.Add("-r", "", "", "", "", "/srv", "", "", uint8(2))
+	f.Add("a", "", "-U", "", "", "-c", "x\ny", "\x00", uint8(0))
+	f.Add("mcp0", "", "mcp", "", "/srv/data", "/usr/local/bin/srv", "--stdio", "", uint8(1))
+	f.Add("", "/var/jails/x", "", "", "/srv", "node", "", "", uint8(0))
+	f.Add("mcp0", "", "", "", "-d", "/srv", "", "", uint8(0))
+	f.Fuzz(func(t *testing.T, name, path, user, ip4, cwd, command, arg1, arg2 string, privByte uint8) {
 		priv := []jail.Priv{jail.PrivNone, jail.PrivMdo, jail.PrivHelper}[int(privByte)%3]
-		spec := jail.Spec{Name: name, Path: path, User: user, IP4: ip4}
+		spec := jail.Spec{Name: name, Path: path, User: user, IP4: ip4, Cwd: cwd}
 		argv := []string{command, arg1, arg2}
 		out, err := jail.Wrap(spec, priv, "", argv)
 		if err != nil {
@@ -149,12 +162,18 @@ func FuzzWrap(f *testing.F) {
 		}
 		if name != "" {
 			want = append(want, "jexec")
+			if cwd != "" {
+				want = append(want, "-d", cwd)
+			}
 			if user != "" {
 				want = append(want, "-U", user)
 			}
 			want = append(want, name)
 			want = append(want, argv...)
 		} else {
+			if cwd != "" {
+				t.Fatalf("cwd %q accepted with an ephemeral jail: jail -c has no working directory", cwd)
+			}
 			want = append(want, "jail", "-c")
 			if user != "" {
 				want = append(want, "-U", user)
@@ -169,7 +188,10 @@ func FuzzWrap(f *testing.F) {
 		if !slices.Equal(out, want) {
 			t.Fatalf("argv\n got %q\nwant %q", out, want)
 		}
-		for _, v := range []string{name, path, user, ip4, command} {
+		if cwd != "" && !strings.HasPrefix(cwd, "/") {
+			t.Fatalf("relative cwd %q accepted", cwd)
+		}
+		for _, v := range []string{name, path, user, ip4, cwd, command} {
 			if v != "" && (strings.HasPrefix(v, "-") || strings.ContainsAny(v, "\x00\n\r")) {
 				t.Fatalf("accepted %q", v)
 			}

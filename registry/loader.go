@@ -9,8 +9,13 @@ import (
 // Loader reads the registry file again on every request, so that an edit
 // takes effect without a restart. It keeps the last parse and reuses it while
 // the file's size and modification time are unchanged.
+//
+// Its lock guards only the remembered parse, never a read: a slow file
+// cannot make one request wait behind another's read.
 type Loader struct {
 	Path string
+
+	load func(path string) (*Registry, error) // Load; replaced in tests
 
 	mu    sync.Mutex
 	size  int64
@@ -21,19 +26,34 @@ type Loader struct {
 // Load returns the registry as the file is now.
 func (l *Loader) Load() (*Registry, error) {
 	st, err := os.Stat(l.Path)
+	if err == nil {
+		err = regular(st)
+	}
 	if err != nil {
 		return nil, &Error{File: l.Path, Problems: []Problem{{Message: readProblem(err)}}, Err: err}
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.reg != nil && st.Size() == l.size && st.ModTime().Equal(l.mtime) {
-		return l.reg, nil
+		reg := l.reg
+		l.mu.Unlock()
+		return reg, nil
 	}
-	reg, err := Load(l.Path)
+	l.mu.Unlock()
+
+	load := l.load
+	if load == nil {
+		load = Load
+	}
+	reg, err := load(l.Path)
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if err != nil {
 		l.reg = nil
 		return nil, err
 	}
+	// Remembered under the stat taken before the read: an edit made during
+	// the read has a newer stat, so the next Load reads again.
 	l.reg, l.size, l.mtime = reg, st.Size(), st.ModTime()
 	return reg, nil
 }

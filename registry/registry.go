@@ -27,7 +27,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -99,11 +101,23 @@ type Jail struct {
 	IP4      string `json:"ip4,omitempty"`
 }
 
+// MaxMillis is the largest value of every *_ms key: 24 hours. The schema
+// and Validate refuse more; the accessors below cap at it, so that a
+// registry built in code never overflows into a tiny or negative duration.
+const MaxMillis = 24 * 60 * 60 * 1000
+
+// Millis converts a count of milliseconds from the registry to a duration,
+// capped at MaxMillis (a plain time.Duration(ms) * time.Millisecond wraps
+// around past 2^63 ns, about 106 days).
+func Millis(ms int64) time.Duration {
+	return time.Duration(min(ms, MaxMillis)) * time.Millisecond
+}
+
 // Timeout is the server's timeout for initialize and tools/list, or def when
 // the file sets none.
 func (s *Server) Timeout(def time.Duration) time.Duration {
 	if s.TimeoutMS > 0 {
-		return time.Duration(s.TimeoutMS) * time.Millisecond
+		return Millis(s.TimeoutMS)
 	}
 	return def
 }
@@ -112,7 +126,7 @@ func (s *Server) Timeout(def time.Duration) time.Duration {
 // timeout_ms, else def.
 func (s *Server) CallTimeoutOr(def time.Duration) time.Duration {
 	if s.CallTimeout > 0 {
-		return time.Duration(s.CallTimeout) * time.Millisecond
+		return Millis(s.CallTimeout)
 	}
 	return s.Timeout(def)
 }
@@ -120,7 +134,7 @@ func (s *Server) CallTimeoutOr(def time.Duration) time.Duration {
 // IdleTimeout is how long a persistent server's warm session may stay unused.
 func (s *Server) IdleTimeout() time.Duration {
 	if s.IdleMS > 0 {
-		return time.Duration(s.IdleMS) * time.Millisecond
+		return Millis(s.IdleMS)
 	}
 	return DefaultIdleTimeout
 }
@@ -139,15 +153,81 @@ func (s *Server) EnvKeys() []string {
 	return keys
 }
 
-// Load reads and validates the registry file at path.
+// Load reads and validates the registry file at path. It reads a regular
+// file only, of at most MaxFileSize bytes: a FIFO, a device or a directory
+// at path is refused at once, never waited on.
 func Load(path string) (*Registry, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
-		return nil, &Error{File: path, Problems: []Problem{{Message: readProblem(err)}}, Err: err}
+		return nil, err
 	}
 	defer f.Close()
 	return Parse(f, path)
 }
+
+// openRegular opens path for reading if it is a regular file. The file is
+// opened with O_NONBLOCK, so that a FIFO with no writer (perhaps swapped in
+// after a stat) cannot block the open, and then checked with fstat on the
+// descriptor itself: what is read is what was checked.
+func openRegular(path string) (*os.File, error) {
+	fail := func(err error) (*os.File, error) {
+		return nil, &Error{File: path, Problems: []Problem{{Message: readProblem(err)}}, Err: err}
+	}
+	// Stat first: opening a device can have effects of its own (a terminal
+	// may become the controlling one), so only what looks regular is opened.
+	st, err := os.Stat(path)
+	if err == nil {
+		err = regular(st)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	f, err := openChecked(path)
+	if err != nil {
+		return fail(err)
+	}
+	return f, nil
+}
+
+// openChecked opens path without blocking and keeps it only if the open
+// descriptor is a regular file of at most MaxFileSize bytes.
+func openChecked(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil {
+		err = regular(st)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// errNotRegular is a registry path that names something other than a
+// regular file.
+var errNotRegular = errors.New("not a regular file")
+
+func regular(st os.FileInfo) error {
+	switch {
+	case st.Mode().IsRegular():
+	case st.IsDir():
+		return fmt.Errorf("%w: it is a directory", errNotRegular)
+	case st.Mode()&os.ModeNamedPipe != 0:
+		return fmt.Errorf("%w: it is a FIFO, which colibri never reads (it could block every request)", errNotRegular)
+	default:
+		return fmt.Errorf("%w: its mode is %s", errNotRegular, st.Mode().Type())
+	}
+	if st.Size() > MaxFileSize {
+		return fmt.Errorf("%w: %d bytes, more than the limit of %d", errTooLarge, st.Size(), MaxFileSize)
+	}
+	return nil
+}
+
+var errTooLarge = errors.New("the registry file is too large")
 
 func readProblem(err error) string {
 	switch {
@@ -155,6 +235,10 @@ func readProblem(err error) string {
 		return "the registry file does not exist (set --external-config or COLIBRI_MCP_EXTERNAL_CONFIG)"
 	case errors.Is(err, os.ErrPermission):
 		return "the registry file cannot be read: permission denied"
+	case errors.Is(err, errNotRegular):
+		return "the registry path is " + err.Error()
+	case errors.Is(err, errTooLarge):
+		return err.Error()
 	}
 	var pe *os.PathError
 	if errors.As(err, &pe) {
@@ -163,25 +247,28 @@ func readProblem(err error) string {
 	return "reading the registry file: " + err.Error()
 }
 
-// maxFileSize bounds what Parse reads: a registry is a few kilobytes, and a
-// hostile or mistaken path (/dev/zero) must not exhaust memory.
-const maxFileSize = 4 << 20
+// MaxFileSize bounds what Parse reads (4 MiB): a registry is a few
+// kilobytes, and a hostile or mistaken file must not exhaust memory.
+const MaxFileSize = 4 << 20
 
 // Parse reads a registry from r. path names the file in errors and is the
 // folder that relative commands resolve against; it may be "" for a reader
 // with no file behind it, and then relative commands resolve against the
 // working directory.
 func Parse(r io.Reader, path string) (*Registry, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
 	if err != nil {
 		return nil, &Error{File: path, Problems: []Problem{{Message: "reading the registry: " + err.Error()}}, Err: err}
 	}
-	if len(data) > maxFileSize {
-		return nil, &Error{File: path, Problems: []Problem{{Message: fmt.Sprintf("the registry is larger than %d bytes", maxFileSize)}}}
+	if len(data) > MaxFileSize {
+		return nil, &Error{File: path, Problems: []Problem{{Message: fmt.Sprintf("the registry is larger than %d bytes", MaxFileSize)}}}
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
 		return nil, &Error{File: path, Problems: []Problem{{Message: syntaxProblem(data, err)}}, Err: err}
+	}
+	if dups := duplicateKeys(data); len(dups) > 0 {
+		return nil, &Error{File: path, Problems: dups}
 	}
 	if err := compiled.Validate(doc); err != nil {
 		var ve *jsonschema.ValidationError
@@ -286,8 +373,22 @@ func (s *Server) problems() []Problem {
 	if s.Jail != nil && !filepath.IsAbs(s.Command) && strings.Contains(s.Command, "/") {
 		ps = append(ps, Problem{Location: at("/command"), Message: "a jailed command must be an absolute path inside the jail or a bare name, not a relative path"})
 	}
+	ps = append(ps, s.controlProblems(at)...)
 	if s.Cwd != "" && s.Jail != nil {
-		ps = append(ps, Problem{Location: at("/cwd"), Message: `"cwd" cannot go with "jail": jexec and jail -c start the command in the jail's root; pass a directory in the server's own arguments instead`})
+		switch {
+		case s.Jail.Path != "":
+			ps = append(ps, Problem{Location: at("/cwd"), Message: `"cwd" cannot go with "jail": {"path": …}: jail -c has no working directory (use "name", run with jexec -d, or pass a directory in the server's own arguments)`})
+		case !strings.HasPrefix(s.Cwd, "/"):
+			ps = append(ps, Problem{Location: at("/cwd"), Message: "with a jail, cwd must be an absolute path inside the jail (jexec -d CWD)"})
+		}
+	}
+	for _, ms := range []struct {
+		key string
+		v   int64
+	}{{"/timeout_ms", s.TimeoutMS}, {"/call_timeout_ms", s.CallTimeout}, {"/idle_timeout_ms", s.IdleMS}} {
+		if ms.v < 0 || ms.v > MaxMillis {
+			ps = append(ps, Problem{Location: at(ms.key), Message: fmt.Sprintf("%d is out of range: want 1 to %d (24 hours)", ms.v, MaxMillis)})
+		}
 	}
 	if s.Lifecycle != "" && s.Lifecycle != PerRequest && s.Lifecycle != Persistent {
 		ps = append(ps, Problem{Location: at("/lifecycle"), Message: fmt.Sprintf("%q: want %q or %q", s.Lifecycle, PerRequest, Persistent)})
@@ -321,6 +422,51 @@ func (s *Server) problems() []Problem {
 		}
 	}
 	return ps
+}
+
+// controlProblems refuses control characters (U+0000 to U+001F and U+007F)
+// in every value that becomes part of a process's argv, environment or
+// working directory: a NUL cannot pass through execve(2) at all, and the
+// others are never meant (a stray newline or escape sequence is a mistake or
+// an attack). The value itself is not repeated: it may be a secret.
+func (s *Server) controlProblems(at func(string) string) []Problem {
+	var ps []Problem
+	check := func(key, v string) {
+		if i := controlIndex(v); i >= 0 {
+			ps = append(ps, Problem{Location: at(key), Message: fmt.Sprintf("holds the control character U+%04X at byte %d: control characters are not allowed here", v[i], i)})
+		}
+	}
+	check("/command", s.Command)
+	for i, a := range s.Args {
+		check("/args/"+strconv.Itoa(i), a)
+	}
+	for _, k := range s.EnvKeys() {
+		if i := controlIndex(k); i >= 0 {
+			ps = append(ps, Problem{Location: at("/env"), Message: fmt.Sprintf("a variable name holds the control character U+%04X at byte %d", k[i], i)})
+			continue
+		}
+		check("/env/"+escapePointer(k), s.Env[k])
+	}
+	check("/cwd", s.Cwd)
+	if j := s.Jail; j != nil {
+		check("/jail/name", j.Name)
+		check("/jail/path", j.Path)
+		check("/jail/root_path", j.RootPath)
+		check("/jail/user", j.User)
+		check("/jail/ip4", j.IP4)
+	}
+	return ps
+}
+
+// controlIndex is the byte index of the first control character in v
+// (U+0000 to U+001F or U+007F), or -1.
+func controlIndex(v string) int {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c == 0x7f {
+			return i
+		}
+	}
+	return -1
 }
 
 // ExpandEnv returns the server's environment with ${NAME} replaced by
@@ -456,6 +602,7 @@ func mustCompile() *jsonschema.Schema {
 	return c.MustCompile(schemaURL)
 }
 
+// printer renders the schema library's messages in English.
 var printer = message.NewPrinter(language.English)
 
 // SchemaProblems flattens a JSON Schema validation error into its leaf

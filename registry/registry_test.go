@@ -3,6 +3,8 @@ package registry_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,8 +53,34 @@ func TestParseErrorsNameTheLocation(t *testing.T) {
 			[]string{`/servers/demo/jail: give exactly one of "name"`}},
 		{"jail unknown key", `{"servers":{"demo":{"command":"/x","jail":{"name":"a","ip":"1.2.3.4"}}}}`,
 			[]string{`/servers/demo/jail/ip: unknown key "ip": did you mean "ip4"?`}},
-		{"cwd with a jail", `{"servers":{"demo":{"command":"/x","cwd":"/srv","jail":{"name":"mcp0"}}}}`,
-			[]string{`/servers/demo/cwd: "cwd" cannot go with "jail"`}},
+		{"cwd with an ephemeral jail", `{"servers":{"demo":{"command":"/x","cwd":"/srv","jail":{"path":"/j"}}}}`,
+			[]string{`/servers/demo/cwd: "cwd" cannot go with "jail": {"path": …}: jail -c has no working directory`}},
+		{"relative cwd in a jail", `{"servers":{"demo":{"command":"/x","cwd":"srv","jail":{"name":"mcp0"}}}}`,
+			[]string{"/servers/demo/cwd: with a jail, cwd must be an absolute path inside the jail"}},
+		{"duplicate command", `{"servers":{"demo":{"command":"/bin/true","command":"/tmp/evil"}}}`,
+			[]string{`/servers/demo/command: the key "command" appears more than once in this object`}},
+		{"duplicate server", `{"servers":{"a":{"command":"x"},"b":{"command":"y"},"a":{"command":"z"}}}`,
+			[]string{`/servers/a: the key "a" appears more than once`}},
+		{"duplicate top-level key", `{"servers":{"a":{"command":"x"}},"servers":{}}`,
+			[]string{`/servers: the key "servers" appears more than once`}},
+		{"duplicates deep and escaped", `{"servers":{"a/b":{"command":"x","env":{"K":"1","L":"2","K":"3"},"args":[{"x":1,"x":2}]}}}`,
+			[]string{`/servers/a~1b/env/K: the key "K" appears`, `/servers/a~1b/args/0/x: the key "x" appears`}},
+		{"NUL in an argument", `{"servers":{"demo":{"command":"x","args":["ok","b\u0000c"]}}}`,
+			[]string{"/servers/demo/args/1: holds the control character U+0000 at byte 1"}},
+		{"escape in the command", `{"servers":{"demo":{"command":"/bin/x\u001b[2J"}}}`,
+			[]string{"/servers/demo/command: holds the control character U+001B at byte 6"}},
+		{"newline in an env value", `{"servers":{"demo":{"command":"x","env":{"A":"line\nline"}}}}`,
+			[]string{"/servers/demo/env/A: holds the control character U+000A at byte 4"}},
+		{"DEL in cwd, tab in an argument", `{"servers":{"demo":{"command":"x","cwd":"/srv\u007f","args":["a\tb"]}}}`,
+			[]string{"/servers/demo/args/0: holds the control character U+0009", "/servers/demo/cwd: holds the control character U+007F"}},
+		{"control character in a jail value", `{"servers":{"demo":{"command":"/x","jail":{"name":"mcp0","root_path":"/r\u0000"}}}}`,
+			[]string{"/servers/demo/jail/root_path: holds the control character U+0000"}},
+		{"timeout past 24 hours", `{"servers":{"demo":{"command":"x","timeout_ms":86400001}}}`,
+			[]string{"/servers/demo/timeout_ms: maximum"}},
+		{"timeout past int64", `{"servers":{"demo":{"command":"x","call_timeout_ms":99999999999999999999}}}`,
+			[]string{"/servers/demo/call_timeout_ms: maximum"}},
+		{"idle timeout that would wrap", `{"servers":{"demo":{"command":"x","lifecycle":"persistent","idle_timeout_ms":9223372036854775807}}}`,
+			[]string{"/servers/demo/idle_timeout_ms: maximum"}},
 		{"idle without persistent", `{"servers":{"demo":{"command":"x","idle_timeout_ms":5}}}`,
 			[]string{"/servers/demo/idle_timeout_ms: idle_timeout_ms applies only with"}},
 		{"two problems", `{"servers":{"a":{"command":1},"b":{"command":"x","args":"y"}}}`,
@@ -91,14 +119,15 @@ func TestParseGood(t *testing.T) {
 	    },
 	    "warm": {"command": "node", "lifecycle": "persistent", "idle_timeout_ms": 1000, "call_timeout_ms": 9000},
 	    "jailed": {"command": "/usr/local/bin/srv", "jail": {"name": "mcp0", "root_path": "/jails/mcp0", "user": "mcp"}},
-	    "eph": {"command": "/srv", "jail": {"path": "/jails/eph", "ip4": "10.0.0.5"}}
+	    "eph": {"command": "/srv", "jail": {"path": "/jails/eph", "ip4": "10.0.0.5"}},
+	    "jailcwd": {"command": "srv", "cwd": "/srv/data", "timeout_ms": 86400000, "jail": {"name": "mcp0"}}
 	  }
 	}`
 	reg, err := registry.Parse(strings.NewReader(doc), "/etc/colibri/external-mcp.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(reg.Names(), ","); got != "demo,eph,jailed,warm" {
+	if got := strings.Join(reg.Names(), ","); got != "demo,eph,jailcwd,jailed,warm" {
 		t.Errorf("names = %s", got)
 	}
 	demo := reg.Servers["demo"]
@@ -117,6 +146,64 @@ func TestParseGood(t *testing.T) {
 	}
 	if j := reg.Servers["jailed"].Jail; j.Name != "mcp0" || j.User != "mcp" || j.RootPath != "/jails/mcp0" {
 		t.Errorf("jail = %+v", j)
+	}
+	// cwd with jail.name is a path inside the jail (jexec -d): kept as written.
+	if jc := reg.Servers["jailcwd"]; jc.Cwd != "/srv/data" || jc.Command != "srv" || jc.Timeout(0) != 24*time.Hour {
+		t.Errorf("jailcwd = %+v", jc)
+	}
+}
+
+// A control character's message never repeats the value: it may be a secret.
+func TestControlCharacterErrorHidesTheValue(t *testing.T) {
+	_, err := registry.Parse(strings.NewReader(`{"servers":{"demo":{"command":"x","env":{"TOKEN":"s3cret\u0000"}}}}`), "r.json")
+	if err == nil || !strings.Contains(err.Error(), "/servers/demo/env/TOKEN: holds the control character U+0000 at byte 6") {
+		t.Fatalf("err = %v", err)
+	}
+	if strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("the error shows the value: %v", err)
+	}
+}
+
+// Millisecond values never wrap around into tiny or negative durations, in
+// a registry built in code (which the schema never saw) included.
+func TestMillisSaturate(t *testing.T) {
+	for _, ms := range []int64{registry.MaxMillis + 1, 1 << 53, math.MaxInt64} {
+		s := &registry.Server{TimeoutMS: ms, CallTimeout: ms, IdleMS: ms}
+		if s.Timeout(time.Second) != 24*time.Hour || s.CallTimeoutOr(time.Second) != 24*time.Hour || s.IdleTimeout() != 24*time.Hour {
+			t.Errorf("%d ms: timeouts %v %v %v, want 24h each", ms, s.Timeout(time.Second), s.CallTimeoutOr(time.Second), s.IdleTimeout())
+		}
+	}
+	if registry.Millis(1500) != 1500*time.Millisecond {
+		t.Error("Millis(1500)")
+	}
+}
+
+// The duplicate-key pass is linear: a registry of the largest size allowed,
+// made of one object with ~200,000 members (some repeated), is judged in
+// well under a second, where a pass that compared each name with the ones
+// before it would take minutes.
+func TestDuplicateKeysScale(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"servers":{"demo":{"command":"x","env":{`)
+	n := 0
+	for b.Len() < registry.MaxFileSize-100 {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"K%d":"v"`, n%(1<<30))
+		n++
+	}
+	b.WriteString(`,"K1":"again","K2":"again"}}}}`)
+	start := time.Now()
+	_, err := registry.Parse(strings.NewReader(b.String()), "r.json")
+	d := time.Since(start)
+	t.Logf("%d members, %d bytes: judged in %v", n, b.Len(), d)
+	var re *registry.Error
+	if !errors.As(err, &re) || len(re.Problems) != 2 || re.Problems[0].Location != "/servers/demo/env/K1" {
+		t.Fatalf("err = %v, want the two duplicates", err)
+	}
+	if d > 10*time.Second {
+		t.Errorf("judging %d members took %v", n, d)
 	}
 }
 
@@ -204,9 +291,13 @@ func TestValidateBuiltInCode(t *testing.T) {
 		"both":  {Name: "both", Command: "/srv", Jail: &registry.Jail{Name: "a", Path: "/b"}},
 		"warm":  {Name: "warm", Command: "/srv", Lifecycle: "warm"},
 	}}
+	reg.Servers["nul"] = &registry.Server{Name: "nul", Command: "/srv", Args: []string{"a\x00"}}
+	reg.Servers["long"] = &registry.Server{Name: "long", Command: "/srv", TimeoutMS: math.MaxInt64, CallTimeout: -1}
 	err := reg.Validate()
 	for _, want := range []string{`/servers/-bad: the name "-bad" is not allowed`, "/servers/nocmd/command: is required",
-		`/servers/both/jail: "name" and "path" exclude each other`, `/servers/warm/lifecycle: "warm"`} {
+		`/servers/both/jail: "name" and "path" exclude each other`, `/servers/warm/lifecycle: "warm"`,
+		"/servers/nul/args/0: holds the control character U+0000", "/servers/long/timeout_ms: 9223372036854775807 is out of range",
+		"/servers/long/call_timeout_ms: -1 is out of range"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %v, want it to say %s", err, want)
 		}
@@ -215,6 +306,8 @@ func TestValidateBuiltInCode(t *testing.T) {
 	delete(reg.Servers, "nocmd")
 	delete(reg.Servers, "both")
 	delete(reg.Servers, "warm")
+	delete(reg.Servers, "nul")
+	delete(reg.Servers, "long")
 	if err := reg.Validate(); err != nil {
 		t.Errorf("a valid registry: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -296,6 +297,9 @@ func parseDuration(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	var d time.Duration
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n > math.MaxInt64/int64(time.Millisecond) {
+			return 0, fmt.Errorf("%q: too large (at most %d ms)", s, math.MaxInt64/int64(time.Millisecond))
+		}
 		d = time.Duration(n) * time.Millisecond
 	} else if d, err = time.ParseDuration(s); err != nil {
 		return 0, fmt.Errorf("%q is neither integer milliseconds nor a Go duration such as 45s", s)

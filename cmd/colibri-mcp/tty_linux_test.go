@@ -1,10 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,5 +97,49 @@ func TestCallShowsProgressOnATerminal(t *testing.T) {
 	code, _, stderr := runHere(t, nil, "--external-config", reg, "--external-call", "call", "demo", "slow", "--args", `{"steps":2,"interval_ms":1}`)
 	if code != 0 || strings.Contains(stderr, "progress") {
 		t.Errorf("exit %d: stderr %q holds progress, but is not a terminal", code, stderr)
+	}
+}
+
+// A hosted server never gets colibri's controlling terminal: run from a
+// shell (a real terminal on colibri's stdin, stdout and stderr), a server
+// that opens /dev/tty to type into the user's shell (TIOCSTI) finds none.
+// The same fake, run straight on that terminal, can: so the test can fail.
+func TestHostedServerHasNoTerminal(t *testing.T) {
+	ptmx, tty := openPty(t)
+	go io.Copy(io.Discard, ptmx) // the screen: drain it
+	dir := t.TempDir()
+	inTerminal := func(report string, argv ...string) {
+		t.Helper()
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "FAKEMCP_REPORT=" + report}
+		// A session led by the command, with tty as its controlling terminal:
+		// as a login shell runs what the user types.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		if err := cmd.Run(); err != nil {
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) { // a fake that serves ends on its own here
+				t.Fatalf("%v: %v", argv, err)
+			}
+		}
+	}
+	control := filepath.Join(dir, "control")
+	inTerminal(control, fakeBin, "tty-probe")
+	if b, _ := os.ReadFile(control); !strings.HasPrefix(string(b), "opened the tty") {
+		t.Fatalf("control: the fake on a terminal could not open it (%q): the test proves nothing here", b)
+	}
+
+	hosted := filepath.Join(dir, "hosted")
+	b, _ := json.Marshal(map[string]any{"servers": map[string]any{"tty": map[string]any{
+		"command": fakeBin, "args": []string{"tty"}, "env": map[string]any{"FAKEMCP_REPORT": hosted}}}})
+	reg := filepath.Join(dir, "external-mcp.json")
+	os.WriteFile(reg, b, 0o644)
+	inTerminal("", colibriBin, "--external-config", reg, "list-tools", "tty")
+	got, err := os.ReadFile(hosted)
+	if err != nil {
+		t.Fatalf("the hosted fake reported nothing: %v", err)
+	}
+	if !strings.HasPrefix(string(got), "no tty: ") {
+		t.Errorf("the hosted server reached colibri's terminal: %q", got)
 	}
 }

@@ -56,7 +56,8 @@ func main() {
 
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Work for a while, reporting progress once per step."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
-			steps, interval := in.Steps, time.Duration(in.IntervalMS)*time.Millisecond
+			// At most a minute a step: a huge interval_ms would wrap around.
+			steps, interval := in.Steps, time.Duration(min(in.IntervalMS, 60_000))*time.Millisecond
 			if steps <= 0 {
 				steps = 5
 			}

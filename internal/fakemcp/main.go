@@ -293,6 +293,8 @@ var fakes = map[string]func(){
 		report(ttyAttempt())
 		serveTools(nil)
 	},
+	// The same attempt, then exits: the tests' control, run on a terminal.
+	"tty-probe": func() { report(ttyAttempt()) },
 	// Reads its parent's environment (/proc/PPID/environ), reporting it, or
 	// the error, in $FAKEMCP_REPORT; then serves.
 	"peek-parent": func() {
@@ -344,6 +346,22 @@ var fakes = map[string]func(){
 	// in its "go" argument exists, when given). What it was answered, or the
 	// error, is the tool's description or result.
 	"ask-caller": func() { askCaller() },
+	// Lists one tool, "any", whose inputSchema is hostile: of the shape
+	// $FAKEMCP_SCHEMA names (wide: an anyOf of ~1.3 MB; deep: 400 levels of
+	// nesting in 15 KB), answers every call with "called".
+	"huge-schema": func() {
+		tools := fmt.Sprintf(`{"tools":[{"name":"any","inputSchema":%s}]}`, hostileSchema(os.Getenv("FAKEMCP_SCHEMA")))
+		rawServe(func(method string, id json.RawMessage) {
+			switch method {
+			case "initialize":
+				rawReply(id, rawInit)
+			case "tools/list":
+				rawReply(id, tools)
+			case "tools/call":
+				rawReply(id, `{"content":[{"type":"text","text":"called"}]}`)
+			}
+		})
+	},
 	// Forks 50 sleepers that ignore SIGTERM and hold stdout inside the call,
 	// then never answers it.
 	"fork-storm": func() {
@@ -405,6 +423,28 @@ func servePolite() {
 		return text("polite"), nil, nil
 	})
 	s.Run(context.Background(), &mcp.StdioTransport{})
+}
+
+// hostileSchema is a JSON Schema that compiles slowly: quadratic (wide) or
+// worse (deep) in santhosh-tekuri/jsonschema.
+func hostileSchema(shape string) string {
+	var b strings.Builder
+	switch shape {
+	case "deep":
+		b.WriteString(strings.Repeat(`{"type":"object","properties":{"a":`, 400))
+		b.WriteString(`{}`)
+		b.WriteString(strings.Repeat(`}}`, 400))
+	default: // wide
+		b.WriteString(`{"type":"object","properties":{"x":{"anyOf":[`)
+		for i := 0; b.Len() < 1300<<10; i++ {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"const":%d}`, i)
+		}
+		b.WriteString(`]}}}`)
+	}
+	return b.String()
 }
 
 func text(s string) *mcp.CallToolResult {
@@ -502,6 +542,13 @@ func serveTools(afterEOF func()) {
 		}
 		os.Exit(0)
 		return nil, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "cwd"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		dir, err := os.Getwd()
+		if err != nil {
+			return nil, nil, err
+		}
+		return text(dir), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "env"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return text(strings.Join(os.Environ(), "\n")), nil, nil

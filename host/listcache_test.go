@@ -1,0 +1,125 @@
+package host
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func cacheKey(i int) [sha256.Size]byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(i))
+	return sha256.Sum256(b[:])
+}
+
+// bigList is a list of one tool whose description makes it ~n bytes.
+func bigList(n int) []*mcp.Tool {
+	return []*mcp.Tool{{Name: "t", Description: strings.Repeat("d", n), InputSchema: map[string]any{"type": "object"}}}
+}
+
+// A hostile sequence of large lists never takes the cache past its byte
+// bound; the newest list is kept and the oldest go first. (Scaled down:
+// 1.5 MB lists against 4 MB stand for 8 MB lists against 64 MiB.)
+func TestListCacheBoundedByBytes(t *testing.T) {
+	c := &listCache{maxBytes: 4 << 20}
+	sizes := map[int]int64{}
+	for i := range 20 {
+		tools := bigList(3<<19 + i)
+		size := toolsSize(tools)
+		sizes[i] = size
+		if size < 3<<19 {
+			t.Fatalf("toolsSize = %d, want the list's encoded size", size)
+		}
+		c.put(cacheKey(i), tools, size)
+		if c.bytes > c.maxBytes {
+			t.Fatalf("after %d puts: %d bytes kept, bound %d", i+1, c.bytes, c.maxBytes)
+		}
+		if c.get(cacheKey(i)) == nil {
+			t.Fatalf("put %d: the newest list is not kept", i)
+		}
+	}
+	if len(c.entries) != 2 || c.get(cacheKey(18)) == nil || c.get(cacheKey(0)) != nil {
+		t.Errorf("%d entries kept; want the two newest", len(c.entries))
+	}
+	var sum int64
+	for _, e := range c.entries {
+		sum += e.size
+	}
+	if sum != c.bytes {
+		t.Errorf("accounted %d bytes, entries hold %d", c.bytes, sum)
+	}
+	// One list larger than the whole bound is not kept, and evicts nothing.
+	c.put(cacheKey(99), nil, 5<<20)
+	if c.get(cacheKey(99)) != nil || len(c.entries) != 2 {
+		t.Errorf("a list over the whole bound was kept (%d entries)", len(c.entries))
+	}
+	// Putting the same key again replaces it, with its bytes.
+	c.put(cacheKey(19), bigList(10), 100)
+	if c.bytes != sizes[18]+100 || len(c.entries) != 2 {
+		t.Errorf("replacing an entry: %d bytes, %d entries", c.bytes, len(c.entries))
+	}
+}
+
+// Expired entries are freed on get and on put, not only past the bound.
+func TestListCacheFreesExpired(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	c := &listCache{now: func() time.Time { return now }}
+	for i := range 10 {
+		c.put(cacheKey(i), bigList(1000), 1000)
+	}
+	if c.bytes != 10_000 || len(c.entries) != 10 {
+		t.Fatalf("%d bytes, %d entries", c.bytes, len(c.entries))
+	}
+	now = now.Add(listCacheTTL + time.Second)
+	if c.get(cacheKey(3)) != nil {
+		t.Error("an expired list was returned")
+	}
+	if c.bytes != 0 || len(c.entries) != 0 {
+		t.Errorf("after a get past the TTL: %d bytes, %d entries kept", c.bytes, len(c.entries))
+	}
+	for i := range 5 {
+		c.put(cacheKey(i), bigList(1000), 1000)
+	}
+	now = now.Add(listCacheTTL + time.Second)
+	c.put(cacheKey(100), bigList(10), 10)
+	if c.bytes != 10 || len(c.entries) != 1 {
+		t.Errorf("after a put past the TTL: %d bytes, %d entries kept", c.bytes, len(c.entries))
+	}
+}
+
+// The entry bound still holds.
+func TestListCacheBoundedByEntries(t *testing.T) {
+	c := &listCache{maxEntries: 8}
+	for i := range 100 {
+		c.put(cacheKey(i), bigList(1), 10)
+	}
+	if len(c.entries) != 8 || c.bytes != 80 {
+		t.Errorf("%d entries, %d bytes; want 8, 80", len(c.entries), c.bytes)
+	}
+}
+
+// toolsSize is close to the list's JSON size, without encoding it.
+func TestToolsSizeEstimate(t *testing.T) {
+	var v any
+	json.Unmarshal([]byte(`{"type":"object","properties":{"a":{"type":"string","enum":["x","y"]},"n":{"type":"integer","minimum":1}},"required":["a"]}`), &v)
+	lists := [][]*mcp.Tool{
+		bigList(100_000),
+		{{Name: "echo", Description: "Echo a message.", InputSchema: v, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}},
+	}
+	for i := range 200 {
+		lists[1] = append(lists[1], &mcp.Tool{Name: fmt.Sprintf("tool-%d", i), Description: "does things", InputSchema: v})
+	}
+	for i, tools := range lists {
+		b, _ := json.Marshal(tools)
+		est := toolsSize(tools)
+		if est < int64(len(b))*3/4 || est > int64(len(b))*2 {
+			t.Errorf("list %d: estimated %d bytes, encodes to %d", i, est, len(b))
+		}
+	}
+}
