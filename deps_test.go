@@ -14,8 +14,8 @@ import (
 
 const module = "github.com/colibri-mcp/colibri-mcp/"
 
-// The one-way imports of STYLE.md: cmd/colibri-mcp → tools → host → {jail,
-// registry}. Each package lists what it must never import (prefixes).
+// The one-way imports of STYLE.md: cmd/colibri-mcp → internal/httpserve →
+// tools → host → {jail, registry}. Each package lists what it must never import (prefixes).
 var forbidden = map[string][]string{
 	"registry": {"os/exec", module + "host", module + "jail", module + "tools", module + "cmd",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
@@ -23,6 +23,11 @@ var forbidden = map[string][]string{
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"host":  {module + "tools", module + "cmd", "github.com/urfave/cli"},
 	"tools": {"os/exec", module + "jail", module + "cmd", "github.com/urfave/cli"},
+	// The faces: cmd/colibri-mcp → internal/httpserve → tools; stdioserve
+	// knows only go-sdk.
+	"internal/httpserve": {"os/exec", module + "cmd", module + "host", module + "jail", module + "registry", "github.com/urfave/cli"},
+	"internal/stdioserve": {"os/exec", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/urfave/cli"},
 }
 
 // Calls library packages must never make.
