@@ -293,9 +293,10 @@ type deadlineBody struct {
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err != nil {
-		// The body is whole (EOF) or failed (the deadline, a limit): either
-		// way no more of it will be read.
+	if err == io.EOF {
+		// The body is whole. (After any other error the deadline stays:
+		// net/http reads what is left of a body before it lets the
+		// connection go, and that must not wait for a trickle.)
 		b.once.Do(b.lift)
 	}
 	return n, err
@@ -309,6 +310,12 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		rw := &responseWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: s.opts.WriteTimeout}
 		next.ServeHTTP(rw, r)
 		rw.arm() // for the end of the response, written after the handler
+		if rw.status >= 400 {
+			// After a refusal net/http would read what is left of the body
+			// (up to 256 KiB) before closing the connection: a caller that
+			// announced a body and sends none would hold it open.
+			_ = rw.rc.SetReadDeadline(time.Now())
+		}
 		switch rw.status {
 		case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestEntityTooLarge, http.StatusTooManyRequests:
 			attrs := []any{"status", rw.status, "remote", r.RemoteAddr, "method", r.Method, "path", r.URL.Path,

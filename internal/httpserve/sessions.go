@@ -1,6 +1,7 @@
 package httpserve
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
 	"mime"
@@ -122,6 +123,7 @@ type sseHandler struct {
 type sseSession struct {
 	principal string
 	transport *mcp.SSEServerTransport
+	connected chan struct{} // closed once transport is connected (its endpoint sent)
 	session   *mcp.ServerSession
 	idle      *time.Timer // nil without a session timeout
 }
@@ -148,7 +150,7 @@ func (h *sseHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *sseHandler) open(w http.ResponseWriter, r *http.Request) {
 	principal := tools.Principal(r.Context())
 	id := rand.Text()
-	ss := &sseSession{principal: principal, transport: &mcp.SSEServerTransport{
+	ss := &sseSession{principal: principal, connected: make(chan struct{}), transport: &mcp.SSEServerTransport{
 		Endpoint:            r.URL.Path + "?sessionid=" + id,
 		Response:            w,
 		MaxRequestBodyBytes: h.maxBody,
@@ -185,7 +187,7 @@ func (h *sseHandler) open(w http.ResponseWriter, r *http.Request) {
 	// The session's requests run with this request's context values (the
 	// principal), as go-sdk's Streamable HTTP sessions do with the first
 	// POST's.
-	ses, err := h.server.Connect(r.Context(), ss.transport, nil)
+	ses, err := h.server.Connect(r.Context(), signalConnect{ss.transport, ss.connected}, nil)
 	if err != nil {
 		http.Error(w, "connection failed", http.StatusInternalServerError)
 		return
@@ -215,19 +217,36 @@ func (h *sseHandler) deliver(w http.ResponseWriter, r *http.Request) {
 	s := h.sessions
 	s.mu.Lock()
 	ss := s.sse[id]
-	ready := ss != nil && ss.session != nil
 	s.mu.Unlock()
 	switch {
 	case id == "":
 		http.Error(w, "sessionid must be provided", http.StatusBadRequest)
 		return
-	case !ready:
+	case ss == nil:
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
 	case ss.principal != tools.Principal(r.Context()):
 		refuse(w, http.StatusForbidden, "session belongs to another principal")
 		return
 	}
+	// A caller may post as soon as it has read the endpoint, while the GET
+	// is still inside Connect.
+	select {
+	case <-ss.connected:
+	case <-r.Context().Done():
+		return
+	}
 	ss.touch(h.timeout)
 	ss.transport.ServeHTTP(w, r)
+}
+
+// signalConnect is an SSE transport that says when it is connected.
+type signalConnect struct {
+	*mcp.SSEServerTransport
+	connected chan struct{}
+}
+
+func (t signalConnect) Connect(ctx context.Context) (mcp.Connection, error) {
+	defer close(t.connected)
+	return t.SSEServerTransport.Connect(ctx)
 }
