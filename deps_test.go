@@ -14,8 +14,8 @@ import (
 
 const module = "github.com/colibri-mcp/colibri-mcp/"
 
-// The one-way imports of STYLE.md: cmd/colibri-mcp → tools → host → {jail,
-// registry}. Each package lists what it must never import (prefixes).
+// The one-way imports of STYLE.md: cmd/colibri-mcp → internal/httpserve →
+// tools → host → {jail, registry}. Each package lists what it must never import (prefixes).
 var forbidden = map[string][]string{
 	"registry": {"os/exec", module + "host", module + "jail", module + "tools", module + "cmd",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
@@ -26,12 +26,20 @@ var forbidden = map[string][]string{
 	"internal/schema": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"tools": {module + "cmd", "github.com/urfave/cli"},
+	// The faces: cmd/colibri-mcp → internal/httpserve → tools; stdioserve
+	// knows only go-sdk.
+	"internal/httpserve": {module + "cmd", "github.com/urfave/cli"},
+	"internal/stdioserve": {module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/urfave/cli"},
 }
 
 // What a package must not import itself, though it reaches it through
-// another: tools starts processes and jails only through host.
+// another: tools starts processes and jails only through host; the HTTP
+// face reaches hosted servers only through tools.
 var forbiddenDirect = map[string][]string{
-	"tools": {"os/exec", module + "jail"},
+	"tools":               {"os/exec", module + "jail"},
+	"internal/httpserve":  {"os/exec", module + "host", module + "jail", module + "registry"},
+	"internal/stdioserve": {"os/exec"}, // go-sdk imports it (CommandTransport); the face must not
 }
 
 // Calls library packages must never make.

@@ -262,7 +262,7 @@ func TestSharedWarmServerRefusesAmbiguousRequests(t *testing.T) {
 	var inflight sync.WaitGroup
 	for i, c := range []*askingCaller{a, b} {
 		inflight.Go(func() {
-			args := map[string]any{"go": goFile, "started": filepath.Join(dir, strconv.Itoa(i))}
+			args := map[string]any{"go": goFile, "started": filepath.Join(dir, strconv.Itoa(i)), "done": filepath.Join(dir, "done")}
 			res, err := h.CallTool(t.Context(), srv, "ask", args, &c.Caller)
 			results <- text(t, res, err)
 		})
@@ -274,6 +274,11 @@ func TestSharedWarmServerRefusesAmbiguousRequests(t *testing.T) {
 		t.Fatalf("%d processes: the callers do not share one warm server", n)
 	}
 	os.WriteFile(goFile, nil, 0o644)
+	// Both requests are answered while both calls are still in flight (the
+	// fake holds each call until "done"); only then may the calls end.
+	waitFile(t, filepath.Join(dir, "0.answered"), 10*time.Second)
+	waitFile(t, filepath.Join(dir, "1.answered"), 10*time.Second)
+	os.WriteFile(filepath.Join(dir, "done"), nil, 0o644)
 	inflight.Wait()
 	close(results)
 	for r := range results {

@@ -13,7 +13,17 @@ import (
 // cancelled gets no response, as the MCP spec asks of the receiver of
 // notifications/cancelled ("SHOULD NOT send a response for the cancelled
 // request"). go-sdk cancels the handler but still writes what it returns.
+//
+// Only a request still in flight can be cancelled: a cancellation that
+// arrives after the answer (or names an id never seen) is ignored, so that a
+// later request reusing the id gets its answer. What the filter remembers is
+// bounded by the requests in flight, and at most maxCancelled of them.
 func QuietCancel(t mcp.Transport) mcp.Transport { return &quietTransport{t} }
+
+// maxCancelled bounds the cancelled ids remembered at once. Past it, a
+// cancelled request's answer is sent after all: harmless, since the spec
+// has callers ignore a response that arrives after they cancelled.
+const maxCancelled = 4096
 
 type quietTransport struct{ inner mcp.Transport }
 
@@ -22,25 +32,39 @@ func (t *quietTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &quietConn{Connection: c, cancelled: map[jsonrpc.ID]bool{}}, nil
+	return &quietConn{Connection: c, inflight: map[jsonrpc.ID]bool{}}, nil
 }
 
 type quietConn struct {
 	mcp.Connection
 	mu        sync.Mutex
-	cancelled map[jsonrpc.ID]bool // requests the caller cancelled, not yet answered
+	inflight  map[jsonrpc.ID]bool // requests read and not yet answered: true when the caller cancelled
+	cancelled int                 // how many of inflight are true
 }
 
 func (c *quietConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && req.Method == "notifications/cancelled" {
+	req, ok := msg.(*jsonrpc.Request)
+	switch {
+	case !ok:
+	case req.IsCall():
+		c.mu.Lock()
+		if c.inflight[req.ID] {
+			c.cancelled-- // a reused id: the new request is not cancelled
+		}
+		c.inflight[req.ID] = false
+		c.mu.Unlock()
+	case req.Method == "notifications/cancelled":
 		var p struct {
 			RequestID any `json:"requestId"`
 		}
 		if json.Unmarshal(req.Params, &p) == nil {
 			if id, err := jsonrpc.MakeID(p.RequestID); err == nil && id.IsValid() {
 				c.mu.Lock()
-				c.cancelled[id] = true
+				if was, ok := c.inflight[id]; ok && !was && c.cancelled < maxCancelled {
+					c.inflight[id] = true
+					c.cancelled++
+				}
 				c.mu.Unlock()
 			}
 		}
@@ -51,8 +75,11 @@ func (c *quietConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (c *quietConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		c.mu.Lock()
-		drop := c.cancelled[resp.ID]
-		delete(c.cancelled, resp.ID)
+		drop := c.inflight[resp.ID]
+		if drop {
+			c.cancelled--
+		}
+		delete(c.inflight, resp.ID)
 		c.mu.Unlock()
 		if drop {
 			return nil

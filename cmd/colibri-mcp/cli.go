@@ -212,6 +212,7 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "max-procs", Usage: "hosted processes alive at once", Value: "32", Sources: cli.EnvVars("COLIBRI_MCP_MAX_PROCS")},
 		&cli.StringFlag{Name: "max-result-bytes", Usage: "largest hosted message accepted", Value: "16777216", Sources: cli.EnvVars("COLIBRI_MCP_MAX_RESULT_BYTES")},
 		&cli.StringFlag{Name: "retries", Usage: "attempts in all for a phase that failed transiently", Value: "3", Sources: cli.EnvVars("COLIBRI_MCP_RETRIES")},
+		&cli.StringFlag{Name: "session-timeout", Usage: "HTTP mode: close an MCP session unused this long: integer milliseconds or a Go duration", Value: "30m", Sources: cli.EnvVars("COLIBRI_MCP_SESSION_TIMEOUT")},
 		&cli.StringFlag{Name: "retry-backoff", Usage: "first back-off, doubling: integer milliseconds or a Go duration", Value: "1000", Sources: cli.EnvVars("COLIBRI_MCP_RETRY_BACKOFF")},
 	}
 }
@@ -228,6 +229,7 @@ type settings struct {
 	maxResultBytes int64
 	retries        int
 	retryBackoff   time.Duration
+	sessionTimeout time.Duration
 	jailPriv       jail.Priv
 	jailHelper     string
 	environ        []string
@@ -256,6 +258,9 @@ func readSettings(cmd *cli.Command, environ []string) (*settings, error) {
 		return nil, err
 	}
 	if s.retryBackoff, err = setting(cmd, "retry-backoff", "COLIBRI_MCP_RETRY_BACKOFF", parseDuration); err != nil {
+		return nil, err
+	}
+	if s.sessionTimeout, err = setting(cmd, "session-timeout", "COLIBRI_MCP_SESSION_TIMEOUT", parseDuration); err != nil {
 		return nil, err
 	}
 	if s.maxProcs, err = setting(cmd, "max-procs", "COLIBRI_MCP_MAX_PROCS", positiveInt[int]); err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -20,6 +21,8 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
+	"github.com/colibri-mcp/colibri-mcp/internal/stdioserve"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
@@ -27,12 +30,17 @@ import (
 // serve runs colibri's MCP server over stdio (or HTTP with --http) until the
 // client leaves or a signal arrives, then tears every hosted process down.
 func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.Writer) error {
+	if s.httpAddr != "" {
+		// Over HTTP a session id is a credential: keep it out of info logs.
+		s.logger = slog.New(httpserve.QuietSessionIDs(s.logger.Handler()))
+	}
 	svc, h := newService(s)
 	defer h.Close()
 	for _, w := range hardening {
 		s.logger.Warn(w)
 	}
 	if s.httpAddr != "" {
+		s.logger.Info("starting colibri-mcp", "version", version, "registry", s.configPath, "external_call", s.externalCall)
 		return serveHTTP(ctx, s, svc)
 	}
 	s.logger.Info("serving MCP over stdio", "version", version, "registry", s.configPath, "external_call", s.externalCall)
@@ -42,16 +50,21 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 			"press Ctrl-D to quit, or see 'colibri-mcp help' for the commands")
 	}
 	server := svc.NewServer(version)
-	t := tools.QuietCancel(&mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+	// A bad line is answered and skipped (stdioserve); a cancelled call gets
+	// no answer (QuietCancel).
+	t := tools.QuietCancel(&stdioserve.Transport{
+		Reader:          stdin,
+		Writer:          stdout,
+		MaxMessageBytes: int(maxMessage(s)),
+		DrainTimeout:    shutdownWait,
+		Logger:          s.logger,
+	})
+	ctx = tools.WithPrincipal(ctx, tools.StdioPrincipal)
 	if err := server.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		return failed(fmt.Errorf("serving stdio: %w", err))
 	}
 	return nil
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // exitFor maps a colibri failure to the command line's exit code: settings
 // the user must change are usage errors (2); everything else failed (1).

@@ -259,3 +259,32 @@ func TestHTTPBodyLimit(t *testing.T) {
 		t.Error("a small request after the large one was refused")
 	}
 }
+
+// --session-timeout reaches the HTTP face: an idle session is closed (404
+// afterwards), and a value that is not a duration is a usage error.
+func TestHTTPSessionTimeoutFlag(t *testing.T) {
+	c := startHTTP(t, "127.0.0.1:0", "--session-timeout", "300")
+	cs, err := connectHTTP(t, c.url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	// (Not polled with requests: each would keep the session in use.) The
+	// client's event stream ends with the session.
+	ended := make(chan error, 1)
+	go func() { ended <- cs.Wait() }()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the idle session was not closed after --session-timeout 300 (ms)")
+	}
+	if code := post(t, c.url, map[string]string{"Mcp-Session-Id": cs.ID(), "MCP-Protocol-Version": "2025-11-25"}); code != http.StatusNotFound {
+		t.Errorf("a request on the closed session: %d, want 404", code)
+	}
+	cmd := exec.Command(colibriBin, "serve", "--http", "127.0.0.1:0", "--external-config", writeRegistry(t, nil))
+	cmd.Env = append(cmd.Environ(), "COLIBRI_MCP_SESSION_TIMEOUT=soon")
+	out, _ := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "COLIBRI_MCP_SESSION_TIMEOUT") {
+		t.Errorf("a bad COLIBRI_MCP_SESSION_TIMEOUT: exit %d:\n%s", cmd.ProcessState.ExitCode(), out)
+	}
+}

@@ -12,8 +12,8 @@ import (
 )
 
 // A client from another implementation: the official TypeScript SDK
-// (testdata/peers/ts-client.mjs) drives the built colibri-mcp over stdio and
-// over HTTP: list, call, progress, cancel.
+// (testdata/peers/ts-client.mjs) drives the built colibri-mcp over stdio,
+// Streamable HTTP and HTTP+SSE: list, call, progress, cancel.
 func TestTypeScriptClient(t *testing.T) {
 	everythingPath(t) // node and the peers are installed (or, outside CI, a skip)
 	script, _ := filepath.Abs("../../testdata/peers/ts-client.mjs")
@@ -52,5 +52,11 @@ func TestTypeScriptClient(t *testing.T) {
 				t.Fatalf("hosted processes left after the TypeScript client's cancel: %v", procs.Children(c.cmd.Process.Pid))
 			}
 		}
+	})
+	// The 2024-11-05 HTTP+SSE transport at /sse, for clients that have not
+	// moved to Streamable HTTP.
+	t.Run("sse", func(t *testing.T) {
+		c := startHTTP(t, "127.0.0.1:0")
+		run(t, "sse", strings.TrimSuffix(c.url, "/mcp")+"/sse")
 	})
 }

@@ -96,6 +96,16 @@ func spawnSetsid(name string) {
 	record(cmd.Process.Pid)
 }
 
+// waitForFile waits until path exists: the tests' gate.
+func waitForFile(path string) {
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // report writes what a fake found out to $FAKEMCP_REPORT.
 func report(s string) {
 	if path := os.Getenv("FAKEMCP_REPORT"); path != "" {
@@ -616,6 +626,7 @@ func askCaller() {
 				Arguments struct {
 					Go      string `json:"go"`
 					Started string `json:"started"`
+					Done    string `json:"done"`
 				} `json:"arguments"`
 			} `json:"params"`
 			Result json.RawMessage `json:"result"`
@@ -640,7 +651,7 @@ func askCaller() {
 			}
 			continue
 		}
-		id, method, goFile, started := m.ID, m.Method, m.Params.Arguments.Go, m.Params.Arguments.Started
+		id, method, goFile, started, doneFile := m.ID, m.Method, m.Params.Arguments.Go, m.Params.Arguments.Started, m.Params.Arguments.Done
 		go func() {
 			reply := func(result string) { send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)) }
 			switch method {
@@ -655,14 +666,13 @@ func askCaller() {
 					os.WriteFile(started, nil, 0o644)
 				}
 				if goFile != "" {
-					for {
-						if _, err := os.Stat(goFile); err == nil {
-							break
-						}
-						time.Sleep(5 * time.Millisecond)
-					}
+					waitForFile(goFile)
 				}
 				got := ask("sampling/createMessage", `{"messages":[{"role":"user","content":{"type":"text","text":"say yes"}}],"maxTokens":5}`)
+				if doneFile != "" { // answered: hold the call until the test lets go
+					os.WriteFile(started+".answered", nil, 0o644)
+					waitForFile(doneFile)
+				}
 				b, _ := json.Marshal(got)
 				reply(fmt.Sprintf(`{"content":[{"type":"text","text":%s}]}`, b))
 			case "ping":

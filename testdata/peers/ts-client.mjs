@@ -3,12 +3,14 @@
 //
 //   node ts-client.mjs stdio COLIBRI_BIN REGISTRY
 //   node ts-client.mjs http URL
+//   node ts-client.mjs sse URL      (the 2024-11-05 HTTP+SSE transport, at /sse)
 //
 // Prints one JSON summary on stdout; exits 1 (with the reason on stderr) on
 // the first failed expectation.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 
 const [mode, ...rest] = process.argv.slice(2);
 
@@ -29,7 +31,9 @@ const transport =
         env: { ...process.env, E2E_SECRET: "x" },
         stderr: "ignore",
       })
-    : new StreamableHTTPClientTransport(new URL(rest[0]));
+    : mode === "sse"
+      ? new SSEClientTransport(new URL(rest[0]))
+      : new StreamableHTTPClientTransport(new URL(rest[0]));
 
 const client = new Client({ name: "ts-e2e", version: "1.0.0" });
 await client.connect(transport);

@@ -1,0 +1,80 @@
+package httpserve
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// sameHost refuses requests whose Host, or Origin when there is one, does
+// not name the served address (host names compare case-insensitively): a
+// page on another site that resolves its own name to this address (DNS
+// rebinding) is turned away with 403. On an address that listens everywhere,
+// a request that arrived through a loopback interface must still name a
+// loopback host, as go-sdk's own protection has it.
+func sameHost(listenHost, port string) func(http.Handler) http.Handler {
+	anyHost := listenHost == "" || net.ParseIP(listenHost) != nil && net.ParseIP(listenHost).IsUnspecified()
+	ok := func(hostport string, viaLoopback bool) bool {
+		h, p, err := net.SplitHostPort(hostport)
+		if err != nil {
+			h, p = hostport, "80"
+		}
+		if p != port {
+			return false
+		}
+		h = strings.Trim(h, "[]")
+		switch {
+		case anyHost:
+			return !viaLoopback || isLoopback(h)
+		case isLoopback(listenHost):
+			return isLoopback(h)
+		}
+		return strings.EqualFold(h, listenHost)
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			viaLoopback := false
+			if a, found := r.Context().Value(http.LocalAddrContextKey).(net.Addr); found && a != nil {
+				h, _, _ := net.SplitHostPort(a.String())
+				viaLoopback = isLoopback(h)
+			}
+			if !ok(r.Host, viaLoopback) {
+				refuse(w, http.StatusForbidden, "forbidden: Host does not match the served address")
+				return
+			}
+			if origin := r.Header.Get("Origin"); origin != "" {
+				if !ok(originHostPort(origin), viaLoopback) {
+					refuse(w, http.StatusForbidden, "forbidden: Origin does not match the served address")
+					return
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// originHostPort is the host:port an Origin header names, with the scheme's
+// default port when it has none; "" when it cannot be parsed.
+func originHostPort(origin string) string {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := "80"
+	if u.Scheme == "https" {
+		port = "443"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}

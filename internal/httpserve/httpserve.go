@@ -1,0 +1,434 @@
+// Package httpserve is colibri's HTTP face: the MCP server over Streamable
+// HTTP at /mcp and over the 2024-11-05 HTTP+SSE transport at /sse, plus
+// GET /healthz, for anything that can reach the port.
+//
+// It holds what stands between such a caller and the MCP server: bearer
+// tokens and the principals they name, the Host/Origin guard against DNS
+// rebinding, a deadline on every request body and on every write of a
+// response, idle connections closed, sessions that expire, belong to the
+// principal that opened them and are capped per principal, refusals logged
+// (never a token), and a bounded drain on shutdown. The MCP protocol itself
+// is go-sdk's.
+//
+//	srv, err := httpserve.New(httpserve.Options{Addr: "127.0.0.1:8750", Server: mcpServer, Logger: log})
+//	if err != nil { … }        // a setup the operator must fix
+//	err = srv.Serve(ctx)       // until ctx ends, then drains
+package httpserve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/tools"
+)
+
+// Defaults of the bounds that have no flag (docs/security.md lists them).
+const (
+	DefaultReadHeaderTimeout       = 10 * time.Second
+	DefaultBodyTimeout             = 60 * time.Second
+	DefaultWriteTimeout            = 60 * time.Second
+	DefaultIdleTimeout             = 120 * time.Second
+	DefaultShutdownTimeout         = 10 * time.Second
+	DefaultMaxSessionsPerPrincipal = 64
+)
+
+// AnonymousPrincipal is the caller's principal over HTTP without a token
+// file (which only a loopback address allows).
+const AnonymousPrincipal = "anonymous"
+
+// Options configure a Server. Zero durations and counts take the defaults.
+type Options struct {
+	// Addr is HOST:PORT to listen on; PORT 0 picks a free port.
+	Addr string
+	// Server is the MCP server every session is served by.
+	Server *mcp.Server
+	// TokenFile, when set, is the bearer tokens (see tokens.go for the
+	// format); without it Addr must be a loopback address.
+	TokenFile string
+	// Logger receives refusals at warn and the service's life at info. Nil
+	// discards.
+	Logger *slog.Logger
+
+	// MaxBodyBytes bounds one request body (413 beyond). Zero: go-sdk's
+	// default, 4 MiB.
+	MaxBodyBytes int64
+	// SessionTimeout closes a session unused this long. Zero: never.
+	SessionTimeout time.Duration
+	// MaxSessionsPerPrincipal caps the sessions one principal holds open at
+	// once, Streamable HTTP and SSE together (429 beyond).
+	MaxSessionsPerPrincipal int
+
+	// ReadHeaderTimeout bounds reading a request's headers.
+	ReadHeaderTimeout time.Duration
+	// BodyTimeout bounds reading a request's body, from the end of its
+	// headers. (Not http.Server.ReadTimeout, whose expiry would also cancel a
+	// response still streaming.)
+	BodyTimeout time.Duration
+	// WriteTimeout bounds each write of a response: a caller that stops
+	// reading is cut off this long after the write that blocked. (Not
+	// http.Server.WriteTimeout, which would cut a long call's stream.)
+	WriteTimeout time.Duration
+	// IdleTimeout closes a kept-alive connection with no request this long.
+	IdleTimeout time.Duration
+	// ShutdownTimeout bounds how long calls in flight may finish once ctx ends.
+	ShutdownTimeout time.Duration
+}
+
+// Server is colibri's HTTP face, listening from New on.
+type Server struct {
+	opts     Options
+	log      *slog.Logger
+	ln       net.Listener
+	tokens   *tokenSet // nil without a token file
+	hs       *http.Server
+	calls    inflight
+	sessions *sessions
+}
+
+// New checks the options, reads the token file and listens. Every error it
+// returns is a setup the operator must change (the command line's exit 2).
+func New(opts Options) (*Server, error) {
+	if opts.Server == nil {
+		return nil, errors.New("httpserve: no MCP server")
+	}
+	setDefaults(&opts)
+	host, port, err := net.SplitHostPort(opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("--http / COLIBRI_MCP_HTTP: %q: want HOST:PORT: %w", opts.Addr, err)
+	}
+	s := &Server{opts: opts, log: opts.Logger}
+	if opts.TokenFile != "" {
+		s.tokens = &tokenSet{}
+		if err := s.tokens.load(opts.TokenFile); err != nil {
+			return nil, fmt.Errorf("--token-file / COLIBRI_MCP_TOKEN_FILE: %w", err)
+		}
+	} else if !isLoopback(host) {
+		return nil, fmt.Errorf("refusing to serve %s without a token file: anyone who can reach that address could run hosted servers; "+
+			"give --token-file (COLIBRI_MCP_TOKEN_FILE) or listen on a loopback address such as 127.0.0.1:%s", opts.Addr, port)
+	}
+	if s.ln, err = net.Listen("tcp", opts.Addr); err != nil {
+		return nil, fmt.Errorf("--http / COLIBRI_MCP_HTTP: %w", err)
+	}
+	_, boundPort, _ := net.SplitHostPort(s.ln.Addr().String()) // the real port, when Addr asked for :0
+	s.sessions = newSessions(opts.Server, opts.MaxSessionsPerPrincipal)
+	s.hs = &http.Server{
+		Handler:           s.handler(host, boundPort),
+		ReadHeaderTimeout: opts.ReadHeaderTimeout,
+		IdleTimeout:       opts.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	return s, nil
+}
+
+func setDefaults(o *Options) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	def(&o.BodyTimeout, DefaultBodyTimeout)
+	def(&o.WriteTimeout, DefaultWriteTimeout)
+	def(&o.IdleTimeout, DefaultIdleTimeout)
+	def(&o.ShutdownTimeout, DefaultShutdownTimeout)
+	if o.MaxSessionsPerPrincipal <= 0 {
+		o.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
+	}
+}
+
+// URL is the Streamable HTTP endpoint, with the port actually bound.
+func (s *Server) URL() string { return "http://" + s.ln.Addr().String() + "/mcp" }
+
+// ReloadTokens reads the token file again. A file that fails to read leaves
+// the tokens in force and says why.
+func (s *Server) ReloadTokens() error {
+	if s.tokens == nil {
+		return errors.New("no token file to reload")
+	}
+	return s.tokens.load(s.opts.TokenFile)
+}
+
+// Serve serves until ctx ends, then stops accepting, lets calls in flight
+// finish (bounded by ShutdownTimeout) and closes what remains. It returns nil
+// after such a shutdown, or the error that stopped the listener.
+func (s *Server) Serve(ctx context.Context) error {
+	// Requests outlive the signal that stops the server: calls in flight
+	// finish (bounded) rather than being cancelled.
+	s.hs.BaseContext = func(net.Listener) context.Context { return context.WithoutCancel(ctx) }
+	s.log.Info("serving MCP over Streamable HTTP", "url", s.URL(), "sse", "http://"+s.ln.Addr().String()+"/sse",
+		"tokens", s.tokens != nil, "session_timeout", s.opts.SessionTimeout, "max_sessions_per_principal", s.opts.MaxSessionsPerPrincipal)
+	errc := make(chan error, 1)
+	go func() { errc <- s.hs.Serve(s.ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving HTTP: %w", err)
+	case <-ctx.Done():
+	}
+	bound := s.opts.ShutdownTimeout
+	s.log.Info("shutting down: no new requests; waiting for calls in flight", "bound", bound)
+	go s.hs.Shutdown(context.Background()) // stop accepting; idle connections close
+	if !s.calls.wait(bound) {
+		s.log.Warn("calls still in flight at the shutdown bound; cancelling them", "bound", bound)
+	}
+	// What remains are event streams (GET /mcp, GET /sse) and calls past the
+	// bound: closing the connections cancels them, and the hosted servers of
+	// cancelled calls are killed.
+	s.hs.Close()
+	s.sessions.closeAll()
+	return nil
+}
+
+// handler is the whole face: /healthz, and /mcp and /sse behind the checks,
+// cheapest first, all before a body is read.
+func (s *Server) handler(listenHost, port string) http.Handler {
+	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.opts.Server }, &mcp.StreamableHTTPOptions{
+		Logger:              s.log,
+		MaxRequestBodyBytes: s.opts.MaxBodyBytes,
+		SessionTimeout:      s.opts.SessionTimeout,
+		// The guard below does this, case-insensitively (go-sdk's refuses
+		// "LOCALHOST").
+		DisableLocalhostProtection: true,
+		// The caller going away cancels the hosted call and ends its process.
+		PropagateRequestCancellation: true,
+	})
+	sse := &sseHandler{server: s.opts.Server, maxBody: s.opts.MaxBodyBytes, timeout: s.opts.SessionTimeout, sessions: s.sessions}
+
+	guard := sameHost(listenHost, port)
+	wrap := func(h http.Handler) http.Handler {
+		if s.tokens != nil {
+			// go-sdk's middleware puts the TokenInfo where its transports
+			// look: a session remembers its opener's UserID and answers 403
+			// to anyone else.
+			h = auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+				return &auth.TokenInfo{UserID: tools.Principal(ctx)}, nil
+			}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+		}
+		h = s.bodyDeadline(h)
+		h = s.authenticate(h)
+		h = guard(h)
+		h = s.observe(h)
+		return s.calls.track(h)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", wrap(s.sessions.capStreamable(streamable)))
+	mux.Handle("/sse", wrap(sse))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprint(w, "ok")
+	})
+	return mux
+}
+
+// authenticate finds the caller's principal: from the bearer token when there
+// is a token file, else AnonymousPrincipal. An unknown or missing token is
+// refused before the body is read.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		principal := AnonymousPrincipal
+		if s.tokens != nil {
+			// As go-sdk's auth.RequireBearerToken reads the header.
+			fields := strings.Fields(r.Header.Get("Authorization"))
+			switch {
+			case len(fields) != 2 || !strings.EqualFold(fields[0], "bearer"):
+				w.Header().Set("WWW-Authenticate", `Bearer realm="colibri-mcp"`)
+				refuse(w, http.StatusUnauthorized, "no bearer token")
+				return
+			default:
+				if principal = s.tokens.principal(fields[1]); principal == "" {
+					w.Header().Set("WWW-Authenticate", `Bearer realm="colibri-mcp", error="invalid_token"`)
+					refuse(w, http.StatusUnauthorized, "unknown bearer token")
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(tools.WithPrincipal(r.Context(), principal)))
+	})
+}
+
+// refuse answers a request that is turned away. The connection closes after
+// the answer, so that a body the caller announced is never waited for.
+func refuse(w http.ResponseWriter, code int, reason string) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, reason, code)
+}
+
+// bodyDeadline gives a request's body BodyTimeout to arrive, then lifts the
+// deadline once it has: a read deadline that fires later would cancel the
+// response still streaming (net/http's background read treats it as the
+// caller gone).
+func (s *Server) bodyDeadline(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rc := http.NewResponseController(w)
+		if err := rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout)); err != nil {
+			s.log.Debug("setting a body deadline", "err", err)
+		}
+		r.Body = &deadlineBody{ReadCloser: r.Body, lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type deadlineBody struct {
+	io.ReadCloser
+	once sync.Once
+	lift func()
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		// The body is whole. (After any other error the deadline stays:
+		// net/http reads what is left of a body before it lets the
+		// connection go, and that must not wait for a trickle.)
+		b.once.Do(b.lift)
+	}
+	return n, err
+}
+
+// observe arms a write deadline before every write of the response and logs
+// the requests that were refused (401, 403, 413, 429) at warn, with the
+// remote address and the reason, never the token.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rw := &responseWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: s.opts.WriteTimeout}
+		next.ServeHTTP(rw, r)
+		rw.arm() // for the end of the response, written after the handler
+		if rw.status >= 400 {
+			// After a refusal net/http would read what is left of the body
+			// (up to 256 KiB) before closing the connection: a caller that
+			// announced a body and sends none would hold it open.
+			_ = rw.rc.SetReadDeadline(time.Now())
+		}
+		switch rw.status {
+		case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestEntityTooLarge, http.StatusTooManyRequests:
+			attrs := []any{"status", rw.status, "remote", r.RemoteAddr, "method", r.Method, "path", r.URL.Path,
+				"reason", strings.TrimSpace(string(rw.reason))}
+			if p := tools.Principal(r.Context()); p != "" {
+				attrs = append(attrs, "principal", p)
+			}
+			s.log.Warn("HTTP request refused", attrs...)
+		}
+	})
+}
+
+// responseWriter arms the connection's write deadline before each write and
+// flush, and keeps the status and the start of an error body for the log.
+type responseWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	status  int
+	reason  []byte
+	onWrite func() // activity, for SSE sessions' idle timer
+}
+
+func (w *responseWriter) arm() {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+}
+
+func (w *responseWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+		if code >= 400 {
+			// Never wait for the rest of a body that is refused.
+			w.Header().Set("Connection", "close")
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *responseWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.status >= 400 && len(w.reason) < 200 {
+		w.reason = append(w.reason, p[:min(len(p), 200-len(w.reason))]...)
+	}
+	if w.onWrite != nil {
+		w.onWrite()
+	}
+	w.arm()
+	return w.ResponseWriter.Write(p)
+}
+
+// FlushError is what http.ResponseController.Flush calls (go-sdk flushes
+// each event through one).
+func (w *responseWriter) FlushError() error {
+	w.arm()
+	return w.rc.Flush()
+}
+
+func (w *responseWriter) Flush() { _ = w.FlushError() }
+
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// inflight counts the POST requests being served: the MCP calls a shutdown
+// lets finish. (A Streamable HTTP GET stream never ends by itself, so the
+// http.Server's own idea of "active" cannot be waited for.)
+type inflight struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to zero while someone waits
+}
+
+func (f *inflight) track(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		f.mu.Lock()
+		f.n++
+		f.mu.Unlock()
+		defer func() {
+			f.mu.Lock()
+			f.n--
+			if f.n == 0 && f.idle != nil {
+				close(f.idle)
+				f.idle = nil
+			}
+			f.mu.Unlock()
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// wait waits until no POST is in flight, at most d; it reports whether that
+// happened.
+func (f *inflight) wait(d time.Duration) bool {
+	f.mu.Lock()
+	if f.n == 0 {
+		f.mu.Unlock()
+		return true
+	}
+	if f.idle == nil {
+		f.idle = make(chan struct{})
+	}
+	idle := f.idle
+	f.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-idle:
+		return true
+	case <-t.C:
+		return false
+	}
+}

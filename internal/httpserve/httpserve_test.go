@@ -1,0 +1,561 @@
+package httpserve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/tools"
+)
+
+// logBuffer collects log output safely across goroutines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// testServer is colibri's HTTP face in process, over a small MCP server.
+type testServer struct {
+	*Server
+	base   string // http://127.0.0.1:PORT
+	logs   *logBuffer
+	closed chan string // remote addresses of connections the server closed
+}
+
+// newMCPServer has two tools: whoami (the caller's principal, as the tools
+// layer sees it) and big (a text of n bytes).
+func newMCPServer(log *slog.Logger) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ServerOptions{Logger: log})
+	mcp.AddTool(s, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		userID := ""
+		if req.Extra != nil && req.Extra.TokenInfo != nil {
+			userID = req.Extra.TokenInfo.UserID
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: tools.Principal(ctx) + "|" + userID}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "big"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct{ N int }) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("z", in.N)}}}, nil, nil
+	})
+	return s
+}
+
+func start(t *testing.T, opts Options) *testServer {
+	t.Helper()
+	logs := &logBuffer{}
+	log := slog.New(QuietSessionIDs(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	if opts.Server == nil {
+		opts.Server = newMCPServer(log)
+	}
+	opts.Logger = log
+	srv, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := &testServer{Server: srv, base: "http://" + srv.ln.Addr().String(), logs: logs, closed: make(chan string, 1000)}
+	srv.hs.ConnState = func(c net.Conn, st http.ConnState) {
+		if st == http.StateClosed {
+			ts.closed <- c.RemoteAddr().String()
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ts
+}
+
+func writeTokens(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+func httpClient(token string) *http.Client {
+	if token == "" {
+		return &http.Client{}
+	}
+	return &http.Client{Transport: bearer{token, http.DefaultTransport}}
+}
+
+func connect(t *testing.T, url, token string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := tryConnect(t, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClient(token), DisableStandaloneSSE: true})
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", url, err)
+	}
+	return cs
+}
+
+func tryConnect(t *testing.T, tr mcp.Transport) (*mcp.ClientSession, error) {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
+	// Not a shorter context: the SSE client's event stream lives in it.
+	cs, err := client.Connect(t.Context(), tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err == nil {
+		t.Cleanup(func() { cs.Close() })
+	}
+	return cs, err
+}
+
+func whoami(t *testing.T, cs *mcp.ClientSession) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatalf("whoami: %v", err)
+	}
+	return res.Content[0].(*mcp.TextContent).Text
+}
+
+// rawRequest sends one request with the given headers and body, and returns
+// the status and body.
+func rawRequest(t *testing.T, method, url, token string, header map[string]string, body string) (int, http.Header, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if body == "" {
+		req.Body = http.NoBody
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := httpClient(token).Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+func TestTokenFile(t *testing.T) {
+	good := writeTokens(t, "# ops\nalice   alice-token-1\n\n  bare-token_2.x~+/==  \nci-bot\tci-token\n")
+	creds, err := parseTokenFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range creds {
+		got = append(got, c.principal+"="+string(c.token))
+	}
+	want := []string{"alice=alice-token-1", "token:" + sha12("bare-token_2.x~+/==") + "=bare-token_2.x~+/==", "ci-bot=ci-token"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("credentials %v, want %v", got, want)
+	}
+
+	bad := writeTokens(t, "ok-token\nname two words-token\nbob tok\"en\nbob ok2\ntoken:x tok3\nstdio tok4\nok-token\n")
+	_, err = parseTokenFile(bad)
+	if err == nil {
+		t.Fatal("a file with bad lines loaded")
+	}
+	for _, w := range []string{bad + ":2: 3 words", bad + ":3: the token has characters", bad + ":5: name \"token:x\"", bad + ":6: name \"stdio\" is reserved", bad + ":7: the same token as line 1"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not say %q", err, w)
+		}
+	}
+	if strings.Contains(err.Error(), "words-token") || strings.Contains(err.Error(), "ok-token") {
+		t.Errorf("the error shows a token: %v", err)
+	}
+	if _, err := parseTokenFile(writeTokens(t, "# nothing\n")); err == nil || !strings.Contains(err.Error(), "holds no token") {
+		t.Errorf("an empty file: %v", err)
+	}
+	// New refuses the file, naming it.
+	if _, err := New(Options{Addr: "127.0.0.1:0", Server: newMCPServer(nil), TokenFile: bad}); err == nil || !strings.Contains(err.Error(), bad+":2") {
+		t.Errorf("New with a bad token file: %v", err)
+	}
+	if _, err := New(Options{Addr: "0.0.0.0:0", Server: newMCPServer(nil)}); err == nil || !strings.Contains(err.Error(), "without a token file") {
+		t.Errorf("a non-loopback address without tokens: %v", err)
+	}
+}
+
+// Requests without a valid token are refused with 401 and the realm, before
+// any of the body is read, and logged at warn without the token.
+func TestUnauthenticatedRefusedBeforeBody(t *testing.T) {
+	ts := start(t, Options{TokenFile: writeTokens(t, "alice alice-secret-token\n")})
+	for name, auth := range map[string]string{"no token": "", "unknown token": "Authorization: Bearer wrong-secret-value\r\n"} {
+		t.Run(name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", ts.ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			// Headers announcing a body that never comes.
+			fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n%s\r\n", ts.ln.Addr(), auth)
+			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatalf("no answer before the body: %v", err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("status %d, want 401", resp.StatusCode)
+			}
+			if got := resp.Header.Get("WWW-Authenticate"); !strings.HasPrefix(got, `Bearer realm="colibri-mcp"`) {
+				t.Errorf("WWW-Authenticate %q", got)
+			}
+			waitClosed(t, ts, conn.LocalAddr().String(), 5*time.Second)
+		})
+	}
+	logs := ts.logs.String()
+	if !strings.Contains(logs, "level=WARN") || !strings.Contains(logs, "status=401") || !strings.Contains(logs, "remote=127.0.0.1:") ||
+		!strings.Contains(logs, `reason="no bearer token"`) || !strings.Contains(logs, `reason="unknown bearer token"`) {
+		t.Errorf("the refusals are not logged at warn with remote and reason:\n%s", logs)
+	}
+	if strings.Contains(logs, "wrong-secret-value") || strings.Contains(logs, "alice-secret-token") {
+		t.Errorf("a token reached the log:\n%s", logs)
+	}
+	// And the right token works, with its name as the principal.
+	cs := connect(t, ts.URL(), "alice-secret-token")
+	if got := whoami(t, cs); got != "alice|alice" {
+		t.Errorf("principal %q, want alice (context and TokenInfo)", got)
+	}
+}
+
+// waitClosed waits until the server has closed the connection from remote.
+func waitClosed(t *testing.T, ts *testServer, remote string, d time.Duration) {
+	t.Helper()
+	deadline := time.After(d)
+	for {
+		select {
+		case addr := <-ts.closed:
+			if addr == remote {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("the server did not close the connection from %s within %v", remote, d)
+		}
+	}
+}
+
+// A body that trickles in is cut off at BodyTimeout; a body that arrives in
+// time is served, and a long response after it is not cut by that deadline.
+func TestBodyDeadline(t *testing.T) {
+	const bound = 400 * time.Millisecond
+	ts := start(t, Options{BodyTimeout: bound})
+	before := fdCount(t)
+	conn, err := net.Dial("tcp", ts.ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s",
+		ts.ln.Addr(), len(initialize), initialize[:10])
+	waitClosed(t, ts, conn.LocalAddr().String(), bound+5*time.Second)
+	if d := time.Since(start); d < bound {
+		t.Errorf("cut off after %v, before the bound %v", d, bound)
+	}
+	conn.Close()
+	waitFDs(t, before)
+
+	// In time: served, and a response streamed later than the bound is whole.
+	cs := connect(t, ts.URL(), "")
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "big", Arguments: map[string]any{"N": 1000}})
+	if err != nil || len(res.Content[0].(*mcp.TextContent).Text) != 1000 {
+		t.Fatalf("a call after the deadline tests: %v", err)
+	}
+}
+
+// A caller that stops reading a large response is cut off WriteTimeout after
+// the write that blocked, and its descriptors are released.
+func TestNonReadingClientCutOff(t *testing.T) {
+	const bound = 500 * time.Millisecond
+	ts := start(t, Options{WriteTimeout: bound})
+	cs := connect(t, ts.URL(), "")
+	before := fdCount(t)
+
+	d := net.Dialer{}
+	conn, err := d.Dial("tcp", ts.ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.(*net.TCPConn).SetReadBuffer(4096)
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"big","arguments":{"N":12582912}}}`
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+		"Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s", ts.ln.Addr(), cs.ID(), len(body), body)
+	// Never read: the server's write blocks once the socket buffers are full.
+	// (The slack is for building and encoding 12 MiB under -race.)
+	waitClosed(t, ts, conn.LocalAddr().String(), bound+30*time.Second)
+	conn.Close()
+	waitFDs(t, before)
+
+	// The session itself still serves.
+	if got := whoami(t, cs); got != AnonymousPrincipal+"|" {
+		t.Errorf("after the cut-off: %q", got)
+	}
+}
+
+func fdCount(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(ents)
+}
+
+// waitFDs waits until the process holds no more descriptors than before.
+func waitFDs(t *testing.T, before int) {
+	t.Helper()
+	if before < 0 {
+		t.Log("no /proc/self/fd: descriptors not counted")
+		return
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for fdCount(t) > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("descriptors: %d, were %d", fdCount(t), before)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Idle sessions close after SessionTimeout, on both transports.
+func TestSessionTimeout(t *testing.T) {
+	ts := start(t, Options{SessionTimeout: 300 * time.Millisecond})
+	cs := connect(t, ts.URL(), "")
+	id := cs.ID()
+	sse, err := tryConnect(t, &mcp.SSEClientTransport{Endpoint: ts.base + "/sse"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the sessions to expire", func() bool {
+		n := 0
+		for range ts.opts.Server.Sessions() {
+			n++
+		}
+		return n == 0
+	})
+	if code, _, _ := rawRequest(t, http.MethodPost, ts.URL(), "", map[string]string{"Mcp-Session-Id": id}, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); code != http.StatusNotFound {
+		t.Errorf("a request on the expired session: %d, want 404", code)
+	}
+	done := make(chan error, 1)
+	go func() { done <- sse.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Error("the SSE client did not see its session end")
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A session belongs to the principal that opened it: another token can
+// neither drive nor delete it, over Streamable HTTP or SSE.
+func TestSessionBelongsToPrincipal(t *testing.T) {
+	ts := start(t, Options{TokenFile: writeTokens(t, "alice tok-alice\nbob tok-bob\ntok-bare\n")})
+	cs := connect(t, ts.URL(), "tok-alice")
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	if code, _, body := rawRequest(t, http.MethodPost, ts.URL(), "tok-bob", map[string]string{"Mcp-Session-Id": cs.ID()}, ping); code != http.StatusForbidden {
+		t.Errorf("bob drives alice's session: %d %s", code, body)
+	}
+	if code, _, _ := rawRequest(t, http.MethodDelete, ts.URL(), "tok-bob", map[string]string{"Mcp-Session-Id": cs.ID()}, ""); code != http.StatusForbidden {
+		t.Errorf("bob deletes alice's session: %d", code)
+	}
+	if got := whoami(t, cs); got != "alice|alice" {
+		t.Errorf("alice after bob's tries: %q", got)
+	}
+	if got := whoami(t, connect(t, ts.URL(), "tok-bare")); got != "token:"+sha12("tok-bare")+"|token:"+sha12("tok-bare") {
+		t.Errorf("an unnamed token's principal: %q", got)
+	}
+
+	// SSE: alice opens a stream; bob posts to its endpoint.
+	req, _ := http.NewRequest(http.MethodGet, ts.base+"/sse", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := httpClient("tok-alice").Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	endpoint := readEndpoint(t, resp.Body)
+	if code, _, body := rawRequest(t, http.MethodPost, ts.base+endpoint, "tok-bob", nil, initialize); code != http.StatusForbidden {
+		t.Errorf("bob posts to alice's SSE session: %d %s", code, body)
+	}
+	if code, _, body := rawRequest(t, http.MethodPost, ts.base+endpoint, "tok-alice", nil, initialize); code != http.StatusAccepted {
+		t.Errorf("alice posts to her SSE session: %d %s", code, body)
+	}
+	sse, err := tryConnect(t, &mcp.SSEClientTransport{Endpoint: ts.base + "/sse", HTTPClient: httpClient("tok-bob")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := whoami(t, sse); got != "bob|" {
+		t.Errorf("bob over SSE: %q, want bob (SSE carries no TokenInfo)", got)
+	}
+	if !strings.Contains(ts.logs.String(), "status=403") {
+		t.Errorf("the 403s are not logged:\n%s", ts.logs)
+	}
+}
+
+func readEndpoint(t *testing.T, r io.Reader) string {
+	t.Helper()
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		if e, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			return e
+		}
+	}
+	t.Fatal("no endpoint event")
+	return ""
+}
+
+// Each principal holds at most MaxSessionsPerPrincipal sessions, Streamable
+// HTTP and SSE together.
+func TestSessionsCappedPerPrincipal(t *testing.T) {
+	ts := start(t, Options{MaxSessionsPerPrincipal: 2, TokenFile: writeTokens(t, "alice tok-alice\nbob tok-bob\n")})
+	a1 := connect(t, ts.URL(), "tok-alice")
+	if _, err := tryConnect(t, &mcp.SSEClientTransport{Endpoint: ts.base + "/sse", HTTPClient: httpClient("tok-alice")}); err != nil {
+		t.Fatal(err)
+	}
+	code, hdr, body := rawRequest(t, http.MethodPost, ts.URL(), "tok-alice", nil, initialize)
+	if code != http.StatusTooManyRequests || hdr.Get("Retry-After") == "" {
+		t.Errorf("alice's third session: %d %s", code, body)
+	}
+	if _, err := tryConnect(t, &mcp.SSEClientTransport{Endpoint: ts.base + "/sse", HTTPClient: httpClient("tok-alice")}); err == nil {
+		t.Error("alice's third session, over SSE, was accepted")
+	}
+	connect(t, ts.URL(), "tok-bob") // another principal is not held back
+	a1.Close()                      // DELETE: a slot comes free
+	connect(t, ts.URL(), "tok-alice")
+	if !strings.Contains(ts.logs.String(), "status=429") {
+		t.Errorf("the 429 is not logged:\n%s", ts.logs)
+	}
+}
+
+// The Host and Origin checks ignore case, and refuse other hosts.
+func TestHostCheck(t *testing.T) {
+	ts := start(t, Options{})
+	port := ts.ln.Addr().(*net.TCPAddr).Port
+	for _, c := range []struct {
+		header map[string]string
+		ok     bool
+	}{
+		{map[string]string{"Host": fmt.Sprintf("LOCALHOST:%d", port)}, true},
+		{map[string]string{"Host": fmt.Sprintf("LocalHost:%d", port), "Origin": fmt.Sprintf("http://LOCALHOST:%d", port)}, true},
+		{map[string]string{"Host": fmt.Sprintf("attacker.example:%d", port)}, false},
+		{map[string]string{"Origin": "http://attacker.example"}, false},
+		{map[string]string{"Origin": fmt.Sprintf("http://127.0.0.1:%d", port+1)}, false},
+	} {
+		code, _, _ := rawRequest(t, http.MethodPost, ts.URL(), "", c.header, initialize)
+		if (code != http.StatusForbidden) != c.ok {
+			t.Errorf("%v: %d", c.header, code)
+		}
+		if !c.ok { // (an accepted GET /sse would stream on)
+			if code, _, _ = rawRequest(t, http.MethodGet, ts.base+"/sse", "", c.header, ""); code != http.StatusForbidden {
+				t.Errorf("/sse %v: %d, want 403", c.header, code)
+			}
+		}
+	}
+}
+
+// A body over MaxBodyBytes is refused (413), on /mcp and /sse, and logged.
+func TestBodyLimit(t *testing.T) {
+	ts := start(t, Options{MaxBodyBytes: 1000})
+	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("p", 5000) + `"}}`
+	if code, _, _ := rawRequest(t, http.MethodPost, ts.URL(), "", nil, big); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("/mcp: %d, want 413", code)
+	}
+	req, _ := http.NewRequest(http.MethodGet, ts.base+"/sse", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	endpoint := readEndpoint(t, resp.Body)
+	if code, _, _ := rawRequest(t, http.MethodPost, ts.base+endpoint, "", nil, big); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("/sse: %d, want 413", code)
+	}
+	if !strings.Contains(ts.logs.String(), "status=413") {
+		t.Errorf("the 413 is not logged:\n%s", ts.logs)
+	}
+}
+
+// Session ids stay out of info logs.
+func TestSessionIDsNotLoggedAtInfo(t *testing.T) {
+	ts := start(t, Options{})
+	cs := connect(t, ts.URL(), "")
+	whoami(t, cs)
+	cs.Close()
+	if strings.Contains(ts.logs.String(), cs.ID()) {
+		t.Errorf("a session id was logged at info:\n%s", ts.logs)
+	}
+	// At debug it may be.
+	var buf logBuffer
+	log := slog.New(QuietSessionIDs(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	log.Info("server session connected", "session_id", "abc123")
+	if !strings.Contains(buf.String(), "level=DEBUG") || !strings.Contains(buf.String(), "abc123") {
+		t.Errorf("at debug: %q", buf.String())
+	}
+}
+
+func sha12(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:12]
+}
