@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,5 +124,57 @@ func TestUnprivilegedColibriStopsServersByClosingStdin(t *testing.T) {
 	cs.Close()
 	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("colibri took %s to exit", d)
+	}
+}
+
+// A hosted server running as colibri's own user cannot read colibri's
+// environment (AWS keys and all) from /proc/$PPID/environ: colibri made
+// itself non-dumpable. Control: the same fake, child of a plain process of
+// that user, can read its parent's, so the test can fail.
+func TestHostedServerCannotReadColibrisEnvironment(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPING: needs root, to run colibri as an unprivileged user (root reads any process's environment)")
+	}
+	dir, err := os.MkdirTemp("", "colibri-environ-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o777)
+	copyFile(t, colibriBin, filepath.Join(dir, "colibri-mcp"), 0o755)
+	copyFile(t, fakeBin, filepath.Join(dir, "fake"), 0o755)
+	const secret = "AKIA-colibri-test-secret"
+	asNobody := func(argv ...string) {
+		t.Helper()
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/", "AWS_SECRET_ACCESS_KEY=" + secret}
+		cmd.Dir = dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: colibriUID, Gid: colibriUID}}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) {
+				t.Fatalf("%v: %v\n%s", argv, err, out)
+			}
+		}
+	}
+
+	control := filepath.Join(dir, "control")
+	asNobody("/bin/sh", "-c", "FAKEMCP_REPORT="+control+" "+filepath.Join(dir, "fake")+" peek-parent </dev/null; true")
+	if b, _ := os.ReadFile(control); !strings.Contains(string(b), secret) {
+		t.Fatalf("control: the fake could not read a plain parent's environment (%q): the test proves nothing here", b)
+	}
+
+	hosted := filepath.Join(dir, "hosted")
+	b, _ := json.Marshal(map[string]any{"servers": map[string]any{"peek": map[string]any{
+		"command": filepath.Join(dir, "fake"), "args": []string{"peek-parent"}, "env": map[string]any{"FAKEMCP_REPORT": hosted}}}})
+	reg := filepath.Join(dir, "external-mcp.json")
+	os.WriteFile(reg, b, 0o644)
+	asNobody(filepath.Join(dir, "colibri-mcp"), "--external-config", reg, "list-tools", "peek")
+	got, err := os.ReadFile(hosted)
+	if err != nil {
+		t.Fatalf("the hosted fake reported nothing: %v", err)
+	}
+	if strings.Contains(string(got), secret) || !strings.HasPrefix(string(got), "error: ") {
+		t.Errorf("a hosted server read colibri's environment: %q", got)
 	}
 }
