@@ -33,10 +33,8 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/schema"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 )
 
@@ -602,45 +600,24 @@ func mustCompile() *jsonschema.Schema {
 	return c.MustCompile(schemaURL)
 }
 
-// printer renders the schema library's messages in English.
-var printer = message.NewPrinter(language.English)
-
 // SchemaProblems flattens a JSON Schema validation error into its leaf
-// problems, each at the instance location it concerns.
+// problems, each at the instance location it concerns; an unknown key of
+// the registry's own schema names the closest key it allows (they are
+// usually typos).
 func SchemaProblems(ve *jsonschema.ValidationError) []Problem {
 	var ps []Problem
-	var walk func(*jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if pn, ok := e.ErrorKind.(*kind.PropertyNames); ok {
-			// The name itself is wrong: point at the member, not at its parent.
-			loc := append(slices.Clone(e.InstanceLocation), pn.Property)
-			ps = append(ps, Problem{Location: pointer(loc), Message: fmt.Sprintf("the name %q is not allowed: %s", pn.Property, leafMessages(e))})
-			return
-		}
-		if ap, ok := e.ErrorKind.(*kind.AdditionalProperties); ok {
-			// Unknown keys are usually typos: point at each, and name the
-			// key the schema has that is closest.
-			known := schemaKeys(e.SchemaURL)
-			for _, p := range ap.Properties {
-				msg := fmt.Sprintf("unknown key %q", p)
-				if near := suggest.Closest(p, known); near != "" {
-					msg += fmt.Sprintf(": did you mean %q?", near)
-				}
-				ps = append(ps, Problem{Location: pointer(append(slices.Clone(e.InstanceLocation), p)), Message: msg})
-			}
-			return
-		}
-		if len(e.Causes) == 0 {
-			ps = append(ps, Problem{Location: pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer)})
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
+	for _, p := range schema.ProblemsWith(ve, unknownKey) {
+		ps = append(ps, Problem{Location: p.Location, Message: p.Message})
 	}
-	walk(ve)
-	slices.SortStableFunc(ps, func(a, b Problem) int { return strings.Compare(a.Location, b.Location) })
-	return slices.Compact(ps)
+	return ps
+}
+
+func unknownKey(schemaURL, key string) string {
+	msg := fmt.Sprintf("unknown key %q", key)
+	if near := suggest.Closest(key, schemaKeys(schemaURL)); near != "" {
+		msg += fmt.Sprintf(": did you mean %q?", near)
+	}
+	return msg
 }
 
 // schemaDoc is the embedded schema, decoded, to read its key names.
@@ -704,32 +681,7 @@ func editorShape(doc any) string {
 	return ""
 }
 
-func leafMessages(e *jsonschema.ValidationError) string {
-	if len(e.Causes) == 0 {
-		return e.ErrorKind.LocalizedString(printer)
-	}
-	msgs := make([]string, 0, len(e.Causes))
-	for _, c := range e.Causes {
-		msgs = append(msgs, leafMessages(c))
-	}
-	return strings.Join(msgs, "; ")
-}
-
-func pointer(tokens []string) string {
-	if len(tokens) == 0 {
-		return "/"
-	}
-	var b strings.Builder
-	for _, t := range tokens {
-		b.WriteByte('/')
-		b.WriteString(escapePointer(t))
-	}
-	return b.String()
-}
-
-func escapePointer(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
+func escapePointer(s string) string { return schema.EscapePointer(s) }
 
 // syntaxProblem turns a JSON syntax error into "line L, column C: ...".
 func syntaxProblem(data []byte, err error) string {

@@ -26,7 +26,12 @@ var printer = message.NewPrinter(language.English)
 // Problems flattens the error of a Schema's Validate into its leaf
 // problems, each at the instance location it concerns, sorted by location.
 // An error that is not a *jsonschema.ValidationError is one problem at "/".
-func Problems(err error) []Problem {
+func Problems(err error) []Problem { return ProblemsWith(err, nil) }
+
+// ProblemsWith is Problems, with unknownKey wording the problem of each key
+// that additionalProperties refuses (given the keyword's schema URL), at the
+// key's own location: the registry names the closest key it allows.
+func ProblemsWith(err error, unknownKey func(schemaURL, key string) string) []Problem {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return []Problem{{Location: "/", Message: err.Error()}}
@@ -38,6 +43,12 @@ func Problems(err error) []Problem {
 			// The name itself is wrong: point at the member, not at its parent.
 			loc := append(slices.Clone(e.InstanceLocation), pn.Property)
 			ps = append(ps, Problem{Location: Pointer(loc), Message: fmt.Sprintf("the name %q is not allowed: %s", pn.Property, leafMessages(e))})
+			return
+		}
+		if ap, ok := e.ErrorKind.(*kind.AdditionalProperties); ok && unknownKey != nil {
+			for _, p := range ap.Properties {
+				ps = append(ps, Problem{Location: Pointer(append(slices.Clone(e.InstanceLocation), p)), Message: unknownKey(e.SchemaURL, p)})
+			}
 			return
 		}
 		if len(e.Causes) == 0 {
