@@ -295,9 +295,11 @@ func TestSharedWarmServerRefusesAmbiguousRequests(t *testing.T) {
 // call ends at its timeout, the forwarded request with it, and Close
 // returns within its bound with nothing left.
 func TestUnansweredRequestEndsWithItsCall(t *testing.T) {
-	h := newHarness(t, host.Options{Timeout: 500 * time.Millisecond})
+	h := newHarness(t, host.Options{})
 	caller := newAskingCaller("", true)
-	_, err := h.CallTool(t.Context(), fake("ask-caller"), "ask", nil, &caller.Caller)
+	srv := fake("ask-caller")
+	srv.CallTimeout = 500
+	_, err := h.CallTool(t.Context(), srv, "ask", nil, &caller.Caller)
 	wantKind(t, err, host.KindTimeout, host.PhaseCall)
 	start := time.Now()
 	h.Close()

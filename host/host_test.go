@@ -220,14 +220,21 @@ func TestHostileServers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, host.Options{Timeout: timeout})
+			srv := fake(tc.fake)
+			if tc.phase == host.PhaseCall {
+				// The row is about the call: starting may take what it takes.
+				srv.TimeoutMS, srv.CallTimeout = 30_000, timeout.Milliseconds()
+			}
 			start := time.Now()
 			var err error
 			if tc.tool == "" {
-				_, err = h.ListTools(t.Context(), fake(tc.fake), nil)
+				_, err = h.ListTools(t.Context(), srv, nil)
 			} else {
-				_, err = h.CallTool(t.Context(), fake(tc.fake), tc.tool, nil, nil)
+				_, err = h.CallTool(t.Context(), srv, tc.tool, nil, nil)
 			}
-			bound := timeout + time.Second
+			// The phase's timeout, and slack for a start on a loaded
+			// machine: far below the 30 s a hang would take without it.
+			bound := timeout + 3*time.Second
 			if tc.retried {
 				bound += 3 * 30 * time.Millisecond // the back-offs (10 ms, 20 ms)
 			}
@@ -356,19 +363,21 @@ func waitFile(t *testing.T, path string, within time.Duration) {
 }
 
 func TestOverloaded(t *testing.T) {
-	h := newHarness(t, host.Options{MaxProcs: 1, Timeout: 500 * time.Millisecond})
-	done := make(chan error)
+	h := newHarness(t, host.Options{MaxProcs: 1})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	started := filepath.Join(t.TempDir(), "started")
 	go func() {
-		_, err := h.CallTool(t.Context(), fake("ok"), "hang", nil, nil)
+		_, err := h.CallTool(ctx, fake("ok"), "sleep", map[string]any{"ms": 60_000, "started": started}, nil)
 		done <- err
 	}()
-	// Wait for the first request to hold the only slot.
-	for len(h.spawned()) == 0 {
-		time.Sleep(5 * time.Millisecond)
-	}
-	_, err := h.ListTools(t.Context(), fake("ok"), nil)
+	waitFile(t, started, 10*time.Second) // the first request holds the only slot
+	second := fake("ok")
+	second.TimeoutMS = 500 // how long it waits for a slot
+	_, err := h.ListTools(t.Context(), second, nil)
 	wantKind(t, err, host.KindOverloaded, host.PhaseSpawn)
-	<-done
+	cancel()
+	wantKind(t, <-done, host.KindCancelled, host.PhaseCall)
 }
 
 // A server that ignores stdin EOF and SIGTERM is killed within the bound.
@@ -414,7 +423,7 @@ func TestListCacheNeverRefusesByItself(t *testing.T) {
 // back where they started: nothing waits forever on a dead server.
 func TestNoGoroutineGrowth(t *testing.T) {
 	baseline := runtime.NumGoroutine()
-	h := host.New(host.Options{Timeout: 500 * time.Millisecond, RetryBackoff: time.Millisecond, TerminateGrace: 100 * time.Millisecond, MaxResultBytes: 1 << 20})
+	h := host.New(host.Options{Timeout: 10 * time.Second, RetryBackoff: time.Millisecond, TerminateGrace: 100 * time.Millisecond, MaxResultBytes: 1 << 20})
 	for _, c := range []struct {
 		fake, tool string
 		kind       host.Kind // "" for success
@@ -425,14 +434,19 @@ func TestNoGoroutineGrowth(t *testing.T) {
 		{"stubborn", "echo", ""}, {"ok", "flood", host.KindTooLarge},
 	} {
 		var err error
+		srv := fake(c.fake)
+		srv.CallTimeout = 500 // the hanging rows end here; starting may take its time
+		if c.fake == "hang-init" {
+			srv.TimeoutMS = 500
+		}
 		if c.tool == "" {
-			_, err = h.ListTools(t.Context(), fake(c.fake), nil)
+			_, err = h.ListTools(t.Context(), srv, nil)
 		} else {
 			var args map[string]any
 			if c.tool == "echo" {
 				args = map[string]any{"message": "x"}
 			}
-			_, err = h.CallTool(t.Context(), fake(c.fake), c.tool, args, nil)
+			_, err = h.CallTool(t.Context(), srv, c.tool, args, nil)
 		}
 		if c.kind == "" && err != nil {
 			t.Errorf("%s %s: %v", c.fake, c.tool, err)

@@ -169,7 +169,9 @@ func TestWarmWaitersShareTheStart(t *testing.T) {
 
 // A server wedged between requests is found by the idle ping and replaced.
 func TestWarmWedgeFoundByPing(t *testing.T) {
-	h := newHarness(t, host.Options{Timeout: 300 * time.Millisecond, PingInterval: 100 * time.Millisecond})
+	// The ping's timeout is the server's; 2 s keeps a slow start from
+	// failing the test, and the wedge is still found within the wait.
+	h := newHarness(t, host.Options{Timeout: 2 * time.Second, PingInterval: 100 * time.Millisecond})
 	srv := persistent("ok")
 	first := pidOf(t, h, srv)
 	callText(t, h, srv, "wedge-later", nil)
