@@ -569,13 +569,15 @@ func (e *Error) Error() string {
 	if file == "" {
 		file = "registry"
 	}
+	// The file once, then each problem at its location (CONTRACT.md
+	// section 3).
 	var b strings.Builder
+	b.WriteString(file)
+	b.WriteString(": ")
 	for i, p := range e.Problems {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		b.WriteString(file)
-		b.WriteString(": ")
 		b.WriteString(p.String())
 	}
 	return b.String()

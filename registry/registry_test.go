@@ -98,8 +98,12 @@ func TestParseErrorsNameTheLocation(t *testing.T) {
 				t.Fatalf("err = %v, want a *registry.Error", err)
 			}
 			msg := err.Error()
+			// The file once, first; then each problem at its location.
+			if !strings.HasPrefix(msg, "/etc/colibri/external-mcp.json: ") || strings.Count(msg, "external-mcp.json") != 1 {
+				t.Errorf("error %q should name the file once, first", msg)
+			}
 			for _, w := range tc.want {
-				if !strings.Contains(msg, "/etc/colibri/external-mcp.json: "+w) {
+				if !strings.Contains(msg, w) {
 					t.Errorf("error\n  %s\ndoes not say\n  %s", msg, w)
 				}
 			}
