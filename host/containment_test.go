@@ -378,3 +378,17 @@ func TestSlowCallerDoesNotStallOthers(t *testing.T) {
 		t.Fatal("the slow caller's call never ended")
 	}
 }
+
+// A server that refuses initialize with a JSON-RPC error printing its
+// secret back: colibri's message says what it answered, secret redacted.
+func TestSecretRedactedInInitializeError(t *testing.T) {
+	const secret = "sk-init-5e1d07c3"
+	h := newHarness(t, host.Options{Environ: func() []string { return []string{"PATH=/usr/bin:/bin", "TOKEN=" + secret} }})
+	srv := fake("leak-secret-init")
+	srv.Env["API_KEY"] = "${TOKEN}"
+	_, err := h.ListTools(t.Context(), srv, nil)
+	e := wantKind(t, err, host.KindHandshake, host.PhaseInitialize)
+	if strings.Contains(e.Error(), secret) || !strings.Contains(e.Error(), "the key [redacted] was refused") {
+		t.Errorf("message %q: want the server's words, secret redacted", e.Error())
+	}
+}

@@ -12,6 +12,7 @@ var (
 	errPhaseTimeout = errors.New("phase timed out")
 	errCeiling      = errors.New("call ran past its ceiling of ten times call_timeout_ms")
 	errCancelled    = errors.New("cancelled by the caller")
+	errExited       = errors.New("the server exited with an error status")
 )
 
 func errOverloaded(n int) error {

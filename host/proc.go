@@ -251,7 +251,7 @@ func (h *Host) start(srv *registry.Server, cmd *exec.Cmd, redact *redactor) (*pr
 		exited:     make(chan struct{}),
 		redact:     redact,
 	}
-	p.stderr.redact = redact.apply
+	p.stderr.redact, p.stderr.held = redact.apply, redact.held
 	p.log = h.log.With("server", srv.Name, "pid", p.pid)
 	go func() {
 		p.waitErr = cmd.Wait()

@@ -7,7 +7,8 @@ import "strings"
 // that prints its API key back on stderr, or in an error, must not make
 // colibri show it in stderr_tail, an error message or a log line.
 type redactor struct {
-	r *strings.Replacer // nil: nothing to hide
+	r       *strings.Replacer // nil: nothing to hide
+	secrets []string
 }
 
 // minSecretLen is the shortest value treated as a secret: hiding every "1"
@@ -20,14 +21,22 @@ const redacted = "[redacted]"
 func newRedactor(secrets []string) *redactor {
 	var pairs []string
 	for _, s := range secrets {
-		if len(s) >= minSecretLen {
-			pairs = append(pairs, s, redacted)
+		// A server's stderr is redacted line by line: a secret of several
+		// lines (a PEM key) is hidden line by line too.
+		for _, piece := range append([]string{s}, strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' })...) {
+			if len(piece) >= minSecretLen {
+				pairs = append(pairs, piece, redacted)
+			}
 		}
 	}
 	if len(pairs) == 0 {
 		return &redactor{}
 	}
-	return &redactor{r: strings.NewReplacer(pairs...)}
+	var secs []string
+	for i := 0; i < len(pairs); i += 2 {
+		secs = append(secs, pairs[i])
+	}
+	return &redactor{r: strings.NewReplacer(pairs...), secrets: secs}
 }
 
 // apply returns s with every secret replaced.
@@ -36,4 +45,23 @@ func (r *redactor) apply(s string) string {
 		return s
 	}
 	return r.r.Replace(s)
+}
+
+// held returns how many bytes at the end of s could begin a secret: a line
+// cut there (stderr lines are cut every 4 KiB) must keep them for the next
+// piece, or a secret across the cut would be redacted in neither.
+func (r *redactor) held(s string) int {
+	if r == nil {
+		return 0
+	}
+	n := 0
+	for _, sec := range r.secrets {
+		for k := min(len(sec)-1, len(s)); k > n; k-- {
+			if strings.HasSuffix(s, sec[:k]) {
+				n = k
+				break
+			}
+		}
+	}
+	return n
 }

@@ -57,6 +57,7 @@ func (c *Caller) listing() *Caller {
 type router struct {
 	mu      sync.Mutex
 	server  string
+	secrets *redactor // the session's: applied to what is relayed as the server's log
 	byToken map[string]*route // by the progress token colibri gave the hosted call
 	active  []*route          // operations in flight, oldest first
 
@@ -86,8 +87,28 @@ const (
 	drainWait    = 2 * time.Second // how long a result waits for its notifications
 )
 
-func newRouter(server string) *router {
-	return &router{server: server, byToken: map[string]*route{}}
+func newRouter(server string, secrets *redactor) *router {
+	return &router{server: server, secrets: secrets, byToken: map[string]*route{}}
+}
+
+// redact hides the session's secrets in a log message's data (any JSON).
+func (r *router) redact(data any) any {
+	if r.secrets == nil || r.secrets.r == nil {
+		return data
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return data
+	}
+	clean := r.secrets.apply(string(b))
+	if clean == string(b) {
+		return data
+	}
+	var out any
+	if json.Unmarshal([]byte(clean), &out) != nil {
+		return redacted // a secret that was also JSON syntax: say nothing of it
+	}
+	return out
 }
 
 // begin opens a route for an operation of caller under ctx, with the
@@ -162,20 +183,21 @@ var (
 // maxForwarded wait at once for each operation.
 func forward[R any](r *router, ctx context.Context, has func(*Caller) bool, ask func(context.Context, *Caller) (R, error)) (R, error) {
 	var zero R
+	// Only when exactly one operation is in flight is it surely the one
+	// asking; a listing in flight beside a call (which offers nothing) makes
+	// it ambiguous too, or a list's request would reach the call's caller.
 	r.mu.Lock()
+	n := len(r.active)
 	var rt *route
-	n := 0
-	for _, a := range r.active {
-		if has(a.caller) {
-			rt, n = a, n+1
-		}
+	if n == 1 {
+		rt = r.active[0]
 	}
 	r.mu.Unlock()
 	switch {
-	case n == 0:
-		return zero, errNoCall
 	case n > 1:
 		return zero, errAmbiguous
+	case rt == nil || !has(rt.caller):
+		return zero, errNoCall
 	}
 	select {
 	case rt.forwarding <- struct{}{}:
@@ -320,6 +342,7 @@ func (r *router) log(raw json.RawMessage) {
 		return
 	}
 	p.Logger = "server/" + r.server
+	p.Data = r.redact(p.Data)
 	if rt := r.sole(); rt != nil && rt.caller.Log != nil {
 		rt.deliver(func() { rt.caller.Log(rt.ctx, &p) })
 	}

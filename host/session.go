@@ -53,7 +53,8 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 		h.releaseSlot()
 		return nil, err
 	}
-	s := &session{h: h, srv: srv, p: p, routes: newRouter(srv.Name)}
+	s := &session{h: h, srv: srv, p: p, routes: newRouter(srv.Name, redact)}
+	defer s.endOnExit(ph)()
 	transport := &relayTransport{routes: s.routes, inner: &mcp.IOTransport{
 		Reader: &limitReader{p: p, limit: h.opts.MaxResultBytes},
 		Writer: pipeWriter{p},
@@ -93,6 +94,7 @@ const maxListPages = 100
 func (s *session) listTools(ctx context.Context, caller *Caller) ([]*mcp.Tool, error) {
 	ph := newPhase(ctx, s.srv.Timeout(s.h.opts.Timeout), 0)
 	defer ph.stop()
+	defer s.endOnExit(ph)()
 	if caller != nil {
 		defer s.routes.begin(ph.ctx, caller, "", func() {})()
 	}
@@ -127,6 +129,7 @@ func (s *session) callTool(ctx context.Context, name string, args any, caller *C
 	d := s.srv.CallTimeoutOr(s.h.opts.Timeout)
 	ph := newPhase(ctx, d, 10*d)
 	defer ph.stop()
+	defer s.endOnExit(ph)()
 
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
 	token := ""
@@ -144,7 +147,7 @@ func (s *session) callTool(ctx context.Context, name string, args any, caller *C
 	res, err := s.cs.CallTool(ph.ctx, params)
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) && ctx.Err() == nil && !ph.expired() && !s.p.tooLarge.Load() {
-		return nil, &remoteError{rpcErr}
+		return nil, &remoteError{err: rpcErr, redact: s.p.redact}
 	}
 	if err != nil {
 		e := s.classify(PhaseCall, err, ctx, ph)
@@ -157,15 +160,38 @@ func (s *session) callTool(ctx context.Context, name string, args any, caller *C
 // remoteError is a JSON-RPC error the hosted server answered tools/call
 // with: the hosted tool failing, not colibri. CallTool passes it back as the
 // tool's own isError result.
-type remoteError struct{ err *jsonrpc.Error }
+type remoteError struct {
+	err    *jsonrpc.Error
+	redact *redactor
+}
 
-func (e *remoteError) Error() string { return e.err.Error() }
+func (e *remoteError) Error() string { return e.redact.apply(e.err.Error()) }
 
+// result is the error as the hosted tool's own isError result, in colibri's
+// words (so with the server's secrets redacted).
 func (e *remoteError) result(tool string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
 		IsError: true,
-		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s: error %d: %s", tool, e.err.Code, e.err.Message)}},
+		Content: []mcp.Content{&mcp.TextContent{Text: e.redact.apply(fmt.Sprintf("%s: error %d: %s", tool, e.err.Code, e.err.Message))}},
 	}
+}
+
+// endOnExit ends phase ph as soon as the server exits with an error
+// status: a child that inherited its stdout (a wrapper's helper) may keep
+// the pipe open, and the phase would otherwise wait out its timeout and be
+// reported as one. Call the returned func when the phase returns.
+func (s *session) endOnExit(ph *phaseTimer) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-s.p.exited:
+			if s.p.exitedWithError() {
+				ph.cancel(errExited)
+			}
+		case <-done:
+		}
+	}()
+	return func() { close(done) }
 }
 
 // unstick guards a phase against a server that stopped reading its stdin:
@@ -211,6 +237,14 @@ func (s *session) classify(phase Phase, err error, callerCtx context.Context, ph
 		e.Kind = KindTooLarge
 		e.Err = fmt.Errorf("the server sent a message larger than %d bytes; it was stopped", s.h.opts.MaxResultBytes)
 		e.Hint = "raise COLIBRI_MCP_MAX_RESULT_BYTES if the result is expected"
+	case context.Cause(ph.ctx) == errExited && phase == PhaseInitialize:
+		// A refusal to start: permanent.
+		e.Kind = KindHandshake
+		e.Err = fmt.Errorf("the server %s during initialize", s.p.exitStatus())
+	case context.Cause(ph.ctx) == errExited:
+		e.Kind = KindCrashed
+		e.Err = fmt.Errorf("the server %s during %s", s.p.exitStatus(), phaseMethod(phase))
+		e.transient = true
 	case ph.expired():
 		e.Kind = KindTimeout
 		cause := context.Cause(ph.ctx)
@@ -331,7 +365,14 @@ func (s *session) closeClient(d time.Duration) {
 	}
 	s.p.kill()
 	s.p.closePipes()
-	<-done
+	// The connection is gone; only a handler of the caller's that ignores
+	// its context could still hold Close. Teardown does not wait for it.
+	t.Reset(reapWait)
+	select {
+	case <-done:
+	case <-t.C:
+		s.p.log.Warn("the client session did not close; going on without it", "waited", d+reapWait)
+	}
 }
 
 // abort ends a broken or failed session at once: the group is killed now,

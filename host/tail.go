@@ -22,6 +22,7 @@ type tail struct {
 	lines  []string
 	size   int
 	redact func(string) string // nil: kept as written
+	held   func(string) int    // bytes at a cut that may begin a secret (see redactor.held)
 }
 
 func newTail(max int) *tail { return &tail{max: max} }
@@ -52,17 +53,35 @@ func (t *tail) String() string {
 // it to each; a line longer than maxStderrLine is cut into pieces.
 func (t *tail) readLines(r io.Reader, each func(string)) {
 	br := bufio.NewReaderSize(r, maxStderrLine)
+	carry := "" // the end of a cut piece that may begin a secret
 	for {
 		b, err := br.ReadSlice('\n')
 		if len(b) > 0 {
-			line := strings.TrimRight(string(b), "\r\n")
+			line := carry + string(b)
+			carry = ""
+			if err == bufio.ErrBufferFull && t.held != nil {
+				if n := t.held(line); n > 0 {
+					line, carry = line[:len(line)-n], line[len(line)-n:]
+				}
+			}
+			line = strings.TrimRight(line, "\r\n")
 			if t.redact != nil {
 				line = t.redact(line)
 			}
-			t.add(line)
-			each(line)
+			if line != "" || err != bufio.ErrBufferFull {
+				t.add(line)
+				each(line)
+			}
 		}
 		if err != nil && err != bufio.ErrBufferFull {
+			if carry != "" {
+				line := carry
+				if t.redact != nil {
+					line = t.redact(line)
+				}
+				t.add(line)
+				each(line)
+			}
 			return
 		}
 	}

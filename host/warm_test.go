@@ -198,13 +198,10 @@ func TestWarmCircuit(t *testing.T) {
 		wantKind(t, err, host.KindHandshake, host.PhaseInitialize)
 	}
 	spawned := len(h.spawned())
-	start := time.Now()
 	_, err := h.CallTool(t.Context(), srv, "echo", nil, nil)
 	e := wantKind(t, err, host.KindUnavailable, "")
-	// Fast: well within the cool-down it could otherwise have waited out.
-	if time.Since(start) > 250*time.Millisecond || len(h.spawned()) != spawned {
-		t.Errorf("an open circuit should fail fast and start nothing (took %s, %d processes started)",
-			time.Since(start), len(h.spawned())-spawned)
+	if len(h.spawned()) != spawned {
+		t.Errorf("an open circuit must start nothing (%d processes started)", len(h.spawned())-spawned)
 	}
 	if e.StderrTail != "not ready" {
 		t.Errorf("unavailable should carry the last failure's stderr_tail, got %q", e.StderrTail)

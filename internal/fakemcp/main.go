@@ -316,6 +316,59 @@ var fakes = map[string]func(){
 		}
 		serveTools(nil)
 	},
+	// Review: prints its $API_KEY back on stderr so that it straddles the
+	// 4 KiB line cut, then refuses to start.
+	"review-leak-split": func() {
+		fmt.Fprintf(os.Stderr, "%s%s\n", strings.Repeat("x", 4090), os.Getenv("API_KEY"))
+		os.Exit(3)
+	},
+	// Review: answers tools/call with a JSON-RPC error holding $API_KEY, and
+	// sends it in a progress and a log notification first.
+	"review-leak-call": func() {
+		rawServe(rawHandshake(func(method string, id json.RawMessage) {
+			if method != "tools/call" {
+				return
+			}
+			k := os.Getenv("API_KEY")
+			fmt.Printf(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","data":"log: key %s"}}`+"\n", k)
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"bad key %s"}}`+"\n", id, k)
+		}))
+	},
+	// Review: a child keeps stdout and stderr open; the server says why it
+	// cannot start and exits 3 (a wrapper script's background helper).
+	"review-exit-holder": func() {
+		spawn("sleeper")
+		fmt.Fprintln(os.Stderr, "missing API key")
+		os.Exit(3)
+	},
+	// Review: a runner: each generation starts the next in a session of its
+	// own and exits at once, for REVIEW_RUN_S seconds (so it cannot run
+	// forever on the reviewer's machine); then serves (generation 0 only).
+	"review-runner": func() {
+		spawnSetsid("review-runner-gen")
+		serveTools(nil)
+	},
+	"review-runner-gen": func() {
+		until, _ := strconv.ParseInt(os.Getenv("REVIEW_UNTIL"), 10, 64)
+		if until == 0 {
+			until = time.Now().Add(8 * time.Second).Unix()
+			os.Setenv("REVIEW_UNTIL", strconv.FormatInt(until, 10))
+		}
+		if time.Now().Unix() >= until {
+			time.Sleep(time.Hour) // the survivor sleeps, to be found
+			return
+		}
+		spawnSetsid("review-runner-gen")
+	},
+	// Refuses initialize with a JSON-RPC error that prints its $API_KEY back.
+	"leak-secret-init": func() {
+		rawServe(func(method string, id json.RawMessage) {
+			if method == "initialize" {
+				b, _ := json.Marshal("the key " + os.Getenv("API_KEY") + " was refused")
+				fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%s}}`+"\n", id, b)
+			}
+		})
+	},
 	// Prints its $API_KEY back on stderr, then refuses to start.
 	"leak-secret": func() {
 		fmt.Fprintf(os.Stderr, "fatal: the key %s was refused\n", os.Getenv("API_KEY"))
