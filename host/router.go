@@ -57,7 +57,7 @@ func (c *Caller) listing() *Caller {
 type router struct {
 	mu      sync.Mutex
 	server  string
-	secrets *redactor // the session's: applied to what is relayed as the server's log
+	secrets *redactor         // the session's: applied to what is relayed as the server's log
 	byToken map[string]*route // by the progress token colibri gave the hosted call
 	active  []*route          // operations in flight, oldest first
 
