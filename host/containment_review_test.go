@@ -6,8 +6,10 @@ package host_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,7 +18,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 )
 
 const reviewSecret = "sk-live-8f3a9c2e"
@@ -110,7 +111,7 @@ func TestExitDiagnosedWhileChildHoldsStdout(t *testing.T) {
 	start := time.Now()
 	_, err := h.ListTools(t.Context(), fake("review-exit-holder"), nil)
 	var e *host.Error
-	if !asHostErr(err, &e) {
+	if !errors.As(err, &e) {
 		t.Fatalf("err = %v", err)
 	}
 	t.Logf("after %s: %v (tail %q)", time.Since(start), e, e.StderrTail)
@@ -131,20 +132,32 @@ func TestRespawningRunnerDoesNotOutlive(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Close()
-	time.Sleep(9 * time.Second) // past the runner's own 8 s: a survivor sleeps
-	var alive []int
-	for _, pid := range recordedPidsAny(t, pids) {
-		if procs.Alive(pid) {
-			alive = append(alive, pid)
-		}
+	// Every generation recorded by then dies, and no new one is born after:
+	// a survivor would go on starting generations (each is recorded by its
+	// parent as it starts).
+	born := pidsIn(t, pids)
+	if len(born) < 2 {
+		t.Fatalf("%d generations recorded: the runner did not run", len(born))
 	}
-	if len(alive) > 0 {
-		t.Errorf("runner generations %v outlived the request and Host.Close", alive)
+	waitDead(t, born, 5*time.Second)
+	if later := pidsIn(t, pids); len(later) != len(born) {
+		t.Errorf("%d generations started after Host.Close returned", len(later)-len(born))
 	}
 }
 
-func asHostErr(err error, e **host.Error) bool {
-	return err != nil && errorsAs(err, e)
+// pidsIn lists the pids a fake recorded in dir.
+func pidsIn(t *testing.T, dir string) []int {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, _ := strconv.Atoi(e.Name())
+		pids = append(pids, pid)
+	}
+	return pids
 }
 
 // On a warm server, while caller A's call is in flight, a listing on
