@@ -43,6 +43,8 @@ func TestChaosCatalogue(t *testing.T) {
 	// Reading up to the 16 MiB limit takes a race-built colibri more than a
 	// second: the row is about where the reading stops, not how fast.
 	servers["stdout-flood"]["call_timeout_ms"] = 30000
+	// So does reading 50 MB of stderr: the row is about surviving it.
+	servers["stderr-flood-call"]["call_timeout_ms"] = 30000
 	cmd := exec.Command(colibriBin, "serve", "--external-config", writeRegistry(t, servers),
 		"--external-call", "--timeout", timeout.String(), "--retry-backoff", "10ms")
 	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
@@ -115,7 +117,7 @@ func TestChaosCatalogue(t *testing.T) {
 				bound += bigCost
 			case "fork-storm":
 				bound = 5*time.Second + time.Second
-			case "stdout-flood":
+			case "stdout-flood", "stderr-flood-call":
 				bound = 30 * time.Second
 			}
 			if elapsed > bound {
