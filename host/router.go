@@ -140,8 +140,10 @@ func (r *router) begin(ctx context.Context, caller *Caller, token string, kick f
 		if token != "" {
 			delete(r.byToken, token)
 		}
-		r.mu.Unlock()
+		// Under the lock: the relay queues only under it, so it never
+		// sends on a closed queue.
 		close(rt.queue)
+		r.mu.Unlock()
 		t := time.NewTimer(drainWait)
 		defer t.Stop()
 		select {
@@ -153,22 +155,12 @@ func (r *router) begin(ctx context.Context, caller *Caller, token string, kick f
 }
 
 // deliver queues f for rt's caller; a caller whose queue is full loses it.
+// It is called with r.mu held, while rt is still routed.
 func (rt *route) deliver(f func()) {
 	select {
 	case rt.queue <- f:
 	default:
 	}
-}
-
-// sole returns the one operation in flight, or nil when there is none or
-// more than one.
-func (r *router) sole() *route {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.active) != 1 {
-		return nil
-	}
-	return r.active[0]
 }
 
 var (
@@ -324,8 +316,8 @@ func (r *router) progress(raw json.RawMessage) {
 	}
 	token, _ := p.ProgressToken.(string)
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	rt := r.byToken[token]
-	r.mu.Unlock()
 	if rt == nil || rt.caller.Progress == nil {
 		return
 	}
@@ -343,7 +335,12 @@ func (r *router) log(raw json.RawMessage) {
 	}
 	p.Logger = "server/" + r.server
 	p.Data = r.redact(p.Data)
-	if rt := r.sole(); rt != nil && rt.caller.Log != nil {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.active) != 1 {
+		return // none, or several: nothing tells whose it is
+	}
+	if rt := r.active[0]; rt.caller.Log != nil {
 		rt.deliver(func() { rt.caller.Log(rt.ctx, &p) })
 	}
 }
