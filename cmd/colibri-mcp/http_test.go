@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,7 +32,13 @@ var urlRE = regexp.MustCompile(`url=(http://\S+/mcp)`)
 // startHTTP starts `colibri-mcp serve --http ADDR` and waits until it listens.
 func startHTTP(t *testing.T, addr string, extraArgs ...string) *httpColibri {
 	t.Helper()
-	args := append([]string{"serve", "--http", addr, "--external-config", writeRegistry(t, nil), "--external-call"}, extraArgs...)
+	return startHTTPWith(t, addr, writeRegistry(t, nil), extraArgs...)
+}
+
+// startHTTPWith is startHTTP on the registry file reg.
+func startHTTPWith(t *testing.T, addr, reg string, extraArgs ...string) *httpColibri {
+	t.Helper()
+	args := append([]string{"serve", "--http", addr, "--external-config", reg, "--external-call"}, extraArgs...)
 	cmd := exec.Command(colibriBin, args...)
 	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
 	stderr, _ := cmd.StderrPipe()
@@ -286,5 +293,47 @@ func TestHTTPSessionTimeoutFlag(t *testing.T) {
 	out, _ := cmd.CombinedOutput()
 	if cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "COLIBRI_MCP_SESSION_TIMEOUT") {
 		t.Errorf("a bad COLIBRI_MCP_SESSION_TIMEOUT: exit %d:\n%s", cmd.ProcessState.ExitCode(), out)
+	}
+}
+
+// Over HTTP, a warm server's progress for a call reaches that call's own
+// stream, whichever request started the process: before, every call after
+// the first had its progress sent on the stream of the request that started
+// the warm process, and its caller saw none.
+func TestHTTPWarmProgressReachesItsOwnCaller(t *testing.T) {
+	reg := writeRegistry(t, registryDoc{"warm": {"command": demoBin, "lifecycle": "persistent"}})
+	c := startHTTPWith(t, "127.0.0.1:0", reg)
+	type seen struct {
+		mu sync.Mutex
+		n  int
+	}
+	client := func(s *seen) *mcp.ClientSession {
+		cl := mcp.NewClient(&mcp.Implementation{Name: "progress", Version: "1"}, &mcp.ClientOptions{
+			ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+				s.mu.Lock()
+				s.n++
+				s.mu.Unlock()
+			}})
+		cs, err := cl.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: c.url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	var a, b seen
+	for _, cs := range []*mcp.ClientSession{client(&a), client(&b)} { // a starts the warm process
+		p := hostedCall("warm", "slow", map[string]any{"steps": 3, "interval_ms": 20})
+		p.SetProgressToken("mine")
+		if res, err := cs.CallTool(t.Context(), p); err != nil || res.IsError {
+			t.Fatalf("%v %v", err, res)
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if a.n != 3 || b.n != 3 {
+		t.Errorf("progress seen: the first caller %d, the second %d; want 3 each, on its own stream", a.n, b.n)
 	}
 }
