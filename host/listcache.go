@@ -68,22 +68,6 @@ func listKey(srv *registry.Server, caps *mcp.ClientCapabilities, init *mcp.Initi
 	return sha256.Sum256(b)
 }
 
-// toolsSize estimates what a list costs to keep, close to its size as
-// JSON (what the server sent) without encoding it: a walk of the decoded
-// values, once per put, never per get.
-func toolsSize(tools []*mcp.Tool) int64 {
-	var n int64
-	for _, t := range tools {
-		n += 64 + int64(len(t.Name)+len(t.Title)+len(t.Description))
-		n += valueSize(t.InputSchema) + valueSize(t.OutputSchema)
-		if t.Annotations != nil {
-			n += 128 + int64(len(t.Annotations.Title))
-		}
-		n += valueSize(map[string]any(t.Meta))
-	}
-	return n
-}
-
 // valueSize estimates the JSON size of a decoded value.
 func valueSize(v any) int64 {
 	switch v := v.(type) {
@@ -124,7 +108,7 @@ func (c *listCache) get(key [sha256.Size]byte) []*mcp.Tool {
 }
 
 // put keeps tools under key; size is their estimated size in bytes
-// (toolsSize).
+// (the bytes the session read while listing).
 func (c *listCache) put(key [sha256.Size]byte, tools []*mcp.Tool, size int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

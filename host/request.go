@@ -82,11 +82,12 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 	argErr := h.checkCall(ctx, srv.Name, name, tool, args)
 	if argErr != nil && cached {
 		// The cache may be behind the server: ask it before refusing.
-		if tools, err = s.listTools(ctx, caller.listing()); err != nil {
+		var size int64
+		if tools, size, err = s.listTools(ctx, caller.listing()); err != nil {
 			s.abort()
 			return nil, nil, err
 		}
-		h.lists.put(s.listKey(), tools, toolsSize(tools))
+		h.lists.put(s.listKey(), tools, size)
 		tool = findTool(tools, name)
 		argErr = h.checkCall(ctx, srv.Name, name, tool, args)
 	}
@@ -105,8 +106,8 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 		// The server refused the call itself. If colibri let it through on
 		// a cached list, the list may be what is wrong: ask again.
 		if cached {
-			if tools, lerr := s.listTools(ctx, caller.listing()); lerr == nil {
-				h.lists.put(s.listKey(), tools, toolsSize(tools))
+			if tools, size, lerr := s.listTools(ctx, caller.listing()); lerr == nil {
+				h.lists.put(s.listKey(), tools, size)
 				if findTool(tools, name) == nil {
 					s.close()
 					return nil, nil, h.checkCall(ctx, srv.Name, name, nil, args)
@@ -171,11 +172,12 @@ func (h *Host) openAndList(ctx context.Context, srv *registry.Server, caller *Ca
 				return nil
 			}
 		}
-		if tools, err = s.listTools(ctx, caller.listing()); err != nil {
+		var size int64
+		if tools, size, err = s.listTools(ctx, caller.listing()); err != nil {
 			s.abort()
 			return err
 		}
-		h.lists.put(s.listKey(), tools, toolsSize(tools))
+		h.lists.put(s.listKey(), tools, size)
 		return nil
 	})
 	if err != nil {

@@ -91,7 +91,9 @@ const maxListPages = 100
 // The whole list, not only each page, is bounded: at most maxListPages
 // pages and MaxResultBytes bytes read from the server while listing, past
 // which the process is stopped and the list fails too_large.
-func (s *session) listTools(ctx context.Context, caller *Caller) ([]*mcp.Tool, error) {
+// It also returns the bytes read while listing: what the list cache counts
+// it to cost.
+func (s *session) listTools(ctx context.Context, caller *Caller) ([]*mcp.Tool, int64, error) {
 	ph := newPhase(ctx, s.srv.Timeout(s.h.opts.Timeout), 0)
 	defer ph.stop()
 	defer s.endOnExit(ph)()
@@ -105,19 +107,19 @@ func (s *session) listTools(ctx context.Context, caller *Caller) ([]*mcp.Tool, e
 	for pages := 1; ; pages++ {
 		res, err := s.cs.ListTools(ph.ctx, params)
 		if err != nil {
-			return nil, s.classify(PhaseList, err, ctx, ph)
+			return nil, 0, s.classify(PhaseList, err, ctx, ph)
 		}
 		tools = append(tools, res.Tools...)
 		read := s.p.bytesRead.Load() - start
 		if read > s.h.opts.MaxResultBytes || (res.NextCursor != "" && pages >= maxListPages) {
 			s.p.kill()
-			return nil, &Error{Kind: KindTooLarge, Server: s.srv.Name, Phase: PhaseList,
+			return nil, 0, &Error{Kind: KindTooLarge, Server: s.srv.Name, Phase: PhaseList,
 				Err: fmt.Errorf("the tool list passed %d pages or %d bytes (%d pages, %d bytes so far); the server was stopped",
 					maxListPages, s.h.opts.MaxResultBytes, pages, read),
 				Hint: "raise COLIBRI_MCP_MAX_RESULT_BYTES if the list is expected"}
 		}
 		if res.NextCursor == "" {
-			return tools, nil
+			return tools, read, nil
 		}
 		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
 	}

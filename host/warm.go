@@ -431,7 +431,7 @@ func (w *warm) toolsOf(ctx context.Context, s *session, caller *Caller, fresh bo
 	if tools != nil && !fresh {
 		return tools, true, nil
 	}
-	tools, err := s.listTools(ctx, caller.listing())
+	tools, _, err := s.listTools(ctx, caller.listing())
 	if err != nil {
 		return nil, false, err
 	}
