@@ -130,6 +130,7 @@ func cmdImport(_ context.Context, s *settings, o importOptions, stdout, stderr i
 		if _, err := stdout.Write(editorconf.Document(res.Entries)); err != nil {
 			return failed(err)
 		}
+		fmt.Fprintf(stderr, "%s, %s: %s\n", path, res.Format.Describe(), count(len(res.Entries), "server"))
 		printFindings(stderr, res, nil)
 		return nil
 	case o.write:

@@ -128,6 +128,9 @@ func TestImportJSON(t *testing.T) {
 			if !slices.Equal(names, s.names) {
 				t.Errorf("servers %q, want %q", names, s.names)
 			}
+			if !strings.HasPrefix(stderr, sampleFile(t, s.file)+", "+s.says+"\n") {
+				t.Errorf("stderr does not begin with the file read:\n%s", stderr)
+			}
 			for _, m := range s.moved {
 				if !strings.Contains(stderr, m+"\n") {
 					t.Errorf("stderr lacks %q:\n%s", m, stderr)

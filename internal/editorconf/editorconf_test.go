@@ -231,6 +231,7 @@ func TestParseShapes(t *testing.T) {
 		{"Claude Code's typed entries", Claude,
 			`{"mcpServers": {"a": {"type": "http", "url": "https://x/mcp"}, "b": {"type": "sse", "url": "https://y/sse"}, "c": {"type": "stdio", "command": "c"}}}`,
 			`{"a":{"url":"https://x/mcp"},"b":{"url":"https://y/sse","transport":"sse"},"c":{"command":"c"}}`, ""},
+		{"Windsurf's serverUrl", Claude, `{"mcpServers": {"a": {"serverUrl": "https://x/mcp"}}}`, `{"a":{"url":"https://x/mcp"}}`, ""},
 		{"a disabled server", Claude, `{"mcpServers": {"a": {"command": "x", "disabled": true}}}`, `{}`, `server "a": not imported: disabled in the editor`},
 		{"an unknown type", VSCode, `{"servers": {"a": {"type": "websocket", "url": "ws://x"}}}`, `{}`, `unknown "type" "websocket"`},
 		{"a type without its url", VSCode, `{"servers": {"a": {"type": "http", "command": "x"}}}`, `{}`, `"type" "http" needs a "url"`},

@@ -205,7 +205,8 @@ func (c *converter) leftovers(name string, o object, read []string, quiet ...str
 }
 
 // fromMCPServers reads Claude Desktop's and Cursor's entries (and Claude
-// Code's .mcp.json, which has "type" and "url" too).
+// Code's .mcp.json, which has "type" and "url" too, and Windsurf's, whose
+// url is "serverUrl").
 func (c *converter) fromMCPServers(name string, o object) (*spec, error) {
 	s := &spec{}
 	read, err := common(o, s)
@@ -214,6 +215,11 @@ func (c *converter) fromMCPServers(name string, o object) (*spec, error) {
 	}
 	if s.description, err = o.str("description"); err != nil {
 		return nil, err
+	}
+	if s.url == "" { // Windsurf's name for it
+		if s.url, err = o.str("serverUrl"); err != nil {
+			return nil, err
+		}
 	}
 	if ok, err := c.typed(name, o, s); !ok || err != nil {
 		return nil, err
@@ -227,7 +233,7 @@ func (c *converter) fromMCPServers(name string, o object) (*spec, error) {
 	if o.has("envFile") {
 		c.note(name, "\"envFile\" not imported: put the variables the server needs in its \"env\" (with ${NAME} for secrets)")
 	}
-	c.leftovers(name, o, append(read, "type", "description", "disabled", "envFile"))
+	c.leftovers(name, o, append(read, "type", "description", "disabled", "envFile", "serverUrl"))
 	return s, nil
 }
 
