@@ -217,9 +217,13 @@ func printFindings(w io.Writer, res *editorconf.Result, only []string) {
 // anything is written; an entry the registry refuses is reported and left
 // out.
 func importWrite(registryPath, source string, res *editorconf.Result, w io.Writer) error {
+	// A registry that is a link: the file it points to is replaced, and
+	// the link stays.
 	target, err := filepath.EvalSymlinks(registryPath)
 	if errors.Is(err, fs.ErrNotExist) {
-		target, err = registryPath, nil // dangling links are refused below, by the rename's Lstat
+		// No registry yet (it is created), unless the path is a link to
+		// nothing: creating its target somewhere unseen would surprise.
+		target, err = registryPath, nil
 		if _, lerr := os.Lstat(registryPath); lerr == nil {
 			return usage(fmt.Errorf("import: the registry %s is a link to nothing: nothing written", registryPath))
 		}

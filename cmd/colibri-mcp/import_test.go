@@ -386,3 +386,29 @@ func TestImportInHelpAndCompletion(t *testing.T) {
 		}
 	}
 }
+
+// A registry path that is a symbolic link stays one: the file it points to
+// is replaced, and kept as its .bak beside it.
+func TestImportWriteFollowsLink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "real.json")
+	link := filepath.Join(dir, "external-mcp.json")
+	before := `{"servers": {}}`
+	os.WriteFile(target, []byte(before), 0o644)
+	if err := os.Symlink("real.json", link); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runHere(t, nil, "--external-config", link, "import", sampleFile(t, "claude_desktop_config.json"), "--write")
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced by a file (%v)", err)
+	}
+	if reg, err := registry.Load(target); err != nil || len(reg.Servers) != 3 {
+		t.Errorf("the link's target: %v", err)
+	}
+	if bak, _ := os.ReadFile(target + ".bak"); string(bak) != before {
+		t.Errorf("%s.bak = %q", target, bak)
+	}
+}
