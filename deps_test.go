@@ -31,6 +31,10 @@ var forbidden = map[string][]string{
 	"internal/httpserve": {module + "cmd", "github.com/urfave/cli"},
 	"internal/stdioserve": {module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/urfave/cli"},
+	// editorconf is pure: an editor's file in, registry entries out; the
+	// command reads, validates (with registry) and writes.
+	"internal/editorconf": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 }
 
 // What a package must not import itself, though it reaches it through
@@ -40,6 +44,7 @@ var forbiddenDirect = map[string][]string{
 	"tools":               {"os/exec", module + "jail"},
 	"internal/httpserve":  {"os/exec", module + "host", module + "jail", module + "registry"},
 	"internal/stdioserve": {"os/exec"}, // go-sdk imports it (CommandTransport); the face must not
+	"internal/editorconf": {"os"},      // pure: it reads no file (fmt imports os, so only directly)
 }
 
 // Calls library packages must never make.

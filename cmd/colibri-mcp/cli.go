@@ -165,6 +165,23 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				}),
 			},
 			{
+				Name:        "import",
+				Usage:       "turn an editor's MCP configuration into registry entries; --write merges them",
+				ArgsUsage:   "[FILE]",
+				Description: importDescription + exitCodesHelp,
+				Flags:       importFlags(),
+				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
+					if err := wantArgs(cmd, 0, 1); err != nil {
+						return err
+					}
+					opts, err := importOptionsFrom(cmd)
+					if err != nil {
+						return err
+					}
+					return cmdImport(ctx, s, opts, stdout, stderr)
+				}),
+			},
+			{
 				Name:        "help",
 				Usage:       "show the commands, or one command's help",
 				ArgsUsage:   "[COMMAND]",
