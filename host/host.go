@@ -96,6 +96,7 @@ type Host struct {
 	bg      tasks // teardowns running after their answer
 	schemas schemaCache
 	lists   listCache
+	known   knownLists
 	pool    pool
 	seq     atomic.Uint64
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -134,6 +135,9 @@ func (s *session) callTool(ctx context.Context, name string, args any, caller *C
 	defer s.endOnExit(ph)()
 
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	if caller != nil && len(caller.Meta) > 0 {
+		params.Meta = maps.Clone(caller.Meta) // the progress token is added to a copy
+	}
 	token := ""
 	if caller != nil && caller.Progress != nil {
 		token = "colibri-" + strconv.FormatUint(s.h.seq.Add(1), 10)

@@ -191,7 +191,7 @@ const exitCodesHelp = "\n\n" +
 	"Exit codes:\n" +
 	"  0  success\n" +
 	"  1  the operation ran and failed (a hosted tool returned isError, a server could not be reached, check found problems)\n" +
-	"  2  usage or configuration error (bad flag, unknown command, invalid registry, call gate off, refused HTTP setup)"
+	"  2  usage or configuration error (bad flag, unknown command, invalid registry, call gate off, denied by the policy, refused HTTP setup)"
 
 func jsonFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "json", Usage: "print the tool's structuredContent as JSON"}

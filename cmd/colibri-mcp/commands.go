@@ -70,7 +70,7 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 // the user must change are usage errors (2); everything else failed (1).
 func exitFor(err error) int {
 	switch host.KindOf(err) {
-	case host.KindConfig, host.KindCallDisabled, host.KindJail:
+	case host.KindConfig, host.KindCallDisabled, host.KindJail, host.KindDenied:
 		return exitUsage
 	}
 	return exitFailed
@@ -143,6 +143,7 @@ func orDash(s string) string {
 }
 
 func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, stdout, stderr io.Writer) error {
+	ctx = tools.WithPrincipal(ctx, tools.CLIPrincipal) // the policy applies to the command line too
 	stdout, stderr = safe(stdout), safe(stderr) // names, descriptions, stderr tails: others' words
 	svc, h := newService(s)
 	defer h.Close()
@@ -195,6 +196,7 @@ func firstLine(s string) string {
 }
 
 func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOptions, stdout, stderr io.Writer) error {
+	ctx = tools.WithPrincipal(ctx, tools.CLIPrincipal) // the policy applies to the command line too
 	svc, h := newService(s)
 	defer h.Close()
 	asJSON := opts.output != "text"
@@ -364,6 +366,7 @@ type checkServerResult struct {
 }
 
 func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout, stderr io.Writer) error {
+	ctx = tools.WithPrincipal(ctx, tools.CLIPrincipal) // the policy applies to the command line too
 	stdout, stderr = safe(stdout), safe(stderr) // names, descriptions, stderr tails: others' words
 	start := time.Now()
 	svc, h := newService(s)
