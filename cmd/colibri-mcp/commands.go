@@ -143,7 +143,8 @@ func orDash(s string) string {
 }
 
 func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, stdout, stderr io.Writer) error {
-	ctx = tools.WithPrincipal(ctx, tools.CLIPrincipal) // the policy applies to the command line too
+	// The command line is a caller too: the policy applies to it.
+	ctx = tools.WithPrincipal(ctx, tools.CLIPrincipal)
 	stdout, stderr = safe(stdout), safe(stderr) // names, descriptions, stderr tails: others' words
 	svc, h := newService(s)
 	defer h.Close()
@@ -196,7 +197,8 @@ func firstLine(s string) string {
 }
 
 func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOptions, stdout, stderr io.Writer) error {
-	ctx = tools.WithPrincipal(ctx, tools.CLIPrincipal) // the policy applies to the command line too
+	// The command line is a caller too: the policy applies to it.
+	ctx = tools.WithPrincipal(ctx, tools.CLIPrincipal)
 	svc, h := newService(s)
 	defer h.Close()
 	asJSON := opts.output != "text"
@@ -366,7 +368,8 @@ type checkServerResult struct {
 }
 
 func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout, stderr io.Writer) error {
-	ctx = tools.WithPrincipal(ctx, tools.CLIPrincipal) // the policy applies to the command line too
+	// The command line is a caller too: the policy applies to it.
+	ctx = tools.WithPrincipal(ctx, tools.CLIPrincipal)
 	stdout, stderr = safe(stdout), safe(stderr) // names, descriptions, stderr tails: others' words
 	start := time.Now()
 	svc, h := newService(s)
