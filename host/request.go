@@ -62,7 +62,8 @@ func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, 
 			}
 			return res, err
 		}
-		h.log.Warn("retrying tools/call on a fresh process", "server", srv.Name, "tool", name, "attempt", attempts+1, "err", err)
+		h.log.WarnContext(ctx, "retrying tools/call on a fresh process", "server", srv.Name, "tool", name, "attempt", attempts+1, "err", err)
+		h.retried(srv.Name, PhaseCall)
 		if err := h.sleep(ctx, attempts); err != nil {
 			e.Attempts = attempts
 			return nil, e
@@ -215,7 +216,8 @@ func (h *Host) withRetries(ctx context.Context, srv *registry.Server, f func() e
 			}
 			return err
 		}
-		h.log.Warn("retrying", "server", srv.Name, "phase", e.Phase, "attempt", attempt+1, "err", err)
+		h.log.WarnContext(ctx, "retrying", "server", srv.Name, "phase", e.Phase, "attempt", attempt+1, "err", err)
+		h.retried(srv.Name, e.Phase)
 		if err := h.sleep(ctx, attempt); err != nil {
 			e.Attempts = attempt
 			return e

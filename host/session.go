@@ -36,7 +36,8 @@ func (s *session) listKey() [32]byte {
 
 // open starts srv and initializes it: one attempt, no retry. On failure
 // nothing is left running (the group is killed and reaped in the background).
-func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (*session, error) {
+func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (_ *session, err error) {
+	defer func() { h.started(srv.Name, err) }()
 	timeout := srv.Timeout(h.opts.Timeout)
 	ph := newPhase(ctx, timeout, 0)
 	defer ph.stop()
@@ -49,7 +50,7 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 		h.releaseSlot()
 		return nil, err
 	}
-	p, err := h.start(srv, cmd, redact)
+	p, err := h.start(ctx, srv, cmd, redact)
 	if err != nil {
 		h.releaseSlot()
 		return nil, err
@@ -67,6 +68,9 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 	s.caps = copts.Capabilities
 	client := mcp.NewClient(&mcp.Implementation{Name: "colibri-mcp", Version: h.opts.Version}, copts)
 	s.routes.install(client, caller)
+	if h.opts.OnRequest != nil {
+		client.AddSendingMiddleware(h.observe(srv.Name))
+	}
 	cs, err := client.Connect(ph.ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		e := s.classify(PhaseInitialize, err, ctx, ph)
