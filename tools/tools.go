@@ -22,8 +22,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
+	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -46,6 +48,12 @@ type Options struct {
 	ExternalCall bool
 	// Logger receives colibri's own logs; nil discards them.
 	Logger *slog.Logger
+	// Audit, when set, gets one record per call of a hosted tool
+	// (CONTRACT.md section 10); Digester digests their arguments (nil:
+	// plain SHA-256). Metrics, when set, counts and times (section 11).
+	Audit    *audit.Writer
+	Digester *audit.Digester
+	Metrics  *metrics.Metrics
 }
 
 // Service answers the three tools.

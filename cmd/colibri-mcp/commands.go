@@ -23,6 +23,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
 	"github.com/colibri-mcp/colibri-mcp/internal/stdioserve"
+	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
@@ -34,15 +35,41 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 		// Over HTTP a session id is a credential: keep it out of info logs.
 		s.logger = slog.New(httpserve.QuietSessionIDs(s.logger.Handler()))
 	}
+	closeAudit, err := openAudit(s, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeAudit() // after the host: calls that finish while it closes are still recorded
+	if s.metricsAddr != "" {
+		s.metrics = metrics.New(metrics.Options{Version: version, Commit: commit})
+	}
 	svc, h := newService(s)
 	defer h.Close()
 	for _, w := range hardening {
 		s.logger.Warn(w)
 	}
+	var hup onHUP
+	if s.audit != nil && s.auditLog != "-" {
+		hup = append(hup, hupAction{"audit log reopened (" + s.auditLog + ")", s.audit.Reopen})
+	}
+	if s.metrics != nil {
+		mctx, stopMetrics := context.WithCancel(ctx)
+		ms, wait, err := startMetrics(mctx, s, h)
+		if err != nil {
+			stopMetrics()
+			return err
+		}
+		defer wait()
+		defer stopMetrics()
+		if s.tokenFile != "" {
+			hup = append(hup, hupAction{"token file reloaded for metrics (" + s.tokenFile + ")", ms.ReloadTokens})
+		}
+	}
 	if s.httpAddr != "" {
 		s.logger.Info("starting colibri-mcp", "version", version, "registry", s.configPath, "external_call", s.externalCall)
-		return serveHTTP(ctx, s, svc)
+		return serveHTTP(ctx, s, svc, hup)
 	}
+	defer hup.watch(s)()
 	s.logger.Info("serving MCP over stdio", "version", version, "registry", s.configPath, "external_call", s.externalCall)
 	if isTerminal(stdin) {
 		// Someone typed colibri-mcp in a shell: say why nothing happens.
@@ -199,6 +226,11 @@ func firstLine(s string) string {
 func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOptions, stdout, stderr io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
 	ctx = tools.WithPrincipal(ctx, tools.CLIPrincipal)
+	closeAudit, err := openAudit(s, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeAudit()
 	svc, h := newService(s)
 	defer h.Close()
 	asJSON := opts.output != "text"
@@ -210,7 +242,8 @@ func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOpt
 		caller = &host.Caller{Progress: p.show}
 	}
 	stdout, stderr = safe(stdout), safe(stderr) // the hosted server's words
-	res, err := svc.CallTool(ctx, server, tool, opts.args, caller)
+	// Audited and counted, as a session's call is.
+	res, err := svc.Call(ctx, server, tool, opts.args, caller)
 	if err != nil {
 		return report(err, asJSON, stdout, stderr)
 	}
