@@ -26,6 +26,13 @@ var forbidden = map[string][]string{
 	"internal/schema": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"tools": {module + "cmd", "github.com/urfave/cli"},
+	// audit and metrics are leaves: they know nothing of what they record.
+	"audit": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
+		module + "policy", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	"metrics": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
+		module + "policy", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	"internal/reqid": {module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// policy is pure: rules in, a decision out; it knows no host, no SDK.
 	"policy": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
 		module + "internal", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
