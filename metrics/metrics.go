@@ -15,6 +15,7 @@ package metrics
 import (
 	"net/http"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -138,9 +139,9 @@ func (m *Metrics) AuditWriteError() {
 }
 
 // ServerOperation observes one request a caller sent colibri; errorType is
-// "" when it succeeded.
+// "" when it succeeded. Notifications are not operations, and are left out.
 func (m *Metrics) ServerOperation(method string, took time.Duration, errorType string) {
-	if m != nil {
+	if m != nil && !strings.HasPrefix(method, "notifications/") {
 		m.serverOps.WithLabelValues(Method(method), errorType).Observe(took.Seconds())
 	}
 }

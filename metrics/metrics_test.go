@@ -33,6 +33,7 @@ func TestSeries(t *testing.T) {
 	m.Retry("flaky", "initialize")
 	m.ServerOperation("tools/call", 20*time.Millisecond, "")
 	m.ServerOperation("made/up", time.Millisecond, "")
+	m.ServerOperation("notifications/initialized", time.Millisecond, "")
 	m.ClientOperation("demo", "tools/call", 3*time.Second, "tool_error")
 	got := scrape(t, m)
 	for _, want := range []string{
@@ -55,7 +56,7 @@ func TestSeries(t *testing.T) {
 			t.Errorf("the scrape lacks %s", want)
 		}
 	}
-	if strings.Contains(got, `colibri_upstream_up{server="idle"}`) || strings.Contains(got, "made/up") {
+	if strings.Contains(got, `colibri_upstream_up{server="idle"}`) || strings.Contains(got, "made/up") || strings.Contains(got, "notifications") {
 		t.Errorf("scrape:\n%s", got)
 	}
 	// Its own registry: nothing of the client library's global one (no

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -41,7 +42,8 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	}
 	defer closeAudit() // after the host: calls that finish while it closes are still recorded
 	if s.metricsAddr != "" {
-		s.metrics = metrics.New(metrics.Options{Version: version, Commit: commit})
+		v, c := buildVersion(version, commit, debug.ReadBuildInfo) // as --version says them
+		s.metrics = metrics.New(metrics.Options{Version: v, Commit: c})
 	}
 	svc, h := newService(s)
 	defer h.Close()
