@@ -27,7 +27,10 @@ func (s *Service) controls(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ctx = reqid.With(ctx, reqid.New())
 		start := time.Now()
-		call := hostedCallOf(method, req)
+		var call *hostedCall
+		if s.opts.Audit != nil || s.opts.Metrics != nil { // else the input is not read twice
+			call = hostedCallOf(method, req)
+		}
 		if call != nil {
 			ctx = withNote(ctx, call.note)
 		}
