@@ -26,6 +26,16 @@ var forbidden = map[string][]string{
 	"internal/schema": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"tools": {module + "cmd", "github.com/urfave/cli"},
+	// audit and metrics are leaves: they know nothing of what they record.
+	"audit": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
+		module + "policy", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	"metrics": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
+		module + "policy", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	"internal/reqid": {module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// policy is pure: rules in, a decision out; it knows no host, no SDK.
+	"policy": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
+		module + "internal", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// The faces: cmd/colibri-mcp → internal/httpserve → tools; stdioserve
 	// knows only go-sdk.
 	"internal/httpserve": {module + "cmd", "github.com/urfave/cli"},
@@ -42,6 +52,7 @@ var forbidden = map[string][]string{
 // face reaches hosted servers only through tools.
 var forbiddenDirect = map[string][]string{
 	"tools":               {"os/exec", module + "jail"},
+	"policy":              {"os", "io", "io/fs", "net", "net/http", "time", "math/rand", "math/rand/v2"}, // no I/O, no clock
 	"internal/httpserve":  {"os/exec", module + "host", module + "jail", module + "registry"},
 	"internal/stdioserve": {"os/exec"}, // go-sdk imports it (CommandTransport); the face must not
 	"internal/editorconf": {"os"},      // pure: it reads no file (fmt imports os, so only directly)

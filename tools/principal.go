@@ -5,6 +5,12 @@ import "context"
 // StdioPrincipal is the caller's principal over stdio (CONTRACT.md section 7).
 const StdioPrincipal = "stdio"
 
+// CLIPrincipal is the principal of the command line's own calls and lists
+// (`colibri-mcp call`, `list-tools`, `describe`, `check --probe`): a person
+// at a terminal, not an editor's session, so that a policy can tell them
+// apart (`"callers": {"cli": …}`) and the audit log says which it was.
+const CLIPrincipal = "cli"
+
 type principalKey struct{}
 
 // WithPrincipal returns ctx carrying the caller's principal: the name the

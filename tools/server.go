@@ -93,6 +93,9 @@ func (s *Service) NewServer(version string) *mcp.Server {
 			return res, err
 		}
 	})
+	// Added last, so outermost: request ids, the audit log and metrics
+	// (controls.go) see every request, refusals included.
+	server.AddReceivingMiddleware(s.controls)
 	t := Tools()
 	server.AddTool(t[0], s.handleServers)
 	server.AddTool(t[1], s.handleListTools)
@@ -140,7 +143,7 @@ func (s *Service) handleCallTool(ctx context.Context, req *mcp.CallToolRequest) 
 		if host.KindOf(err) == host.KindCancelled {
 			// Over stdio this result is never sent (QuietCancel): the caller
 			// cancelled the request and expects no response.
-			s.log.Debug("call cancelled", "server", in.Server, "tool", in.Name)
+			s.log.DebugContext(ctx, "call cancelled", "server", in.Server, "tool", in.Name)
 		}
 		return ErrorResult(err), nil
 	}
@@ -240,6 +243,7 @@ func structured(v any, isError bool) *mcp.CallToolResult {
 func (s *Service) callerOf(ctx context.Context, req *mcp.CallToolRequest) *host.Caller {
 	ss := req.Session
 	c := &host.Caller{
+		Meta:     traceContext(req.Params.GetMeta()),
 		LogLevel: s.levels.get(ss),
 		Log: func(_ context.Context, p *mcp.LoggingMessageParams) {
 			// ServerSession.Log drops messages below the level the caller set.

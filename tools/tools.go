@@ -22,8 +22,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
+	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -46,6 +48,12 @@ type Options struct {
 	ExternalCall bool
 	// Logger receives colibri's own logs; nil discards them.
 	Logger *slog.Logger
+	// Audit, when set, gets one record per call of a hosted tool
+	// (CONTRACT.md section 10); Digester digests their arguments (nil:
+	// plain SHA-256). Metrics, when set, counts and times (section 11).
+	Audit    *audit.Writer
+	Digester *audit.Digester
+	Metrics  *metrics.Metrics
 }
 
 // Service answers the three tools.
@@ -203,6 +211,7 @@ func (s *Service) ListTools(ctx context.Context, server string, caller *host.Cal
 		if err != nil {
 			return nil, err
 		}
+		tools = s.visible(ctx, reg, srv, tools)
 		return &ListToolsResult{Servers: []ServerTools{{Server: server, Tools: tools}}}, nil
 	}
 	names := reg.Names()
@@ -211,7 +220,7 @@ func (s *Service) ListTools(ctx context.Context, server string, caller *host.Cal
 	for i, name := range names {
 		wg.Go(func() {
 			tools, err := s.opts.Host.ListTools(ctx, reg.Servers[name], caller)
-			out.Servers[i] = ServerTools{Server: name, Tools: tools}
+			out.Servers[i] = ServerTools{Server: name, Tools: s.visible(ctx, reg, reg.Servers[name], tools)}
 			if err != nil {
 				out.Servers[i] = ServerTools{Server: name, Error: Detail(err)}
 			}
@@ -236,6 +245,9 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	if err != nil {
 		return nil, err
 	}
+	if caller, err = s.guardCall(ctx, reg, srv, name, caller); err != nil {
+		return nil, err
+	}
 	decoded, err := decodeArguments(args)
 	if err != nil {
 		return nil, &host.Error{Kind: host.KindInvalidArguments, Server: server, Tool: name, Phase: host.PhaseCall, Err: err}
@@ -243,9 +255,10 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	res, err := s.opts.Host.CallTool(ctx, srv, name, decoded, caller)
 	if host.KindOf(err) == host.KindUnknownTool {
 		// The host knows only that the tool is missing; name the ones the
-		// server has, so that the caller (often a model) can correct itself.
+		// server has (those the caller may see), so that the caller (often
+		// a model) can correct itself.
 		if have, lerr := s.opts.Host.ListTools(ctx, srv, caller); lerr == nil {
-			return nil, UnknownTool(server, name, have)
+			return nil, UnknownTool(server, name, s.visible(ctx, reg, srv, have))
 		}
 	}
 	return res, err

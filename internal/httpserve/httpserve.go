@@ -243,23 +243,30 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		principal := AnonymousPrincipal
 		if s.tokens != nil {
-			// As go-sdk's auth.RequireBearerToken reads the header.
-			fields := strings.Fields(r.Header.Get("Authorization"))
-			switch {
-			case len(fields) != 2 || !strings.EqualFold(fields[0], "bearer"):
-				w.Header().Set("WWW-Authenticate", `Bearer realm="colibri-mcp"`)
-				refuse(w, http.StatusUnauthorized, "no bearer token")
+			if principal = principalOfBearer(s.tokens, w, r); principal == "" {
 				return
-			default:
-				if principal = s.tokens.principal(fields[1]); principal == "" {
-					w.Header().Set("WWW-Authenticate", `Bearer realm="colibri-mcp", error="invalid_token"`)
-					refuse(w, http.StatusUnauthorized, "unknown bearer token")
-					return
-				}
 			}
 		}
 		next.ServeHTTP(w, r.WithContext(tools.WithPrincipal(r.Context(), principal)))
 	})
+}
+
+// principalOfBearer is the principal of r's bearer token. When there is none, or it is
+// unknown, it answers 401 and returns "".
+func principalOfBearer(tokens *tokenSet, w http.ResponseWriter, r *http.Request) string {
+	// As go-sdk's auth.RequireBearerToken reads the header.
+	fields := strings.Fields(r.Header.Get("Authorization"))
+	if len(fields) != 2 || !strings.EqualFold(fields[0], "bearer") {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="colibri-mcp"`)
+		refuse(w, http.StatusUnauthorized, "no bearer token")
+		return ""
+	}
+	principal := tokens.principal(fields[1])
+	if principal == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="colibri-mcp", error="invalid_token"`)
+		refuse(w, http.StatusUnauthorized, "unknown bearer token")
+	}
+	return principal
 }
 
 // refuse answers a request that is turned away. The connection closes after
