@@ -183,12 +183,11 @@ func (s *Service) labels(server, tool string) (string, string) {
 	return server, tool
 }
 
-// transportOf is how a principal's calls arrive: "stdio" and "cli" are
-// colibri's own principals there; every other comes over HTTP.
+// transportOf is how a principal's calls arrive: "stdio" (a session over
+// stdio, or the command line) or "http".
 func transportOf(principal string) string {
-	switch principal {
-	case StdioPrincipal, CLIPrincipal:
-		return principal
+	if principal == StdioPrincipal {
+		return "stdio"
 	}
 	return "http"
 }

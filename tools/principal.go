@@ -2,14 +2,12 @@ package tools
 
 import "context"
 
-// StdioPrincipal is the caller's principal over stdio (CONTRACT.md section 7).
+// StdioPrincipal is the caller's principal over stdio (CONTRACT.md section
+// 7), and of the command line's own calls and lists (`colibri-mcp call`,
+// `list-tools`, `describe`, `check --probe`): a local user, who could as well
+// run colibri over stdio. (The contract names three kinds of principal and
+// two transports; the command line is not a fourth.)
 const StdioPrincipal = "stdio"
-
-// CLIPrincipal is the principal of the command line's own calls and lists
-// (`colibri-mcp call`, `list-tools`, `describe`, `check --probe`): a person
-// at a terminal, not an editor's session, so that a policy can tell them
-// apart (`"callers": {"cli": …}`) and the audit log says which it was.
-const CLIPrincipal = "cli"
 
 type principalKey struct{}
 

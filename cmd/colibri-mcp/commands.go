@@ -173,7 +173,7 @@ func orDash(s string) string {
 
 func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, stdout, stderr io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
-	ctx = tools.WithPrincipal(ctx, tools.CLIPrincipal)
+	ctx = tools.WithPrincipal(ctx, tools.StdioPrincipal)
 	stdout, stderr = safe(stdout), safe(stderr) // names, descriptions, stderr tails: others' words
 	svc, h := newService(s)
 	defer h.Close()
@@ -227,7 +227,7 @@ func firstLine(s string) string {
 
 func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOptions, stdout, stderr io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
-	ctx = tools.WithPrincipal(ctx, tools.CLIPrincipal)
+	ctx = tools.WithPrincipal(ctx, tools.StdioPrincipal)
 	closeAudit, err := openAudit(s, stderr)
 	if err != nil {
 		return err
@@ -404,7 +404,7 @@ type checkServerResult struct {
 
 func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout, stderr io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
-	ctx = tools.WithPrincipal(ctx, tools.CLIPrincipal)
+	ctx = tools.WithPrincipal(ctx, tools.StdioPrincipal)
 	stdout, stderr = safe(stdout), safe(stderr) // names, descriptions, stderr tails: others' words
 	start := time.Now()
 	svc, h := newService(s)

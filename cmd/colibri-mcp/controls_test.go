@@ -51,12 +51,12 @@ func dirEntries(t *testing.T, dir string) []string {
 	return out
 }
 
-// The command line is a caller too, the principal "cli": the policy hides
+// The command line is a caller too, the principal "stdio": the policy hides
 // and refuses for it as for a session, and a denied call starts nothing.
 func TestCLIPolicy(t *testing.T) {
 	pids := t.TempDir()
 	reg := writeRaw(t, map[string]any{
-		"policy": map[string]any{"callers": map[string]any{"cli": map[string]any{"tools": map[string]any{"deny": []string{"search"}}}}},
+		"policy": map[string]any{"callers": map[string]any{"stdio": map[string]any{"tools": map[string]any{"deny": []string{"search"}}}}},
 		"servers": map[string]any{"ann": map[string]any{
 			"command": fakeBin, "args": []string{"annotated"}, "env": map[string]any{"FAKEMCP_PIDS": pids},
 			"policy": map[string]any{"tools": map[string]any{"deny": []string{"delete_*"}}},
@@ -376,7 +376,7 @@ func TestCLIAudit(t *testing.T) {
 		t.Errorf("no warning about unkeyed digests: %q", stderr)
 	}
 	lines := auditLines(t, auditLog)
-	if len(lines) != 1 || lines[0]["principal"] != "cli" || lines[0]["transport"] != "cli" || lines[0]["outcome"] != "ok" ||
+	if len(lines) != 1 || lines[0]["principal"] != "stdio" || lines[0]["transport"] != "stdio" || lines[0]["outcome"] != "ok" ||
 		!strings.HasPrefix(str(lines[0]["args"].(map[string]any)["digest"]), "sha256:") {
 		t.Errorf("audit: %v", lines)
 	}

@@ -29,7 +29,7 @@ var (
 )
 
 // reservedNames are principals colibri gives itself.
-var reservedNames = map[string]bool{tools.StdioPrincipal: true, tools.CLIPrincipal: true, AnonymousPrincipal: true}
+var reservedNames = map[string]bool{tools.StdioPrincipal: true, AnonymousPrincipal: true}
 
 type credential struct {
 	token     []byte
