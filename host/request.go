@@ -80,8 +80,8 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 		return nil, nil, err
 	}
 	tool := findTool(tools, name)
-	argErr := h.checkCall(ctx, srv.Name, name, tool, args)
-	if argErr != nil && cached {
+	argErr := h.vet(ctx, srv.Name, name, tool, args, caller)
+	if argErr != nil && cached && KindOf(argErr) != KindDenied {
 		// The cache may be behind the server: ask it before refusing.
 		var size int64
 		if tools, size, err = s.listTools(ctx, caller.listing()); err != nil {
@@ -90,10 +90,7 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 		}
 		s.remember(tools, size)
 		tool = findTool(tools, name)
-		argErr = h.checkCall(ctx, srv.Name, name, tool, args)
-	}
-	if argErr == nil {
-		argErr = caller.admit(tool)
+		argErr = h.vet(ctx, srv.Name, name, tool, args, caller)
 	}
 	if argErr != nil {
 		s.close()
@@ -114,7 +111,7 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 				s.remember(tools, size)
 				if findTool(tools, name) == nil {
 					s.close()
-					return nil, nil, h.checkCall(ctx, srv.Name, name, nil, args)
+					return nil, nil, unknownTool(srv.Name, name)
 				}
 			}
 		}
@@ -131,15 +128,26 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 	return nil, tool, err
 }
 
-// checkCall refuses a call to a tool the server does not list, or with
-// arguments its inputSchema rejects.
-func (h *Host) checkCall(ctx context.Context, server, name string, tool *mcp.Tool, args any) error {
+// vet refuses a call that must not be made: to a tool the server does not
+// list, to one the caller's policy denies (Caller.Allow), or with arguments
+// the tool's inputSchema rejects. The policy judges before the schema, so
+// that a caller learns nothing of a tool it may not call: an invalid_arguments
+// message would say that the tool exists, and what it takes.
+func (h *Host) vet(ctx context.Context, server, name string, tool *mcp.Tool, args any, caller *Caller) error {
 	if tool == nil {
-		return &Error{Kind: KindUnknownTool, Server: server, Tool: name, Phase: PhaseList,
-			Err:  errors.New("the server does not list this tool"),
-			Hint: "colibri_external_mcp_list_tools shows the tools it has"}
+		return unknownTool(server, name)
+	}
+	if err := caller.admit(tool); err != nil {
+		return err
 	}
 	return h.validateArgs(ctx, server, tool, args)
+}
+
+// unknownTool refuses a call to a tool the server does not list.
+func unknownTool(server, name string) *Error {
+	return &Error{Kind: KindUnknownTool, Server: server, Tool: name, Phase: PhaseList,
+		Err:  errors.New("the server does not list this tool"),
+		Hint: "colibri_external_mcp_list_tools shows the tools it has"}
 }
 
 // retryCall reports whether a failed tools/call may be tried again: the tool

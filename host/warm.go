@@ -467,16 +467,13 @@ func (h *Host) callOn(ctx context.Context, w *warm, s *session, name string, arg
 		return nil, nil, err
 	}
 	tool := findTool(tools, name)
-	argErr := h.checkCall(ctx, w.srv.Name, name, tool, args)
-	if argErr != nil && cached {
+	argErr := h.vet(ctx, w.srv.Name, name, tool, args, caller)
+	if argErr != nil && cached && KindOf(argErr) != KindDenied {
 		if tools, _, err = w.toolsOf(ctx, s, caller, true); err != nil {
 			return nil, nil, err
 		}
 		tool = findTool(tools, name)
-		argErr = h.checkCall(ctx, w.srv.Name, name, tool, args)
-	}
-	if argErr == nil {
-		argErr = caller.admit(tool)
+		argErr = h.vet(ctx, w.srv.Name, name, tool, args, caller)
 	}
 	if argErr != nil {
 		return nil, tool, argErr

@@ -157,10 +157,15 @@ func TestPolicyOnAnnotations(t *testing.T) {
 		t.Run("list unknown, "+lifecycle, func(t *testing.T) {
 			reg, _, calls := policyRegistry(t, global, "")
 			reg.Servers["ann"].Lifecycle = lifecycle
-			cs := connectAs(t, newService(t, true, reg), tools.StdioPrincipal)
-			res := callTool(t, cs, tools.CallToolTool, map[string]any{"server": "ann", "name": "delete_file"})
-			if kind := errorKind(t, res); kind != "denied" {
-				t.Fatalf("kind %q: %s", kind, resultText(res))
+			// With arguments that its inputSchema refuses, or none: the
+			// policy judges first, so that the caller learns nothing of a
+			// tool it may not see (not that it exists, nor what it takes).
+			for _, args := range []any{nil, map[string]any{"path": 42}} {
+				cs := connectAs(t, newService(t, true, reg), tools.StdioPrincipal) // no list known yet
+				res := callTool(t, cs, tools.CallToolTool, map[string]any{"server": "ann", "name": "delete_file", "arguments": args})
+				if got, want := resultText(res), "colibri: denied: policy denies delete_file on ann for this caller"; got != want {
+					t.Errorf("arguments %v: %q, want %q", args, got, want)
+				}
 			}
 			if got := entries(t, calls); len(got) != 0 {
 				t.Errorf("the hosted server was called: %v", got)

@@ -498,7 +498,13 @@ func serveAnnotated() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "annotated", Version: "1"}, nil)
 	closed := false
 	add := func(name string, ann *mcp.ToolAnnotations, answer func(*mcp.CallToolRequest) string) {
-		mcp.AddTool(s, &mcp.Tool{Name: name, Annotations: ann}, func(_ context.Context, req *mcp.CallToolRequest, _ map[string]any) (*mcp.CallToolResult, any, error) {
+		tool := &mcp.Tool{Name: name, Annotations: ann}
+		if name == "delete_file" {
+			// A schema of its own: a call with the wrong arguments tells
+			// whether the policy judged it before its schema did.
+			tool.InputSchema = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)
+		}
+		mcp.AddTool(s, tool, func(_ context.Context, req *mcp.CallToolRequest, _ map[string]any) (*mcp.CallToolResult, any, error) {
 			if dir := os.Getenv("FAKEMCP_CALLS"); dir != "" {
 				if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
 					fatal(err)
