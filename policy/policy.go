@@ -15,10 +15,7 @@
 // rules can only narrow what the others allow, never widen it.
 package policy
 
-import (
-	"path"
-	"strconv"
-)
+import "strconv"
 
 // Policy is a "policy" object of the registry: the top-level one, which
 // applies to every server, or a server's own.
@@ -33,7 +30,8 @@ type Policy struct {
 // Set is one set of rules: the shape of a policy without "callers", and of
 // each entry of "callers".
 type Set struct {
-	// Tools holds globs (path.Match) on the hosted tool's name.
+	// Tools holds globs (Match: path.Match's syntax, where * also matches
+	// a /) on the hosted tool's name.
 	Tools *Globs `json:"tools,omitempty"`
 	// DenyDestructive denies a tool unless its annotations say
 	// readOnlyHint: true or destructiveHint: false.
@@ -160,7 +158,7 @@ func (r Rules) scopes(principal string) []scope {
 func (s *Set) deny(tool string, ann *Annotations) (string, bool) {
 	if g := s.Tools; g != nil {
 		for _, p := range g.Deny {
-			if ok, err := path.Match(p, tool); ok || err != nil { // a malformed deny pattern denies
+			if ok, err := Match(p, tool); ok || err != nil { // a malformed deny pattern denies
 				return "tools.deny " + strconv.Quote(p), true
 			}
 		}
@@ -198,11 +196,11 @@ func matchAny(patterns []string, name string) string {
 	return ""
 }
 
-// match is path.Match. A malformed pattern matches nothing, so a malformed
+// match is Match. A malformed pattern matches nothing, so a malformed
 // allow pattern admits nothing (and deny treats one as a match): the policy
 // fails closed. The registry refuses such patterns (Problems), so only a
 // policy built in code can hold one.
 func match(pattern, name string) bool {
-	ok, err := path.Match(pattern, name)
+	ok, err := Match(pattern, name)
 	return err == nil && ok
 }

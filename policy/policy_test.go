@@ -56,7 +56,12 @@ func TestDecide(t *testing.T) {
 			tool: "drop", rule: `server:demo tools.deny "drop"`},
 		{name: "both allow lists must admit", global: `{"tools":{"allow":["get_*"]}}`, local: `{"tools":{"allow":["search"]}}`,
 			tool: "search", rule: "tools.allow"},
-		{name: "path.Match: * does not cross /", local: `{"tools":{"deny":["*delete*"]}}`, tool: "fs/delete", allow: true},
+		{name: "* matches a / too", local: `{"tools":{"deny":["*delete*"]}}`, tool: "fs/delete",
+			rule: `server:demo tools.deny "*delete*"`},
+		{name: "a deny of * denies a name with a /", global: `{"tools":{"deny":["*"]}}`, tool: "admin/delete_user",
+			rule: `tools.deny "*"`},
+		{name: "an allow glob admits a name with a /", local: `{"tools":{"allow":["user-profile/*"]}}`, tool: "user-profile/update",
+			allow: true, rule: `server:demo tools.allow "user-profile/*"`},
 		{name: "a character class", local: `{"tools":{"deny":["rm[a-z]"]}}`, tool: "rmx", rule: `server:demo tools.deny "rm[a-z]"`},
 
 		// deny_destructive: the spec's defaults for absent hints.

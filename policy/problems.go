@@ -16,7 +16,7 @@ type Problem struct {
 }
 
 // principalPattern is what a key of "callers" may be: a token file's NAME
-// (internal/httpserve), colibri's own principals (stdio, anonymous, cli),
+// (internal/httpserve), colibri's own principals (stdio, anonymous),
 // or "token:" and the first 12 hex digits of an unnamed token's SHA-256.
 // The registry's JSON Schema holds the same pattern.
 var principalPattern = regexp.MustCompile(`^(?:[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}|token:[0-9a-f]{12})$`)
@@ -38,7 +38,7 @@ func (p *Policy) Problems() []Problem {
 	for _, name := range names {
 		at := "/callers/" + escape(name)
 		if !principalPattern.MatchString(name) {
-			ps = append(ps, Problem{at, fmt.Sprintf("%q is not a principal: want a token file's NAME (letters, digits and _.@-), stdio, cli, anonymous, or token: and 12 lower-case hex digits", name)})
+			ps = append(ps, Problem{at, fmt.Sprintf("%q is not a principal: want a token file's NAME (letters, digits and _.@-), stdio, anonymous, or token: and 12 lower-case hex digits", name)})
 		}
 		if s := p.Callers[name]; s != nil {
 			ps = append(ps, s.problems(at)...)
