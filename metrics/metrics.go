@@ -8,14 +8,19 @@
 //
 // Label values are the caller's to keep bounded: a server or tool name only
 // from the registry and the hosted servers' own lists, anything else Other.
-// No label ever holds a principal, a session id or an argument. Every method
+// The package bounds what a hosted server could still grow: at most
+// MaxToolsPerServer tool names per server, and only known JSON-RPC codes as
+// error types. No label ever holds a principal, a session id or an argument. Every method
 // of a nil *Metrics does nothing, so that metrics can be off.
 package metrics
 
 import (
 	"net/http"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +32,12 @@ import (
 // hosted list (an unknown server, a tool no list holds, a method colibri
 // does not know).
 const Other = "_other"
+
+// MaxToolsPerServer bounds the tool label values of one server: a hosted
+// server that lists 100,000 tools, or renames its tools all day, must not
+// make a series of each. The first MaxToolsPerServer tools of a server to be
+// called keep their names, until colibri restarts; the rest are Other.
+const MaxToolsPerServer = 200
 
 // Options configure the metrics.
 type Options struct {
@@ -65,6 +76,9 @@ type Metrics struct {
 	up          *prometheus.Desc
 	state       atomic.Pointer[func() State]
 	handler     http.Handler
+
+	mu    sync.Mutex
+	tools map[string]map[string]bool // server → the tool names that are labels
 }
 
 // durationBuckets are the MCP semantic conventions' advice for operation
@@ -117,11 +131,37 @@ func (m *Metrics) SetState(f func() State) { m.state.Store(&f) }
 // Registry is the metrics' own registry (for tests and extra collectors).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// ToolCall counts one call of a hosted tool.
+// ToolCall counts one call of a hosted tool. Past MaxToolsPerServer tool
+// names for one server, tool is counted as Other.
 func (m *Metrics) ToolCall(server, tool, outcome, errorKind string) {
 	if m != nil {
-		m.calls.WithLabelValues(server, tool, outcome, errorKind).Inc()
+		m.calls.WithLabelValues(server, m.toolLabel(server, tool), outcome, ErrorType(errorKind)).Inc()
 	}
+}
+
+// toolLabel is tool as a label value of server's: itself while server has
+// fewer than MaxToolsPerServer, else Other.
+func (m *Metrics) toolLabel(server, tool string) string {
+	if tool == Other {
+		return tool
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tools == nil {
+		m.tools = map[string]map[string]bool{}
+	}
+	known := m.tools[server]
+	switch {
+	case known[tool]:
+		return tool
+	case len(known) >= MaxToolsPerServer:
+		return Other
+	case known == nil:
+		known = map[string]bool{}
+		m.tools[server] = known
+	}
+	known[tool] = true
+	return tool
 }
 
 // PolicyDenial counts one call the policy refused.
@@ -142,14 +182,14 @@ func (m *Metrics) AuditWriteError() {
 // "" when it succeeded. Notifications are not operations, and are left out.
 func (m *Metrics) ServerOperation(method string, took time.Duration, errorType string) {
 	if m != nil && !strings.HasPrefix(method, "notifications/") {
-		m.serverOps.WithLabelValues(Method(method), errorType).Observe(took.Seconds())
+		m.serverOps.WithLabelValues(Method(method), ErrorType(errorType)).Observe(took.Seconds())
 	}
 }
 
 // ClientOperation observes one request colibri sent a hosted server.
 func (m *Metrics) ClientOperation(server, method string, took time.Duration, errorType string) {
 	if m != nil {
-		m.clientOps.WithLabelValues(Method(method), server, errorType).Observe(took.Seconds())
+		m.clientOps.WithLabelValues(Method(method), server, ErrorType(errorType)).Observe(took.Seconds())
 	}
 }
 
@@ -175,6 +215,33 @@ var methods = map[string]bool{
 func Method(name string) string {
 	if methods[name] {
 		return name
+	}
+	return Other
+}
+
+// rpcCodes are the JSON-RPC error codes an error_type may name: JSON-RPC's
+// own, and those MCP and go-sdk define. A hosted server chooses the code of
+// its error answers: any other code, of the 2^63 it could send, is Other.
+var rpcCodes = map[int64]bool{
+	-32700: true, -32600: true, -32601: true, -32602: true, -32603: true, // JSON-RPC 2.0
+	-32000: true, -32001: true, // connection closed, request timeout (the TypeScript SDK)
+	-32002: true,                             // resource not found
+	-32020: true, -32021: true, -32022: true, // go-sdk: header mismatch, missing capabilities, protocol version
+	-32042: true, // URL elicitation required
+}
+
+// errorWord is an error type colibri names itself: an error kind,
+// "tool_error", "timeout", "cancelled", "transport".
+var errorWord = regexp.MustCompile(`^[a-z][a-z_]{0,31}$`)
+
+// ErrorType is errorType as a label value: "" (no error), a word of
+// colibri's, or a JSON-RPC code of rpcCodes; anything else is Other.
+func ErrorType(errorType string) string {
+	if errorType == "" || errorWord.MatchString(errorType) {
+		return errorType
+	}
+	if code, err := strconv.ParseInt(errorType, 10, 64); err == nil && rpcCodes[code] {
+		return errorType
 	}
 	return Other
 }

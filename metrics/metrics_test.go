@@ -1,8 +1,10 @@
 package metrics
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,4 +84,51 @@ func TestNilMetrics(t *testing.T) {
 	m.Retry("a", "call")
 	m.ServerOperation("ping", 0, "")
 	m.ClientOperation("a", "ping", 0, "")
+}
+
+// A hosted server cannot grow the series without bound: not by listing
+// (and being called by) ever more tools, nor by answering with error codes
+// of its own choosing.
+func TestLabelsStayBounded(t *testing.T) {
+	m := New(Options{Version: "test"})
+	for i := range 10 * MaxToolsPerServer {
+		m.ToolCall("big", fmt.Sprintf("tool_%05d", i), "ok", "")
+		m.ClientOperation("big", "tools/call", time.Millisecond, strconv.Itoa(-i*7919))
+	}
+	m.ToolCall("small", "echo", "ok", "")
+	m.ClientOperation("big", "tools/call", time.Millisecond, "-32601")
+	m.ClientOperation("big", "tools/call", time.Millisecond, "timeout")
+	m.ClientOperation("big", "tools/call", time.Millisecond, "9223372036854775807")
+	m.ServerOperation("tools/call", time.Millisecond, "-1")
+	got := scrape(t, m)
+	if n := strings.Count(got, `colibri_tool_calls_total{error_kind="",outcome="ok",server="big",tool="tool_`); n != MaxToolsPerServer {
+		t.Errorf("%d tool series for one server, want %d", n, MaxToolsPerServer)
+	}
+	for _, want := range []string{
+		fmt.Sprintf(`colibri_tool_calls_total{error_kind="",outcome="ok",server="big",tool="_other"} %d`, 9*MaxToolsPerServer),
+		`colibri_tool_calls_total{error_kind="",outcome="ok",server="big",tool="tool_00000"} 1`,
+		`colibri_tool_calls_total{error_kind="",outcome="ok",server="small",tool="echo"} 1`, // another server's own cap
+		`mcp_client_operation_duration_seconds_count{error_type="-32601",mcp_method_name="tools/call",server="big"} 1`,
+		`mcp_client_operation_duration_seconds_count{error_type="timeout",mcp_method_name="tools/call",server="big"} 1`,
+		`mcp_server_operation_duration_seconds_count{error_type="_other",mcp_method_name="tools/call"} 1`,
+	} {
+		if !strings.Contains(got, want+"\n") {
+			t.Errorf("the scrape lacks %s", want)
+		}
+	}
+	// -32601, timeout and _other: three error types in all.
+	if n := strings.Count(got, `mcp_client_operation_duration_seconds_count{`); n != 3 {
+		t.Errorf("%d client operation series, want 3:\n%s", n, got)
+	}
+}
+
+func TestErrorType(t *testing.T) {
+	for in, want := range map[string]string{
+		"": "", "tool_error": "tool_error", "invalid_arguments": "invalid_arguments", "-32602": "-32602",
+		"-32042": "-32042", "-31999": Other, "42": Other, "Bad Word": Other, "a\nb": Other, "-32601x": Other,
+	} {
+		if got := ErrorType(in); got != want {
+			t.Errorf("ErrorType(%q) = %q, want %q", in, got, want)
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
+	"github.com/colibri-mcp/colibri-mcp/policy"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
@@ -286,4 +288,119 @@ func waitFile(t *testing.T, path string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Errorf("%s never appeared", path)
+}
+
+// Every way a call can end writes exactly one audit line, and writes it
+// before the answer: the line is in the file the moment the caller has its
+// answer. No line holds a secret, wherever the secret was: in the hosted
+// server's environment, in the arguments, in an error message the hosted
+// server wrote, in its stderr. Afterwards no hosted process is left, and the
+// gauge says so.
+func TestAuditEveryOutcomeBeforeItsAnswer(t *testing.T) {
+	const secret = "s3cret-9d2e71"
+	env := map[string]string{"API_KEY": secret, "TOKEN": secret}
+	reg := &registry.Registry{Servers: map[string]*registry.Server{
+		"ok":    {Name: "ok", Command: fakeBin, Args: []string{"ok"}, Env: env, CallTimeout: 300},
+		"leaky": {Name: "leaky", Command: fakeBin, Args: []string{"review-leak-call"}, Env: env},
+		"dying": {Name: "dying", Command: fakeBin, Args: []string{"review-leak-split"}, Env: env},
+		"ann": {Name: "ann", Command: fakeBin, Args: []string{"annotated"}, Env: env,
+			Policy: &policy.Policy{Set: policy.Set{Tools: &policy.Globs{Deny: []string{"delete_*"}}}}},
+	}}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	w, err := audit.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	logs := &syncBuffer{}
+	log := slog.New(reqid.Handler(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	h := host.New(host.Options{Timeout: 10 * time.Second, TerminateGrace: 200 * time.Millisecond, Logger: log,
+		MaxResultBytes: 64 << 10, Retries: 1})
+	t.Cleanup(h.Close)
+	m := metrics.New(metrics.Options{Version: "test", State: func() metrics.State { return metrics.State{Processes: h.Processes()} }})
+	opts := tools.Options{Registry: func() (*registry.Registry, error) { return reg, nil }, Host: h, Logger: log,
+		Audit: w, Digester: audit.NewDigester([]byte("k")), Metrics: m}
+	c := &controlled{logs: logs, path: path, metrics: m}
+	off := tools.New(opts)
+	opts.ExternalCall = true
+	on := tools.New(opts)
+	cs, gateOff := connectAs(t, on, "alice"), connectAs(t, off, "alice")
+
+	n := 0
+	for _, tc := range []struct {
+		cs                   *mcp.ClientSession
+		args                 map[string]any
+		outcome, kind, phase string
+	}{
+		{gateOff, map[string]any{"server": "ok", "name": "echo", "arguments": map[string]any{"message": secret}}, "error", "call_disabled", ""},
+		{cs, map[string]any{"server": "nope", "name": "echo", "arguments": map[string]any{"message": secret}}, "error", "unknown_server", ""},
+		{cs, map[string]any{"server": "ok", "name": "echo", "arguments": secret}, "error", "invalid_arguments", ""},
+		{cs, map[string]any{"server": "ok", "name": "echo", "arguments": map[string]any{"message": 7, "k": secret}}, "error", "invalid_arguments", "call"},
+		{cs, map[string]any{"server": "ann", "name": "delete_file", "arguments": map[string]any{"path": secret}}, "denied", "denied", ""},
+		{cs, map[string]any{"server": "ok", "name": "nosuch", "arguments": map[string]any{"k": secret}}, "error", "unknown_tool", "list"},
+		{cs, map[string]any{"server": "ok", "name": "hang", "arguments": map[string]any{}}, "error", "timeout", "call"},
+		{cs, map[string]any{"server": "ok", "name": "crash", "arguments": map[string]any{}}, "error", "crashed", "call"},
+		{cs, map[string]any{"server": "ok", "name": "big", "arguments": map[string]any{"bytes": 1 << 20}}, "error", "too_large", "call"},
+		{cs, map[string]any{"server": "dying", "name": "any", "arguments": map[string]any{"k": secret}}, "error", "handshake", "initialize"},
+		{cs, map[string]any{"server": "leaky", "name": "any", "arguments": map[string]any{"k": secret}}, "tool_error", "", ""},
+		{cs, map[string]any{"server": "ok", "name": "echo", "arguments": map[string]any{"message": secret}}, "ok", "", ""},
+	} {
+		res := callTool(t, tc.cs, tools.CallToolTool, tc.args)
+		n++
+		// Read at once, on the answer: the line must already be there.
+		lines := c.lines(t)
+		if len(lines) != n {
+			t.Fatalf("%v: %d audit lines on receiving the answer, want %d (%s)", tc.args, len(lines), n, resultText(res))
+		}
+		l := lines[n-1]
+		if l["outcome"] != tc.outcome || str(l["error_kind"]) != tc.kind || str(l["phase"]) != tc.phase ||
+			l["server"] != tc.args["server"] || l["tool"] != tc.args["name"] || l["principal"] != "alice" {
+			t.Errorf("%v: line %v, want outcome %s kind %q phase %q (%s)", tc.args, l, tc.outcome, tc.kind, tc.phase, resultText(res))
+		}
+		if _, ok := l["result_bytes"]; ok != (tc.outcome == "ok" || tc.outcome == "tool_error") {
+			t.Errorf("%v: result_bytes %v", tc.args, l["result_bytes"])
+		}
+	}
+
+	// Cancelled by the caller, who then gets no answer to wait for.
+	started := filepath.Join(t.TempDir(), "started")
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		waitFile(t, started)
+		cancel()
+	}()
+	cs.CallTool(ctx, &mcp.CallToolParams{Name: tools.CallToolTool, Arguments: map[string]any{
+		"server": "ok", "name": "sleep", "arguments": map[string]any{"ms": 60000, "started": started}}})
+	n++
+	if l := waitLines(t, c, n)[n-1]; l["outcome"] != "cancelled" || l["error_kind"] != "cancelled" {
+		t.Errorf("the cancelled call: %v", l)
+	}
+
+	b, _ := os.ReadFile(path)
+	if strings.Contains(string(b), secret) {
+		t.Errorf("the audit log holds the secret:\n%s", b)
+	}
+	for _, l := range c.lines(t) {
+		if !strings.Contains(logs.String(), "request_id="+str(l["id"])) {
+			t.Errorf("no log line carries the id of %v", l)
+		}
+	}
+	scrape := c.scrape(t)
+	calls := 0
+	for _, line := range strings.Split(scrape, "\n") {
+		if strings.HasPrefix(line, "colibri_tool_calls_total{") {
+			v, _ := strconv.Atoi(line[strings.LastIndex(line, " ")+1:])
+			calls += v
+		}
+	}
+	if calls != n || strings.Contains(scrape, secret) || strings.Contains(scrape, "alice") {
+		t.Errorf("colibri_tool_calls_total sums to %d, want %d:\n%s", calls, n, scrape)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(c.scrape(t), "colibri_hosted_processes 0\n") {
+		if time.Now().After(deadline) {
+			t.Fatalf("hosted processes left after every call ended:\n%s", c.scrape(t))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

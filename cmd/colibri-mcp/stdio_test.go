@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -128,5 +130,48 @@ func TestStdioEOFAnswersCallsInFlight(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("colibri-mcp did not exit after stdin ended")
+	}
+}
+
+// Over stdio a cancelled call gets no answer (QuietCancel), yet its audit
+// line is written all the same: outcome cancelled.
+func TestStdioCancelledCallIsAudited(t *testing.T) {
+	auditLog := filepath.Join(t.TempDir(), "audit.log")
+	s := startRawStdio(t, "--audit-log", auditLog)
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"p"},"name":"colibri_external_mcp_call_tool","arguments":{"server":"demo","name":"slow","arguments":{"steps":100,"interval_ms":50}}}}`)
+	next := func() string {
+		t.Helper()
+		select {
+		case l, ok := <-s.lines:
+			if !ok {
+				t.Fatalf("colibri-mcp ended the session: %v", <-s.exited)
+			}
+			return l
+		case <-time.After(30 * time.Second):
+			t.Fatal("nothing on stdout within 30s")
+		}
+		return ""
+	}
+	if l := next(); !strings.Contains(l, `"notifications/progress"`) {
+		t.Fatalf("want the call's progress first, got %s", l)
+	}
+	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"changed my mind"}}`)
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	for {
+		l := next()
+		if strings.Contains(l, `"id":1`) {
+			t.Fatalf("the cancelled call was answered: %s", l)
+		}
+		if strings.Contains(l, `"id":2`) {
+			break
+		}
+	}
+	waitFor(t, "the cancelled call's audit line", func() bool {
+		b, _ := os.ReadFile(auditLog)
+		return strings.Contains(string(b), `"outcome":"cancelled"`)
+	})
+	lines := auditLines(t, auditLog)
+	if len(lines) != 1 || lines[0]["tool"] != "slow" || lines[0]["error_kind"] != "cancelled" || lines[0]["transport"] != "stdio" {
+		t.Errorf("audit: %v", lines)
 	}
 }
