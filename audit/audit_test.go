@@ -221,6 +221,11 @@ func TestDigest(t *testing.T) {
 	if strings.Contains(a.Digest+h.Digest, "passwd") {
 		t.Error("a digest holds the value")
 	}
+	// Numbers are digested as written, as colibri passes them on: 1 and
+	// 1.0 are different arguments (a tool may tell them apart).
+	if one, onePointZero := plain.Digest(json.RawMessage(`{"n":1}`)), plain.Digest(json.RawMessage(`{"n":1.0}`)); one.Digest == onePointZero.Digest {
+		t.Error("1 and 1.0: one digest")
+	}
 	// Not JSON: digested as it came, never echoed.
 	if d := plain.Digest(json.RawMessage(`{secret`)); !strings.HasPrefix(d.Digest, "sha256:") || d.Bytes != 7 {
 		t.Errorf("invalid JSON: %+v", d)

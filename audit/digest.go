@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -38,12 +37,10 @@ func (d *Digester) Keyed() bool { return len(d.key) > 0 }
 
 // Digest is the digest and size of raw's canonical JSON (Canonical). No
 // arguments (empty or null) are the empty object, as colibri passes them
-// on. Arguments that are not JSON at all are digested as they are.
+// on. Arguments that are not JSON at all are digested as they are. The
+// canonical bytes go straight into the hash: digesting holds little more
+// than the arguments themselves, however large they are.
 func (d *Digester) Digest(raw json.RawMessage) Args {
-	c, err := Canonical(raw)
-	if err != nil {
-		c = raw
-	}
 	var h hash.Hash
 	prefix := "sha256:"
 	if d.Keyed() {
@@ -51,35 +48,12 @@ func (d *Digester) Digest(raw json.RawMessage) Args {
 	} else {
 		h = sha256.New()
 	}
-	h.Write(c)
-	return Args{Digest: prefix + hex.EncodeToString(h.Sum(nil)), Bytes: len(c)}
-}
-
-// Canonical is raw re-encoded with sorted object keys, no insignificant
-// whitespace, numbers exactly as written, and no HTML escaping: the same
-// arguments give the same bytes however a caller spaced and ordered them.
-// Empty or null arguments are {}.
-func Canonical(raw json.RawMessage) ([]byte, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return []byte("{}"), nil
+	n, err := writeCanonical(h, raw)
+	if err != nil {
+		h.Reset()
+		n, _ = h.Write(raw)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("arguments: more than one JSON value")
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil { // map keys come out sorted
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return Args{Digest: prefix + hex.EncodeToString(h.Sum(nil)), Bytes: n}
 }
 
 // maxKeyBytes bounds a key file: a key is a few dozen bytes.
