@@ -73,9 +73,11 @@ type Policy struct {
 type Writer struct {
 	path string
 
-	mu sync.Mutex
-	w  io.Writer
-	f  *os.File // nil when w is stderr
+	mu      sync.Mutex
+	w       io.Writer
+	f       *os.File // nil when w is stderr
+	closed  bool
+	warning string // about the file last opened (Warning)
 }
 
 // Open opens the audit log at path for appending, creating it with mode
@@ -84,26 +86,44 @@ func Open(path string, stderr io.Writer) (*Writer, error) {
 	if path == "-" {
 		return &Writer{path: path, w: stderr}, nil
 	}
-	f, err := openLog(path)
+	f, warning, err := openLog(path)
 	if err != nil {
 		return nil, err
 	}
-	return &Writer{path: path, w: f, f: f}, nil
+	return &Writer{path: path, w: f, f: f, warning: warning}, nil
 }
 
-func openLog(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+// openLog opens the log for appending, creating it with mode 0600 (which
+// no umask can widen). A file that already exists keeps its mode: an
+// operator may have widened it on purpose (a log shipper's group), so
+// colibri does not change it, but says so in warning when group or others
+// can read it, since whoever reads the log learns who called what (and,
+// without a key file, can test guesses of arguments).
+func openLog(path string) (f *os.File, warning string, err error) {
+	f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("opening the audit log: %w", err)
+		return nil, "", fmt.Errorf("opening the audit log: %w", err)
 	}
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
 		f.Close()
 		if err == nil {
 			err = errors.New("not a regular file")
 		}
-		return nil, fmt.Errorf("opening the audit log %s: %w", path, err)
+		return nil, "", fmt.Errorf("opening the audit log %s: %w", path, err)
 	}
-	return f, nil
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		warning = fmt.Sprintf("the audit log %s is readable or writable by group or others (mode %04o): whoever reads it learns who called what; chmod 600 it", path, perm)
+	}
+	return f, warning, nil
+}
+
+// Warning is what is amiss with the file opened last (by Open or Reopen),
+// for the caller to log, or "": a mode wider than 0600.
+func (w *Writer) Warning() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.warning
 }
 
 // Path is the log's path, as given to Open.
@@ -136,13 +156,18 @@ func (w *Writer) Reopen() error {
 	if w.path == "-" {
 		return nil
 	}
-	f, err := openLog(w.path)
+	f, warning, err := openLog(w.path)
 	if err != nil {
 		return err
 	}
 	w.mu.Lock()
+	if w.closed { // a SIGHUP racing the shutdown: stay closed
+		w.mu.Unlock()
+		f.Close()
+		return errors.New("reopening the audit log: it is closed")
+	}
 	old := w.f
-	w.w, w.f = f, f
+	w.w, w.f, w.warning = f, f, warning
 	w.mu.Unlock()
 	if old != nil {
 		old.Close()
@@ -155,7 +180,7 @@ func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	f := w.f
-	w.w, w.f = nil, nil
+	w.w, w.f, w.closed = nil, nil, true
 	if f != nil {
 		return f.Close()
 	}

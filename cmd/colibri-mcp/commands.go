@@ -52,7 +52,15 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	}
 	var hup onHUP
 	if s.audit != nil && s.auditLog != "-" {
-		hup = append(hup, hupAction{"audit log reopened (" + s.auditLog + ")", s.audit.Reopen})
+		hup = append(hup, hupAction{"audit log reopened (" + s.auditLog + ")", func() error {
+			if err := s.audit.Reopen(); err != nil {
+				return err
+			}
+			if warning := s.audit.Warning(); warning != "" {
+				s.logger.Warn(warning)
+			}
+			return nil
+		}})
 	}
 	if s.metrics != nil {
 		mctx, stopMetrics := context.WithCancel(ctx)

@@ -42,6 +42,9 @@ func openAudit(s *settings, stderr io.Writer) (closeAudit func(), err error) {
 	if err != nil {
 		return nil, usage(err)
 	}
+	if warning := w.Warning(); warning != "" {
+		s.logger.Warn(warning)
+	}
 	s.audit, s.digester = w, audit.NewDigester(key)
 	return func() { w.Close() }, nil
 }

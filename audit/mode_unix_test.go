@@ -1,0 +1,72 @@
+//go:build unix
+
+package audit
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// The file is created 0600 whatever the umask; one that exists with a
+// wider mode is left as the operator made it, with a warning (at open and
+// at each reopen) that says which file and which mode.
+func TestModeUnderAPermissiveUmaskAndAWiderFile(t *testing.T) {
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.log")
+	w, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+		t.Errorf("created with umask 0: mode %04o, want 0600", st.Mode().Perm())
+	}
+	if w.Warning() != "" {
+		t.Errorf("a 0600 file: warning %q", w.Warning())
+	}
+
+	wide := filepath.Join(dir, "wide.log")
+	os.WriteFile(wide, []byte("{}\n"), 0o644)
+	w2, err := Open(wide, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	if got := w2.Warning(); !strings.Contains(got, wide) || !strings.Contains(got, "mode 0644") {
+		t.Errorf("a 0644 file: warning %q", got)
+	}
+	if st, _ := os.Stat(wide); st.Mode().Perm() != 0o644 {
+		t.Errorf("the operator's mode was changed to %04o", st.Mode().Perm())
+	}
+	// newsyslog made a new file, 0640 by mistake: the reopen says so; a
+	// fixed one clears the warning.
+	os.Rename(path, path+".0")
+	os.WriteFile(path, nil, 0o640)
+	if err := w.Reopen(); err != nil || !strings.Contains(w.Warning(), "mode 0640") {
+		t.Errorf("reopen onto 0640: %v, warning %q", err, w.Warning())
+	}
+	os.Chmod(path, 0o600)
+	if err := w.Reopen(); err != nil || w.Warning() != "" {
+		t.Errorf("reopen onto 0600: %v, warning %q", err, w.Warning())
+	}
+}
+
+// A SIGHUP that races the shutdown does not bring a closed log back.
+func TestReopenAfterCloseStaysClosed(t *testing.T) {
+	w, err := Open(filepath.Join(t.TempDir(), "audit.log"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if err := w.Reopen(); err == nil {
+		t.Error("a closed log reopened")
+	}
+	if err := w.Write(record("x")); err == nil {
+		t.Error("a closed log took a record after a reopen")
+	}
+}
