@@ -404,3 +404,34 @@ func TestAuditEveryOutcomeBeforeItsAnswer(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// An audit line that cannot be written is logged (with the request's id)
+// and counted; the call still answers.
+func TestAuditWriteFailureIsLoggedAndCounted(t *testing.T) {
+	reg := fakeRegistry()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	w, err := audit.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	log := slog.New(reqid.Handler(slog.NewTextHandler(logs, nil)))
+	h := host.New(host.Options{Timeout: 10 * time.Second, TerminateGrace: 200 * time.Millisecond, Logger: log})
+	t.Cleanup(h.Close)
+	m := metrics.New(metrics.Options{Version: "test"})
+	svc := tools.New(tools.Options{Registry: func() (*registry.Registry, error) { return reg, nil }, Host: h, Logger: log,
+		ExternalCall: true, Audit: w, Metrics: m})
+	cs := connectAs(t, svc, "alice")
+	w.Close() // every write fails from now on, as on a full disk
+	res := callTool(t, cs, tools.CallToolTool, map[string]any{"server": "ok", "name": "echo", "arguments": map[string]any{"message": "hi"}})
+	if res.IsError || resultText(res) != "Echo: hi" {
+		t.Fatalf("the call did not answer: %s", resultText(res))
+	}
+	if !regexp.MustCompile(`level=ERROR msg="audit record lost" err=.* request_id=[0-9a-f]{16}`).MatchString(logs.String()) {
+		t.Errorf("no error logged for the lost line:\n%s", logs.String())
+	}
+	c := &controlled{metrics: m}
+	if scrape := c.scrape(t); !strings.Contains(scrape, "colibri_audit_write_errors_total 1\n") {
+		t.Errorf("the lost line is not counted:\n%s", scrape)
+	}
+}
