@@ -255,10 +255,12 @@ func (h *Host) start(ctx context.Context, srv *registry.Server, cmd *exec.Cmd, r
 	}
 	p.stderr.redact, p.stderr.held = redact.apply, redact.held
 	p.log = h.log.With("server", srv.Name, "pid", p.pid)
+	startCtx := ctx // its "started" line names the request it starts for
 	if id := reqid.From(ctx); id != "" && !srv.IsPersistent() {
 		// A per-request process belongs to one request: its lines carry
 		// that request's id. (A warm process serves many.)
 		p.log = p.log.With(reqid.Key, id)
+		startCtx = reqid.With(ctx, "") // the id is on p.log already: once is enough
 	}
 	go func() {
 		p.waitErr = cmd.Wait()
@@ -275,7 +277,7 @@ func (h *Host) start(ctx context.Context, srv *registry.Server, cmd *exec.Cmd, r
 	if h.opts.OnSpawn != nil {
 		h.opts.OnSpawn(srv.Name, p.pid)
 	}
-	p.log.Debug("started", "argv", cmd.Args)
+	p.log.DebugContext(startCtx, "started", "argv", cmd.Args)
 	return p, nil
 }
 

@@ -280,7 +280,9 @@ func (w *warm) get(ctx context.Context, caller *Caller) (*session, error) {
 		}
 		s.routes.mu.Unlock()
 		go w.watch(s)
-		s.p.log.Info("warm server started", "capabilities", w.key.caps)
+		// The request that started it is named (request_id, from ctx); the
+		// process's later lines carry no request's id: it serves many.
+		s.p.log.InfoContext(ctx, "warm server started", "capabilities", w.key.caps)
 	}
 }
 

@@ -435,3 +435,28 @@ func TestAuditWriteFailureIsLoggedAndCounted(t *testing.T) {
 		t.Errorf("the lost line is not counted:\n%s", scrape)
 	}
 }
+
+// The host's lines about a request carry its id, once: those of the
+// per-request process it starts, and the start of a warm server it causes.
+func TestHostLinesCarryTheRequestID(t *testing.T) {
+	for _, lifecycle := range []string{registry.PerRequest, registry.Persistent} {
+		t.Run(lifecycle, func(t *testing.T) {
+			reg := fakeRegistry()
+			reg.Servers["ok"].Lifecycle = lifecycle
+			c := newControlled(t, true, reg)
+			cs := connectAs(t, c.svc, "alice")
+			callTool(t, cs, tools.CallToolTool, map[string]any{"server": "ok", "name": "echo", "arguments": map[string]any{"message": "hi"}})
+			id := str(c.lines(t)[0]["id"])
+			want := []string{`msg=started server=ok pid=\d+ .*`}
+			if lifecycle == registry.Persistent {
+				want = append(want, `msg="warm server started" server=ok pid=\d+ .*`)
+			}
+			for _, re := range want {
+				line := regexp.MustCompile(`(?m)^.*` + re + `$`).FindString(c.logs.String())
+				if !strings.Contains(line, "request_id="+id) || strings.Count(line, "request_id=") != 1 {
+					t.Errorf("%s: want one request_id=%s on the line %q; the log:\n%s", re, id, line, c.logs.String())
+				}
+			}
+		})
+	}
+}
