@@ -22,6 +22,7 @@ import (
 	"os"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Outcomes of a call.
@@ -66,6 +67,34 @@ type Client struct {
 type Policy struct {
 	Decision string `json:"decision"`
 	Rule     string `json:"rule,omitempty"`
+}
+
+// maxName bounds each name a line repeats from what a caller sent: the
+// server and tool it asked for, its clientInfo. Real ones are a few dozen
+// bytes (a registry name at most 64); a client that introduced itself with
+// a megabyte of name must not make each of its calls write a megabyte.
+const maxName = 256
+
+// clipped is r with the caller's names cut to maxName bytes (at a character
+// boundary, and marked with "…").
+func (r *Record) clipped() *Record {
+	c := *r
+	c.Server, c.Tool, c.ExposedName = clip(r.Server), clip(r.Tool), clip(r.ExposedName)
+	if r.Client != nil {
+		c.Client = &Client{Name: clip(r.Client.Name), Version: clip(r.Client.Version)}
+	}
+	return &c
+}
+
+func clip(s string) string {
+	if len(s) <= maxName {
+		return s
+	}
+	cut := maxName
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // Writer appends records to the audit log. It is safe for concurrent use;
@@ -132,7 +161,7 @@ func (w *Writer) Path() string { return w.path }
 // Write appends r as one line. An error means the record is lost: the
 // caller logs it and counts it, and the call it describes goes on.
 func (w *Writer) Write(r *Record) error {
-	line, err := json.Marshal(r)
+	line, err := json.Marshal(r.clipped())
 	if err != nil {
 		return fmt.Errorf("encoding an audit record: %w", err)
 	}

@@ -255,3 +255,37 @@ func TestLoadKey(t *testing.T) {
 		t.Errorf("a missing key file: %v", err)
 	}
 }
+
+// What a caller sent is repeated on each of its lines: a megabyte of
+// clientInfo, or of tool name, is cut, not written with every call.
+func TestCallersNamesAreClipped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	w, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	r := record("x")
+	huge := strings.Repeat("é", 1<<19) // 1 MiB
+	r.Client = &Client{Name: huge, Version: huge}
+	r.Server, r.Tool, r.ExposedName = huge, huge, huge
+	if err := w.Write(r); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if len(b) > 4096 {
+		t.Errorf("a line of %d bytes", len(b))
+	}
+	l := readLines(t, path)[0]
+	want := strings.Repeat("é", 128) + "…"
+	if l["tool"] != want || l["server"] != want || l["client"].(map[string]any)["name"] != want {
+		t.Errorf("clipped: tool %q", l["tool"])
+	}
+	if r.Tool != huge {
+		t.Error("Write changed the caller's record")
+	}
+	short := record("y")
+	if w.Write(short); readLines(t, path)[1]["tool"] != "echo" {
+		t.Error("a short name was changed")
+	}
+}
