@@ -129,8 +129,12 @@ func Open(path string, stderr io.Writer) (*Writer, error) {
 // can read it, since whoever reads the log learns who called what (and,
 // without a key file, can test guesses of arguments).
 func openLog(path string) (f *os.File, warning string, err error) {
-	f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|nonblock, 0o600)
 	if err != nil {
+		if st, serr := os.Stat(path); serr == nil && !st.Mode().IsRegular() {
+			// A FIFO with no reader: ENXIO would say it badly.
+			return nil, "", fmt.Errorf("opening the audit log %s: not a regular file", path)
+		}
 		return nil, "", fmt.Errorf("opening the audit log: %w", err)
 	}
 	st, err := f.Stat()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // The file is created 0600 whatever the umask; one that exists with a
@@ -68,5 +69,36 @@ func TestReopenAfterCloseStaysClosed(t *testing.T) {
 	}
 	if err := w.Write(record("x")); err == nil {
 		t.Error("a closed log took a record after a reopen")
+	}
+}
+
+// A FIFO given as the log or the key file is refused at once: open(2)
+// would otherwise wait for its other end, and colibri would hang at start.
+func TestAFIFOIsRefusedNotWaitedOn(t *testing.T) {
+	dir := t.TempDir()
+	logFIFO, keyFIFO := filepath.Join(dir, "log"), filepath.Join(dir, "key")
+	for _, p := range []string{logFIFO, keyFIFO} {
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 2)
+	go func() {
+		w, err := Open(logFIFO, nil)
+		if err == nil {
+			w.Close()
+		}
+		done <- err
+	}()
+	go func() { _, _, err := LoadKey(keyFIFO); done <- err }()
+	for range 2 {
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "is not a regular file") && !strings.Contains(err.Error(), ": not a regular file") {
+				t.Errorf("a FIFO: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("opening a FIFO hangs")
+		}
 	}
 }
