@@ -3,10 +3,13 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -79,7 +82,7 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 		return nil, nil, err
 	}
 	tool := findTool(tools, name)
-	argErr := h.checkCall(ctx, srv.Name, name, tool, args)
+	argErr := h.checkCall(ctx, srv.Name, name, tools, args)
 	if argErr != nil && cached {
 		// The cache may be behind the server: ask it before refusing.
 		var size int64
@@ -89,7 +92,7 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 		}
 		h.lists.put(s.listKey(), tools, size)
 		tool = findTool(tools, name)
-		argErr = h.checkCall(ctx, srv.Name, name, tool, args)
+		argErr = h.checkCall(ctx, srv.Name, name, tools, args)
 	}
 	if argErr != nil {
 		s.close()
@@ -110,7 +113,7 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 				h.lists.put(s.listKey(), tools, size)
 				if findTool(tools, name) == nil {
 					s.close()
-					return nil, nil, h.checkCall(ctx, srv.Name, name, nil, args)
+					return nil, nil, h.checkCall(ctx, srv.Name, name, tools, args)
 				}
 			}
 		}
@@ -127,15 +130,42 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 	return nil, tool, err
 }
 
-// checkCall refuses a call to a tool the server does not list, or with
-// arguments its inputSchema rejects.
-func (h *Host) checkCall(ctx context.Context, server, name string, tool *mcp.Tool, args any) error {
+// checkCall refuses a call to a tool that the server's list, have, lacks,
+// or with arguments its inputSchema rejects.
+func (h *Host) checkCall(ctx context.Context, server, name string, have []*mcp.Tool, args any) error {
+	tool := findTool(have, name)
 	if tool == nil {
-		return &Error{Kind: KindUnknownTool, Server: server, Tool: name, Phase: PhaseList,
-			Err:  errors.New("the server does not list this tool"),
-			Hint: "colibri_external_mcp_list_tools shows the tools it has"}
+		return UnknownTool(server, name, have)
 	}
 	return h.validateArgs(ctx, server, tool, args)
+}
+
+// maxToolsNamed bounds the tools an unknown_tool message names: a long
+// list says little more, at a cost in a model's context.
+const maxToolsNamed = 30
+
+// UnknownTool is the unknown_tool failure for a tool that server does not
+// list: it names the closest tool and the tools the server has (at most
+// maxToolsNamed of them), so that the caller, often a model, can correct
+// itself without another request.
+func UnknownTool(server, name string, have []*mcp.Tool) *Error {
+	names := make([]string, 0, len(have))
+	for _, t := range have {
+		names = append(names, t.Name)
+	}
+	hint := "the server lists no tools"
+	if len(names) > 0 {
+		listed := strings.Join(names[:min(len(names), maxToolsNamed)], ", ")
+		if len(names) > maxToolsNamed {
+			listed += fmt.Sprintf(", and %d more", len(names)-maxToolsNamed)
+		}
+		hint = "its tools: " + listed
+		if near := suggest.Closest(name, names); near != "" {
+			hint = fmt.Sprintf("did you mean %q? %s", near, hint)
+		}
+	}
+	return &Error{Kind: KindUnknownTool, Server: server, Tool: name, Phase: PhaseList,
+		Err: errors.New("the server does not list this tool"), Hint: hint}
 }
 
 // retryCall reports whether a failed tools/call may be tried again: the tool

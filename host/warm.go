@@ -276,6 +276,9 @@ func (w *warm) get(ctx context.Context, caller *Caller) (*session, error) {
 			w.tools = nil
 			w.toolsGen++
 			w.mu.Unlock()
+			if s.plain {
+				w.h.listed(w.srv, nil)
+			}
 		}
 		s.routes.mu.Unlock()
 		go w.watch(s)
@@ -462,13 +465,13 @@ func (h *Host) callOn(ctx context.Context, w *warm, s *session, name string, arg
 		return nil, nil, err
 	}
 	tool := findTool(tools, name)
-	argErr := h.checkCall(ctx, w.srv.Name, name, tool, args)
+	argErr := h.checkCall(ctx, w.srv.Name, name, tools, args)
 	if argErr != nil && cached {
 		if tools, _, err = w.toolsOf(ctx, s, caller, true); err != nil {
 			return nil, nil, err
 		}
 		tool = findTool(tools, name)
-		argErr = h.checkCall(ctx, w.srv.Name, name, tool, args)
+		argErr = h.checkCall(ctx, w.srv.Name, name, tools, args)
 	}
 	if argErr != nil {
 		return nil, tool, argErr
