@@ -159,8 +159,8 @@ func New(opts Options) *Host {
 // capability, which is the list list_tools shows (a server may list more
 // tools to a client that can sample or elicit), whether it was read for
 // list_tools, for a call or for a warm session; and, with nil tools, of
-// each notifications/tools/list_changed such a warm session sends: the
-// list it gave before is stale. Aggregate mode keeps its exposed tools
+// each notifications/tools/list_changed a warm session sends: the server's
+// list may be stale. Aggregate mode keeps its exposed tools
 // current this way, without starting a server of its own accord.
 //
 // f runs on the goroutine that listed: it must be quick, and must not wait

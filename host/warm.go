@@ -276,9 +276,9 @@ func (w *warm) get(ctx context.Context, caller *Caller) (*session, error) {
 			w.tools = nil
 			w.toolsGen++
 			w.mu.Unlock()
-			if s.plain {
-				w.h.listed(w.srv, nil)
-			}
+			// Whichever warm process said so: a list that changes in
+			// one process often changes for all (the server's own state).
+			w.h.listed(w.srv, nil)
 		}
 		s.routes.mu.Unlock()
 		go w.watch(s)

@@ -428,8 +428,8 @@ var fakes = map[string]func(){
 	// Lists tools of every shape a hosted server may send, for aggregate
 	// mode: one well-formed tool with everything a tool may declare, names
 	// an editor refuses, and schemas go-sdk's AddTool would panic on (not
-	// an object, none at all, a bad x-mcp-header). Every call answers
-	// "called".
+	// an object, none at all, a bad x-mcp-header: that one go-sdk's client
+	// already leaves out of the list). Every call answers "called".
 	"odd-tools": func() {
 		tools := `{"tools":[
 {"name":"full","title":"A full tool","description":"Declares everything.","inputSchema":{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]},"outputSchema":{"type":"object","properties":{"ok":{"type":"boolean"}}},"annotations":{"readOnlyHint":true,"title":"annotated"},"icons":[{"src":"data:image/png;base64,AA==","mimeType":"image/png"}]},

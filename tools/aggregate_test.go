@@ -1,0 +1,238 @@
+package tools_test
+
+// Aggregate mode in-process: every hosted tool as a tool of colibri's own.
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools"
+)
+
+var editorName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// spawns counts the processes a host started, by server.
+type spawns struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (s *spawns) add(server string, _ int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n == nil {
+		s.n = map[string]int{}
+	}
+	s.n[server]++
+}
+
+func (s *spawns) of(server string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n[server]
+}
+
+func aggregateRegistry() *liveRegistry {
+	return newLive(map[string]*registry.Server{
+		"ok":  {Command: fakeBin, Args: []string{"ok"}},
+		"odd": {Command: fakeBin, Args: []string{"odd-tools"}, ToolPrefix: "weird"},
+	})
+}
+
+func TestAggregateExposesHostedTools(t *testing.T) {
+	logs := &logBuffer{}
+	sp := &spawns{}
+	svc := newLiveService(t, aggregateRegistry(), serviceOpts{gate: true, aggregate: true, poll: -1, logs: logs, onSpawn: sp.add})
+	cs := connect(t, svc)
+
+	// The first tools/list waits for the first reading of each list.
+	got := listed(t, cs)
+	for _, want := range []string{tools.ServersTool, tools.ListToolsTool, tools.CallToolTool, "ok__echo", "ok__progress", "weird__full", "weird__dotted_name_with_space"} {
+		if got[want] == nil {
+			t.Errorf("%s is not offered; tools: %v", want, names(got))
+		}
+	}
+	for name := range got {
+		if !editorName.MatchString(name) {
+			t.Errorf("%q is not a name every editor accepts", name)
+		}
+	}
+
+	// The hosted tool as its server describes it.
+	full := got["weird__full"]
+	b, _ := json.Marshal(full)
+	for _, want := range []string{`"title":"A full tool"`, `"description":"Declares everything."`, `"required":["message"]`,
+		`"outputSchema":{"properties":{"ok":{"type":"boolean"}},"type":"object"}`, `"readOnlyHint":true`, `"title":"annotated"`,
+		`"icons":[{"src":"data:image/png;base64,AA==","mimeType":"image/png"}]`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("weird__full lacks %s: %s", want, b)
+		}
+	}
+
+	// A schema go-sdk's AddTool would panic on leaves its tool out, logged,
+	// never fatal. (A bad x-mcp-header never gets this far: go-sdk's client
+	// leaves such a tool out of the list; TestAddRecovers covers it.)
+	for _, tool := range []string{"stringly", "schemaless", "bad-header"} {
+		for name := range got {
+			if strings.Contains(name, tool) || strings.Contains(name, strings.ReplaceAll(tool, "-", "_")) {
+				t.Errorf("%s is offered as %s", tool, name)
+			}
+		}
+		if tool != "bad-header" && !strings.Contains(logs.String(), "tool="+tool) {
+			t.Errorf("leaving %s out was not logged:\n%s", tool, logs)
+		}
+	}
+
+	// Listing again never starts a per_request server.
+	before := sp.of("ok")
+	for range 5 {
+		listed(t, cs)
+	}
+	if after := sp.of("ok"); after != before {
+		t.Errorf("%d processes started by 5 tools/list", after-before)
+	}
+
+	// Calls go the way of call_tool: results, validation, hosted errors.
+	res := callTool(t, cs, "ok__echo", map[string]any{"message": "hi"})
+	if res.IsError || res.Content[0].(*mcp.TextContent).Text != "Echo: hi" {
+		t.Errorf("ok__echo: %v", res.Content)
+	}
+	if kind := errorKind(t, callTool(t, cs, "ok__echo", map[string]any{"message": 1})); kind != "invalid_arguments" {
+		t.Errorf("ok__echo with a number: kind %q, want invalid_arguments", kind)
+	}
+	if res := callTool(t, cs, "weird__dotted_name_with_space", nil); res.IsError || res.Content[0].(*mcp.TextContent).Text != "called" {
+		t.Errorf("weird__dotted_name_with_space: %v", res.Content)
+	}
+
+	// list_tools names each tool's exposed name.
+	lt := structuredJSON(t, callTool(t, cs, tools.ListToolsTool, map[string]any{"server": "odd"}))
+	var out tools.ListToolsResult
+	json.Unmarshal([]byte(lt), &out)
+	exposed := map[string]string{}
+	for _, e := range out.Servers[0].Tools {
+		exposed[e.Name] = e.ExposedName
+	}
+	if exposed["dotted.name/with space"] != "weird__dotted_name_with_space" || exposed["full"] != "weird__full" ||
+		exposed["stringly"] != "" || len(exposed) != 4 {
+		t.Errorf("list_tools in aggregate mode: %v\n%s", exposed, lt)
+	}
+}
+
+// Progress reaches the caller of an aggregate tool under its own token.
+func TestAggregateCallRelaysProgress(t *testing.T) {
+	svc := newLiveService(t, aggregateRegistry(), serviceOpts{gate: true, aggregate: true, poll: -1})
+	var mu sync.Mutex
+	var progress []float64
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := svc.NewServer("test").Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Wait()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			progress = append(progress, r.Params.Progress)
+		},
+	}).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	listed(t, cs)
+	p := &mcp.CallToolParams{Name: "ok__progress", Arguments: map[string]any{"steps": 3}}
+	p.SetProgressToken("mine")
+	res, err := cs.CallTool(t.Context(), p)
+	if err != nil || res.IsError {
+		t.Fatalf("ok__progress: %v %v", err, res)
+	}
+	// go-sdk's client may dispatch notifications after the result.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		got := slices.Clone(progress)
+		mu.Unlock()
+		if slices.Equal(got, []float64{1, 2, 3}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("progress = %v, want 1, 2, 3", got)
+		}
+	}
+}
+
+// With the gate off, an aggregate tool is refused as call_tool is, and
+// nothing is started for it.
+func TestAggregateGateOff(t *testing.T) {
+	sp := &spawns{}
+	svc := newLiveService(t, aggregateRegistry(), serviceOpts{aggregate: true, poll: -1, onSpawn: sp.add})
+	cs := connect(t, svc)
+	if listed(t, cs)["ok__echo"] == nil {
+		t.Fatal("ok__echo is not offered with the gate off")
+	}
+	before := sp.of("ok")
+	res := callTool(t, cs, "ok__echo", map[string]any{"message": "hi"})
+	if kind := errorKind(t, res); kind != "call_disabled" {
+		t.Errorf("kind %q, want call_disabled", kind)
+	}
+	if after := sp.of("ok"); after != before {
+		t.Errorf("the gate was off, yet %d processes started", after-before)
+	}
+}
+
+// The aggregate follows the registry and the hosted lists, and says so
+// with tools/list_changed.
+func TestAggregateFollowsChanges(t *testing.T) {
+	reg := newLive(map[string]*registry.Server{
+		"warm": {Command: fakeBin, Args: []string{"ok"}, Lifecycle: registry.Persistent},
+	})
+	svc := newLiveService(t, reg, serviceOpts{gate: true, aggregate: true, poll: 10 * time.Millisecond})
+	cs, changed := connectWatching(t, svc)
+	if listed(t, cs)["warm__echo"] == nil {
+		t.Fatal("warm__echo is not offered")
+	}
+
+	// A hosted server's own list_changed.
+	if res := callTool(t, cs, "warm__grow", map[string]any{"name": "sprouted"}); res.IsError {
+		t.Fatalf("warm__grow: %v", res.Content)
+	}
+	waitFor(t, cs, changed, "warm__sprouted", func(m map[string]*mcp.Tool) bool { return m["warm__sprouted"] != nil })
+	if res := callTool(t, cs, "warm__sprouted", nil); res.IsError || res.Content[0].(*mcp.TextContent).Text != "grown" {
+		t.Errorf("warm__sprouted: %v", res.Content)
+	}
+
+	// A server added to the registry, and one taken out.
+	reg.set(map[string]*registry.Server{"fresh": {Command: fakeBin, Args: []string{"ok"}}})
+	waitFor(t, cs, changed, "fresh__echo and no warm__ tool", func(m map[string]*mcp.Tool) bool {
+		return m["fresh__echo"] != nil && m["warm__echo"] == nil && m["warm__sprouted"] == nil
+	})
+
+	// A name no longer offered is refused as an unknown tool.
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "warm__echo", Arguments: map[string]any{"message": "x"}})
+	if err == nil && !res.IsError {
+		t.Errorf("a removed tool answered: %v", res.Content)
+	}
+}
+
+// The names are the same on every start.
+func TestAggregateNamesStable(t *testing.T) {
+	var first []string
+	for range 2 {
+		got := names(listed(t, connect(t, newLiveService(t, aggregateRegistry(), serviceOpts{aggregate: true, poll: -1}))))
+		slices.Sort(got)
+		if first == nil {
+			first = got
+		} else if !slices.Equal(got, first) {
+			t.Errorf("names changed across starts:\n%v\n%v", first, got)
+		}
+	}
+}
