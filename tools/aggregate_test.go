@@ -236,3 +236,31 @@ func TestAggregateNamesStable(t *testing.T) {
 		}
 	}
 }
+
+// A server that cannot list is left out and logged, never fatal; fixing
+// its entry brings its tools.
+func TestAggregateServerThatFailsToList(t *testing.T) {
+	logs := &logBuffer{}
+	reg := newLive(map[string]*registry.Server{
+		"ok":     {Command: fakeBin, Args: []string{"ok"}},
+		"broken": {Command: "/nonexistent/server"},
+	})
+	cs, changed := connectWatching(t, newLiveService(t, reg, serviceOpts{aggregate: true, poll: 10 * time.Millisecond, logs: logs}))
+	got := listed(t, cs)
+	if got["ok__echo"] == nil {
+		t.Fatalf("ok__echo is not offered: %v", names(got))
+	}
+	for name := range got {
+		if strings.HasPrefix(name, "broken__") {
+			t.Errorf("offered: %s", name)
+		}
+	}
+	if !strings.Contains(logs.String(), "listing a server's tools failed") || !strings.Contains(logs.String(), "server=broken") {
+		t.Errorf("the failure was not logged:\n%s", logs)
+	}
+	reg.set(map[string]*registry.Server{
+		"ok":     {Command: fakeBin, Args: []string{"ok"}},
+		"broken": {Command: fakeBin, Args: []string{"ok"}},
+	})
+	waitFor(t, cs, changed, "broken__echo after the fix", func(m map[string]*mcp.Tool) bool { return m["broken__echo"] != nil })
+}
