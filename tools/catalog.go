@@ -331,6 +331,11 @@ func (c *catalog) settle(ctx context.Context) {
 // heard is told by the host of every list it read (tools) or of a warm
 // server's list going stale (nil).
 func (c *catalog) heard(srv *registry.Server, tools []*mcp.Tool) {
+	var sum [sha256.Size]byte
+	if tools != nil {
+		b, _ := json.Marshal(tools) // outside the lock: a list may be large
+		sum = sha256.Sum256(b)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	l := c.lists[srv.Name]
@@ -341,8 +346,6 @@ func (c *catalog) heard(srv *registry.Server, tools []*mcp.Tool) {
 		c.fill(l, false, refillDelay)
 		return
 	}
-	b, _ := json.Marshal(tools)
-	sum := sha256.Sum256(b)
 	l.failures = 0
 	if l.tools != nil && sum == l.sum {
 		return

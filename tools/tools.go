@@ -268,6 +268,12 @@ func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
 // failure is reported in its entry, and only servers that list in.Tool are
 // kept.
 func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host.Caller) (*ListToolsResult, error) {
+	if s.opts.Aggregate {
+		// The lists read below are heard by the catalog, which names their
+		// tools: the command line, which serves nothing, gets exposed
+		// names too.
+		s.cat.refresh()
+	}
 	reg, err := s.registry()
 	if err != nil {
 		return nil, err

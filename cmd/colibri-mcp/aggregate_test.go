@@ -259,3 +259,17 @@ func TestInspectorAggregate(t *testing.T) {
 		t.Errorf("inspector call with the gate on: exit %d\n%s\nstderr:\n%s", code, out, stderr)
 	}
 }
+
+// list-tools --json prints what the tool returns: in aggregate mode, each
+// tool's exposed name too.
+func TestCLIListToolsAggregate(t *testing.T) {
+	reg := writeRegistry(t, nil)
+	code, stdout, stderr := runCLI(t, nil, "--external-config", reg, "--aggregate", "list-tools", "demo", "--json")
+	if code != 0 || !strings.Contains(stdout, `"exposed_name": "demo__echo"`) {
+		t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, _ = runCLI(t, nil, "--external-config", reg, "list-tools", "demo", "--json")
+	if code != 0 || strings.Contains(stdout, "exposed_name") {
+		t.Errorf("without --aggregate: exit %d\n%s", code, stdout)
+	}
+}
