@@ -5,10 +5,12 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,17 +24,25 @@ var editorName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // spawns counts the processes a host started, by server.
 type spawns struct {
-	mu sync.Mutex
-	n  map[string]int
+	mu   sync.Mutex
+	n    map[string]int
+	last int // the last pid
 }
 
-func (s *spawns) add(server string, _ int) {
+func (s *spawns) add(server string, pid int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.n == nil {
 		s.n = map[string]int{}
 	}
 	s.n[server]++
+	s.last = pid
+}
+
+func (s *spawns) lastPID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
 }
 
 func (s *spawns) of(server string) int {
@@ -263,4 +273,42 @@ func TestAggregateServerThatFailsToList(t *testing.T) {
 		"broken": {Command: fakeBin, Args: []string{"ok"}},
 	})
 	waitFor(t, cs, changed, "broken__echo after the fix", func(m map[string]*mcp.Tool) bool { return m["broken__echo"] != nil })
+}
+
+// The caller's cancellation ends an aggregate tool's hosted call, and its
+// process, as it ends call_tool's.
+func TestAggregateCancel(t *testing.T) {
+	sp := &spawns{}
+	cs := connect(t, newLiveService(t, aggregateRegistry(), serviceOpts{gate: true, aggregate: true, poll: -1, onSpawn: sp.add}))
+	if listed(t, cs)["ok__sleep"] == nil {
+		t.Fatal("ok__sleep is not offered")
+	}
+	started := t.TempDir() + "/started"
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ok__sleep", Arguments: map[string]any{"ms": 60000, "started": started}})
+		done <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the hosted call never started")
+		}
+	}
+	pid := sp.lastPID() // the sleeping call's: it started last
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("a cancelled call returned a result")
+	}
+	// The hosted process (asked to sleep a minute) ends within the
+	// teardown bound (TerminateGrace is 200 ms), well before the call's
+	// 10 s timeout would end it: reaped, it can no longer be signalled.
+	for deadline := time.Now().Add(5 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the cancelled call's process %d is still running", pid)
+		}
+	}
 }
