@@ -26,11 +26,25 @@ var forbidden = map[string][]string{
 	"internal/schema": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"tools": {module + "cmd", "github.com/urfave/cli"},
+	// audit and metrics are leaves: they know nothing of what they record.
+	"audit": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
+		module + "policy", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	"metrics": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
+		module + "policy", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	"internal/reqid": {module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// policy is pure: rules in, a decision out; it knows no host, no SDK.
+	"policy": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
+		module + "internal", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// The faces: cmd/colibri-mcp → internal/httpserve → tools; stdioserve
 	// knows only go-sdk.
 	"internal/httpserve": {module + "cmd", "github.com/urfave/cli"},
 	"internal/stdioserve": {module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/urfave/cli"},
+	// editorconf is pure: an editor's file in, registry entries out; the
+	// command reads, validates (with registry) and writes.
+	"internal/editorconf": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 }
 
 // What a package must not import itself, though it reaches it through
@@ -38,8 +52,10 @@ var forbidden = map[string][]string{
 // face reaches hosted servers only through tools.
 var forbiddenDirect = map[string][]string{
 	"tools":               {"os/exec", module + "jail"},
+	"policy":              {"os", "io", "io/fs", "net", "net/http", "time", "math/rand", "math/rand/v2"}, // no I/O, no clock
 	"internal/httpserve":  {"os/exec", module + "host", module + "jail", module + "registry"},
 	"internal/stdioserve": {"os/exec"}, // go-sdk imports it (CommandTransport); the face must not
+	"internal/editorconf": {"os"},      // pure: it reads no file (fmt imports os, so only directly)
 }
 
 // Calls library packages must never make.

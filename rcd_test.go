@@ -207,3 +207,59 @@ func TestRCDReload(t *testing.T) {
 		t.Fatal("reload sent nothing to the pid in the pidfile")
 	}
 }
+
+// The audit log and metrics knobs become colibri-mcp's flags; unset, they
+// add nothing.
+func TestRCDAuditAndMetricsKnobs(t *testing.T) {
+	e := newRCEnv(t, "")
+	d := func(p string) string { return filepath.Join(e.dir, p) }
+	os.WriteFile(e.conf, []byte(`colibri_mcp_enable="YES"
+colibri_mcp_audit_log="`+d("log/colibri_mcp_audit.log")+`"
+colibri_mcp_audit_key_file="`+d("etc/audit.key")+`"
+colibri_mcp_metrics_addr="127.0.0.1:9750"
+`), 0o644)
+	// The audit log exists: creating it would need the service's user.
+	os.WriteFile(d("log/colibri_mcp_audit.log"), nil, 0o600)
+	if _, stderr, err := e.run(t, "start"); err != nil || stderr != "" {
+		t.Fatalf("start: %v: %s", err, stderr)
+	}
+	argv := strings.Join(e.argv("daemon"), " ")
+	want := "serve --http 127.0.0.1:8750 --external-config " + d("etc/external-mcp.json") +
+		" --audit-log " + d("log/colibri_mcp_audit.log") + " --audit-key-file " + d("etc/audit.key") + " --metrics-addr 127.0.0.1:9750"
+	if !strings.HasSuffix(argv, want) {
+		t.Errorf("daemon(8) ran as\n  %s\nwant it to end with\n  %s", argv, want)
+	}
+	plain := newRCEnv(t, "colibri_mcp_enable=YES\n")
+	if _, stderr, err := plain.run(t, "start"); err != nil {
+		t.Fatalf("start: %v: %s", err, stderr)
+	}
+	if argv := strings.Join(plain.argv("daemon"), " "); strings.Contains(argv, "--audit") || strings.Contains(argv, "--metrics") {
+		t.Errorf("unset knobs added flags: %s", argv)
+	}
+}
+
+// newsyslog rotates the audit log at the path rc.d suggests, mode 600, and
+// signals colibri-mcp itself (the child's pidfile, which rc.d writes) with
+// SIGHUP, which makes it reopen the log.
+func TestNewsyslogAuditLine(t *testing.T) {
+	conf, err := os.ReadFile("etc/newsyslog.conf.d/colibri_mcp.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcd, _ := os.ReadFile("rc.d/colibri_mcp")
+	var fields []string
+	for _, line := range strings.Split(string(conf), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "/var/log/colibri_mcp_audit.log" {
+			fields = f
+		}
+	}
+	if len(fields) != 9 {
+		t.Fatalf("no well-formed audit log line: %q", fields)
+	}
+	if fields[2] != "600" || fields[7] != "/var/run/colibri_mcp.pid" || fields[8] != "1" {
+		t.Errorf("audit line %q: want mode 600, the child's pidfile, SIGHUP", fields)
+	}
+	if !strings.Contains(string(rcd), `child_pidfile="/var/run/${name}.pid"`) || !strings.Contains(string(rcd), "/var/log/colibri_mcp_audit.log") {
+		t.Error("rc.d/colibri_mcp no longer writes the pidfile newsyslog signals, or suggests another audit log path")
+	}
+}

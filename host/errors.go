@@ -26,6 +26,7 @@ const (
 	KindOverloaded       Kind = "overloaded"
 	KindTooLarge         Kind = "too_large"
 	KindUnavailable      Kind = "unavailable"
+	KindDenied           Kind = "denied"
 	KindInternal         Kind = "internal"
 )
 
@@ -56,7 +57,9 @@ type Error struct {
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	if e.Server != "" {
+	// A denial says only that the policy denies it (CONTRACT.md section 9),
+	// in a message that names the tool and server itself.
+	if e.Server != "" && e.Kind != KindDenied {
 		fmt.Fprintf(&b, "server %q", e.Server)
 		if e.Tool != "" {
 			fmt.Fprintf(&b, " tool %q", e.Tool)

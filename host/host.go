@@ -61,6 +61,12 @@ type Options struct {
 	Environ func() []string
 	// OnSpawn, when set, is told of every process started.
 	OnSpawn func(server string, pid int)
+	// OnRequest, when set, is told of each request colibri sent a hosted
+	// server (initialize, tools/list, tools/call, ping, logging/setLevel):
+	// how long it took and, when it failed, how (RequestErrorType).
+	OnRequest func(server, method string, took time.Duration, errorType string)
+	// OnRetry, when set, is told of each retry of a phase.
+	OnRetry func(server string, phase Phase)
 
 	// PingInterval is how often an idle warm session is pinged.
 	PingInterval time.Duration
@@ -99,6 +105,8 @@ type Host struct {
 	bg      tasks // teardowns running after their answer
 	schemas schemaCache
 	lists   listCache
+	known   knownLists
+	up      sync.Map // server name → bool: its last start succeeded
 	pool    pool
 	seq     atomic.Uint64
 	watch   atomic.Pointer[func(*registry.Server, []*mcp.Tool)] // WatchLists

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	osproc "github.com/colibri-mcp/colibri-mcp/internal/proc"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -217,7 +219,7 @@ func checkExecutable(path string) error {
 }
 
 // start starts cmd in a session of its own with three plain pipes.
-func (h *Host) start(srv *registry.Server, cmd *exec.Cmd, redact *redactor) (*proc, error) {
+func (h *Host) start(ctx context.Context, srv *registry.Server, cmd *exec.Cmd, redact *redactor) (*proc, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, spawnErr(srv.Name, err)
@@ -253,6 +255,11 @@ func (h *Host) start(srv *registry.Server, cmd *exec.Cmd, redact *redactor) (*pr
 	}
 	p.stderr.redact, p.stderr.held = redact.apply, redact.held
 	p.log = h.log.With("server", srv.Name, "pid", p.pid)
+	if id := reqid.From(ctx); id != "" && !srv.IsPersistent() {
+		// A per-request process belongs to one request: its lines carry
+		// that request's id. (A warm process serves many.)
+		p.log = p.log.With(reqid.Key, id)
+	}
 	go func() {
 		p.waitErr = cmd.Wait()
 		osproc.Reaped(p.pid)

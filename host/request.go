@@ -65,7 +65,8 @@ func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, 
 			}
 			return res, err
 		}
-		h.log.Warn("retrying tools/call on a fresh process", "server", srv.Name, "tool", name, "attempt", attempts+1, "err", err)
+		h.log.WarnContext(ctx, "retrying tools/call on a fresh process", "server", srv.Name, "tool", name, "attempt", attempts+1, "err", err)
+		h.retried(srv.Name, PhaseCall)
 		if err := h.sleep(ctx, attempts); err != nil {
 			e.Attempts = attempts
 			return nil, e
@@ -90,9 +91,12 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 			s.abort()
 			return nil, nil, err
 		}
-		h.lists.put(s.listKey(), tools, size)
+		s.remember(tools, size)
 		tool = findTool(tools, name)
 		argErr = h.checkCall(ctx, srv.Name, name, tools, args)
+	}
+	if argErr == nil {
+		argErr = caller.admit(tool)
 	}
 	if argErr != nil {
 		s.close()
@@ -110,7 +114,7 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 		// a cached list, the list may be what is wrong: ask again.
 		if cached {
 			if tools, size, lerr := s.listTools(ctx, caller.listing()); lerr == nil {
-				h.lists.put(s.listKey(), tools, size)
+				s.remember(tools, size)
 				if findTool(tools, name) == nil {
 					s.close()
 					return nil, nil, h.checkCall(ctx, srv.Name, name, tools, args)
@@ -207,7 +211,7 @@ func (h *Host) openAndList(ctx context.Context, srv *registry.Server, caller *Ca
 			s.abort()
 			return err
 		}
-		h.lists.put(s.listKey(), tools, size)
+		s.remember(tools, size)
 		return nil
 	})
 	if err != nil {
@@ -242,7 +246,8 @@ func (h *Host) withRetries(ctx context.Context, srv *registry.Server, f func() e
 			}
 			return err
 		}
-		h.log.Warn("retrying", "server", srv.Name, "phase", e.Phase, "attempt", attempt+1, "err", err)
+		h.log.WarnContext(ctx, "retrying", "server", srv.Name, "phase", e.Phase, "attempt", attempt+1, "err", err)
+		h.retried(srv.Name, e.Phase)
 		if err := h.sleep(ctx, attempt); err != nil {
 			e.Attempts = attempt
 			return e
@@ -286,7 +291,10 @@ func (h *Host) Check(srv *registry.Server) error {
 
 // Retain shuts down the warm processes of servers that reg no longer has,
 // or whose entry changed (they start again, as edited, on next use).
-func (h *Host) Retain(reg *registry.Registry) { h.pool.retain(reg) }
+func (h *Host) Retain(reg *registry.Registry) {
+	h.pool.retain(reg)
+	h.known.retain(reg)
+}
 
 // Warm lists the warm processes of a persistent server.
 func (h *Host) Warm(server string) []WarmProcess { return h.pool.status(server) }

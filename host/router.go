@@ -37,6 +37,13 @@ type Caller struct {
 	// it set none): colibri sets it on the hosted server too, since many
 	// servers send no log message until a level is set.
 	LogLevel mcp.LoggingLevel
+	// Allow, when set, is asked before a tool is called, with the tool as
+	// the list the call was checked against describes it; an error (kind
+	// denied) refuses the call, and tools/call is never sent.
+	Allow func(*mcp.Tool) error
+	// Meta is put into the hosted request's _meta (W3C trace context:
+	// traceparent, tracestate, baggage), beside colibri's progress token.
+	Meta map[string]any
 }
 
 // listing is what a caller is offered while a server's tools are listed:

@@ -133,7 +133,7 @@ func (h *Host) validateArgs(ctx context.Context, server string, tool *mcp.Tool, 
 	cs, err := h.schemas.forTool(ctx, tool)
 	if err != nil {
 		if cs == nil || cs.reported.CompareAndSwap(false, true) {
-			h.log.Warn("hosted tool's input schema cannot be checked; arguments not checked",
+			h.log.WarnContext(ctx, "hosted tool's input schema cannot be checked; arguments not checked",
 				"server", server, "tool", tool.Name, "err", err)
 		}
 		return nil

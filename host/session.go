@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -36,7 +37,8 @@ func (s *session) listKey() [32]byte {
 
 // open starts srv and initializes it: one attempt, no retry. On failure
 // nothing is left running (the group is killed and reaped in the background).
-func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (*session, error) {
+func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (_ *session, err error) {
+	defer func() { h.started(srv.Name, err) }()
 	timeout := srv.Timeout(h.opts.Timeout)
 	ph := newPhase(ctx, timeout, 0)
 	defer ph.stop()
@@ -49,7 +51,7 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 		h.releaseSlot()
 		return nil, err
 	}
-	p, err := h.start(srv, cmd, redact)
+	p, err := h.start(ctx, srv, cmd, redact)
 	if err != nil {
 		h.releaseSlot()
 		return nil, err
@@ -68,6 +70,9 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 	s.plain = caller == nil || (caller.CreateMessage == nil && caller.Elicit == nil && caller.ListRoots == nil)
 	client := mcp.NewClient(&mcp.Implementation{Name: "colibri-mcp", Version: h.opts.Version}, copts)
 	s.routes.install(client, caller)
+	if h.opts.OnRequest != nil {
+		client.AddSendingMiddleware(h.observe(srv.Name))
+	}
 	cs, err := client.Connect(ph.ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		e := s.classify(PhaseInitialize, err, ctx, ph)
@@ -139,6 +144,9 @@ func (s *session) callTool(ctx context.Context, name string, args any, caller *C
 	defer s.endOnExit(ph)()
 
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	if caller != nil && len(caller.Meta) > 0 {
+		params.Meta = maps.Clone(caller.Meta) // the progress token is added to a copy
+	}
 	token := ""
 	if caller != nil && caller.Progress != nil {
 		token = "colibri-" + strconv.FormatUint(s.h.seq.Add(1), 10)

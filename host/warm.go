@@ -276,6 +276,7 @@ func (w *warm) get(ctx context.Context, caller *Caller) (*session, error) {
 			w.tools = nil
 			w.toolsGen++
 			w.mu.Unlock()
+			w.h.known.forget(w.srv.Name)
 			// Whichever warm process said so: a list that changes in
 			// one process often changes for all (the server's own state).
 			w.h.listed(w.srv, nil)
@@ -294,7 +295,7 @@ func (w *warm) failed(err error) {
 	var e *Error
 	if errors.As(err, &e) {
 		switch e.Kind {
-		case KindConfig, KindJail, KindCancelled, KindOverloaded, KindUnknownTool, KindInvalidArguments:
+		case KindConfig, KindJail, KindCancelled, KindOverloaded, KindUnknownTool, KindInvalidArguments, KindDenied:
 			return
 		case KindSpawn:
 			if !e.transient {
@@ -439,10 +440,14 @@ func (w *warm) toolsOf(ctx context.Context, s *session, caller *Caller, fresh bo
 		return nil, false, err
 	}
 	w.mu.Lock()
-	if w.s == s && w.toolsGen == gen {
+	current := w.s == s && w.toolsGen == gen
+	if current {
 		w.tools = tools
 	}
 	w.mu.Unlock()
+	if current {
+		w.h.known.put(w.srv, tools, time.Now())
+	}
 	return tools, false, nil
 }
 
@@ -472,6 +477,9 @@ func (h *Host) callOn(ctx context.Context, w *warm, s *session, name string, arg
 		}
 		tool = findTool(tools, name)
 		argErr = h.checkCall(ctx, w.srv.Name, name, tools, args)
+	}
+	if argErr == nil {
+		argErr = caller.admit(tool)
 	}
 	if argErr != nil {
 		return nil, tool, argErr

@@ -36,6 +36,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/internal/schema"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
+	"github.com/colibri-mcp/colibri-mcp/policy"
 )
 
 // DefaultPath is where the registry lives on a FreeBSD system.
@@ -61,6 +62,15 @@ type Registry struct {
 	// without a name).
 	Path    string
 	Servers map[string]*Server
+	// Policy is the top-level "policy": it applies to every server,
+	// together with each server's own (CONTRACT.md section 9).
+	Policy *policy.Policy
+}
+
+// Rules are the policies that apply to srv's tools: the top-level one and
+// srv's own.
+func (r *Registry) Rules(srv *Server) policy.Rules {
+	return policy.Rules{Global: r.Policy, Server: srv.Name, Local: srv.Policy}
 }
 
 // Names returns the server names in sorted order.
@@ -90,6 +100,10 @@ type Server struct {
 	// ToolPrefix names this server's tools in aggregate mode (PREFIX__TOOL);
 	// "" means the server name ([Server.Prefix]).
 	ToolPrefix string `json:"tool_prefix,omitempty"`
+	// Policy is the server's own "policy". It is decoded on its own (Parse)
+	// and left out of the entry's JSON, which fingerprints the entry: a
+	// policy edit applies at once, and restarts no warm process.
+	Policy *policy.Policy `json:"-"`
 }
 
 // Jail is the FreeBSD confinement of a server: either an existing jail (Name)
@@ -294,18 +308,29 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 
 	var file struct {
 		Servers map[string]*Server `json:"servers"`
+		Policy  *policy.Policy     `json:"policy"`
 	}
-	if err := json.Unmarshal(data, &file); err != nil {
+	var policies struct {
+		Servers map[string]struct {
+			Policy *policy.Policy `json:"policy"`
+		} `json:"servers"`
+	}
+	err = json.Unmarshal(data, &file)
+	if err == nil {
+		err = json.Unmarshal(data, &policies)
+	}
+	if err != nil {
 		// The schema accepted the document, so this is a mismatch between the
 		// schema and the Go types: a bug of ours, reported as such.
 		return nil, &Error{File: path, Problems: []Problem{{Message: "internal: decoding a valid registry: " + err.Error()}}, Err: err}
 	}
-	reg := &Registry{Path: path, Servers: file.Servers}
+	reg := &Registry{Path: path, Servers: file.Servers, Policy: file.Policy}
 	if reg.Servers == nil {
 		reg.Servers = map[string]*Server{}
 	}
 	for name, s := range reg.Servers {
 		s.Name = name
+		s.Policy = policies.Servers[name].Policy
 		s.resolve(path)
 	}
 	if err := reg.Validate(); err != nil {
@@ -340,7 +365,7 @@ func (s *Server) resolve(file string) {
 // Validate checks the rules a JSON Schema cannot state clearly, for every
 // server; Parse calls it, and a registry built in code should too.
 func (r *Registry) Validate() error {
-	var problems []Problem
+	problems := policyProblems("/policy", r.Policy)
 	for _, name := range r.Names() {
 		s := r.Servers[name]
 		if !validName(name) {
@@ -350,6 +375,7 @@ func (r *Registry) Validate() error {
 			problems = append(problems, Problem{Location: "/servers/" + escapePointer(name) + "/command", Message: "is required"})
 		}
 		problems = append(problems, s.problems()...)
+		problems = append(problems, policyProblems("/servers/"+escapePointer(name)+"/policy", s.Policy)...)
 	}
 	problems = append(problems, r.prefixProblems()...)
 	if len(problems) > 0 {
@@ -386,6 +412,15 @@ func (r *Registry) prefixProblems() []Problem {
 		if len(others) > 0 {
 			ps = append(ps, Problem{Location: at, Message: fmt.Sprintf("%q is also the tool prefix of server %s: each server's tools need a prefix of their own in aggregate mode", p, strings.Join(others, ", "))})
 		}
+	}
+	return ps
+}
+
+// policyProblems are a policy's mistakes, at their locations under at.
+func policyProblems(at string, p *policy.Policy) []Problem {
+	var ps []Problem
+	for _, pr := range p.Problems() {
+		ps = append(ps, Problem{Location: at + pr.Location, Message: pr.Message})
 	}
 	return ps
 }

@@ -2,6 +2,7 @@ package registry_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -21,6 +22,18 @@ func TestParseErrorsNameTheLocation(t *testing.T) {
 	}{
 		{"wrong type in args", `{"servers":{"demo":{"command":"x","args":["a",1]}}}`,
 			[]string{"/servers/demo/args/1: got number, want string"}},
+		{"a malformed glob in a server's policy", `{"servers":{"demo":{"command":"x","policy":{"tools":{"deny":["ok","[oops"]}}}}}`,
+			[]string{`/servers/demo/policy/tools/deny/1: "[oops" is not a valid glob`}},
+		{"a malformed glob in a caller's rules", `{"policy":{"callers":{"ci-bot":{"tools":{"allow":["a\\"]}}}},"servers":{}}`,
+			[]string{`/policy/callers/ci-bot/tools/allow/0: "a\\" is not a valid glob`}},
+		{"a policy key misspelt", `{"policy":{"deny_destructiv":true},"servers":{}}`,
+			[]string{`/policy/deny_destructiv: unknown key "deny_destructiv": did you mean "deny_destructive"?`}},
+		{"callers of a caller", `{"policy":{"callers":{"a":{"callers":{}}}},"servers":{}}`,
+			[]string{`/policy/callers/a/callers: unknown key "callers"`}},
+		{"a caller no principal can be", `{"servers":{"demo":{"command":"x","policy":{"callers":{"token:ABC":{}}}}}}`,
+			[]string{`/servers/demo/policy/callers/token:ABC: the name "token:ABC" is not allowed`}},
+		{"a glob that is not a string", `{"policy":{"tools":{"allow":[1]}},"servers":{}}`,
+			[]string{"/policy/tools/allow/0: got number, want string"}},
 		{"unknown key", `{"servers":{"demo":{"command":"x","argz":[]}}}`,
 			[]string{`/servers/demo/argz: unknown key "argz": did you mean "args"?`}},
 		{"unknown top-level key", `{"servers":{},"server":{}}`,
@@ -329,5 +342,37 @@ func TestValidateBuiltInCode(t *testing.T) {
 	delete(reg.Servers, "pfx")
 	if err := reg.Validate(); err != nil {
 		t.Errorf("a valid registry: %v", err)
+	}
+}
+
+// A policy, top-level and per server, reaches the Go types, and the rules
+// that apply to a server are both.
+func TestParsePolicy(t *testing.T) {
+	doc := `{
+	  "policy": {"deny_destructive": true, "callers": {"ci-bot": {"tools": {"allow": ["search"]}}}},
+	  "servers": {
+	    "demo": {"command": "/x", "policy": {"tools": {"allow": ["get_*", "search"], "deny": ["*delete*"]}, "deny_open_world": true}},
+	    "plain": {"command": "/y"}
+	  }
+	}`
+	reg, err := registry.Parse(strings.NewReader(doc), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := reg.Rules(reg.Servers["demo"])
+	if r.Global == nil || !r.Global.DenyDestructive || r.Global.Callers["ci-bot"].Tools.Allow[0] != "search" {
+		t.Errorf("top-level policy: %+v", r.Global)
+	}
+	if r.Server != "demo" || r.Local == nil || !r.Local.DenyOpenWorld || r.Local.Tools.Deny[0] != "*delete*" {
+		t.Errorf("server policy: %+v", r.Local)
+	}
+	if p := reg.Rules(reg.Servers["plain"]); p.Local != nil || p.Global != r.Global {
+		t.Errorf("a server without a policy: %+v", p)
+	}
+	// The policy is no part of the entry's own JSON, which fingerprints a
+	// warm process: editing it must not restart one.
+	b, _ := json.Marshal(reg.Servers["demo"])
+	if strings.Contains(string(b), "policy") || strings.Contains(string(b), "delete") {
+		t.Errorf("the entry's JSON holds its policy: %s", b)
 	}
 }

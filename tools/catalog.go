@@ -46,7 +46,8 @@ type catalog struct {
 	reads, applied uint64             // registry reads begun; the one the offer was built from
 	reg            *registry.Registry // as last read; nil when it could not be
 	regErr         error
-	offered        map[string]offer // what the servers have now, by name
+	lastGood       *registry.Registry // the last registry that could be read: its policy decides meanwhile
+	offered        map[string]offer   // what the servers have now, by name
 
 	// Aggregate mode.
 	lists        map[string]*hostedList // by server name
@@ -165,6 +166,9 @@ func (c *catalog) refresh() {
 		return
 	}
 	c.reg, c.regErr = reg, err
+	if reg != nil {
+		c.lastGood = reg
+	}
 	if c.lists != nil && reg != nil {
 		c.reconcile(reg)
 	}
@@ -401,14 +405,24 @@ func (c *catalog) publish() {
 	}
 }
 
-// exposeHosted adds to want every hosted tool, named by ExposedNames, and
-// routes each name to its tool. A tool go-sdk would refuse is left out
-// (and logged once), before it is named: it takes no name from another.
+// exposeHosted adds to want every hosted tool the policy allows, named by
+// ExposedNames, and routes each name to its tool. A tool go-sdk would
+// refuse is left out (and logged once), before it is named: it takes no
+// name from another.
+//
+// One list is offered to every session, so the policy is asked here for no
+// caller in particular (the top-level and server rules); a caller's own
+// rules, which can only narrow, are applied to each session's tools/list
+// (visibleTo) and, like every rule, to each call.
 func (c *catalog) exposeHosted(want map[string]offer) {
+	reg := c.lastGood
+	if reg == nil {
+		return
+	}
 	var reqs []NameRequest
 	defs := map[ToolRef]*mcp.Tool{}
 	for name, l := range c.lists {
-		for _, t := range c.s.visible(l.srv, l.tools) {
+		for _, t := range c.s.visible(context.Background(), reg, l.srv, l.tools) {
 			ref := ToolRef{Server: name, Tool: t.Name}
 			if _, dup := defs[ref]; dup {
 				continue
@@ -486,6 +500,45 @@ func add(server *mcp.Server, o offer) (err error) {
 	return nil
 }
 
+// visibleTo is res (a tools/list page) less the exposed hosted tools the
+// policy hides from the caller of ctx: its principal's own rules narrow
+// what exposeHosted offered everyone.
+func (c *catalog) visibleTo(ctx context.Context, res *mcp.ListToolsResult) {
+	if c.lists == nil || res == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	reg := c.lastGood
+	if reg == nil {
+		return
+	}
+	kept := make([]*mcp.Tool, 0, len(res.Tools)) // a page of go-sdk's: not filtered in place
+	for _, t := range res.Tools {
+		ref, hosted := c.routes[t.Name]
+		if hosted {
+			l := c.lists[ref.Server]
+			tool := toolNamed(l.tools, ref.Tool)
+			if tool == nil || !c.s.allowed(ctx, reg, l.srv, tool).Allow {
+				continue
+			}
+		}
+		kept = append(kept, t)
+	}
+	res.Tools = kept
+}
+
+// route is the hosted tool an exposed name stands for.
+func (c *catalog) route(name string) (ToolRef, bool) {
+	if c.lists == nil {
+		return ToolRef{}, false // not in aggregate mode
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ref, ok := c.routes[name]
+	return ref, ok
+}
+
 // exposedName is the aggregate name of server's tool, or "".
 func (c *catalog) exposedName(server, tool string) string {
 	if c.lists == nil {
@@ -500,11 +553,9 @@ func (c *catalog) exposedName(server, tool string) string {
 // looked up in the routing table, never taken apart, and the call goes the
 // way of colibri_external_mcp_call_tool.
 func (c *catalog) handleHosted(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c.mu.Lock()
-	ref, ok := c.routes[req.Params.Name]
-	c.mu.Unlock()
+	ref, ok := c.route(req.Params.Name)
 	if !ok {
 		return ErrorResult(unexposed(req.Params.Name)), nil
 	}
-	return c.s.answerCall(ctx, req, hostedCall{Server: ref.Server, Tool: ref.Tool, Arguments: req.Params.Arguments, Exposed: req.Params.Name}), nil
+	return c.s.answerCall(ctx, req, toolCall{Server: ref.Server, Tool: ref.Tool, Arguments: req.Params.Arguments, Exposed: req.Params.Name}), nil
 }

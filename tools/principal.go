@@ -2,7 +2,11 @@ package tools
 
 import "context"
 
-// StdioPrincipal is the caller's principal over stdio (CONTRACT.md section 7).
+// StdioPrincipal is the caller's principal over stdio (CONTRACT.md section
+// 7), and of the command line's own calls and lists (`colibri-mcp call`,
+// `list-tools`, `describe`, `check --probe`): a local user, who could as well
+// run colibri over stdio. (The contract names three kinds of principal and
+// two transports; the command line is not a fourth.)
 const StdioPrincipal = "stdio"
 
 type principalKey struct{}

@@ -66,15 +66,14 @@ func (s *Service) NewServer(version string) *mcp.Server {
 	})
 	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			switch method {
-			case "tools/list":
-				s.cat.refresh()
+			if method == "tools/list" {
 				s.cat.retryDue()
 				s.cat.settle(ctx)
-			case "tools/call":
-				s.cat.refresh()
 			}
 			res, err := next(ctx, method, req)
+			if r, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				s.cat.visibleTo(ctx, r) // a caller's own policy narrows the hosted tools offered
+			}
 			// Remember the level each caller sets, to pass it on to hosted
 			// servers.
 			if method == "logging/setLevel" && err == nil {
@@ -83,6 +82,19 @@ func (s *Service) NewServer(version string) *mcp.Server {
 				}
 			}
 			return res, err
+		}
+	})
+	// Added last, so outermost: request ids, the audit log and metrics
+	// (controls.go) see every request, refusals included.
+	server.AddReceivingMiddleware(s.controls)
+	// Outside even that: the registry is looked at first (one stat), so
+	// that the call and the record of it meet the same tools.
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" || method == "tools/call" {
+				s.cat.refresh()
+			}
+			return next(ctx, method, req)
 		}
 	})
 	s.cat.attach(server)
@@ -133,11 +145,11 @@ func (s *Service) handleCallTool(ctx context.Context, req *mcp.CallToolRequest) 
 	if err := decodeInput(CallToolTool, req.Params.Arguments, &in); err != nil {
 		return ErrorResult(err), nil
 	}
-	return s.answerCall(ctx, req, hostedCall{Server: in.Server, Tool: in.Name, Arguments: in.Arguments}), nil
+	return s.answerCall(ctx, req, toolCall{Server: in.Server, Tool: in.Name, Arguments: in.Arguments}), nil
 }
 
-// hostedCall is one call of a hosted tool, however the caller named it.
-type hostedCall struct {
+// toolCall is one call of a hosted tool, however the caller named it.
+type toolCall struct {
 	Server, Tool string
 	Arguments    json.RawMessage // the hosted tool's arguments, as sent
 	Exposed      string          // the aggregate name it was called by, or ""
@@ -147,13 +159,13 @@ type hostedCall struct {
 // colibri_external_mcp_call_tool and by an aggregate tool alike: the gate,
 // the registry, the arguments' checks, progress, cancellation, error kinds
 // and retries are all CallTool's, so that the two ways cannot drift apart.
-func (s *Service) answerCall(ctx context.Context, req *mcp.CallToolRequest, c hostedCall) *mcp.CallToolResult {
+func (s *Service) answerCall(ctx context.Context, req *mcp.CallToolRequest, c toolCall) *mcp.CallToolResult {
 	res, err := s.CallTool(ctx, c.Server, c.Tool, c.Arguments, s.callerOf(ctx, req))
 	if err != nil {
 		if host.KindOf(err) == host.KindCancelled {
 			// Over stdio this result is never sent (QuietCancel): the caller
 			// cancelled the request and expects no response.
-			s.log.Debug("call cancelled", "server", c.Server, "tool", c.Tool, "exposed_name", c.Exposed)
+			s.log.DebugContext(ctx, "call cancelled", "server", c.Server, "tool", c.Tool, "exposed_name", c.Exposed)
 		}
 		return ErrorResult(err)
 	}
@@ -262,6 +274,7 @@ func structured(v any, isError bool) *mcp.CallToolResult {
 func (s *Service) callerOf(ctx context.Context, req *mcp.CallToolRequest) *host.Caller {
 	ss := req.Session
 	c := &host.Caller{
+		Meta:     traceContext(req.Params.GetMeta()),
 		LogLevel: s.levels.get(ss),
 		Log: func(_ context.Context, p *mcp.LoggingMessageParams) {
 			// ServerSession.Log drops messages below the level the caller set.

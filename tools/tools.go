@@ -23,8 +23,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
+	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -60,6 +62,12 @@ type Options struct {
 	// answers with what is known; the rest follows with list_changed.
 	// Zero means DefaultListWait.
 	ListWait time.Duration
+	// Audit, when set, gets one record per call of a hosted tool
+	// (CONTRACT.md section 10); Digester digests their arguments (nil:
+	// plain SHA-256). Metrics, when set, counts and times (section 11).
+	Audit    *audit.Writer
+	Digester *audit.Digester
+	Metrics  *metrics.Metrics
 }
 
 // Defaults of Options.
@@ -290,7 +298,7 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host
 		if err != nil {
 			return nil, err
 		}
-		return s.visible(srv, tools), nil
+		return s.visible(ctx, reg, srv, tools), nil
 	}
 	if in.Server != "" {
 		srv, err := lookup(reg, in.Server)
@@ -373,13 +381,6 @@ func unknownAnywhere(tool string, servers []string, have [][]*mcp.Tool) error {
 		Err: errors.New("no server lists this tool"), Hint: hint}
 }
 
-// visible is what the caller may see of srv's tools. Today that is all of
-// them; the policy (CONTRACT.md section 9) decides here, in this one place,
-// for list_tools and aggregate mode alike.
-func (s *Service) visible(_ *registry.Server, tools []*mcp.Tool) []*mcp.Tool {
-	return tools
-}
-
 // CallTool calls tool name of server with args (a JSON object, or empty).
 // It refuses with call_disabled, spawning nothing, while the gate is off.
 func (s *Service) CallTool(ctx context.Context, server, name string, args json.RawMessage, caller *host.Caller) (*mcp.CallToolResult, error) {
@@ -395,11 +396,26 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	if err != nil {
 		return nil, err
 	}
+	if caller, err = s.guardCall(ctx, reg, srv, name, caller); err != nil {
+		return nil, err
+	}
 	decoded, err := decodeArguments(args)
 	if err != nil {
 		return nil, &host.Error{Kind: host.KindInvalidArguments, Server: server, Tool: name, Phase: host.PhaseCall, Err: err}
 	}
-	return s.opts.Host.CallTool(ctx, srv, name, decoded, caller)
+	res, err := s.opts.Host.CallTool(ctx, srv, name, decoded, caller)
+	if host.KindOf(err) == host.KindUnknownTool && !reg.Rules(srv).Empty() {
+		// The host's hint names every tool the server lists: name only
+		// those the caller may see, from the list the call just read.
+		if have := s.opts.Host.KnownTools(srv); have != nil {
+			return nil, host.UnknownTool(server, name, s.visible(ctx, reg, srv, have))
+		}
+		var e *host.Error
+		if errors.As(err, &e) {
+			e.Hint = ListToolsTool + " shows the tools it has"
+		}
+	}
+	return res, err
 }
 
 // registry reads the registry as it is now, and lets the host shut down

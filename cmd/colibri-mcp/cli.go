@@ -13,8 +13,11 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/jail"
+	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
@@ -165,6 +168,23 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				}),
 			},
 			{
+				Name:        "import",
+				Usage:       "turn an editor's MCP configuration into registry entries; --write merges them",
+				ArgsUsage:   "[FILE]",
+				Description: importDescription + exitCodesHelp,
+				Flags:       importFlags(),
+				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
+					if err := wantArgs(cmd, 0, 1); err != nil {
+						return err
+					}
+					opts, err := importOptionsFrom(cmd)
+					if err != nil {
+						return err
+					}
+					return cmdImport(ctx, s, opts, stdout, stderr)
+				}),
+			},
+			{
 				Name:        "help",
 				Usage:       "show the commands, or one command's help",
 				ArgsUsage:   "[COMMAND]",
@@ -191,7 +211,7 @@ const exitCodesHelp = "\n\n" +
 	"Exit codes:\n" +
 	"  0  success\n" +
 	"  1  the operation ran and failed (a hosted tool returned isError, a server could not be reached, check found problems)\n" +
-	"  2  usage or configuration error (bad flag, unknown command, invalid registry, call gate off, refused HTTP setup)"
+	"  2  usage or configuration error (bad flag, unknown command, invalid registry, call gate off, denied by the policy, refused HTTP setup)"
 
 func jsonFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "json", Usage: "print the tool's structuredContent as JSON"}
@@ -215,6 +235,9 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "retries", Usage: "attempts in all for a phase that failed transiently", Value: "3", Sources: cli.EnvVars("COLIBRI_MCP_RETRIES")},
 		&cli.StringFlag{Name: "session-timeout", Usage: "HTTP mode: close an MCP session unused this long: integer milliseconds or a Go duration", Value: "30m", Sources: cli.EnvVars("COLIBRI_MCP_SESSION_TIMEOUT")},
 		&cli.StringFlag{Name: "retry-backoff", Usage: "first back-off, doubling: integer milliseconds or a Go duration", Value: "1000", Sources: cli.EnvVars("COLIBRI_MCP_RETRY_BACKOFF")},
+		&cli.StringFlag{Name: "audit-log", Usage: "append one JSON line per hosted call to this file (- for stderr); reopened on SIGHUP", Sources: cli.EnvVars("COLIBRI_MCP_AUDIT_LOG")},
+		&cli.StringFlag{Name: "audit-key-file", Usage: "the HMAC key of the audit log's argument digests", Sources: cli.EnvVars("COLIBRI_MCP_AUDIT_KEY_FILE")},
+		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics at http://ADDR/metrics (beyond loopback only with --token-file)", Sources: cli.EnvVars("COLIBRI_MCP_METRICS_ADDR")},
 	}
 }
 
@@ -235,16 +258,27 @@ type settings struct {
 	jailPriv       jail.Priv
 	jailHelper     string
 	environ        []string
+	auditLog       string
+	auditKeyFile   string
+	metricsAddr    string
+
+	// Opened for the run (openAudit, serve), not parsed.
+	audit    *audit.Writer
+	digester *audit.Digester
+	metrics  *metrics.Metrics
 }
 
 func readSettings(cmd *cli.Command, environ []string) (*settings, error) {
 	env := envLookup(environ)
 	s := &settings{
-		environ:    environ,
-		configPath: cmd.String("external-config"),
-		httpAddr:   cmd.String("http"),
-		tokenFile:  cmd.String("token-file"),
-		jailHelper: jail.DefaultHelper,
+		environ:      environ,
+		configPath:   cmd.String("external-config"),
+		httpAddr:     cmd.String("http"),
+		tokenFile:    cmd.String("token-file"),
+		jailHelper:   jail.DefaultHelper,
+		auditLog:     cmd.String("audit-log"),
+		auditKeyFile: cmd.String("audit-key-file"),
+		metricsAddr:  cmd.String("metrics-addr"),
 	}
 	var err error
 	// The gate: the flag wins when given; otherwise the variable.
@@ -343,9 +377,9 @@ func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: l}
 	switch format {
 	case "text":
-		return slog.New(demoteSDK{slog.NewTextHandler(w, opts)}), nil
+		return slog.New(reqid.Handler(demoteSDK{slog.NewTextHandler(w, opts)})), nil
 	case "json":
-		return slog.New(demoteSDK{slog.NewJSONHandler(w, opts)}), nil
+		return slog.New(reqid.Handler(demoteSDK{slog.NewJSONHandler(w, opts)})), nil
 	}
 	return nil, usage(fmt.Errorf("--log-format / COLIBRI_MCP_LOG_FORMAT: %q: must be text or json", format))
 }
@@ -364,7 +398,7 @@ func envLookup(environ []string) func(string) (string, bool) {
 // newService wires the registry, the host and the tools for one run.
 func newService(s *settings) (*tools.Service, *host.Host) {
 	loader := &registry.Loader{Path: s.configPath}
-	h := host.New(host.Options{
+	opts := host.Options{
 		Logger:         s.logger,
 		Version:        version,
 		Timeout:        s.timeout,
@@ -375,7 +409,12 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		JailPriv:       s.jailPriv,
 		JailHelper:     s.jailHelper,
 		Environ:        func() []string { return s.environ },
-	})
+	}
+	if m := s.metrics; m != nil {
+		opts.OnRequest = m.ClientOperation
+		opts.OnRetry = func(server string, phase host.Phase) { m.Retry(server, string(phase)) }
+	}
+	h := host.New(opts)
 	svc := tools.New(tools.Options{
 		Registry:     loader.Load,
 		ConfigPath:   s.configPath,
@@ -383,6 +422,9 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		ExternalCall: s.externalCall,
 		Aggregate:    s.aggregate,
 		Logger:       s.logger,
+		Audit:        s.audit,
+		Digester:     s.digester,
+		Metrics:      s.metrics,
 	})
 	return svc, h
 }

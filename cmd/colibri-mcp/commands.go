@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
 	"github.com/colibri-mcp/colibri-mcp/internal/stdioserve"
+	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
@@ -34,16 +36,43 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 		// Over HTTP a session id is a credential: keep it out of info logs.
 		s.logger = slog.New(httpserve.QuietSessionIDs(s.logger.Handler()))
 	}
+	closeAudit, err := openAudit(s, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeAudit() // after the host: calls that finish while it closes are still recorded
+	if s.metricsAddr != "" {
+		v, c := buildVersion(version, commit, debug.ReadBuildInfo) // as --version says them
+		s.metrics = metrics.New(metrics.Options{Version: v, Commit: c})
+	}
 	svc, h := newService(s)
 	defer h.Close()
 	defer svc.Close() // first: its background reads of hosted lists use the host
 	for _, w := range hardening {
 		s.logger.Warn(w)
 	}
+	var hup onHUP
+	if s.audit != nil && s.auditLog != "-" {
+		hup = append(hup, hupAction{"audit log reopened (" + s.auditLog + ")", s.audit.Reopen})
+	}
+	if s.metrics != nil {
+		mctx, stopMetrics := context.WithCancel(ctx)
+		ms, wait, err := startMetrics(mctx, s, h)
+		if err != nil {
+			stopMetrics()
+			return err
+		}
+		defer wait()
+		defer stopMetrics()
+		if s.tokenFile != "" {
+			hup = append(hup, hupAction{"token file reloaded for metrics (" + s.tokenFile + ")", ms.ReloadTokens})
+		}
+	}
 	if s.httpAddr != "" {
 		s.logger.Info("starting colibri-mcp", "version", version, "registry", s.configPath, "external_call", s.externalCall, "aggregate", s.aggregate)
-		return serveHTTP(ctx, s, svc)
+		return serveHTTP(ctx, s, svc, hup)
 	}
+	defer hup.watch(s)()
 	s.logger.Info("serving MCP over stdio", "version", version, "registry", s.configPath, "external_call", s.externalCall, "aggregate", s.aggregate)
 	if isTerminal(stdin) {
 		// Someone typed colibri-mcp in a shell: say why nothing happens.
@@ -71,7 +100,7 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 // the user must change are usage errors (2); everything else failed (1).
 func exitFor(err error) int {
 	switch host.KindOf(err) {
-	case host.KindConfig, host.KindCallDisabled, host.KindJail:
+	case host.KindConfig, host.KindCallDisabled, host.KindJail, host.KindDenied:
 		return exitUsage
 	}
 	return exitFailed
@@ -144,6 +173,8 @@ func orDash(s string) string {
 }
 
 func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, stdout, stderr io.Writer) error {
+	// The command line is a caller too: the policy applies to it.
+	ctx = tools.WithPrincipal(ctx, tools.StdioPrincipal)
 	stdout, stderr = safe(stdout), safe(stderr) // names, descriptions, stderr tails: others' words
 	svc, h := newService(s)
 	defer h.Close()
@@ -197,6 +228,13 @@ func firstLine(s string) string {
 }
 
 func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOptions, stdout, stderr io.Writer) error {
+	// The command line is a caller too: the policy applies to it.
+	ctx = tools.WithPrincipal(ctx, tools.StdioPrincipal)
+	closeAudit, err := openAudit(s, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeAudit()
 	svc, h := newService(s)
 	defer h.Close()
 	asJSON := opts.output != "text"
@@ -208,7 +246,8 @@ func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOpt
 		caller = &host.Caller{Progress: p.show}
 	}
 	stdout, stderr = safe(stdout), safe(stderr) // the hosted server's words
-	res, err := svc.CallTool(ctx, server, tool, opts.args, caller)
+	// Audited and counted, as a session's call is.
+	res, err := svc.Call(ctx, server, tool, opts.args, caller)
 	if err != nil {
 		return report(err, asJSON, stdout, stderr)
 	}
@@ -366,6 +405,8 @@ type checkServerResult struct {
 }
 
 func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout, stderr io.Writer) error {
+	// The command line is a caller too: the policy applies to it.
+	ctx = tools.WithPrincipal(ctx, tools.StdioPrincipal)
 	stdout, stderr = safe(stdout), safe(stderr) // names, descriptions, stderr tails: others' words
 	start := time.Now()
 	svc, h := newService(s)

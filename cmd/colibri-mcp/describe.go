@@ -18,6 +18,8 @@ import (
 // it declares about itself, and the arguments it takes. With --json it
 // prints the list_tools structuredContent for that one tool.
 func cmdDescribe(ctx context.Context, s *settings, server, name string, asJSON bool, stdout, stderr io.Writer) error {
+	// The command line is a caller too: the policy applies to it.
+	ctx = tools.WithPrincipal(ctx, tools.StdioPrincipal)
 	stdout, stderr = safe(stdout), safe(stderr) // the hosted server's words
 	svc, h := newService(s)
 	defer h.Close()

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
@@ -21,7 +18,8 @@ const shutdownWait = 10 * time.Second
 func maxMessage(s *settings) int64 { return s.maxResultBytes + 1<<20 }
 
 // serveHTTP serves colibri's HTTP face (internal/httpserve) until ctx ends.
-func serveHTTP(ctx context.Context, s *settings, svc *tools.Service) error {
+// SIGHUP runs hup, and re-reads the token file.
+func serveHTTP(ctx context.Context, s *settings, svc *tools.Service, hup onHUP) error {
 	srv, err := httpserve.New(httpserve.Options{
 		Addr:            s.httpAddr,
 		Server:          svc.NewServer(version),
@@ -35,37 +33,11 @@ func serveHTTP(ctx context.Context, s *settings, svc *tools.Service) error {
 		return usage(err)
 	}
 	if s.tokenFile != "" {
-		stop := reloadOnHUP(srv, s)
-		defer stop()
+		hup = append(hup, hupAction{"token file reloaded (" + s.tokenFile + ")", srv.ReloadTokens})
 	}
+	defer hup.watch(s)()
 	if err := srv.Serve(ctx); err != nil {
 		return failed(err)
 	}
 	return nil
-}
-
-// reloadOnHUP re-reads the token file on SIGHUP. A file that fails to read
-// keeps the tokens in force, and says so.
-func reloadOnHUP(srv *httpserve.Server, s *settings) (stop func()) {
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGHUP)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-ch:
-				if err := srv.ReloadTokens(); err != nil {
-					s.logger.Error("SIGHUP: token file not reloaded; the previous tokens stay in force", "err", err)
-				} else {
-					s.logger.Info("SIGHUP: token file reloaded", "path", s.tokenFile)
-				}
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() {
-		signal.Stop(ch)
-		close(done)
-	}
 }

@@ -125,6 +125,12 @@ var fakes = map[string]func(){
 	"ok": func() { serveTools(nil) },
 	// One tool, "any", answering "polite"; leaves when its stdin closes.
 	"polite": servePolite,
+	// Tools with annotations, for the policy: read_file (read-only, closed
+	// world), search (read-only), delete_file (no hints: destructive by the
+	// spec's defaults), meta (read-only, closed world; answers with the
+	// request's _meta as JSON). With FAKEMCP_CALLS set to a folder, each
+	// call leaves a file named by its tool there.
+	"annotated": serveAnnotated,
 	// Ignores stdin EOF and SIGTERM: only SIGKILL ends it.
 	"stubborn": func() {
 		signal.Ignore(syscall.SIGTERM)
@@ -508,6 +514,30 @@ func servePolite() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "polite", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "any"}, func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
 		return text("polite"), nil, nil
+	})
+	s.Run(context.Background(), &mcp.StdioTransport{})
+}
+
+func serveAnnotated() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "annotated", Version: "1"}, nil)
+	closed := false
+	add := func(name string, ann *mcp.ToolAnnotations, answer func(*mcp.CallToolRequest) string) {
+		mcp.AddTool(s, &mcp.Tool{Name: name, Annotations: ann}, func(_ context.Context, req *mcp.CallToolRequest, _ map[string]any) (*mcp.CallToolResult, any, error) {
+			if dir := os.Getenv("FAKEMCP_CALLS"); dir != "" {
+				if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+					fatal(err)
+				}
+			}
+			return text(answer(req)), nil, nil
+		})
+	}
+	done := func(*mcp.CallToolRequest) string { return "done" }
+	add("read_file", &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &closed}, done)
+	add("search", &mcp.ToolAnnotations{ReadOnlyHint: true}, done)
+	add("delete_file", nil, done)
+	add("meta", &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &closed}, func(req *mcp.CallToolRequest) string {
+		b, _ := json.Marshal(req.Params.Meta)
+		return string(b)
 	})
 	s.Run(context.Background(), &mcp.StdioTransport{})
 }

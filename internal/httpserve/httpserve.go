@@ -92,7 +92,7 @@ type Server struct {
 	ln       net.Listener
 	tokens   *tokenSet // nil without a token file
 	hs       *http.Server
-	calls    inflight
+	calls    inflight // POST requests
 	sessions *sessions
 }
 
@@ -181,7 +181,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	bound := s.opts.ShutdownTimeout
 	s.log.Info("shutting down: no new requests; waiting for calls in flight", "bound", bound)
 	go s.hs.Shutdown(context.Background()) // stop accepting; idle connections close
-	if !s.calls.wait(bound) {
+	deadline := time.Now().Add(bound)
+	// A Streamable HTTP call is answered on its POST; an SSE call's POST is
+	// answered 202 at once, and its result travels on the session's stream.
+	if !s.calls.wait(deadline) || !s.sessions.sseCalls.wait(deadline) {
 		s.log.Warn("calls still in flight at the shutdown bound; cancelling them", "bound", bound)
 	}
 	// What remains are event streams (GET /mcp, GET /sse) and calls past the
@@ -240,23 +243,30 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		principal := AnonymousPrincipal
 		if s.tokens != nil {
-			// As go-sdk's auth.RequireBearerToken reads the header.
-			fields := strings.Fields(r.Header.Get("Authorization"))
-			switch {
-			case len(fields) != 2 || !strings.EqualFold(fields[0], "bearer"):
-				w.Header().Set("WWW-Authenticate", `Bearer realm="colibri-mcp"`)
-				refuse(w, http.StatusUnauthorized, "no bearer token")
+			if principal = principalOfBearer(s.tokens, w, r); principal == "" {
 				return
-			default:
-				if principal = s.tokens.principal(fields[1]); principal == "" {
-					w.Header().Set("WWW-Authenticate", `Bearer realm="colibri-mcp", error="invalid_token"`)
-					refuse(w, http.StatusUnauthorized, "unknown bearer token")
-					return
-				}
 			}
 		}
 		next.ServeHTTP(w, r.WithContext(tools.WithPrincipal(r.Context(), principal)))
 	})
+}
+
+// principalOfBearer is the principal of r's bearer token. When there is none, or it is
+// unknown, it answers 401 and returns "".
+func principalOfBearer(tokens *tokenSet, w http.ResponseWriter, r *http.Request) string {
+	// As go-sdk's auth.RequireBearerToken reads the header.
+	fields := strings.Fields(r.Header.Get("Authorization"))
+	if len(fields) != 2 || !strings.EqualFold(fields[0], "bearer") {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="colibri-mcp"`)
+		refuse(w, http.StatusUnauthorized, "no bearer token")
+		return ""
+	}
+	principal := tokens.principal(fields[1])
+	if principal == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="colibri-mcp", error="invalid_token"`)
+		refuse(w, http.StatusUnauthorized, "unknown bearer token")
+	}
+	return principal
 }
 
 // refuse answers a request that is turned away. The connection closes after
@@ -378,57 +388,3 @@ func (w *responseWriter) FlushError() error {
 func (w *responseWriter) Flush() { _ = w.FlushError() }
 
 func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// inflight counts the POST requests being served: the MCP calls a shutdown
-// lets finish. (A Streamable HTTP GET stream never ends by itself, so the
-// http.Server's own idea of "active" cannot be waited for.)
-type inflight struct {
-	mu   sync.Mutex
-	n    int
-	idle chan struct{} // closed when n drops to zero while someone waits
-}
-
-func (f *inflight) track(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			next.ServeHTTP(w, r)
-			return
-		}
-		f.mu.Lock()
-		f.n++
-		f.mu.Unlock()
-		defer func() {
-			f.mu.Lock()
-			f.n--
-			if f.n == 0 && f.idle != nil {
-				close(f.idle)
-				f.idle = nil
-			}
-			f.mu.Unlock()
-		}()
-		next.ServeHTTP(w, r)
-	})
-}
-
-// wait waits until no POST is in flight, at most d; it reports whether that
-// happened.
-func (f *inflight) wait(d time.Duration) bool {
-	f.mu.Lock()
-	if f.n == 0 {
-		f.mu.Unlock()
-		return true
-	}
-	if f.idle == nil {
-		f.idle = make(chan struct{})
-	}
-	idle := f.idle
-	f.mu.Unlock()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-idle:
-		return true
-	case <-t.C:
-		return false
-	}
-}

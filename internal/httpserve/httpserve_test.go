@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -47,6 +48,9 @@ type testServer struct {
 	base   string // http://127.0.0.1:PORT
 	logs   *logBuffer
 	closed chan string // remote addresses of connections the server closed
+	// stop ends Serve's context and returns what Serve returned; the test's
+	// cleanup calls it too.
+	stop func() error
 }
 
 // newMCPServer has two tools: whoami (the caller's principal, as the tools
@@ -90,9 +94,12 @@ func start(t *testing.T, opts Options) *testServer {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()
-	t.Cleanup(func() {
+	ts.stop = sync.OnceValue(func() error {
 		cancel()
-		if err := <-done; err != nil {
+		return <-done
+	})
+	t.Cleanup(func() {
+		if err := ts.stop(); err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 	})
@@ -558,4 +565,65 @@ func TestSessionIDsNotLoggedAtInfo(t *testing.T) {
 func sha12(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])[:12]
+}
+
+// Callers that never read a large response hold no memory past the write
+// bound: each is cut off, and the heap and the descriptors come back to
+// where they were. (Before the write deadline, four such callers pinned
+// 760 MB for as long as they kept their connections open.)
+func TestNonReadingClientsReleaseMemory(t *testing.T) {
+	const (
+		bound   = 500 * time.Millisecond
+		callers = 4
+		size    = 8 << 20
+	)
+	ts := start(t, Options{WriteTimeout: bound})
+	cs := connect(t, ts.URL(), "")
+	whoami(t, cs)
+	fds, heap := fdCount(t), heapInUse()
+
+	open := map[string]net.Conn{}
+	for i := range callers {
+		conn, err := net.Dial("tcp", ts.ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.(*net.TCPConn).SetReadBuffer(4096)
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"big","arguments":{"N":%d}}}`, 10+i, size)
+		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+			"Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s", ts.ln.Addr(), cs.ID(), len(body), body)
+		open[conn.LocalAddr().String()] = conn
+	}
+	// (The slack is for building and encoding the responses under -race.)
+	deadline := time.After(bound + 60*time.Second)
+	for len(open) > 0 {
+		select {
+		case addr := <-ts.closed:
+			if c, ok := open[addr]; ok {
+				c.Close()
+				delete(open, addr)
+			}
+		case <-deadline:
+			t.Fatalf("%d of %d non-reading callers were never cut off", len(open), callers)
+		}
+	}
+	waitFDs(t, fds)
+	const slack = 16 << 20
+	if now := heapInUse(); now > heap+slack {
+		t.Errorf("heap in use after the cut-offs: %d MiB, was %d MiB before %d callers asked for %d MiB each",
+			now>>20, heap>>20, callers, size>>20)
+	}
+	if got := whoami(t, cs); got != AnonymousPrincipal+"|" {
+		t.Errorf("after the cut-offs: %q", got)
+	}
+}
+
+// heapInUse is the bytes of heap in use after a full collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
 }

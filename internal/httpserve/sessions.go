@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/tools"
@@ -22,9 +23,10 @@ type sessions struct {
 	max    int
 
 	mu         sync.Mutex
-	streamable map[string]string // Mcp-Session-Id → principal; pruned against server.Sessions()
-	pending    map[string]int    // principal → new Streamable sessions being opened
-	sse        map[string]*sseSession
+	streamable map[string]string      // Mcp-Session-Id → principal; pruned against server.Sessions()
+	pending    map[string]int         // principal → new Streamable sessions being opened
+	sse        map[string]*sseSession // the sessionid of /sse?sessionid= → session
+	sseCalls   inflight               // requests read from SSE sessions and not yet answered
 }
 
 func newSessions(server *mcp.Server, max int) *sessions {
@@ -125,13 +127,58 @@ type sseSession struct {
 	transport *mcp.SSEServerTransport
 	connected chan struct{} // closed once transport is connected (its endpoint sent)
 	session   *mcp.ServerSession
-	idle      *time.Timer // nil without a session timeout
+
+	// The idle timer, as go-sdk keeps it for Streamable HTTP sessions: it
+	// runs only while no request of the session is being handled, and
+	// restarts when one ends or an event is sent.
+	timeout time.Duration // zero: the session never idles out
+	mu      sync.Mutex
+	busy    int         // requests being handled
+	idle    *time.Timer // nil without a timeout, and once the session ended
 }
 
 // touch restarts the idle timer: the session is in use.
-func (ss *sseSession) touch(d time.Duration) {
+func (ss *sseSession) touch() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.idle != nil && ss.busy == 0 {
+		ss.idle.Reset(ss.timeout)
+	}
+}
+
+// begin pauses the idle timer while a request is handled.
+func (ss *sseSession) begin() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.busy++
 	if ss.idle != nil {
-		ss.idle.Reset(d)
+		ss.idle.Stop()
+	}
+}
+
+// end restarts the idle timer once no request is left.
+func (ss *sseSession) end() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.busy--; ss.busy == 0 && ss.idle != nil {
+		ss.idle.Reset(ss.timeout)
+	}
+}
+
+// idleNow says whether the session is idle: a timer that fired just as a
+// request began does not close it.
+func (ss *sseSession) idleNow() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.busy == 0 && ss.idle != nil
+}
+
+func (ss *sseSession) stopTimer() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.idle != nil {
+		ss.idle.Stop()
+		ss.idle = nil
 	}
 }
 
@@ -157,15 +204,16 @@ func (h *sseHandler) open(w http.ResponseWriter, r *http.Request) {
 	}}
 	var session atomic.Pointer[mcp.ServerSession]
 	if h.timeout > 0 {
+		ss.timeout = h.timeout
 		ss.idle = time.AfterFunc(h.timeout, func() {
-			if s := session.Load(); s != nil {
+			if s := session.Load(); s != nil && ss.idleNow() {
 				s.Close()
 			}
 		})
-		defer ss.idle.Stop()
+		defer ss.stopTimer()
 	}
 	if rw, ok := w.(*responseWriter); ok {
-		rw.onWrite = func() { ss.touch(h.timeout) } // events sent: the session is in use
+		rw.onWrite = ss.touch // events sent: the session is in use
 	}
 	s := h.sessions
 	s.mu.Lock()
@@ -187,7 +235,7 @@ func (h *sseHandler) open(w http.ResponseWriter, r *http.Request) {
 	// The session's requests run with this request's context values (the
 	// principal), as go-sdk's Streamable HTTP sessions do with the first
 	// POST's.
-	ses, err := h.server.Connect(r.Context(), signalConnect{ss.transport, ss.connected}, nil)
+	ses, err := h.server.Connect(r.Context(), signalConnect{ss.transport, ss, &s.sseCalls}, nil)
 	if err != nil {
 		http.Error(w, "connection failed", http.StatusInternalServerError)
 		return
@@ -236,17 +284,77 @@ func (h *sseHandler) deliver(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 		return
 	}
-	ss.touch(h.timeout)
+	ss.touch()
 	ss.transport.ServeHTTP(w, r)
 }
 
-// signalConnect is an SSE transport that says when it is connected.
+// signalConnect is an SSE session's transport: it says when it is
+// connected, and counts the session's requests until each is answered.
 type signalConnect struct {
 	*mcp.SSEServerTransport
-	connected chan struct{}
+	ss    *sseSession
+	calls *inflight
 }
 
 func (t signalConnect) Connect(ctx context.Context) (mcp.Connection, error) {
-	defer close(t.connected)
-	return t.SSEServerTransport.Connect(ctx)
+	defer close(t.ss.connected)
+	conn, err := t.SSEServerTransport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Connection: conn, ss: t.ss, calls: t.calls}, nil
+}
+
+// countingConn counts the requests read from an SSE session until their
+// responses are written: a shutdown waits for them, and the session is not
+// idle while one is pending. (Counting the handlers would be too early: the
+// response is written after the handler returns.)
+type countingConn struct {
+	mcp.Connection
+	ss    *sseSession
+	calls *inflight
+
+	mu      sync.Mutex
+	pending int
+	closed  bool
+}
+
+func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		c.mu.Lock()
+		if !c.closed {
+			c.pending++
+			c.calls.add()
+			c.ss.begin()
+		}
+		c.mu.Unlock()
+	}
+	return msg, err
+}
+
+func (c *countingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if _, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		if c.pending > 0 {
+			c.pending--
+			c.calls.done()
+			c.ss.end()
+		}
+		c.mu.Unlock()
+	}
+	return err
+}
+
+// Close gives up the requests that will never be answered.
+func (c *countingConn) Close() error {
+	c.mu.Lock()
+	for ; c.pending > 0; c.pending-- {
+		c.calls.done()
+		c.ss.end()
+	}
+	c.closed = true
+	c.mu.Unlock()
+	return c.Connection.Close()
 }

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"sync/atomic"
+
+	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
 // A token file holds one bearer token per line, as `TOKEN` or `NAME TOKEN`
@@ -27,7 +29,7 @@ var (
 )
 
 // reservedNames are principals colibri gives itself.
-var reservedNames = map[string]bool{"stdio": true, AnonymousPrincipal: true}
+var reservedNames = map[string]bool{tools.StdioPrincipal: true, AnonymousPrincipal: true}
 
 type credential struct {
 	token     []byte

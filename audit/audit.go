@@ -1,0 +1,163 @@
+// Package audit writes colibri's audit log (CONTRACT.md section 10): one
+// JSON line per call of a hosted tool, whatever became of it (allowed,
+// denied, refused by the gate, failed, cancelled), appended to a file of
+// mode 0600 that is reopened on SIGHUP so that newsyslog(8) can rotate it.
+//
+//	w, err := audit.Open("/var/log/colibri/audit.log", os.Stderr)
+//	d := audit.NewDigester(key) // key from --audit-key-file, or nil
+//	args := d.Digest(rawArguments)
+//	err = w.Write(&audit.Record{TS: time.Now(), ID: id, Server: "demo", Tool: "echo", Args: &args, Outcome: audit.OK})
+//	err = w.Reopen() // on SIGHUP
+//
+// A record never holds an argument value, a result, an environment or
+// header value, or a token: arguments appear only as a digest and a byte
+// count.
+package audit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Outcomes of a call.
+const (
+	OK        = "ok"         // the hosted tool answered
+	ToolError = "tool_error" // the hosted tool answered with isError
+	Error     = "error"      // colibri failed the call (error_kind says how)
+	Denied    = "denied"     // the policy refused it
+	Cancelled = "cancelled"  // the caller cancelled it
+)
+
+// Record is one line of the audit log: exactly the fields of CONTRACT.md
+// section 10. Fields that do not apply to a call are left out.
+type Record struct {
+	TS          time.Time `json:"ts"`
+	ID          string    `json:"id"`
+	Principal   string    `json:"principal"`
+	Transport   string    `json:"transport"`
+	Client      *Client   `json:"client,omitempty"`
+	Server      string    `json:"server,omitempty"`
+	Tool        string    `json:"tool,omitempty"`
+	ExposedName string    `json:"exposed_name,omitempty"`
+	Policy      *Policy   `json:"policy,omitempty"`
+	Args        *Args     `json:"args,omitempty"`
+	Outcome     string    `json:"outcome"`
+	ErrorKind   string    `json:"error_kind,omitempty"`
+	Phase       string    `json:"phase,omitempty"`
+	HTTPStatus  int       `json:"http_status,omitempty"`
+	Attempts    int       `json:"attempts,omitempty"`
+	DurationMS  int64     `json:"duration_ms"`
+	ResultBytes *int64    `json:"result_bytes,omitempty"`
+}
+
+// Client is the caller's clientInfo, as it introduced itself at initialize.
+type Client struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+}
+
+// Policy is the policy's decision on the call: "allow" or "deny", and the
+// rule that decided (policy.Decision.Rule).
+type Policy struct {
+	Decision string `json:"decision"`
+	Rule     string `json:"rule,omitempty"`
+}
+
+// Writer appends records to the audit log. It is safe for concurrent use;
+// each record is written whole, with one write(2), under a lock.
+type Writer struct {
+	path string
+
+	mu sync.Mutex
+	w  io.Writer
+	f  *os.File // nil when w is stderr
+}
+
+// Open opens the audit log at path for appending, creating it with mode
+// 0600; "-" writes to stderr instead (and Reopen then does nothing).
+func Open(path string, stderr io.Writer) (*Writer, error) {
+	if path == "-" {
+		return &Writer{path: path, w: stderr}, nil
+	}
+	f, err := openLog(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Writer{path: path, w: f, f: f}, nil
+}
+
+func openLog(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the audit log: %w", err)
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = errors.New("not a regular file")
+		}
+		return nil, fmt.Errorf("opening the audit log %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// Path is the log's path, as given to Open.
+func (w *Writer) Path() string { return w.path }
+
+// Write appends r as one line. An error means the record is lost: the
+// caller logs it and counts it, and the call it describes goes on.
+func (w *Writer) Write(r *Record) error {
+	line, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encoding an audit record: %w", err)
+	}
+	line = append(line, '\n')
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.w == nil {
+		return errors.New("writing the audit log: it is closed")
+	}
+	if _, err := w.w.Write(line); err != nil {
+		return fmt.Errorf("writing the audit log %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// Reopen opens the path again and writes there from now on: after
+// newsyslog(8) renamed the file, the next record goes to a new file at the
+// path. If the path cannot be opened, the old file stays in use and the
+// error says why.
+func (w *Writer) Reopen() error {
+	if w.path == "-" {
+		return nil
+	}
+	f, err := openLog(w.path)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	old := w.f
+	w.w, w.f = f, f
+	w.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	return nil
+}
+
+// Close closes the log; later writes fail.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f := w.f
+	w.w, w.f = nil, nil
+	if f != nil {
+		return f.Close()
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/colibri-mcp/colibri-mcp/audit"
+	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
+	"github.com/colibri-mcp/colibri-mcp/metrics"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// openAudit opens the audit log (--audit-log) and reads its key
+// (--audit-key-file), into s. An audit log that was asked for and cannot
+// be opened stops the run (exit 2): running unaudited would be the silent
+// failure an audit log exists to prevent. The returned func closes it.
+func openAudit(s *settings, stderr io.Writer) (closeAudit func(), err error) {
+	if s.auditLog == "" {
+		if s.auditKeyFile != "" {
+			s.logger.Warn("--audit-key-file / COLIBRI_MCP_AUDIT_KEY_FILE is set but there is no audit log (--audit-log / COLIBRI_MCP_AUDIT_LOG): it is unused")
+		}
+		return func() {}, nil
+	}
+	var key []byte
+	if s.auditKeyFile != "" {
+		var warning string
+		if key, warning, err = audit.LoadKey(s.auditKeyFile); err != nil {
+			return nil, usage(err)
+		}
+		if warning != "" {
+			s.logger.Warn(warning)
+		}
+	} else {
+		s.logger.Warn("audit log: no --audit-key-file (COLIBRI_MCP_AUDIT_KEY_FILE): arguments are digested with plain SHA-256, " +
+			"so whoever reads the log can test guesses of short or predictable arguments against it; give a key file for an HMAC")
+	}
+	w, err := audit.Open(s.auditLog, stderr)
+	if err != nil {
+		return nil, usage(err)
+	}
+	s.audit, s.digester = w, audit.NewDigester(key)
+	return func() { w.Close() }, nil
+}
+
+// startMetrics serves the metrics at --metrics-addr until ctx ends, and
+// returns the server (for SIGHUP's token reload) and a func that waits for
+// it to stop.
+func startMetrics(ctx context.Context, s *settings, h *host.Host) (*httpserve.MetricsServer, func(), error) {
+	load := (&registry.Loader{Path: s.configPath}).Load
+	s.metrics.SetState(func() metrics.State { return hostState(load, h) })
+	ms, err := httpserve.NewMetrics(httpserve.MetricsOptions{
+		Addr:      s.metricsAddr,
+		Handler:   s.metrics.Handler(),
+		TokenFile: s.tokenFile,
+		Logger:    s.logger,
+	})
+	if err != nil {
+		return nil, nil, usage(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := ms.Serve(ctx); err != nil {
+			s.logger.Error("metrics stopped", "err", err)
+		}
+	}()
+	return ms, func() { <-done }, nil
+}
+
+// hostState is what the metrics' gauges show: the host's view of every
+// server of the registry as it is now.
+func hostState(load func() (*registry.Registry, error), h *host.Host) metrics.State {
+	st := metrics.State{Processes: h.Processes()}
+	reg, err := load()
+	if err != nil {
+		return st
+	}
+	for _, name := range reg.Names() {
+		hs := h.Status(name)
+		ss := metrics.ServerState{Server: name, Warm: hs.Warm, CircuitOpen: hs.CircuitOpen}
+		if hs.Tried {
+			up := hs.Up
+			ss.Up = &up
+		}
+		st.Servers = append(st.Servers, ss)
+	}
+	return st
+}
+
+// onHUP is what SIGHUP does: each action, logged with its outcome (the
+// token file re-read, the audit log reopened for newsyslog).
+type onHUP []hupAction
+
+type hupAction struct {
+	what string
+	do   func() error
+}
+
+// watch runs the actions on each SIGHUP until the returned func is called.
+// Without actions it does nothing: SIGHUP keeps its default.
+func (a onHUP) watch(s *settings) (stop func()) {
+	if len(a) == 0 {
+		return func() {}
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-ch:
+				for _, act := range a {
+					if err := act.do(); err != nil {
+						s.logger.Error("SIGHUP: "+act.what+" failed; the previous one stays in force", "err", err)
+					} else {
+						s.logger.Info("SIGHUP: " + act.what)
+					}
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+	}
+}

@@ -1,0 +1,93 @@
+package host
+
+import (
+	"crypto/sha256"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// KnownTools is the list srv's server gave when last listed, within the list
+// cache's lifetime (5 minutes), for a per-request server and a warm one
+// alike; nil when it is not known. It starts nothing: it is how a policy
+// reads a tool's annotations before deciding whether anything may start
+// (CONTRACT.md section 9), and how labels are checked against the hosted
+// lists. A list taken from a different registry entry of the same name is
+// not known.
+func (h *Host) KnownTools(srv *registry.Server) []*mcp.Tool {
+	return h.known.get(srv, time.Now())
+}
+
+// knownLists keeps the last list of each server, by name: at most one per
+// registry entry, and dropped when its entry leaves the registry (Retain).
+type knownLists struct {
+	mu sync.Mutex
+	m  map[string]knownList
+}
+
+type knownList struct {
+	srv   *registry.Server // the entry it was listed for
+	fp    [sha256.Size]byte
+	tools []*mcp.Tool
+	at    time.Time
+}
+
+func (k *knownLists) put(srv *registry.Server, tools []*mcp.Tool, now time.Time) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[string]knownList{}
+	}
+	k.m[srv.Name] = knownList{srv: srv, fp: fingerprint(srv), tools: tools, at: now}
+}
+
+func (k *knownLists) get(srv *registry.Server, now time.Time) []*mcp.Tool {
+	k.mu.Lock()
+	l, ok := k.m[srv.Name]
+	k.mu.Unlock()
+	if !ok || now.Sub(l.at) > listCacheTTL {
+		return nil
+	}
+	if l.srv != srv && l.fp != fingerprint(srv) { // the same parsed entry needs no fingerprint
+		return nil
+	}
+	return l.tools
+}
+
+// forget drops server's list (its server said the list changed).
+func (k *knownLists) forget(server string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.m, server)
+}
+
+// retain drops the lists of servers reg no longer has.
+func (k *knownLists) retain(reg *registry.Registry) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for name := range k.m {
+		if _, ok := reg.Servers[name]; !ok {
+			delete(k.m, name)
+		}
+	}
+}
+
+// remember keeps a list the session just read: in the list cache, and as
+// the server's known list.
+func (s *session) remember(tools []*mcp.Tool, size int64) {
+	s.h.lists.put(s.listKey(), tools, size)
+	s.h.known.put(s.srv, tools, time.Now())
+}
+
+// admit asks the caller's Allow, if any, whether tool may be called: the
+// policy, decided on the annotations of the list this very call was checked
+// against, so that no call runs on a decision taken from an older list.
+func (c *Caller) admit(tool *mcp.Tool) error {
+	if c == nil || c.Allow == nil || tool == nil {
+		return nil
+	}
+	return c.Allow(tool)
+}

@@ -1,0 +1,202 @@
+package httpserve
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// holdServer is an MCP server with one tool, hold, that says when it runs and
+// answers "released" once release is closed.
+func holdServer() (srv *mcp.Server, entered chan struct{}, release chan struct{}) {
+	entered, release = make(chan struct{}, 16), make(chan struct{})
+	srv = mcp.NewServer(&mcp.Implementation{Name: "hold", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "hold"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		entered <- struct{}{}
+		select {
+		case <-release:
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, nil, nil
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	})
+	return srv, entered, release
+}
+
+// connectOver opens a session over the named transport.
+func connectOver(t *testing.T, ts *testServer, transport string) *mcp.ClientSession {
+	t.Helper()
+	var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: ts.URL(), DisableStandaloneSSE: true}
+	if transport == "sse" {
+		tr = &mcp.SSEClientTransport{Endpoint: ts.base + "/sse"}
+	}
+	cs, err := tryConnect(t, tr)
+	if err != nil {
+		t.Fatalf("connecting over %s: %v", transport, err)
+	}
+	return cs
+}
+
+// callHold starts a call of hold and returns where its outcome arrives.
+func callHold(cs *mcp.ClientSession) <-chan string {
+	out := make(chan string, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "hold", Arguments: map[string]any{}})
+		switch {
+		case err != nil:
+			out <- "error: " + err.Error()
+		case res.IsError:
+			out <- "isError"
+		default:
+			out <- res.Content[0].(*mcp.TextContent).Text
+		}
+	}()
+	return out
+}
+
+func outcome(t *testing.T, out <-chan string) string {
+	t.Helper()
+	select {
+	case got := <-out:
+		return got
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call never ended")
+		return ""
+	}
+}
+
+// rawSSE is an HTTP+SSE client that reads the event stream itself.
+// (go-sdk's SSE client may report EOF for a message that arrives just before
+// its stream ends: its Read picks between the two at random.)
+type rawSSE struct {
+	t        *testing.T
+	endpoint string
+	events   *bufio.Reader
+}
+
+func openSSE(t *testing.T, ts *testServer) *rawSSE {
+	t.Helper()
+	resp, err := http.Get(ts.base + "/sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	c := &rawSSE{t: t, events: bufio.NewReader(resp.Body)}
+	ev, data := c.next()
+	if ev != "endpoint" {
+		t.Fatalf("first event %q, want endpoint", ev)
+	}
+	c.endpoint = ts.base + data
+	c.post(initialize)
+	if _, data := c.next(); !strings.Contains(data, `"id":1`) {
+		t.Fatalf("initialize: %s", data)
+	}
+	c.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return c
+}
+
+// next reads one event: its name and data. It returns "" at the stream's end.
+func (c *rawSSE) next() (event, data string) {
+	for {
+		line, err := c.events.ReadString('\n')
+		if err != nil {
+			return "", ""
+		}
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = line[len("event: "):]
+		case strings.HasPrefix(line, "data: "):
+			data = line[len("data: "):]
+		case line == "" && event != "":
+			return event, data
+		}
+	}
+}
+
+func (c *rawSSE) post(msg string) {
+	c.t.Helper()
+	resp, err := http.Post(c.endpoint, "application/json", strings.NewReader(msg))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		c.t.Fatalf("POST %s: %d", msg, resp.StatusCode)
+	}
+}
+
+// A shutdown lets calls in flight finish, over both transports. Over /sse
+// the call's POST was answered 202 long before: what is waited for is the
+// call's response on the session's event stream.
+func TestShutdownLetsCallsFinish(t *testing.T) {
+	for _, transport := range []string{"streamable", "sse"} {
+		t.Run(transport, func(t *testing.T) {
+			srv, entered, release := holdServer()
+			ts := start(t, Options{Server: srv, ShutdownTimeout: time.Minute})
+			var out <-chan string
+			if transport == "sse" {
+				c := openSSE(t, ts)
+				c.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hold","arguments":{}}}`)
+				o := make(chan string, 1)
+				go func() {
+					_, data := c.next()
+					o <- data
+				}()
+				out = o
+			} else {
+				out = callHold(connectOver(t, ts, transport))
+			}
+			<-entered
+			stopped := make(chan error, 1)
+			go func() { stopped <- ts.stop() }()
+			waitFor(t, "the shutdown to begin", func() bool { return strings.Contains(ts.logs.String(), "shutting down") })
+			select {
+			case err := <-stopped:
+				t.Fatalf("Serve returned (%v) with a call in flight", err)
+			default:
+			}
+			close(release)
+			if got := outcome(t, out); !strings.Contains(got, "released") {
+				t.Errorf("the call in flight at shutdown: %q, want its result", got)
+			}
+			if err := <-stopped; err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		})
+	}
+}
+
+// A session is not idle while one of its calls runs, however long and
+// silent: the idle timer runs only between requests, over both transports;
+// and once the call ends the session does idle out.
+func TestSessionNotIdleWhileCallRuns(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	for _, transport := range []string{"streamable", "sse"} {
+		t.Run(transport, func(t *testing.T) {
+			srv, entered, release := holdServer()
+			ts := start(t, Options{Server: srv, SessionTimeout: timeout})
+			cs := connectOver(t, ts, transport)
+			out := callHold(cs)
+			<-entered
+			// Nothing crosses the wire for five session timeouts. (What is
+			// checked is that nothing happens, which takes the time.)
+			time.Sleep(5 * timeout)
+			close(release)
+			if got := outcome(t, out); got != "released" {
+				t.Fatalf("a call longer than the session timeout: %s, want its result", got)
+			}
+			waitFor(t, "the session to idle out after the call", func() bool {
+				for range srv.Sessions() {
+					return false
+				}
+				return true
+			})
+		})
+	}
+}

@@ -1,0 +1,213 @@
+// Package metrics is colibri's Prometheus metrics (CONTRACT.md section
+// 11), on a registry of its own (never the client library's global one),
+// served by Handler for a scraper.
+//
+//	m := metrics.New(metrics.Options{Version: "1.2.0", Commit: "abc1234", State: state})
+//	m.ToolCall("demo", "echo", "ok", "")
+//	http.Handle("/metrics", m.Handler())
+//
+// Label values are the caller's to keep bounded: a server or tool name only
+// from the registry and the hosted servers' own lists, anything else Other.
+// No label ever holds a principal, a session id or an argument. Every method
+// of a nil *Metrics does nothing, so that metrics can be off.
+package metrics
+
+import (
+	"net/http"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Other is the label value for anything not named by the registry or a
+// hosted list (an unknown server, a tool no list holds, a method colibri
+// does not know).
+const Other = "_other"
+
+// Options configure the metrics.
+type Options struct {
+	Version, Commit string // colibri_build_info
+	// State, when set, is read at each scrape for the gauges of the
+	// registry's servers.
+	State func() State
+}
+
+// State is what the gauges show, read at each scrape.
+type State struct {
+	Processes int // hosted processes alive
+	Servers   []ServerState
+}
+
+// ServerState is one registry server's gauges.
+type ServerState struct {
+	Server      string
+	Warm        int   // warm sessions up
+	CircuitOpen bool  // failing fast after repeated failures
+	Up          *bool // its last start succeeded; nil until one was tried
+}
+
+// Metrics holds colibri's series.
+type Metrics struct {
+	reg         *prometheus.Registry
+	calls       *prometheus.CounterVec
+	clientOps   *prometheus.HistogramVec
+	serverOps   *prometheus.HistogramVec
+	retries     *prometheus.CounterVec
+	denials     *prometheus.CounterVec
+	auditErrors prometheus.Counter
+	processes   *prometheus.Desc
+	warm        *prometheus.Desc
+	circuit     *prometheus.Desc
+	up          *prometheus.Desc
+	state       atomic.Pointer[func() State]
+	handler     http.Handler
+}
+
+// durationBuckets are the MCP semantic conventions' advice for operation
+// durations, in seconds.
+var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
+
+// New builds the series on a registry of their own.
+func New(o Options) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "colibri_tool_calls_total",
+			Help: "Calls of hosted tools, by outcome (ok, tool_error, error, denied, cancelled) and colibri error kind."},
+			[]string{"server", "tool", "outcome", "error_kind"}),
+		clientOps: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcp_client_operation_duration_seconds",
+			Help: "Requests colibri sent hosted servers (colibri → hosted), by method and error type.", Buckets: durationBuckets},
+			[]string{"mcp_method_name", "server", "error_type"}),
+		serverOps: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcp_server_operation_duration_seconds",
+			Help: "Requests callers sent colibri (caller → colibri), by method and error type.", Buckets: durationBuckets},
+			[]string{"mcp_method_name", "error_type"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "colibri_retries_total",
+			Help: "Retries of a phase (spawn, initialize, list, call) after a transient failure."}, []string{"server", "phase"}),
+		denials: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "colibri_policy_denials_total",
+			Help: "Calls the policy refused."}, []string{"server"}),
+		auditErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "colibri_audit_write_errors_total",
+			Help: "Audit records that could not be written (each is also logged)."}),
+		processes: prometheus.NewDesc("colibri_hosted_processes", "Hosted processes alive.", nil, nil),
+		warm:      prometheus.NewDesc("colibri_warm_sessions", "Warm sessions up, per persistent server.", []string{"server"}, nil),
+		circuit:   prometheus.NewDesc("colibri_circuit_open", "1 while a persistent server fails fast after repeated failures.", []string{"server"}, nil),
+		up:        prometheus.NewDesc("colibri_upstream_up", "1 when the server's last start succeeded, 0 when it failed.", []string{"server"}, nil),
+	}
+	if o.State != nil {
+		m.SetState(o.State)
+	}
+	info := prometheus.NewGauge(prometheus.GaugeOpts{Name: "colibri_build_info",
+		Help:        "colibri-mcp's version, commit and Go version; always 1.",
+		ConstLabels: prometheus.Labels{"version": o.Version, "commit": o.Commit, "goversion": runtime.Version()}})
+	info.Set(1)
+	m.reg.MustRegister(m.calls, m.clientOps, m.serverOps, m.retries, m.denials, m.auditErrors, info, gauges{m})
+	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: nil})
+	return m
+}
+
+// Handler serves the metrics in Prometheus's text format.
+func (m *Metrics) Handler() http.Handler { return m.handler }
+
+// SetState sets what the gauges read at each scrape (Options.State), for
+// wiring in which the state's source is made after the metrics.
+func (m *Metrics) SetState(f func() State) { m.state.Store(&f) }
+
+// Registry is the metrics' own registry (for tests and extra collectors).
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// ToolCall counts one call of a hosted tool.
+func (m *Metrics) ToolCall(server, tool, outcome, errorKind string) {
+	if m != nil {
+		m.calls.WithLabelValues(server, tool, outcome, errorKind).Inc()
+	}
+}
+
+// PolicyDenial counts one call the policy refused.
+func (m *Metrics) PolicyDenial(server string) {
+	if m != nil {
+		m.denials.WithLabelValues(server).Inc()
+	}
+}
+
+// AuditWriteError counts one audit record lost.
+func (m *Metrics) AuditWriteError() {
+	if m != nil {
+		m.auditErrors.Inc()
+	}
+}
+
+// ServerOperation observes one request a caller sent colibri; errorType is
+// "" when it succeeded. Notifications are not operations, and are left out.
+func (m *Metrics) ServerOperation(method string, took time.Duration, errorType string) {
+	if m != nil && !strings.HasPrefix(method, "notifications/") {
+		m.serverOps.WithLabelValues(Method(method), errorType).Observe(took.Seconds())
+	}
+}
+
+// ClientOperation observes one request colibri sent a hosted server.
+func (m *Metrics) ClientOperation(server, method string, took time.Duration, errorType string) {
+	if m != nil {
+		m.clientOps.WithLabelValues(Method(method), server, errorType).Observe(took.Seconds())
+	}
+}
+
+// Retry counts one retry of phase on server.
+func (m *Metrics) Retry(server, phase string) {
+	if m != nil {
+		m.retries.WithLabelValues(server, phase).Inc()
+	}
+}
+
+// methods are the MCP methods a label may name (MCP 2025-11-25).
+var methods = map[string]bool{
+	"initialize": true, "ping": true, "tools/list": true, "tools/call": true,
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"resources/subscribe": true, "resources/unsubscribe": true, "prompts/list": true, "prompts/get": true,
+	"completion/complete": true, "logging/setLevel": true, "sampling/createMessage": true,
+	"elicitation/create": true, "roots/list": true,
+	"tasks/get": true, "tasks/list": true, "tasks/cancel": true, "tasks/result": true,
+}
+
+// Method is name when it is an MCP method, else Other: a caller may send
+// any method name, and labels must stay few.
+func Method(name string) string {
+	if methods[name] {
+		return name
+	}
+	return Other
+}
+
+// gauges reads State at each scrape.
+type gauges struct{ m *Metrics }
+
+func (g gauges) Describe(ch chan<- *prometheus.Desc) {
+	ch <- g.m.processes
+	ch <- g.m.warm
+	ch <- g.m.circuit
+	ch <- g.m.up
+}
+
+func (g gauges) Collect(ch chan<- prometheus.Metric) {
+	f := g.m.state.Load()
+	if f == nil {
+		return
+	}
+	st := (*f)()
+	ch <- prometheus.MustNewConstMetric(g.m.processes, prometheus.GaugeValue, float64(st.Processes))
+	for _, s := range st.Servers {
+		ch <- prometheus.MustNewConstMetric(g.m.warm, prometheus.GaugeValue, float64(s.Warm), s.Server)
+		ch <- prometheus.MustNewConstMetric(g.m.circuit, prometheus.GaugeValue, b2f(s.CircuitOpen), s.Server)
+		if s.Up != nil {
+			ch <- prometheus.MustNewConstMetric(g.m.up, prometheus.GaugeValue, b2f(*s.Up), s.Server)
+		}
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

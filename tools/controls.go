@@ -1,0 +1,268 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/audit"
+	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/metrics"
+)
+
+// controls is the outermost receiving middleware of colibri's own server
+// (CONTRACT.md sections 10 and 11). Every request gets an id in its
+// context, which every log line about it carries; every call of a hosted
+// tool gets one audit line and is counted, whatever becomes of it (the
+// gate's refusal, a denial, invalid input, an unknown server, a failure, a
+// cancellation), written before the answer is returned; every request is
+// timed.
+func (s *Service) controls(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ctx = reqid.With(ctx, reqid.New())
+		start := time.Now()
+		var call *hostedCall
+		if s.opts.Audit != nil || s.opts.Metrics != nil { // else the input is not read twice
+			call = s.hostedCallOf(method, req)
+		}
+		if call != nil {
+			ctx = withNote(ctx, call.note)
+		}
+		res, err := next(ctx, method, req)
+		took := time.Since(start)
+		if call != nil {
+			var detail *ErrorDetail
+			r, _ := res.(*mcp.CallToolResult)
+			if r != nil {
+				detail = colibriError(r)
+			} else if err != nil {
+				detail = &ErrorDetail{Kind: host.KindInternal}
+			}
+			s.finishCall(ctx, call, req.GetSession(), r, detail, start, took)
+		}
+		s.opts.Metrics.ServerOperation(method, took, serverErrorType(res, err))
+		return res, err
+	}
+}
+
+// hostedCall is one call of a hosted tool, as its caller asked for it.
+type hostedCall struct {
+	server, tool string
+	exposedName  string // the tool's name in aggregate mode, when called so
+	args         json.RawMessage
+	note         *callNote
+}
+
+// hostedCallOf recognizes a call of a hosted tool among the requests
+// colibri receives: call_tool, whose input names the server and tool, and
+// in aggregate mode a tool whose exposed name routes to a hosted one. The
+// input is read leniently here, for the record only: the handler judges
+// it.
+func (s *Service) hostedCallOf(method string, req mcp.Request) *hostedCall {
+	if method != "tools/call" {
+		return nil
+	}
+	p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+	if !ok {
+		return nil
+	}
+	if ref, ok := s.cat.route(p.Name); ok {
+		return &hostedCall{server: ref.Server, tool: ref.Tool, exposedName: p.Name, args: p.Arguments, note: &callNote{}}
+	}
+	if p.Name != CallToolTool {
+		return nil
+	}
+	var in struct {
+		Server    string          `json:"server"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	_ = json.Unmarshal(p.Arguments, &in)
+	return &hostedCall{server: in.Server, tool: in.Name, args: in.Arguments, note: &callNote{}}
+}
+
+// Call is CallTool for callers other than an MCP session (the command
+// line): the call is audited and counted as a session's call is.
+func (s *Service) Call(ctx context.Context, server, name string, args json.RawMessage, caller *host.Caller) (*mcp.CallToolResult, error) {
+	if reqid.From(ctx) == "" {
+		ctx = reqid.With(ctx, reqid.New())
+	}
+	call := &hostedCall{server: server, tool: name, args: args, note: &callNote{}}
+	ctx = withNote(ctx, call.note)
+	start := time.Now()
+	res, err := s.CallTool(ctx, server, name, args, caller)
+	var detail *ErrorDetail
+	if err != nil {
+		detail = Detail(err)
+	}
+	s.finishCall(ctx, call, nil, res, detail, start, time.Since(start))
+	return res, err
+}
+
+// finishCall writes a call's audit line, counts it and logs it. res is the
+// hosted result (nil when colibri failed the call); detail is colibri's
+// failure, when it failed it.
+func (s *Service) finishCall(ctx context.Context, call *hostedCall, session mcp.Session, res *mcp.CallToolResult, detail *ErrorDetail, start time.Time, took time.Duration) {
+	outcome := audit.OK
+	var kind host.Kind
+	switch {
+	case detail != nil && detail.Kind == host.KindDenied:
+		outcome, kind = audit.Denied, detail.Kind
+	case detail != nil && detail.Kind == host.KindCancelled:
+		outcome, kind = audit.Cancelled, detail.Kind
+	case detail != nil:
+		outcome, kind = audit.Error, detail.Kind
+	case res != nil && res.IsError:
+		outcome = audit.ToolError
+	}
+	server, tool := s.labels(call.server, call.tool)
+	s.opts.Metrics.ToolCall(server, tool, outcome, string(kind))
+	if outcome == audit.Denied {
+		s.opts.Metrics.PolicyDenial(server)
+	}
+	s.log.DebugContext(ctx, "call", "server", call.server, "tool", call.tool, "outcome", outcome,
+		"error_kind", kind, "duration_ms", took.Milliseconds())
+	if s.opts.Audit == nil {
+		return
+	}
+	principal := Principal(ctx)
+	rec := &audit.Record{
+		TS:          start.UTC(),
+		ID:          reqid.From(ctx),
+		Principal:   principal,
+		Transport:   transportOf(principal),
+		Client:      clientOf(session),
+		Server:      call.server,
+		Tool:        call.tool,
+		ExposedName: call.exposedName,
+		Outcome:     outcome,
+		ErrorKind:   string(kind),
+		DurationMS:  took.Milliseconds(),
+	}
+	digester := s.opts.Digester
+	if digester == nil {
+		digester = audit.NewDigester(nil)
+	}
+	args := digester.Digest(call.args)
+	rec.Args = &args
+	if d := call.note.decision(); d != nil {
+		rec.Policy = &audit.Policy{Decision: "allow", Rule: d.Rule}
+		if !d.Allow {
+			rec.Policy.Decision = "deny"
+		}
+	}
+	if detail != nil {
+		rec.Phase, rec.Attempts = string(detail.Phase), detail.Attempts
+	}
+	if res != nil && detail == nil {
+		// What the caller receives, as JSON: encoded once more only when
+		// there is an audit log to say it.
+		if b, err := json.Marshal(res); err == nil {
+			n := int64(len(b))
+			rec.ResultBytes = &n
+		}
+	}
+	if err := s.opts.Audit.Write(rec); err != nil {
+		s.log.ErrorContext(ctx, "audit record lost", "err", err)
+		s.opts.Metrics.AuditWriteError()
+	}
+}
+
+// labels are a call's server and tool as metric labels: names from the
+// registry and from the hosted server's own list, anything else
+// metrics.Other, so that a caller cannot grow the series with names it
+// makes up.
+func (s *Service) labels(server, tool string) (string, string) {
+	reg, err := s.opts.Registry()
+	if err != nil || reg.Servers[server] == nil {
+		return metrics.Other, metrics.Other
+	}
+	if toolNamed(s.opts.Host.KnownTools(reg.Servers[server]), tool) == nil {
+		return server, metrics.Other
+	}
+	return server, tool
+}
+
+// transportOf is how a principal's calls arrive: "stdio" (a session over
+// stdio, or the command line) or "http".
+func transportOf(principal string) string {
+	if principal == StdioPrincipal {
+		return "stdio"
+	}
+	return "http"
+}
+
+func clientOf(session mcp.Session) *audit.Client {
+	ss, ok := session.(*mcp.ServerSession)
+	if !ok || ss == nil {
+		return nil
+	}
+	init := ss.InitializeParams()
+	if init == nil || init.ClientInfo == nil {
+		return nil
+	}
+	return &audit.Client{Name: init.ClientInfo.Name, Version: init.ClientInfo.Version}
+}
+
+// colibriError is the colibri_error of a result of colibri's own
+// (ErrorResult), or nil for a hosted result passed through.
+func colibriError(res *mcp.CallToolResult) *ErrorDetail {
+	sc, ok := res.StructuredContent.(map[string]any)
+	if !ok {
+		return nil
+	}
+	d, _ := sc["colibri_error"].(*ErrorDetail)
+	return d
+}
+
+// serverErrorType says how a request a caller sent colibri failed, for
+// mcp_server_operation_duration_seconds: "" when it succeeded, colibri's
+// error kind for a call colibri failed, "tool_error" for a hosted tool's
+// isError, the JSON-RPC code for an error answer.
+func serverErrorType(res mcp.Result, err error) string {
+	if err != nil {
+		if rpcErr, ok := err.(*jsonrpc.Error); ok {
+			return strconv.FormatInt(rpcErr.Code, 10)
+		}
+		return metrics.Other
+	}
+	r, ok := res.(*mcp.CallToolResult)
+	if !ok || !r.IsError {
+		return ""
+	}
+	if d := colibriError(r); d != nil {
+		return string(d.Kind)
+	}
+	return "tool_error"
+}
+
+// traceKeys are the W3C trace context keys a caller's _meta may carry to
+// the hosted request (CONTRACT.md section 11).
+var traceKeys = []string{"traceparent", "tracestate", "baggage"}
+
+// maxTraceValue bounds each value passed on: W3C's limits are far below it
+// (tracestate: 32 members; baggage: 8192 bytes).
+const maxTraceValue = 8192
+
+// traceContext is the trace context in a caller's _meta, to pass on to the
+// hosted request: string values only, bounded, nothing else of _meta.
+func traceContext(meta map[string]any) map[string]any {
+	var out map[string]any
+	for _, k := range traceKeys {
+		v, ok := meta[k].(string)
+		if !ok || v == "" || len(v) > maxTraceValue || strings.ContainsAny(v, "\r\n") {
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,289 @@
+package tools_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/audit"
+	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/metrics"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools"
+)
+
+// The fields of CONTRACT.md section 10, and no others.
+var auditFields = []string{"ts", "id", "principal", "transport", "client", "server", "tool", "exposed_name", "policy",
+	"args", "outcome", "error_kind", "phase", "http_status", "attempts", "duration_ms", "result_bytes"}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type controlled struct {
+	svc     *tools.Service
+	logs    *syncBuffer
+	path    string // the audit log
+	metrics *metrics.Metrics
+}
+
+// newControlled is a Service with an audit log (keyed), metrics and a debug
+// log that carries request ids, as cmd wires them.
+func newControlled(t *testing.T, gate bool, reg *registry.Registry) *controlled {
+	t.Helper()
+	c := &controlled{logs: &syncBuffer{}, path: filepath.Join(t.TempDir(), "audit.log")}
+	w, err := audit.Open(c.path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	log := slog.New(reqid.Handler(slog.NewTextHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	c.metrics = metrics.New(metrics.Options{Version: "test"})
+	h := host.New(host.Options{Timeout: 10 * time.Second, TerminateGrace: 200 * time.Millisecond, Logger: log})
+	t.Cleanup(h.Close)
+	c.svc = tools.New(tools.Options{
+		Registry:     func() (*registry.Registry, error) { return reg, nil },
+		Host:         h,
+		ExternalCall: gate,
+		Logger:       log,
+		Audit:        w,
+		Digester:     audit.NewDigester([]byte("test-key")),
+		Metrics:      c.metrics,
+	})
+	return c
+}
+
+func (c *controlled) lines(t *testing.T) []map[string]any {
+	t.Helper()
+	f, err := os.Open(c.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("an audit line that is not JSON: %s", sc.Text())
+		}
+		for k := range m {
+			if !slices.Contains(auditFields, k) {
+				t.Errorf("an audit line has the field %q, which section 10 does not name: %s", k, sc.Text())
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func (c *controlled) scrape(t *testing.T) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	c.metrics.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	return rec.Body.String()
+}
+
+// Every call gets one audit line, whatever became of it, with the
+// contract's fields; the arguments only as a digest; its id on the log
+// lines of that request.
+func TestAuditOneLinePerCall(t *testing.T) {
+	reg, _, _ := policyRegistry(t, "", `{"tools": {"deny": ["delete_*"]}}`)
+	reg.Servers["ok"] = &registry.Server{Name: "ok", Command: fakeBin, Args: []string{"ok"}}
+	c := newControlled(t, true, reg)
+	cs := connectAs(t, c.svc, tools.StdioPrincipal)
+	const secret = "distinctive-argument-value-7f3a"
+
+	type want struct{ outcome, kind, server, tool string }
+	var wants []want
+	callWant := func(args map[string]any, w want) {
+		t.Helper()
+		callTool(t, cs, tools.CallToolTool, args)
+		wants = append(wants, w)
+	}
+	callWant(map[string]any{"server": "ann", "name": "read_file", "arguments": map[string]any{"path": secret}}, want{"ok", "", "ann", "read_file"})
+	callWant(map[string]any{"server": "ann", "name": "delete_file", "arguments": map[string]any{"path": secret}}, want{"denied", "denied", "ann", "delete_file"})
+	callWant(map[string]any{"server": "nope", "name": "x", "arguments": map[string]any{"v": secret}}, want{"error", "unknown_server", "nope", "x"})
+	callWant(map[string]any{"server": "ann", "name": "read_file", "arguments": secret}, want{"error", "invalid_arguments", "ann", "read_file"})
+	callWant(map[string]any{"server": "ok", "name": "echo", "arguments": map[string]any{"message": 42}}, want{"error", "invalid_arguments", "ok", "echo"})
+	// Not a call of a hosted tool: no line.
+	callTool(t, cs, tools.ServersTool, nil)
+
+	// A cancelled call: the caller gives up once the tool runs.
+	started := filepath.Join(t.TempDir(), "started")
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		waitFile(t, started)
+		cancel()
+	}()
+	cs.CallTool(ctx, &mcp.CallToolParams{Name: tools.CallToolTool, Arguments: map[string]any{
+		"server": "ok", "name": "sleep", "arguments": map[string]any{"ms": 60000, "started": started}}})
+	wants = append(wants, want{"cancelled", "cancelled", "ok", "sleep"})
+
+	lines := waitLines(t, c, len(wants))
+	ids := map[string]bool{}
+	for i, l := range lines {
+		w := wants[i]
+		if l["outcome"] != w.outcome || str(l["error_kind"]) != w.kind || l["server"] != w.server || l["tool"] != w.tool {
+			t.Errorf("line %d: %v, want %+v", i, l, w)
+		}
+		if l["principal"] != "stdio" || l["transport"] != "stdio" {
+			t.Errorf("line %d: principal %v transport %v", i, l["principal"], l["transport"])
+		}
+		if cl, _ := l["client"].(map[string]any); cl["name"] != "in-process" || cl["version"] != "1" {
+			t.Errorf("line %d: client %v", i, l["client"])
+		}
+		args, _ := l["args"].(map[string]any)
+		if d, _ := args["digest"].(string); !regexp.MustCompile(`^hmac-sha256:[0-9a-f]{64}$`).MatchString(d) || args["bytes"] == nil {
+			t.Errorf("line %d: args %v", i, l["args"])
+		}
+		if ts, err := time.Parse(time.RFC3339Nano, str(l["ts"])); err != nil || ts.Location() != time.UTC {
+			t.Errorf("line %d: ts %v", i, l["ts"])
+		}
+		if _, ok := l["duration_ms"].(float64); !ok {
+			t.Errorf("line %d: no duration_ms", i)
+		}
+		id := str(l["id"])
+		if !regexp.MustCompile(`^[0-9a-f]{16}$`).MatchString(id) || ids[id] {
+			t.Errorf("line %d: id %q (unique 16 hex digits wanted)", i, id)
+		}
+		ids[id] = true
+		if !strings.Contains(c.logs.String(), "request_id="+id) {
+			t.Errorf("line %d: no log line carries request_id=%s", i, id)
+		}
+	}
+	if p, _ := lines[0]["policy"].(map[string]any); p["decision"] != "allow" {
+		t.Errorf("an allowed call's policy: %v", lines[0]["policy"])
+	}
+	if p, _ := lines[1]["policy"].(map[string]any); p["decision"] != "deny" || p["rule"] != `server:ann tools.deny "delete_*"` {
+		t.Errorf("a denied call's policy: %v", lines[1]["policy"])
+	}
+	if _, ok := lines[0]["result_bytes"].(float64); !ok {
+		t.Errorf("a successful call has no result_bytes: %v", lines[0])
+	}
+	b, _ := os.ReadFile(c.path)
+	if strings.Contains(string(b), secret) {
+		t.Errorf("the audit log holds an argument value:\n%s", b)
+	}
+	// The same arguments, the same digest; other arguments, another.
+	d := func(i int) string { return lines[i]["args"].(map[string]any)["digest"].(string) }
+	if d(0) != d(1) || d(0) == d(2) {
+		t.Errorf("digests: %s %s %s", d(0), d(1), d(2))
+	}
+
+	// Metrics count exactly these calls, and no label holds what a caller
+	// made up.
+	scrape := c.scrape(t)
+	for _, series := range []string{
+		`colibri_tool_calls_total{error_kind="",outcome="ok",server="ann",tool="read_file"} 1`,
+		`colibri_tool_calls_total{error_kind="denied",outcome="denied",server="ann",tool="delete_file"} 1`,
+		`colibri_tool_calls_total{error_kind="unknown_server",outcome="error",server="_other",tool="_other"} 1`,
+		`colibri_tool_calls_total{error_kind="invalid_arguments",outcome="error",server="ann",tool="read_file"} 1`,
+		`colibri_tool_calls_total{error_kind="cancelled",outcome="cancelled",server="ok",tool="sleep"} 1`,
+		`colibri_policy_denials_total{server="ann"} 1`,
+		`mcp_server_operation_duration_seconds_count{error_type="",mcp_method_name="tools/call"} 2`, // read_file and servers
+		`mcp_server_operation_duration_seconds_count{error_type="denied",mcp_method_name="tools/call"} 1`,
+	} {
+		if !strings.Contains(scrape, series+"\n") {
+			t.Errorf("the scrape lacks %s", series)
+		}
+	}
+	if strings.Contains(scrape, "nope") || strings.Contains(scrape, secret) || strings.Contains(scrape, "stdio") {
+		t.Errorf("a label holds a caller's words or a principal:\n%s", scrape)
+	}
+}
+
+// The gate's refusal is recorded too: it happens inside the outermost layer.
+func TestAuditRecordsTheGatesRefusal(t *testing.T) {
+	c := newControlled(t, false, fakeRegistry())
+	cs := connectAs(t, c.svc, "alice")
+	callTool(t, cs, tools.CallToolTool, map[string]any{"server": "ok", "name": "echo"})
+	lines := c.lines(t)
+	if len(lines) != 1 || lines[0]["outcome"] != "error" || lines[0]["error_kind"] != "call_disabled" ||
+		lines[0]["principal"] != "alice" || lines[0]["transport"] != "http" {
+		t.Errorf("lines: %v", lines)
+	}
+	if lines[0]["policy"] != nil {
+		t.Errorf("a refusal before any policy decision has one: %v", lines[0]["policy"])
+	}
+}
+
+// A caller's W3C trace context in _meta reaches the hosted request; the
+// rest of its _meta does not.
+func TestTraceContextReachesTheHostedRequest(t *testing.T) {
+	reg, _, _ := policyRegistry(t, "", "")
+	cs := connectAs(t, newService(t, true, reg), tools.StdioPrincipal)
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{
+		Meta: mcp.Meta{"traceparent": tp, "tracestate": "congo=t61rcWkgMzE", "baggage": "userId=alice", "private": "not-passed"},
+		Name: tools.CallToolTool, Arguments: map[string]any{"server": "ann", "name": "meta"}})
+	if err != nil || res.IsError {
+		t.Fatalf("%v %v", err, res)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(resultText(res)), &got); err != nil {
+		t.Fatalf("meta: %s", resultText(res))
+	}
+	if got["traceparent"] != tp || got["tracestate"] != "congo=t61rcWkgMzE" || got["baggage"] != "userId=alice" || got["private"] != nil {
+		t.Errorf("the hosted request's _meta: %v", got)
+	}
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+// waitLines waits, up to a deadline, until the audit log holds n lines.
+func waitLines(t *testing.T, c *controlled, n int) []map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		lines := c.lines(t)
+		if len(lines) >= n {
+			if len(lines) > n {
+				t.Errorf("%d audit lines, want %d", len(lines), n)
+			}
+			return lines
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d audit lines after 20 s, want %d", len(lines), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func waitFile(t *testing.T, path string) {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Errorf("%s never appeared", path)
+}

@@ -1,0 +1,98 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/policy"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// allowed is the policy's one decision (CONTRACT.md section 9) on tool of
+// srv for the caller of ctx, read from the tool's annotations as the hosted
+// server listed them. Everything that shows or calls a hosted tool asks
+// here: list_tools, call_tool, the command line, aggregate mode.
+func (s *Service) allowed(ctx context.Context, reg *registry.Registry, srv *registry.Server, tool *mcp.Tool) policy.Decision {
+	return policy.Decide(reg.Rules(srv), tool.Name, annotations(tool), Principal(ctx))
+}
+
+// visible is tools less those the policy hides from the caller of ctx.
+func (s *Service) visible(ctx context.Context, reg *registry.Registry, srv *registry.Server, tools []*mcp.Tool) []*mcp.Tool {
+	if reg.Rules(srv).Empty() || tools == nil {
+		return tools
+	}
+	out := make([]*mcp.Tool, 0, len(tools))
+	for _, t := range tools {
+		if s.allowed(ctx, reg, srv, t).Allow {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// guardCall applies the policy to a call of tool name on srv before
+// anything is started: with the tool's annotations from the list the host
+// already knows, or, when it knows none, with the name alone (a denial
+// that no annotations could lift). What passes is checked again by the
+// host on the list the call is actually checked against (Caller.Allow), so
+// that no call runs on an older decision. It returns the caller to hand
+// the host.
+func (s *Service) guardCall(ctx context.Context, reg *registry.Registry, srv *registry.Server, name string, caller *host.Caller) (*host.Caller, error) {
+	rules := reg.Rules(srv)
+	if rules.Empty() {
+		return caller, nil
+	}
+	d := policy.DecideByName(rules, name, Principal(ctx))
+	if t := toolNamed(s.opts.Host.KnownTools(srv), name); t != nil {
+		d = s.allowed(ctx, reg, srv, t)
+	}
+	note := noteOf(ctx)
+	note.decided(d)
+	if !d.Allow {
+		return nil, s.denied(ctx, srv.Name, name, d)
+	}
+	c := &host.Caller{}
+	if caller != nil {
+		cp := *caller
+		c = &cp
+	}
+	c.Allow = func(t *mcp.Tool) error {
+		d := s.allowed(ctx, reg, srv, t)
+		note.decided(d)
+		if !d.Allow {
+			return s.denied(ctx, srv.Name, t.Name, d)
+		}
+		return nil
+	}
+	return c, nil
+}
+
+// denied is the failure of a call the policy refuses. Its message says
+// only that: which rule decided is for the operator (log and audit), not
+// for the caller to probe.
+func (s *Service) denied(ctx context.Context, server, tool string, d policy.Decision) error {
+	s.log.DebugContext(ctx, "policy denied a call", "server", server, "tool", tool, "principal", Principal(ctx), "rule", d.Rule)
+	return &host.Error{Kind: host.KindDenied, Server: server, Tool: tool,
+		Err: fmt.Errorf("policy denies %s on %s for this caller", tool, server)}
+}
+
+// annotations are a hosted tool's hints, as the policy reads them.
+func annotations(t *mcp.Tool) *policy.Annotations {
+	a := t.Annotations
+	if a == nil {
+		return nil
+	}
+	return policy.FromHints(a.ReadOnlyHint, a.DestructiveHint, a.OpenWorldHint)
+}
+
+func toolNamed(tools []*mcp.Tool, name string) *mcp.Tool {
+	for _, t := range tools {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
