@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/audit"
+	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
@@ -310,5 +313,77 @@ func TestAggregateCancel(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the cancelled call's process %d is still running", pid)
 		}
+	}
+}
+
+// The policy decides aggregate mode as it decides list_tools and call_tool:
+// a tool it denies everyone is not offered; a caller's own rules narrow
+// that caller's tools/list; a call by an exposed name is refused as a call
+// through call_tool is.
+func TestAggregatePolicy(t *testing.T) {
+	reg, _, calls := policyRegistry(t, `{"callers": {"ci-bot": {"tools": {"allow": ["search"]}}}}`, `{"tools": {"deny": ["delete_*"]}}`)
+	live := &liveRegistry{}
+	live.p.Store(reg)
+	svc := newLiveService(t, live, serviceOpts{gate: true, aggregate: true, poll: -1})
+
+	hosted := func(cs *mcp.ClientSession) string {
+		var out []string
+		for name := range listed(t, cs) {
+			if strings.HasPrefix(name, "ann__") {
+				out = append(out, name)
+			}
+		}
+		slices.Sort(out)
+		return strings.Join(out, ",")
+	}
+	local := connectAs(t, svc, tools.StdioPrincipal)
+	if got := hosted(local); got != "ann__meta,ann__read_file,ann__search" {
+		t.Errorf("stdio is offered %s", got)
+	}
+	// Denied to everyone: not offered at all, so not even a name to call.
+	if _, err := local.CallTool(t.Context(), &mcp.CallToolParams{Name: "ann__delete_file", Arguments: map[string]any{"path": "/etc"}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("calling ann__delete_file: %v, want go-sdk's unknown tool", err)
+	}
+	bot := connectAs(t, svc, "ci-bot")
+	if got := hosted(bot); got != "ann__search" {
+		t.Errorf("ci-bot is offered %s", got)
+	}
+	// Offered to others, denied to this caller: refused before it is sent.
+	if kind := errorKind(t, callTool(t, bot, "ann__read_file", nil)); kind != "denied" {
+		t.Errorf("ci-bot calling ann__read_file: kind %q, want denied", kind)
+	}
+	if res := callTool(t, bot, "ann__search", nil); res.IsError || resultText(res) != "done" {
+		t.Errorf("ci-bot calling ann__search: %s", resultText(res))
+	}
+	if got := strings.Join(entries(t, calls), ","); got != "search" {
+		t.Errorf("calls the fake answered: %s, want search alone", got)
+	}
+}
+
+// A call by an exposed name has its audit line, with exposed_name.
+func TestAggregateAudit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	w, err := audit.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	h := host.New(host.Options{Timeout: 10 * time.Second, TerminateGrace: 200 * time.Millisecond})
+	t.Cleanup(h.Close)
+	reg := aggregateRegistry()
+	svc := tools.New(tools.Options{Registry: reg.load, Host: h, ExternalCall: true, Aggregate: true, RegistryPoll: -1, Audit: w})
+	t.Cleanup(svc.Close)
+	cs := connect(t, svc)
+	listed(t, cs)
+	if res := callTool(t, cs, "ok__echo", map[string]any{"message": "hi"}); res.IsError {
+		t.Fatalf("ok__echo: %v", res.Content)
+	}
+	b, _ := os.ReadFile(path)
+	var rec map[string]any
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatalf("audit log %q: %v", b, err)
+	}
+	if rec["server"] != "ok" || rec["tool"] != "echo" || rec["exposed_name"] != "ok__echo" || rec["outcome"] != "ok" {
+		t.Errorf("audit line: %s", b)
 	}
 }
