@@ -110,12 +110,24 @@ func (c *catalog) attach(server *mcp.Server) {
 			c.s.log.Error("a tool could not be offered", "tool", name, "err", err)
 		}
 	}
-	if !c.started && !c.closed && c.s.opts.RegistryPoll > 0 {
+	first := !c.started && !c.closed
+	if first && c.s.opts.RegistryPoll > 0 {
 		c.bg.Go(c.poll)
 	}
 	c.started = true
 	c.mu.Unlock()
 	c.refresh()
+	if first {
+		// Lists the registry named before serving began (a ListTools
+		// read it) were not read then: read them now.
+		c.mu.Lock()
+		for _, l := range c.lists {
+			if l.tools == nil && !l.filling {
+				c.fill(l, true, 0)
+			}
+		}
+		c.mu.Unlock()
+	}
 }
 
 func (c *catalog) close() {
