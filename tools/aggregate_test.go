@@ -387,3 +387,16 @@ func TestAggregateAudit(t *testing.T) {
 		t.Errorf("audit line: %s", b)
 	}
 }
+
+// A Service that answered ListTools before it served reads, once serving,
+// the lists it has not read yet.
+func TestAggregateListToolsBeforeServing(t *testing.T) {
+	svc := newLiveService(t, aggregateRegistry(), serviceOpts{aggregate: true, poll: -1})
+	if _, err := svc.ListTools(t.Context(), tools.ListToolsInput{Server: "ok"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := listed(t, connect(t, svc))
+	if got["ok__echo"] == nil || got["weird__full"] == nil {
+		t.Errorf("offered: %v", names(got))
+	}
+}
