@@ -24,8 +24,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	osproc "github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/jail"
+	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
 // Options configure a Host. The zero value of each field means its default.
@@ -106,6 +109,7 @@ type Host struct {
 	up      sync.Map // server name → bool: its last start succeeded
 	pool    pool
 	seq     atomic.Uint64
+	watch   atomic.Pointer[func(*registry.Server, []*mcp.Tool)] // WatchLists
 
 	// Requests, from entry to return: Close refuses new ones, waits for
 	// these (bounded by DrainTimeout), then cancels what is left.
@@ -156,6 +160,28 @@ func New(opts Options) *Host {
 	h.base, h.cancel = context.WithCancel(context.Background())
 	h.pool.h = h
 	return h
+}
+
+// WatchLists sets f to be told of every tool list colibri reads from a
+// hosted server (tools/list, every page) on a session offered no client
+// capability, which is the list list_tools shows (a server may list more
+// tools to a client that can sample or elicit), whether it was read for
+// list_tools, for a call or for a warm session; and, with nil tools, of
+// each notifications/tools/list_changed a warm session sends: the server's
+// list may be stale. Aggregate mode keeps its exposed tools
+// current this way, without starting a server of its own accord.
+//
+// f runs on the goroutine that listed: it must be quick, and must not wait
+// on the host.
+func (h *Host) WatchLists(f func(srv *registry.Server, tools []*mcp.Tool)) {
+	h.watch.Store(&f)
+}
+
+// listed tells WatchLists' func of a list (nil: a stale one).
+func (h *Host) listed(srv *registry.Server, tools []*mcp.Tool) {
+	if f := h.watch.Load(); f != nil && *f != nil {
+		(*f)(srv, tools)
+	}
 }
 
 // errClosed refuses work once Close has begun.

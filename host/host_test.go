@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -462,5 +463,87 @@ func TestNoGoroutineGrowth(t *testing.T) {
 			t.Fatalf("%d goroutines, %d before:\n%s", runtime.NumGoroutine(), baseline, buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// unknown_tool names the closest tool and those the server has, from the
+// list the call itself read: one process, not a second one for the hint.
+func TestUnknownToolNamesTheTools(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	_, err := h.CallTool(t.Context(), fake("ok"), "ecko", nil, nil)
+	e := wantKind(t, err, host.KindUnknownTool, host.PhaseList)
+	if !strings.Contains(e.Error(), `did you mean "echo"? its tools: any, big, count, crash, crash-idempotent, cwd, echo, env, flood, grow, hang, pid`) {
+		t.Errorf("message %q should suggest echo and name the tools", e.Error())
+	}
+	if n := len(h.spawned()); n != 1 {
+		t.Errorf("%d processes started for one unknown tool, want 1", n)
+	}
+}
+
+func TestUnknownToolBoundsTheList(t *testing.T) {
+	var have []*mcp.Tool
+	for i := range 45 {
+		have = append(have, &mcp.Tool{Name: fmt.Sprintf("t%02d", i)})
+	}
+	msg := host.UnknownTool("s", "zzz", have).Error()
+	if !strings.Contains(msg, "t29, and 15 more)") || strings.Contains(msg, "t30") || strings.Contains(msg, "did you mean") {
+		t.Errorf("message %q: want 30 names, the count of the rest, no suggestion", msg)
+	}
+	if msg := host.UnknownTool("s", "x", nil).Error(); !strings.Contains(msg, "the server lists no tools") {
+		t.Errorf("message %q", msg)
+	}
+}
+
+// WatchLists hears of every list read from a server, whatever read it, and
+// of a warm server's notifications/tools/list_changed (a nil list).
+func TestWatchLists(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	type heard struct {
+		server string
+		tools  []string // nil: stale
+	}
+	ch := make(chan heard, 16)
+	h.WatchLists(func(srv *registry.Server, tools []*mcp.Tool) {
+		var names []string
+		for _, tl := range tools {
+			names = append(names, tl.Name)
+		}
+		if tools != nil && names == nil {
+			names = []string{}
+		}
+		ch <- heard{srv.Name, names}
+	})
+	next := func() heard {
+		t.Helper()
+		select {
+		case got := <-ch:
+			return got
+		case <-time.After(10 * time.Second):
+			t.Fatal("nothing heard")
+			return heard{}
+		}
+	}
+	if _, err := h.ListTools(t.Context(), fake("ok"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(); got.server != "ok" || !slices.Contains(got.tools, "echo") {
+		t.Errorf("after ListTools: %+v", got)
+	}
+
+	srv := persistent("ok")
+	if _, err := h.CallTool(t.Context(), srv, "grow", map[string]any{"name": "grown"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(); got.server != srv.Name || slices.Contains(got.tools, "grown") {
+		t.Errorf("the call's own list: %+v", got)
+	}
+	if got := next(); got.server != srv.Name || got.tools != nil {
+		t.Errorf("after the warm server's list_changed: %+v, want a nil (stale) list", got)
+	}
+	if _, err := h.ListTools(t.Context(), srv, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(); !slices.Contains(got.tools, "grown") {
+		t.Errorf("the fresh list: %+v", got)
 	}
 }

@@ -3,10 +3,13 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -80,7 +83,7 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 		return nil, nil, err
 	}
 	tool := findTool(tools, name)
-	argErr := h.vet(ctx, srv.Name, name, tool, args, caller)
+	argErr := h.vet(ctx, srv.Name, name, tools, args, caller)
 	if argErr != nil && cached && KindOf(argErr) != KindDenied {
 		// The cache may be behind the server: ask it before refusing.
 		var size int64
@@ -90,7 +93,7 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 		}
 		s.remember(tools, size)
 		tool = findTool(tools, name)
-		argErr = h.vet(ctx, srv.Name, name, tool, args, caller)
+		argErr = h.vet(ctx, srv.Name, name, tools, args, caller)
 	}
 	if argErr != nil {
 		s.close()
@@ -111,7 +114,7 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 				s.remember(tools, size)
 				if findTool(tools, name) == nil {
 					s.close()
-					return nil, nil, unknownTool(srv.Name, name)
+					return nil, nil, UnknownTool(srv.Name, name, tools)
 				}
 			}
 		}
@@ -128,14 +131,16 @@ func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string,
 	return nil, tool, err
 }
 
-// vet refuses a call that must not be made: to a tool the server does not
-// list, to one the caller's policy denies (Caller.Allow), or with arguments
-// the tool's inputSchema rejects. The policy judges before the schema, so
-// that a caller learns nothing of a tool it may not call: an invalid_arguments
-// message would say that the tool exists, and what it takes.
-func (h *Host) vet(ctx context.Context, server, name string, tool *mcp.Tool, args any, caller *Caller) error {
+// vet refuses a call that must not be made: to a tool that the server's
+// list, have, lacks, to one the caller's policy denies (Caller.Allow), or
+// with arguments the tool's inputSchema rejects. The policy judges before
+// the schema, so that a caller learns nothing of a tool it may not call: an
+// invalid_arguments message would say that the tool exists, and what it
+// takes.
+func (h *Host) vet(ctx context.Context, server, name string, have []*mcp.Tool, args any, caller *Caller) error {
+	tool := findTool(have, name)
 	if tool == nil {
-		return unknownTool(server, name)
+		return UnknownTool(server, name, have)
 	}
 	if err := caller.admit(tool); err != nil {
 		return err
@@ -143,11 +148,32 @@ func (h *Host) vet(ctx context.Context, server, name string, tool *mcp.Tool, arg
 	return h.validateArgs(ctx, server, tool, args)
 }
 
-// unknownTool refuses a call to a tool the server does not list.
-func unknownTool(server, name string) *Error {
+// maxToolsNamed bounds the tools an unknown_tool message names: a long
+// list says little more, at a cost in a model's context.
+const maxToolsNamed = 30
+
+// UnknownTool is the unknown_tool failure for a tool that server does not
+// list: it names the closest tool and the tools the server has (at most
+// maxToolsNamed of them), so that the caller, often a model, can correct
+// itself without another request.
+func UnknownTool(server, name string, have []*mcp.Tool) *Error {
+	names := make([]string, 0, len(have))
+	for _, t := range have {
+		names = append(names, t.Name)
+	}
+	hint := "the server lists no tools"
+	if len(names) > 0 {
+		listed := strings.Join(names[:min(len(names), maxToolsNamed)], ", ")
+		if len(names) > maxToolsNamed {
+			listed += fmt.Sprintf(", and %d more", len(names)-maxToolsNamed)
+		}
+		hint = "its tools: " + listed
+		if near := suggest.Closest(name, names); near != "" {
+			hint = fmt.Sprintf("did you mean %q? %s", near, hint)
+		}
+	}
 	return &Error{Kind: KindUnknownTool, Server: server, Tool: name, Phase: PhaseList,
-		Err:  errors.New("the server does not list this tool"),
-		Hint: "colibri_external_mcp_list_tools shows the tools it has"}
+		Err: errors.New("the server does not list this tool"), Hint: hint}
 }
 
 // retryCall reports whether a failed tools/call may be tried again: the tool

@@ -25,6 +25,7 @@ type session struct {
 	cs     *mcp.ClientSession
 	routes *router
 	caps   *mcp.ClientCapabilities // what colibri offered the server
+	plain  bool                    // offered no capability: its list is the one list_tools shows
 
 	tearingDown atomic.Bool // close or abort has begun: the first one wins
 }
@@ -66,6 +67,7 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 	}}
 	copts := s.routes.clientOptions(caller)
 	s.caps = copts.Capabilities
+	s.plain = caller == nil || (caller.CreateMessage == nil && caller.Elicit == nil && caller.ListRoots == nil)
 	client := mcp.NewClient(&mcp.Implementation{Name: "colibri-mcp", Version: h.opts.Version}, copts)
 	s.routes.install(client, caller)
 	if h.opts.OnRequest != nil {
@@ -124,6 +126,9 @@ func (s *session) listTools(ctx context.Context, caller *Caller) ([]*mcp.Tool, i
 				Hint: "raise COLIBRI_MCP_MAX_RESULT_BYTES if the list is expected"}
 		}
 		if res.NextCursor == "" {
+			if s.plain {
+				s.h.listed(s.srv, tools)
+			}
 			return tools, read, nil
 		}
 		params = &mcp.ListToolsParams{Cursor: res.NextCursor}

@@ -277,6 +277,9 @@ func (w *warm) get(ctx context.Context, caller *Caller) (*session, error) {
 			w.toolsGen++
 			w.mu.Unlock()
 			w.h.known.forget(w.srv.Name)
+			// Whichever warm process said so: a list that changes in
+			// one process often changes for all (the server's own state).
+			w.h.listed(w.srv, nil)
 		}
 		s.routes.mu.Unlock()
 		go w.watch(s)
@@ -469,13 +472,13 @@ func (h *Host) callOn(ctx context.Context, w *warm, s *session, name string, arg
 		return nil, nil, err
 	}
 	tool := findTool(tools, name)
-	argErr := h.vet(ctx, w.srv.Name, name, tool, args, caller)
+	argErr := h.vet(ctx, w.srv.Name, name, tools, args, caller)
 	if argErr != nil && cached && KindOf(argErr) != KindDenied {
 		if tools, _, err = w.toolsOf(ctx, s, caller, true); err != nil {
 			return nil, nil, err
 		}
 		tool = findTool(tools, name)
-		argErr = h.vet(ctx, w.srv.Name, name, tool, args, caller)
+		argErr = h.vet(ctx, w.srv.Name, name, tools, args, caller)
 	}
 	if argErr != nil {
 		return nil, tool, argErr

@@ -97,6 +97,9 @@ type Server struct {
 	Lifecycle   string            `json:"lifecycle,omitempty"`
 	IdleMS      int64             `json:"idle_timeout_ms,omitempty"`
 	Jail        *Jail             `json:"jail,omitempty"`
+	// ToolPrefix names this server's tools in aggregate mode (PREFIX__TOOL);
+	// "" means the server name ([Server.Prefix]).
+	ToolPrefix string `json:"tool_prefix,omitempty"`
 	// Policy is the server's own "policy". It is decoded on its own (Parse)
 	// and left out of the entry's JSON, which fingerprints the entry: a
 	// policy edit applies at once, and restarts no warm process.
@@ -149,6 +152,15 @@ func (s *Server) IdleTimeout() time.Duration {
 		return Millis(s.IdleMS)
 	}
 	return DefaultIdleTimeout
+}
+
+// Prefix is the prefix of the server's tools in aggregate mode: tool_prefix,
+// or the server name.
+func (s *Server) Prefix() string {
+	if s.ToolPrefix != "" {
+		return s.ToolPrefix
+	}
+	return s.Name
 }
 
 // IsPersistent reports whether the server keeps a warm session.
@@ -365,10 +377,43 @@ func (r *Registry) Validate() error {
 		problems = append(problems, s.problems()...)
 		problems = append(problems, policyProblems("/servers/"+escapePointer(name)+"/policy", s.Policy)...)
 	}
+	problems = append(problems, r.prefixProblems()...)
 	if len(problems) > 0 {
 		return &Error{File: r.Path, Problems: problems}
 	}
 	return nil
+}
+
+// prefixProblems refuses a tool_prefix that breaks its pattern, or that
+// another server's tools already use: the two servers' tools would then
+// meet in one namespace, and every name they share would need a hash.
+func (r *Registry) prefixProblems() []Problem {
+	var ps []Problem
+	users := map[string][]string{} // prefix -> the servers that use it
+	for _, name := range r.Names() {
+		users[r.Servers[name].Prefix()] = append(users[r.Servers[name].Prefix()], name)
+	}
+	for _, name := range r.Names() {
+		p := r.Servers[name].ToolPrefix
+		if p == "" {
+			continue
+		}
+		at := "/servers/" + escapePointer(name) + "/tool_prefix"
+		if !validPrefix(p) {
+			ps = append(ps, Problem{Location: at, Message: fmt.Sprintf("%q is not allowed: want %s", p, prefixPattern)})
+			continue
+		}
+		var others []string
+		for _, o := range users[p] {
+			if o != name {
+				others = append(others, o)
+			}
+		}
+		if len(others) > 0 {
+			ps = append(ps, Problem{Location: at, Message: fmt.Sprintf("%q is also the tool prefix of server %s: each server's tools need a prefix of their own in aggregate mode", p, strings.Join(others, ", "))})
+		}
+	}
+	return ps
 }
 
 // policyProblems are a policy's mistakes, at their locations under at.
@@ -378,6 +423,26 @@ func policyProblems(at string, p *policy.Policy) []Problem {
 		ps = append(ps, Problem{Location: at + pr.Location, Message: pr.Message})
 	}
 	return ps
+}
+
+// prefixPattern is the rule for tool_prefix, also in the schema: the
+// characters of an aggregate tool name (CONTRACT.md section 4), at most 32
+// of them, so that the hosted tool's own name keeps some room.
+const prefixPattern = `^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`
+
+func validPrefix(p string) bool {
+	if len(p) == 0 || len(p) > 32 {
+		return false
+	}
+	for i, c := range p {
+		switch {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case i > 0 && (c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // namePattern is the rule for server names (CONTRACT.md section 3), also in

@@ -96,6 +96,14 @@ func TestParseErrorsNameTheLocation(t *testing.T) {
 			[]string{"/servers/demo/idle_timeout_ms: maximum"}},
 		{"idle without persistent", `{"servers":{"demo":{"command":"x","idle_timeout_ms":5}}}`,
 			[]string{"/servers/demo/idle_timeout_ms: idle_timeout_ms applies only with"}},
+		{"tool_prefix with a dot", `{"servers":{"demo":{"command":"x","tool_prefix":"my.demo"}}}`,
+			[]string{"/servers/demo/tool_prefix: 'my.demo' does not match pattern '^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$'"}},
+		{"tool_prefix too long", `{"servers":{"demo":{"command":"x","tool_prefix":"` + strings.Repeat("p", 33) + `"}}}`,
+			[]string{"/servers/demo/tool_prefix: '" + strings.Repeat("p", 33) + "' does not match pattern"}},
+		{"tool_prefix another server's name", `{"servers":{"demo":{"command":"x"},"two":{"command":"y","tool_prefix":"demo"}}}`,
+			[]string{`/servers/two/tool_prefix: "demo" is also the tool prefix of server demo`}},
+		{"one tool_prefix twice", `{"servers":{"a":{"command":"x","tool_prefix":"p"},"b":{"command":"y","tool_prefix":"p"}}}`,
+			[]string{`/servers/a/tool_prefix: "p" is also the tool prefix of server b`, `/servers/b/tool_prefix: "p" is also the tool prefix of server a`}},
 		{"two problems", `{"servers":{"a":{"command":1},"b":{"command":"x","args":"y"}}}`,
 			[]string{"/servers/a/command: got number, want string", "/servers/b/args: got string, want array"}},
 		{"syntax error", "{\"servers\": {\n  \"demo\": {\"command\": \"x\",}\n}}",
@@ -137,14 +145,15 @@ func TestParseGood(t *testing.T) {
 	    "warm": {"command": "node", "lifecycle": "persistent", "idle_timeout_ms": 1000, "call_timeout_ms": 9000},
 	    "jailed": {"command": "/usr/local/bin/srv", "jail": {"name": "mcp0", "root_path": "/jails/mcp0", "user": "mcp"}},
 	    "eph": {"command": "/srv", "jail": {"path": "/jails/eph", "ip4": "10.0.0.5"}},
-	    "jailcwd": {"command": "srv", "cwd": "/srv/data", "timeout_ms": 86400000, "jail": {"name": "mcp0"}}
+	    "jailcwd": {"command": "srv", "cwd": "/srv/data", "timeout_ms": 86400000, "jail": {"name": "mcp0"}},
+	    "prefixed.srv": {"command": "srv", "tool_prefix": "p-1_x"}
 	  }
 	}`
 	reg, err := registry.Parse(strings.NewReader(doc), "/etc/colibri/external-mcp.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(reg.Names(), ","); got != "demo,eph,jailcwd,jailed,warm" {
+	if got := strings.Join(reg.Names(), ","); got != "demo,eph,jailcwd,jailed,prefixed.srv,warm" {
 		t.Errorf("names = %s", got)
 	}
 	demo := reg.Servers["demo"]
@@ -167,6 +176,10 @@ func TestParseGood(t *testing.T) {
 	// cwd with jail.name is a path inside the jail (jexec -d): kept as written.
 	if jc := reg.Servers["jailcwd"]; jc.Cwd != "/srv/data" || jc.Command != "srv" || jc.Timeout(0) != 24*time.Hour {
 		t.Errorf("jailcwd = %+v", jc)
+	}
+	// The aggregate prefix: tool_prefix, else the server name.
+	if p, d := reg.Servers["prefixed.srv"].Prefix(), demo.Prefix(); p != "p-1_x" || d != "demo" {
+		t.Errorf("prefixes %q and %q, want p-1_x and demo", p, d)
 	}
 }
 
@@ -310,11 +323,12 @@ func TestValidateBuiltInCode(t *testing.T) {
 	}}
 	reg.Servers["nul"] = &registry.Server{Name: "nul", Command: "/srv", Args: []string{"a\x00"}}
 	reg.Servers["long"] = &registry.Server{Name: "long", Command: "/srv", TimeoutMS: math.MaxInt64, CallTimeout: -1}
+	reg.Servers["pfx"] = &registry.Server{Name: "pfx", Command: "/srv", ToolPrefix: "a.b"}
 	err := reg.Validate()
 	for _, want := range []string{`/servers/-bad: the name "-bad" is not allowed`, "/servers/nocmd/command: is required",
 		`/servers/both/jail: "name" and "path" exclude each other`, `/servers/warm/lifecycle: "warm"`,
 		"/servers/nul/args/0: holds the control character U+0000", "/servers/long/timeout_ms: 9223372036854775807 is out of range",
-		"/servers/long/call_timeout_ms: -1 is out of range"} {
+		"/servers/long/call_timeout_ms: -1 is out of range", `/servers/pfx/tool_prefix: "a.b" is not allowed`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %v, want it to say %s", err, want)
 		}
@@ -325,6 +339,7 @@ func TestValidateBuiltInCode(t *testing.T) {
 	delete(reg.Servers, "warm")
 	delete(reg.Servers, "nul")
 	delete(reg.Servers, "long")
+	delete(reg.Servers, "pfx")
 	if err := reg.Validate(); err != nil {
 		t.Errorf("a valid registry: %v", err)
 	}

@@ -29,7 +29,7 @@ func (s *Service) controls(next mcp.MethodHandler) mcp.MethodHandler {
 		start := time.Now()
 		var call *hostedCall
 		if s.opts.Audit != nil || s.opts.Metrics != nil { // else the input is not read twice
-			call = hostedCallOf(method, req)
+			call = s.hostedCallOf(method, req)
 		}
 		if call != nil {
 			ctx = withNote(ctx, call.note)
@@ -60,16 +60,22 @@ type hostedCall struct {
 }
 
 // hostedCallOf recognizes a call of a hosted tool among the requests
-// colibri receives: call_tool, whose input names the server and tool. The
+// colibri receives: call_tool, whose input names the server and tool, and
+// in aggregate mode a tool whose exposed name routes to a hosted one. The
 // input is read leniently here, for the record only: the handler judges
-// it. (Aggregate mode's tools are the other calls of hosted tools: map
-// their exposed names here.)
-func hostedCallOf(method string, req mcp.Request) *hostedCall {
+// it.
+func (s *Service) hostedCallOf(method string, req mcp.Request) *hostedCall {
 	if method != "tools/call" {
 		return nil
 	}
 	p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
-	if !ok || p.Name != CallToolTool {
+	if !ok {
+		return nil
+	}
+	if ref, ok := s.cat.route(p.Name); ok {
+		return &hostedCall{server: ref.Server, tool: ref.Tool, exposedName: p.Name, args: p.Arguments, note: &callNote{}}
+	}
+	if p.Name != CallToolTool {
 		return nil
 	}
 	var in struct {

@@ -5,16 +5,26 @@ import (
 	"flag"
 	"os"
 	"testing"
+
+	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/tools.golden.json")
 
 // TestToolsGolden snapshots the three tools as clients see them in
-// tools/list: a change to a name, a schema or an annotation is a change to
-// the public contract and must show up in review. Refresh with
-// go test ./tools -run TestToolsGolden -update.
+// tools/list, for a sample registry: with the gate off (the default), and
+// with the gate on in aggregate mode. A change to a name, a schema, an
+// annotation or a description is a change to what models read, and must
+// show up in review. Refresh with go test ./tools -run TestToolsGolden -update.
 func TestToolsGolden(t *testing.T) {
-	got, err := json.MarshalIndent(Tools(), "", "  ")
+	reg := &registry.Registry{Path: "/usr/local/etc/colibri/external-mcp.json", Servers: map[string]*registry.Server{
+		"demo":       {Name: "demo", Command: "demo-mcp-server", Description: "A small demo server: echo, add, slow, fail."},
+		"everything": {Name: "everything", Command: "node", Description: "The MCP reference server that exercises every feature of the protocol."},
+	}}
+	got, err := json.MarshalIndent(map[string]any{
+		"gate_off":          ownTools(view{reg: reg}),
+		"gate_on_aggregate": ownTools(view{reg: reg, externalCall: true, aggregate: true}),
+	}, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,9 @@ var (
 	listToolsInput = json.RawMessage(`{
   "type": "object",
   "properties": {
-    "server": {"type": "string", "description": "The registry name of one server. Without it, every server is listed, concurrently."}
+    "server": {"type": "string", "description": "The registry name of one server. Without it, every server is listed, concurrently."},
+    "tool": {"type": "string", "description": "Keep only the tool of this name (its name as the hosted server lists it)."},
+    "detail": {"type": "string", "enum": ["names", "full"], "description": "names: each tool's name and the first sentence of its description (the default without server); full: also its whole description, inputSchema and annotations (the default with server)."}
   },
   "additionalProperties": false
 }`)
@@ -41,50 +43,39 @@ var (
 }`)
 )
 
-// Tools returns the three tools' definitions.
-func Tools() []*mcp.Tool {
-	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
-	return []*mcp.Tool{
-		{
-			Name:        ServersTool,
-			Title:       "Hosted MCP servers",
-			Description: "List the external MCP servers in colibri's registry: name, command, arguments, environment variable names (never values), working directory, jail, and whether calling their tools is enabled.",
-			InputSchema: serversInput,
-			Annotations: readOnly,
-		},
-		{
-			Name:        ListToolsTool,
-			Title:       "List a hosted server's tools",
-			Description: "Start an external MCP server from colibri's registry and list its tools as it reports them. Without \"server\", every server is listed. Always allowed.",
-			InputSchema: listToolsInput,
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(true)},
-		},
-		{
-			Name:        CallToolTool,
-			Title:       "Call a hosted server's tool",
-			Description: "Call one tool of an external MCP server from colibri's registry and return its result unchanged. Needs colibri-mcp started with --external-call (COLIBRI_MCP_EXTERNAL_CALL=1): hosted servers are third-party code.",
-			InputSchema: callToolInput,
-			Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
-		},
-	}
-}
-
 func ptr[T any](v T) *T { return &v }
 
-// NewServer returns colibri's MCP server with the three tools.
+// NewServer returns colibri's MCP server: the three tools, described from
+// the registry as it is now, and in aggregate mode every hosted tool too;
+// both kept current (catalog.go), with notifications/tools/list_changed.
 func (s *Service) NewServer(version string) *mcp.Server {
+	instructions := "colibri-mcp hosts other MCP servers. Use " + ServersTool + " to see them, " + ListToolsTool +
+		" with a server to see its tools, and " + CallToolTool + " to call one."
+	if s.opts.Aggregate {
+		instructions += " Each hosted tool is also offered directly, named PREFIX__TOOL."
+	}
 	server := mcp.NewServer(&mcp.Implementation{Name: "colibri-mcp", Title: "colibri-mcp", Version: version}, &mcp.ServerOptions{
 		Logger:       s.log,
-		Instructions: "colibri-mcp hosts other MCP servers. Use colibri_external_mcp_servers to see them, colibri_external_mcp_list_tools to see their tools, and colibri_external_mcp_call_tool to call one.",
+		Instructions: instructions,
 		Capabilities: &mcp.ServerCapabilities{
 			Logging: &mcp.LoggingCapabilities{}, // hosted servers' logs are forwarded
-			Tools:   &mcp.ToolCapabilities{},    // the three tools never change
+			// The tools' descriptions follow the registry, and in aggregate
+			// mode the tools follow the hosted lists.
+			Tools: &mcp.ToolCapabilities{ListChanged: true},
 		},
 	})
-	// Remember the level each caller sets, to pass it on to hosted servers.
 	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				s.cat.retryDue()
+				s.cat.settle(ctx)
+			}
 			res, err := next(ctx, method, req)
+			if r, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				s.cat.visibleTo(ctx, r) // a caller's own policy narrows the hosted tools offered
+			}
+			// Remember the level each caller sets, to pass it on to hosted
+			// servers.
 			if method == "logging/setLevel" && err == nil {
 				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
 					s.levels.set(server, req.GetSession().(*mcp.ServerSession), p.Level)
@@ -96,11 +87,29 @@ func (s *Service) NewServer(version string) *mcp.Server {
 	// Added last, so outermost: request ids, the audit log and metrics
 	// (controls.go) see every request, refusals included.
 	server.AddReceivingMiddleware(s.controls)
-	t := Tools()
-	server.AddTool(t[0], s.handleServers)
-	server.AddTool(t[1], s.handleListTools)
-	server.AddTool(t[2], s.handleCallTool)
+	// Outside even that: the registry is looked at first (one stat), so
+	// that the call and the record of it meet the same tools.
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" || method == "tools/call" {
+				s.cat.refresh()
+			}
+			return next(ctx, method, req)
+		}
+	})
+	s.cat.attach(server)
 	return server
+}
+
+// ownHandler is the handler of one of colibri's three tools.
+func (s *Service) ownHandler(name string) mcp.ToolHandler {
+	switch name {
+	case ServersTool:
+		return s.handleServers
+	case ListToolsTool:
+		return s.handleListTools
+	}
+	return s.handleCallTool
 }
 
 func (s *Service) handleServers(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -116,13 +125,11 @@ func (s *Service) handleServers(ctx context.Context, req *mcp.CallToolRequest) (
 }
 
 func (s *Service) handleListTools(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in struct {
-		Server string `json:"server"`
-	}
+	var in ListToolsInput
 	if err := decodeInput(ListToolsTool, req.Params.Arguments, &in); err != nil {
 		return ErrorResult(err), nil
 	}
-	out, err := s.ListTools(ctx, in.Server, s.callerOf(ctx, req))
+	out, err := s.ListTools(ctx, in, s.callerOf(ctx, req))
 	if err != nil {
 		return ErrorResult(err), nil
 	}
@@ -138,23 +145,47 @@ func (s *Service) handleCallTool(ctx context.Context, req *mcp.CallToolRequest) 
 	if err := decodeInput(CallToolTool, req.Params.Arguments, &in); err != nil {
 		return ErrorResult(err), nil
 	}
-	res, err := s.CallTool(ctx, in.Server, in.Name, in.Arguments, s.callerOf(ctx, req))
+	return s.answerCall(ctx, req, toolCall{Server: in.Server, Tool: in.Name, Arguments: in.Arguments}), nil
+}
+
+// toolCall is one call of a hosted tool, however the caller named it.
+type toolCall struct {
+	Server, Tool string
+	Arguments    json.RawMessage // the hosted tool's arguments, as sent
+	Exposed      string          // the aggregate name it was called by, or ""
+}
+
+// answerCall is the one path of every call of a hosted tool, by
+// colibri_external_mcp_call_tool and by an aggregate tool alike: the gate,
+// the registry, the arguments' checks, progress, cancellation, error kinds
+// and retries are all CallTool's, so that the two ways cannot drift apart.
+func (s *Service) answerCall(ctx context.Context, req *mcp.CallToolRequest, c toolCall) *mcp.CallToolResult {
+	res, err := s.CallTool(ctx, c.Server, c.Tool, c.Arguments, s.callerOf(ctx, req))
 	if err != nil {
 		if host.KindOf(err) == host.KindCancelled {
 			// Over stdio this result is never sent (QuietCancel): the caller
 			// cancelled the request and expects no response.
-			s.log.DebugContext(ctx, "call cancelled", "server", in.Server, "tool", in.Name)
+			s.log.DebugContext(ctx, "call cancelled", "server", c.Server, "tool", c.Tool, "exposed_name", c.Exposed)
 		}
-		return ErrorResult(err), nil
+		return ErrorResult(err)
 	}
-	return res, nil
+	return res
+}
+
+// unexposed is the failure of a call by an aggregate name that is no longer
+// offered (the registry or the hosted list changed since the caller
+// listed).
+func unexposed(name string) error {
+	return &host.Error{Kind: host.KindUnknownTool, Tool: name, Phase: host.PhaseList,
+		Err:  errors.New("no hosted tool is exposed under this name any more"),
+		Hint: "list the tools again: the registry or the hosted server's tools changed"}
 }
 
 // inputSchemas are the three tools' input schemas, compiled once: colibri
 // checks its own inputs against exactly what it advertises.
 var inputSchemas = func() map[string]*jsonschema.Schema {
 	m := map[string]*jsonschema.Schema{}
-	for _, t := range Tools() {
+	for _, t := range ownTools(view{}) {
 		raw := t.InputSchema.(json.RawMessage)
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 		if err != nil {

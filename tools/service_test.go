@@ -58,12 +58,14 @@ func newService(t *testing.T, gate bool, reg *registry.Registry) *tools.Service 
 	t.Helper()
 	h := host.New(host.Options{Timeout: 10 * time.Second, TerminateGrace: 200 * time.Millisecond})
 	t.Cleanup(h.Close)
-	return tools.New(tools.Options{
+	svc := tools.New(tools.Options{
 		Registry:     func() (*registry.Registry, error) { return reg, nil },
 		ConfigPath:   "in-memory",
 		Host:         h,
 		ExternalCall: gate,
 	})
+	t.Cleanup(svc.Close) // before the host's
+	return svc
 }
 
 func fakeRegistry() *registry.Registry {

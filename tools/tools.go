@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -48,6 +49,19 @@ type Options struct {
 	ExternalCall bool
 	// Logger receives colibri's own logs; nil discards them.
 	Logger *slog.Logger
+
+	// Aggregate also exposes every hosted tool as a tool of colibri's own,
+	// PREFIX__TOOL (--aggregate, CONTRACT.md section 4).
+	Aggregate bool
+	// RegistryPoll is how often a serving colibri looks at the registry
+	// file (one stat) to notice an edit between requests; every request
+	// looks too. Zero means DefaultRegistryPoll; negative, requests only.
+	RegistryPoll time.Duration
+	// ListWait bounds how long a tools/list waits, in aggregate mode, for
+	// hosted lists being read (at start, after a registry edit) before it
+	// answers with what is known; the rest follows with list_changed.
+	// Zero means DefaultListWait.
+	ListWait time.Duration
 	// Audit, when set, gets one record per call of a hosted tool
 	// (CONTRACT.md section 10); Digester digests their arguments (nil:
 	// plain SHA-256). Metrics, when set, counts and times (section 11).
@@ -56,21 +70,41 @@ type Options struct {
 	Metrics  *metrics.Metrics
 }
 
+// Defaults of Options.
+const (
+	DefaultRegistryPoll = 2 * time.Second
+	DefaultListWait     = 5 * time.Second
+)
+
 // Service answers the three tools.
 type Service struct {
 	opts   Options
 	log    *slog.Logger
 	levels logLevels
+	cat    *catalog
 }
 
-// New returns a Service.
+// New returns a Service. Close ends what serving started.
 func New(opts Options) *Service {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Service{opts: opts, log: log}
+	if opts.RegistryPoll == 0 {
+		opts.RegistryPoll = DefaultRegistryPoll
+	}
+	if opts.ListWait <= 0 {
+		opts.ListWait = DefaultListWait
+	}
+	s := &Service{opts: opts, log: log}
+	s.cat = newCatalog(s)
+	return s
 }
+
+// Close stops what NewServer started (the registry poll, and the reading of
+// hosted lists in aggregate mode) and waits for it; call it before closing
+// the Host.
+func (s *Service) Close() { s.cat.close() }
 
 // ServersResult is the servers tool's structuredContent.
 type ServersResult struct {
@@ -111,6 +145,24 @@ type JailInfo struct {
 	IP4      string `json:"ip4,omitempty"`
 }
 
+// ListToolsInput is what list_tools takes (CONTRACT.md section 4); every
+// field is optional.
+type ListToolsInput struct {
+	// Server lists one server; "" lists every server, concurrently.
+	Server string `json:"server,omitempty"`
+	// Tool keeps only the tool of that name.
+	Tool string `json:"tool,omitempty"`
+	// Detail is DetailNames or DetailFull; "" means names without Server,
+	// full with it.
+	Detail string `json:"detail,omitempty"`
+}
+
+// Detail levels of list_tools.
+const (
+	DetailNames = "names" // name and the first sentence of the description
+	DetailFull  = "full"  // the tool as the hosted server described it
+)
+
 // ListToolsResult is the list-tools tool's structuredContent.
 type ListToolsResult struct {
 	Servers []ServerTools `json:"servers"`
@@ -119,8 +171,31 @@ type ListToolsResult struct {
 // ServerTools is one server's tools, as it returned them, or its error.
 type ServerTools struct {
 	Server string       `json:"server"`
-	Tools  []*mcp.Tool  `json:"tools,omitempty"`
+	Tools  []ToolEntry  `json:"tools,omitempty"`
 	Error  *ErrorDetail `json:"error,omitempty"`
+}
+
+// ToolEntry is one hosted tool in list_tools: with detail "full", every
+// field the hosted server gave; with "names", its name and the first
+// sentence of its description. ExposedName is its name in aggregate mode.
+type ToolEntry struct {
+	Name         string               `json:"name"`
+	ExposedName  string               `json:"exposed_name,omitempty"`
+	Title        string               `json:"title,omitempty"`
+	Description  string               `json:"description,omitempty"`
+	InputSchema  any                  `json:"inputSchema,omitempty"`
+	OutputSchema any                  `json:"outputSchema,omitempty"`
+	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	Icons        []mcp.Icon           `json:"icons,omitempty"`
+	Meta         mcp.Meta             `json:"_meta,omitempty"`
+}
+
+func entryOf(t *mcp.Tool, detail, exposed string) ToolEntry {
+	if detail == DetailNames {
+		return ToolEntry{Name: t.Name, ExposedName: exposed, Description: firstSentence(t.Description)}
+	}
+	return ToolEntry{Name: t.Name, ExposedName: exposed, Title: t.Title, Description: t.Description,
+		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: t.Annotations, Icons: t.Icons, Meta: t.Meta}
 }
 
 // ErrorDetail is a colibri failure, as the contract shapes colibri_error.
@@ -195,39 +270,115 @@ func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
 }
 
 // ListTools lists the tools of one server, or of every server concurrently
-// when server is "". With one server, its failure is the error; with all,
-// each failure is reported in its entry.
-func (s *Service) ListTools(ctx context.Context, server string, caller *host.Caller) (*ListToolsResult, error) {
+// when in.Server is "" (CONTRACT.md section 4: "tool" and "detail"). With
+// one server, its failure is the error, and so is a tool it does not list
+// (unknown_tool, naming the closest and those it has); with all, each
+// failure is reported in its entry, and only servers that list in.Tool are
+// kept.
+func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host.Caller) (*ListToolsResult, error) {
+	if s.opts.Aggregate {
+		// The lists read below are heard by the catalog, which names their
+		// tools: the command line, which serves nothing, gets exposed
+		// names too.
+		s.cat.refresh()
+	}
 	reg, err := s.registry()
 	if err != nil {
 		return nil, err
 	}
-	if server != "" {
-		srv, err := lookup(reg, server)
-		if err != nil {
-			return nil, err
+	detail := in.Detail
+	if detail == "" {
+		detail = DetailNames
+		if in.Server != "" {
+			detail = DetailFull
 		}
+	}
+	list := func(srv *registry.Server) ([]*mcp.Tool, error) {
 		tools, err := s.opts.Host.ListTools(ctx, srv, caller)
 		if err != nil {
 			return nil, err
 		}
-		tools = s.visible(ctx, reg, srv, tools)
-		return &ListToolsResult{Servers: []ServerTools{{Server: server, Tools: tools}}}, nil
+		return s.visible(ctx, reg, srv, tools), nil
+	}
+	if in.Server != "" {
+		srv, err := lookup(reg, in.Server)
+		if err != nil {
+			return nil, err
+		}
+		tools, err := list(srv)
+		if err != nil {
+			return nil, err
+		}
+		entries := s.entries(srv.Name, tools, in.Tool, detail)
+		if in.Tool != "" && len(entries) == 0 {
+			return nil, host.UnknownTool(srv.Name, in.Tool, tools)
+		}
+		return &ListToolsResult{Servers: []ServerTools{{Server: in.Server, Tools: entries}}}, nil
 	}
 	names := reg.Names()
-	out := &ListToolsResult{Servers: make([]ServerTools, len(names))}
+	all := make([]ServerTools, len(names))
+	have := make([][]*mcp.Tool, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
 		wg.Go(func() {
-			tools, err := s.opts.Host.ListTools(ctx, reg.Servers[name], caller)
-			out.Servers[i] = ServerTools{Server: name, Tools: s.visible(ctx, reg, reg.Servers[name], tools)}
+			tools, err := list(reg.Servers[name])
 			if err != nil {
-				out.Servers[i] = ServerTools{Server: name, Error: Detail(err)}
+				all[i] = ServerTools{Server: name, Error: Detail(err)}
+				return
 			}
+			have[i] = tools
+			all[i] = ServerTools{Server: name, Tools: s.entries(name, tools, in.Tool, detail)}
 		})
 	}
 	wg.Wait()
+	if in.Tool == "" {
+		return &ListToolsResult{Servers: all}, nil
+	}
+	out := &ListToolsResult{Servers: []ServerTools{}}
+	for _, st := range all {
+		if st.Error != nil || len(st.Tools) > 0 {
+			out.Servers = append(out.Servers, st)
+		}
+	}
+	if len(out.Servers) == 0 {
+		return nil, unknownAnywhere(in.Tool, names, have)
+	}
 	return out, nil
+}
+
+// entries are server's tools as list_tools shows them: only tool, when
+// given, at the detail asked for, each with its exposed name in aggregate
+// mode.
+func (s *Service) entries(server string, tools []*mcp.Tool, tool, detail string) []ToolEntry {
+	out := []ToolEntry{}
+	for _, t := range tools {
+		if tool != "" && t.Name != tool {
+			continue
+		}
+		out = append(out, entryOf(t, detail, s.cat.exposedName(server, t.Name)))
+	}
+	return out
+}
+
+// unknownAnywhere is the unknown_tool failure of a tool that no server
+// lists: it names the closest "server/tool" there is.
+func unknownAnywhere(tool string, servers []string, have [][]*mcp.Tool) error {
+	var names []string
+	owner := map[string]string{} // a tool name -> the first server listing it
+	for i, tools := range have {
+		for _, t := range tools {
+			if _, ok := owner[t.Name]; !ok {
+				owner[t.Name] = servers[i]
+				names = append(names, t.Name)
+			}
+		}
+	}
+	hint := "no server lists a tool of that name"
+	if near := suggest.Closest(tool, names); near != "" {
+		hint = fmt.Sprintf("did you mean %q (server %q)?", near, owner[near])
+	}
+	return &host.Error{Kind: host.KindUnknownTool, Tool: tool, Phase: host.PhaseList,
+		Err: errors.New("no server lists this tool"), Hint: hint}
 }
 
 // CallTool calls tool name of server with args (a JSON object, or empty).
@@ -253,38 +404,18 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 		return nil, &host.Error{Kind: host.KindInvalidArguments, Server: server, Tool: name, Phase: host.PhaseCall, Err: err}
 	}
 	res, err := s.opts.Host.CallTool(ctx, srv, name, decoded, caller)
-	if host.KindOf(err) == host.KindUnknownTool {
-		// The host knows only that the tool is missing; name the ones the
-		// server has (those the caller may see), so that the caller (often
-		// a model) can correct itself.
-		if have, lerr := s.opts.Host.ListTools(ctx, srv, caller); lerr == nil {
-			return nil, UnknownTool(server, name, s.visible(ctx, reg, srv, have))
+	if host.KindOf(err) == host.KindUnknownTool && !reg.Rules(srv).Empty() {
+		// The host's hint names every tool the server lists: name only
+		// those the caller may see, from the list the call just read.
+		if have := s.opts.Host.KnownTools(srv); have != nil {
+			return nil, host.UnknownTool(server, name, s.visible(ctx, reg, srv, have))
+		}
+		var e *host.Error
+		if errors.As(err, &e) {
+			e.Hint = ListToolsTool + " shows the tools it has"
 		}
 	}
 	return res, err
-}
-
-// UnknownTool is the unknown_tool failure for a tool that server does not
-// list: it names the closest tool and the tools the server has.
-func UnknownTool(server, name string, have []*mcp.Tool) error {
-	names := make([]string, 0, len(have))
-	for _, t := range have {
-		names = append(names, t.Name)
-	}
-	hint := "the server lists no tools"
-	if len(names) > 0 {
-		const most = 30 // a long list says little more, at a cost in a model's context
-		listed := strings.Join(names[:min(len(names), most)], ", ")
-		if len(names) > most {
-			listed += fmt.Sprintf(", and %d more", len(names)-most)
-		}
-		hint = "its tools: " + listed
-		if near := suggest.Closest(name, names); near != "" {
-			hint = fmt.Sprintf("did you mean %q? %s", near, hint)
-		}
-	}
-	return &host.Error{Kind: host.KindUnknownTool, Server: server, Tool: name, Phase: host.PhaseList,
-		Err: errors.New("the server does not list this tool"), Hint: hint}
 }
 
 // registry reads the registry as it is now, and lets the host shut down

@@ -224,6 +224,7 @@ func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "external-config", Usage: "the registry file", Value: registry.DefaultPath, Sources: cli.EnvVars("COLIBRI_MCP_EXTERNAL_CONFIG")},
 		&cli.BoolFlag{Name: "external-call", Usage: "allow calling hosted tools (COLIBRI_MCP_EXTERNAL_CALL=1)"},
+		&cli.BoolFlag{Name: "aggregate", Usage: "also offer every hosted tool as a tool of colibri's own, PREFIX__TOOL (COLIBRI_MCP_AGGREGATE=1)"},
 		&cli.StringFlag{Name: "timeout", Usage: "per-phase timeout: integer milliseconds or a Go duration", Value: "30000", Sources: cli.EnvVars("COLIBRI_MCP_TIMEOUT")},
 		&cli.StringFlag{Name: "http", Usage: "serve Streamable HTTP on `ADDR` instead of stdio", Sources: cli.EnvVars("COLIBRI_MCP_HTTP")},
 		&cli.StringFlag{Name: "token-file", Usage: "bearer tokens for HTTP, one per line", Sources: cli.EnvVars("COLIBRI_MCP_TOKEN_FILE")},
@@ -244,6 +245,7 @@ func globalFlags() []cli.Flag {
 type settings struct {
 	configPath     string
 	externalCall   bool
+	aggregate      bool
 	timeout        time.Duration
 	httpAddr       string
 	tokenFile      string
@@ -279,14 +281,12 @@ func readSettings(cmd *cli.Command, environ []string) (*settings, error) {
 		metricsAddr:  cmd.String("metrics-addr"),
 	}
 	var err error
-	// The gate: the flag wins when given; otherwise the variable, which
-	// must say yes or no in words colibri understands.
-	if cmd.IsSet("external-call") {
-		s.externalCall = cmd.Bool("external-call")
-	} else if v, ok := env("COLIBRI_MCP_EXTERNAL_CALL"); ok {
-		if s.externalCall, err = parseBool("COLIBRI_MCP_EXTERNAL_CALL", v); err != nil {
-			return nil, err
-		}
+	// The gate: the flag wins when given; otherwise the variable.
+	if s.externalCall, err = boolSetting(cmd, env, "external-call", "COLIBRI_MCP_EXTERNAL_CALL"); err != nil {
+		return nil, err
+	}
+	if s.aggregate, err = boolSetting(cmd, env, "aggregate", "COLIBRI_MCP_AGGREGATE"); err != nil {
+		return nil, err
 	}
 	if s.timeout, err = setting(cmd, "timeout", "COLIBRI_MCP_TIMEOUT", parseDuration); err != nil {
 		return nil, err
@@ -317,6 +317,18 @@ func readSettings(cmd *cli.Command, environ []string) (*settings, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// boolSetting is a boolean flag, or when it is not given its variable,
+// which must say yes or no in words colibri understands.
+func boolSetting(cmd *cli.Command, env func(string) (string, bool), flag, variable string) (bool, error) {
+	if cmd.IsSet(flag) {
+		return cmd.Bool(flag), nil
+	}
+	if v, ok := env(variable); ok {
+		return parseBool(variable, v)
+	}
+	return false, nil
 }
 
 // setting parses one flag's value, naming the flag and its variable when the
@@ -408,6 +420,7 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		ConfigPath:   s.configPath,
 		Host:         h,
 		ExternalCall: s.externalCall,
+		Aggregate:    s.aggregate,
 		Logger:       s.logger,
 		Audit:        s.audit,
 		Digester:     s.digester,

@@ -42,6 +42,7 @@ func TestCLISettingsErrors(t *testing.T) {
 		{[]string{"COLIBRI_MCP_LOG_LEVEL=loud"}, nil, "COLIBRI_MCP_LOG_LEVEL"},
 		{[]string{"COLIBRI_MCP_LOG_FORMAT=xml"}, nil, "COLIBRI_MCP_LOG_FORMAT"},
 		{[]string{"COLIBRI_JAIL_PRIV_MODE=sudo"}, nil, "COLIBRI_JAIL_PRIV_MODE"},
+		{[]string{"COLIBRI_MCP_AGGREGATE=on"}, nil, "COLIBRI_MCP_AGGREGATE=on"},
 		{nil, []string{"--no-such-flag"}, "no-such-flag"},
 	} {
 		args := append([]string{"--external-config", reg}, tc.args...)

@@ -47,6 +47,7 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	}
 	svc, h := newService(s)
 	defer h.Close()
+	defer svc.Close() // first: its background reads of hosted lists use the host
 	for _, w := range hardening {
 		s.logger.Warn(w)
 	}
@@ -76,11 +77,11 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	if s.httpAddr != "" {
-		s.logger.Info("starting colibri-mcp", "version", version, "registry", s.configPath, "external_call", s.externalCall)
+		s.logger.Info("starting colibri-mcp", "version", version, "registry", s.configPath, "external_call", s.externalCall, "aggregate", s.aggregate)
 		return serveHTTP(ctx, s, svc, hup)
 	}
 	defer hup.watch(s)()
-	s.logger.Info("serving MCP over stdio", "version", version, "registry", s.configPath, "external_call", s.externalCall)
+	s.logger.Info("serving MCP over stdio", "version", version, "registry", s.configPath, "external_call", s.externalCall, "aggregate", s.aggregate)
 	if isTerminal(stdin) {
 		// Someone typed colibri-mcp in a shell: say why nothing happens.
 		fmt.Fprintln(stderr, "colibri-mcp: serving MCP on stdin/stdout, waiting for an MCP client (an editor runs this); "+
@@ -185,7 +186,8 @@ func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, 
 	stdout, stderr = safe(stdout), safe(stderr) // names, descriptions, stderr tails: others' words
 	svc, h := newService(s)
 	defer h.Close()
-	out, err := svc.ListTools(ctx, server, nil)
+	// The tool's own defaults: names only for every server, everything for one.
+	out, err := svc.ListTools(ctx, tools.ListToolsInput{Server: server}, nil)
 	if err != nil {
 		return report(err, asJSON, stdout, stderr)
 	}
@@ -459,7 +461,7 @@ func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout, stde
 			continue
 		}
 		wg.Go(func() {
-			listed, err := svc.ListTools(ctx, name, nil)
+			listed, err := svc.ListTools(ctx, tools.ListToolsInput{Server: name, Detail: tools.DetailNames}, nil)
 			switch {
 			case err != nil:
 				r.OK, r.Error = false, tools.Detail(err)

@@ -23,23 +23,15 @@ func cmdDescribe(ctx context.Context, s *settings, server, name string, asJSON b
 	stdout, stderr = safe(stdout), safe(stderr) // the hosted server's words
 	svc, h := newService(s)
 	defer h.Close()
-	out, err := svc.ListTools(ctx, server, nil)
+	out, err := svc.ListTools(ctx, tools.ListToolsInput{Server: server, Tool: name, Detail: tools.DetailFull}, nil)
 	if err != nil {
-		return report(err, asJSON, stdout, stderr)
+		return report(err, asJSON, stdout, stderr) // unknown_tool names the closest and the tools it has
 	}
-	var have []*mcp.Tool
-	if len(out.Servers) == 1 {
-		have = out.Servers[0].Tools
-	}
-	i := slices.IndexFunc(have, func(t *mcp.Tool) bool { return t.Name == name })
-	if i < 0 {
-		return report(tools.UnknownTool(server, name, have), asJSON, stdout, stderr)
-	}
-	t := have[i]
 	if asJSON {
-		writeJSON(stdout, &tools.ListToolsResult{Servers: []tools.ServerTools{{Server: server, Tools: []*mcp.Tool{t}}}})
+		writeJSON(stdout, out)
 		return nil
 	}
+	t := out.Servers[0].Tools[0]
 	fmt.Fprintf(stdout, "%s / %s", server, t.Name)
 	if t.Title != "" {
 		fmt.Fprintf(stdout, " — %s", t.Title)

@@ -65,6 +65,7 @@ func soak(demo string, n int) error {
 	}
 	cs.Close()
 	ss.Close()
+	svc.Close()
 	h.Close()
 	left := len(procs.Children(pid))
 	fmt.Printf("hosted processes left after the soak: %d\n", left)

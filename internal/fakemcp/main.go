@@ -431,6 +431,30 @@ var fakes = map[string]func(){
 			}
 		})
 	},
+	// Lists tools of every shape a hosted server may send, for aggregate
+	// mode: one well-formed tool with everything a tool may declare, names
+	// an editor refuses, and schemas go-sdk's AddTool would panic on (not
+	// an object, none at all, a bad x-mcp-header: that one go-sdk's client
+	// already leaves out of the list). Every call answers "called".
+	"odd-tools": func() {
+		tools := `{"tools":[
+{"name":"full","title":"A full tool","description":"Declares everything.","inputSchema":{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]},"outputSchema":{"type":"object","properties":{"ok":{"type":"boolean"}}},"annotations":{"readOnlyHint":true,"title":"annotated"},"icons":[{"src":"data:image/png;base64,AA==","mimeType":"image/png"}]},
+{"name":"dotted.name/with space","inputSchema":{"type":"object"}},
+{"name":"stringly","inputSchema":{"type":"string"}},
+{"name":"schemaless"},
+{"name":"bad-header","inputSchema":{"type":"object","properties":{"x":{"type":"object","x-mcp-header":"X-Thing"}}}}
+]}`
+		rawServe(func(method string, id json.RawMessage) {
+			switch method {
+			case "initialize":
+				rawReply(id, rawInit)
+			case "tools/list":
+				rawReply(id, strings.ReplaceAll(tools, "\n", ""))
+			case "tools/call":
+				rawReply(id, `{"content":[{"type":"text","text":"called"}],"structuredContent":{"ok":true}}`)
+			}
+		})
+	},
 	// Forks 50 sleepers that ignore SIGTERM and hold stdout inside the call,
 	// then never answers it.
 	"fork-storm": func() {
@@ -651,6 +675,17 @@ func serveTools(afterEOF func()) {
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "env"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return text(strings.Join(os.Environ(), "\n")), nil, nil
+	})
+	// Adds a tool of the given name at once: go-sdk then sends
+	// notifications/tools/list_changed, as a server whose tools change does.
+	type grow struct {
+		Name string `json:"name"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "grow"}, func(_ context.Context, _ *mcp.CallToolRequest, in grow) (*mcp.CallToolResult, any, error) {
+		mcp.AddTool(s, &mcp.Tool{Name: in.Name}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return text("grown"), nil, nil
+		})
+		return text("added " + in.Name), nil, nil
 	})
 	if marker := os.Getenv("LATE_TOOL_MARKER"); marker != "" {
 		if _, err := os.Stat(marker); err == nil {

@@ -1,0 +1,573 @@
+package tools
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// catalog keeps what colibri's MCP servers offer in step with the registry
+// and, in aggregate mode, with the hosted servers' tool lists.
+//
+// The registry is looked at on every tools/list and tools/call, and every
+// RegistryPoll by a ticker, so that an edit reaches idle callers too; a
+// look is one stat, since the registry.Loader parses the file again only
+// when its size or modification time changed (and then hands out a new
+// *Registry, which is how a change is told from none). When what is offered
+// changes, the changed tools are added again (go-sdk's AddTool replaces a
+// tool of the same name) and the gone ones removed; go-sdk then sends one
+// debounced notifications/tools/list_changed to every session.
+//
+// In aggregate mode it also holds each server's last tool list, fills it in
+// the background (at start, for a new or edited entry, again after a failure
+// with back-off, and after a warm server's list_changed), and hears of every
+// list the host reads for any other reason (Host.WatchLists): a per_request
+// server is never started for a tools/list.
+type catalog struct {
+	s         *Service
+	ctx       context.Context // ends with Close: the poll and the fills
+	cancel    context.CancelFunc
+	bg        sync.WaitGroup
+	fillSlots chan struct{} // bounds the fills running at once
+
+	mu      sync.Mutex
+	started bool // the poll runs (the first NewServer started it)
+	closed  bool
+	servers []*mcp.Server // every server NewServer made
+
+	reads, applied uint64             // registry reads begun; the one the offer was built from
+	reg            *registry.Registry // as last read; nil when it could not be
+	regErr         error
+	lastGood       *registry.Registry // the last registry that could be read: its policy decides meanwhile
+	offered        map[string]offer   // what the servers have now, by name
+
+	// Aggregate mode.
+	lists        map[string]*hostedList // by server name
+	routes       map[string]ToolRef     // an exposed name -> the hosted tool
+	exposed      map[ToolRef]string     // the other way, for list_tools
+	skipped      map[ToolRef]string     // tools left out, and why (each logged once)
+	pending      int                    // fills a tools/list waits for
+	pendingSince time.Time              // when pending last rose from zero
+	settled      chan struct{}          // closed when pending drops to zero
+}
+
+// offer is one tool as the servers have it.
+type offer struct {
+	tool    *mcp.Tool
+	handler mcp.ToolHandler
+	sum     [sha256.Size]byte // of the tool's JSON: a changed tool is added again
+}
+
+// hostedList is one server's tools in aggregate mode.
+type hostedList struct {
+	srv      *registry.Server
+	tools    []*mcp.Tool // nil until listed
+	sum      [sha256.Size]byte
+	filling  bool
+	blocking bool // a tools/list waits for this fill
+	again    bool // fill once more when this fill ends (the list went stale)
+	failures int
+	nextTry  time.Time // after a failure: when to try again
+}
+
+// Bounds of the background fills.
+const (
+	maxFills      = 4                // fills at once
+	refillDelay   = time.Second      // a stale list is read again at most this often
+	firstRetry    = 30 * time.Second // after a failed fill; doubles
+	maxRetryDelay = 10 * time.Minute
+)
+
+func newCatalog(s *Service) *catalog {
+	c := &catalog{s: s, fillSlots: make(chan struct{}, maxFills), offered: map[string]offer{}}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	if s.opts.Aggregate {
+		c.lists = map[string]*hostedList{}
+		c.routes = map[string]ToolRef{}
+		c.exposed = map[ToolRef]string{}
+		c.skipped = map[ToolRef]string{}
+		s.opts.Host.WatchLists(c.heard)
+	}
+	return c
+}
+
+// attach gives server what is offered now and keeps it current from then
+// on. The first attach starts the poll (and, in aggregate mode, the first
+// fill of every server's list).
+func (c *catalog) attach(server *mcp.Server) {
+	c.mu.Lock()
+	c.servers = append(c.servers, server)
+	for name, o := range c.offered {
+		if err := add(server, o); err != nil {
+			c.s.log.Error("a tool could not be offered", "tool", name, "err", err)
+		}
+	}
+	first := !c.started && !c.closed
+	if first && c.s.opts.RegistryPoll > 0 {
+		c.bg.Go(c.poll)
+	}
+	c.started = true
+	c.mu.Unlock()
+	c.refresh()
+	if first {
+		// Lists the registry named before serving began (a ListTools
+		// read it) were not read then: read them now.
+		c.mu.Lock()
+		for _, l := range c.lists {
+			if l.tools == nil && !l.filling {
+				c.fill(l, true, 0)
+			}
+		}
+		c.mu.Unlock()
+	}
+}
+
+func (c *catalog) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.cancel()
+	c.bg.Wait()
+}
+
+// poll looks at the registry every RegistryPoll, and retries failed fills
+// when they are due.
+func (c *catalog) poll() {
+	t := time.NewTicker(c.s.opts.RegistryPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+			c.refresh()
+			c.retryDue()
+		}
+	}
+}
+
+// refresh reads the registry and, when it changed, rebuilds the offer. The
+// read happens outside the lock (a slow file never holds up another
+// request); a read that began before one already applied is dropped, so
+// that an older registry never replaces a newer one.
+func (c *catalog) refresh() {
+	c.mu.Lock()
+	c.reads++
+	read := c.reads
+	c.mu.Unlock()
+	reg, err := c.s.opts.Registry()
+	if err == nil {
+		c.s.opts.Host.Retain(reg)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if read < c.applied {
+		return
+	}
+	first := c.applied == 0
+	c.applied = read
+	if !first && reg == c.reg && errText(err) == errText(c.regErr) {
+		return
+	}
+	c.reg, c.regErr = reg, err
+	if reg != nil {
+		c.lastGood = reg
+	}
+	if c.lists != nil && reg != nil {
+		c.reconcile(reg)
+	}
+	c.publish()
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// reconcile makes the hosted lists follow reg: a removed server's tools go;
+// a new or edited entry's list is read again. (With the registry unreadable
+// the last lists stay: every call answers config meanwhile, and a file
+// caught half-written does not make every tool vanish and come back.)
+func (c *catalog) reconcile(reg *registry.Registry) {
+	for name := range c.lists {
+		if _, ok := reg.Servers[name]; !ok {
+			delete(c.lists, name)
+		}
+	}
+	for ref := range c.skipped {
+		if _, ok := reg.Servers[ref.Server]; !ok {
+			delete(c.skipped, ref)
+		}
+	}
+	for _, name := range reg.Names() {
+		srv := reg.Servers[name]
+		l := c.lists[name]
+		switch {
+		case l != nil && sameEntry(l.srv, srv):
+			l.srv = srv
+		default:
+			l = &hostedList{srv: srv}
+			c.lists[name] = l
+			c.fill(l, true, 0)
+		}
+	}
+}
+
+// sameEntry reports whether a and b are the same registry entry.
+func sameEntry(a, b *registry.Server) bool {
+	if a == b {
+		return true
+	}
+	if a == nil || b == nil || a.Name != b.Name {
+		return false
+	}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
+
+// fill reads l's server's tools in the background, after delay; the host
+// tells heard of the list. One fill per server runs at a time (a fill
+// asked for meanwhile runs after it), at most maxFills in all. blocking
+// fills hold up tools/list, for at most ListWait.
+func (c *catalog) fill(l *hostedList, blocking bool, delay time.Duration) {
+	if !c.started || c.closed {
+		return
+	}
+	if l.filling {
+		l.again = true
+		return
+	}
+	l.filling = true
+	if blocking {
+		l.blocking = true
+		if c.pending++; c.pending == 1 {
+			c.pendingSince = time.Now()
+			c.settled = make(chan struct{})
+		}
+	}
+	c.bg.Go(func() { c.fillDone(l, c.runFill(l.srv, delay)) })
+}
+
+func (c *catalog) runFill(srv *registry.Server, delay time.Duration) error {
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-c.ctx.Done():
+			return c.ctx.Err()
+		}
+	}
+	select {
+	case c.fillSlots <- struct{}{}:
+		defer func() { <-c.fillSlots }()
+	case <-c.ctx.Done():
+		return c.ctx.Err()
+	}
+	_, err := c.s.opts.Host.ListTools(c.ctx, srv, nil)
+	return err
+}
+
+func (c *catalog) fillDone(l *hostedList, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l.filling = false
+	if l.blocking {
+		l.blocking = false
+		if c.pending--; c.pending == 0 {
+			close(c.settled)
+		}
+	}
+	if c.lists[l.srv.Name] != l || c.ctx.Err() != nil {
+		return // replaced by an edit, or colibri is closing
+	}
+	switch {
+	case err != nil:
+		l.failures++
+		delay := firstRetry
+		for i := 1; i < l.failures && delay < maxRetryDelay; i++ {
+			delay *= 2
+		}
+		l.nextTry = time.Now().Add(min(delay, maxRetryDelay))
+		c.s.log.Warn("aggregate mode: listing a server's tools failed; they are not exposed until it lists them (tried again later, and on every list_tools of it)",
+			"server", l.srv.Name, "err", err, "retry_in", min(delay, maxRetryDelay))
+	default:
+		l.failures = 0
+	}
+	if l.again {
+		l.again = false
+		c.fill(l, false, refillDelay)
+	}
+}
+
+// retryDue starts the fills of failed servers whose back-off has passed.
+func (c *catalog) retryDue() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, l := range c.lists {
+		if l.failures > 0 && !l.filling && time.Now().After(l.nextTry) {
+			c.fill(l, false, 0)
+		}
+	}
+}
+
+// settle waits, in aggregate mode, for the fills a tools/list should see
+// (those begun at start or for an edit), at most ListWait after they began.
+func (c *catalog) settle(ctx context.Context) {
+	c.mu.Lock()
+	if c.pending == 0 {
+		c.mu.Unlock()
+		return
+	}
+	ch, wait := c.settled, time.Until(c.pendingSince.Add(c.s.opts.ListWait))
+	c.mu.Unlock()
+	if wait <= 0 {
+		return
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// heard is told by the host of every list it read (tools) or of a warm
+// server's list going stale (nil).
+func (c *catalog) heard(srv *registry.Server, tools []*mcp.Tool) {
+	var sum [sha256.Size]byte
+	if tools != nil {
+		b, _ := json.Marshal(tools) // outside the lock: a list may be large
+		sum = sha256.Sum256(b)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.lists[srv.Name]
+	if l == nil || !sameEntry(l.srv, srv) {
+		return // not (or no longer) in the registry as it was read
+	}
+	if tools == nil {
+		c.fill(l, false, refillDelay)
+		return
+	}
+	l.failures = 0
+	if l.tools != nil && sum == l.sum {
+		return
+	}
+	l.tools, l.sum = tools, sum
+	c.publish()
+}
+
+// publish builds what should be offered now and brings every server to it.
+func (c *catalog) publish() {
+	want := map[string]offer{}
+	for _, t := range ownTools(view{reg: c.reg, regErr: c.regErr, externalCall: c.s.opts.ExternalCall, aggregate: c.lists != nil}) {
+		want[t.Name] = offer{tool: t, handler: c.s.ownHandler(t.Name)}
+	}
+	if c.lists != nil {
+		c.exposeHosted(want)
+	}
+	for name, o := range want {
+		b, _ := json.Marshal(o.tool)
+		o.sum = sha256.Sum256(b)
+		if old, ok := c.offered[name]; ok && old.sum == o.sum {
+			continue
+		}
+		var err error
+		for _, server := range c.servers {
+			if err = add(server, o); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			// go-sdk refused a hosted tool that passed addable: a last
+			// resort, never fatal.
+			ref := c.routes[name]
+			c.skip(ref, err)
+			delete(c.routes, name)
+			delete(c.exposed, ref)
+			delete(want, name)
+			continue
+		}
+		c.offered[name] = o
+	}
+	var gone []string
+	for name := range c.offered {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+			delete(c.offered, name)
+		}
+	}
+	if len(gone) > 0 {
+		for _, server := range c.servers {
+			server.RemoveTools(gone...)
+		}
+	}
+}
+
+// exposeHosted adds to want every hosted tool the policy allows, named by
+// ExposedNames, and routes each name to its tool. A tool go-sdk would
+// refuse is left out (and logged once), before it is named: it takes no
+// name from another.
+//
+// One list is offered to every session, so the policy is asked here for no
+// caller in particular (the top-level and server rules); a caller's own
+// rules, which can only narrow, are applied to each session's tools/list
+// (visibleTo) and, like every rule, to each call.
+func (c *catalog) exposeHosted(want map[string]offer) {
+	reg := c.lastGood
+	if reg == nil {
+		return
+	}
+	var reqs []NameRequest
+	defs := map[ToolRef]*mcp.Tool{}
+	for name, l := range c.lists {
+		for _, t := range c.s.visible(context.Background(), reg, l.srv, l.tools) {
+			ref := ToolRef{Server: name, Tool: t.Name}
+			if _, dup := defs[ref]; dup {
+				continue
+			}
+			if err := addable(t); err != nil {
+				c.skip(ref, err)
+				continue
+			}
+			delete(c.skipped, ref)
+			defs[ref] = t
+			reqs = append(reqs, NameRequest{ToolRef: ref, Prefix: l.srv.Prefix()})
+		}
+	}
+	c.exposed = ExposedNames(reqs, ServersTool, ListToolsTool, CallToolTool)
+	c.routes = make(map[string]ToolRef, len(c.exposed))
+	for ref, name := range c.exposed {
+		t := defs[ref]
+		c.routes[name] = ref
+		// The hosted tool as its server describes it, under its exposed
+		// name. Its _meta is left out: it speaks to the hosted server's own
+		// clients (a UI resource, say) about things colibri does not pass on.
+		want[name] = offer{tool: &mcp.Tool{
+			Name:         name,
+			Title:        t.Title,
+			Description:  t.Description,
+			InputSchema:  t.InputSchema,
+			OutputSchema: t.OutputSchema,
+			Annotations:  t.Annotations,
+			Icons:        t.Icons,
+		}, handler: c.handleHosted}
+	}
+}
+
+// skip logs, once per reason, that a hosted tool is not exposed.
+func (c *catalog) skip(ref ToolRef, err error) {
+	if c.skipped[ref] == err.Error() {
+		return
+	}
+	c.skipped[ref] = err.Error()
+	c.s.log.Warn("aggregate mode: a hosted tool is not exposed (it stays callable through "+CallToolTool+")",
+		"server", ref.Server, "tool", ref.Tool, "reason", err)
+}
+
+// addable says why go-sdk's AddTool would refuse t (it panics), if it would:
+// an inputSchema that is missing or not of type object.
+func addable(t *mcp.Tool) error {
+	if t.InputSchema == nil {
+		return errors.New("it has no inputSchema")
+	}
+	b, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		return fmt.Errorf("its inputSchema cannot be encoded: %w", err)
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil || m["type"] != "object" {
+		return errors.New(`its inputSchema is not of "type": "object", which MCP requires of a tool's input`)
+	}
+	if t.OutputSchema != nil {
+		if _, err := json.Marshal(t.OutputSchema); err != nil {
+			return fmt.Errorf("its outputSchema cannot be encoded: %w", err)
+		}
+	}
+	return nil
+}
+
+// add offers o on server. go-sdk panics on a tool it refuses; addable
+// checks what it knows of beforehand, and this recovers from the rest.
+func add(server *mcp.Server, o offer) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("go-sdk refused it: %v", r)
+		}
+	}()
+	server.AddTool(o.tool, o.handler)
+	return nil
+}
+
+// visibleTo is res (a tools/list page) less the exposed hosted tools the
+// policy hides from the caller of ctx: its principal's own rules narrow
+// what exposeHosted offered everyone.
+func (c *catalog) visibleTo(ctx context.Context, res *mcp.ListToolsResult) {
+	if c.lists == nil || res == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	reg := c.lastGood
+	if reg == nil {
+		return
+	}
+	kept := make([]*mcp.Tool, 0, len(res.Tools)) // a page of go-sdk's: not filtered in place
+	for _, t := range res.Tools {
+		ref, hosted := c.routes[t.Name]
+		if hosted {
+			l := c.lists[ref.Server]
+			tool := toolNamed(l.tools, ref.Tool)
+			if tool == nil || !c.s.allowed(ctx, reg, l.srv, tool).Allow {
+				continue
+			}
+		}
+		kept = append(kept, t)
+	}
+	res.Tools = kept
+}
+
+// route is the hosted tool an exposed name stands for.
+func (c *catalog) route(name string) (ToolRef, bool) {
+	if c.lists == nil {
+		return ToolRef{}, false // not in aggregate mode
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ref, ok := c.routes[name]
+	return ref, ok
+}
+
+// exposedName is the aggregate name of server's tool, or "".
+func (c *catalog) exposedName(server, tool string) string {
+	if c.lists == nil {
+		return "" // not in aggregate mode
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.exposed[ToolRef{Server: server, Tool: tool}]
+}
+
+// handleHosted answers a call of an exposed hosted tool: the name is
+// looked up in the routing table, never taken apart, and the call goes the
+// way of colibri_external_mcp_call_tool.
+func (c *catalog) handleHosted(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ref, ok := c.route(req.Params.Name)
+	if !ok {
+		return ErrorResult(unexposed(req.Params.Name)), nil
+	}
+	return c.s.answerCall(ctx, req, toolCall{Server: ref.Server, Tool: ref.Tool, Arguments: req.Params.Arguments, Exposed: req.Params.Name}), nil
+}

@@ -1,0 +1,68 @@
+package tools
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A hosted tool that passes addable's checks and that go-sdk's AddTool
+// still refuses (it panics) is left out and logged: never fatal, and the
+// others are offered.
+func TestAddRecovers(t *testing.T) {
+	bad := &mcp.Tool{Name: "bad", InputSchema: map[string]any{"type": "object",
+		"properties": map[string]any{"x": map[string]any{"type": "object", "x-mcp-header": "X-Thing"}}}}
+	good := &mcp.Tool{Name: "good", InputSchema: map[string]any{"type": "object"}}
+	if err := addable(bad); err != nil {
+		t.Fatalf("addable(bad) = %v: only go-sdk itself knows this one", err)
+	}
+
+	srv := &registry.Server{Name: "x", Command: "/nonexistent/server"}
+	reg := &registry.Registry{Servers: map[string]*registry.Server{"x": srv}}
+	logs := &syncBuffer{}
+	h := host.New(host.Options{Timeout: 5 * time.Second})
+	defer h.Close()
+	s := New(Options{Registry: func() (*registry.Registry, error) { return reg, nil }, Host: h, Aggregate: true,
+		RegistryPoll: -1, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	defer s.Close()
+	server := s.NewServer("test")
+
+	s.cat.heard(srv, []*mcp.Tool{bad, good})
+	s.cat.mu.Lock()
+	_, badOffered := s.cat.offered["x__bad"]
+	_, goodOffered := s.cat.offered["x__good"]
+	_, badRouted := s.cat.routes["x__bad"]
+	s.cat.mu.Unlock()
+	if badOffered || badRouted || !goodOffered {
+		t.Errorf("offered: bad %v (routed %v), good %v; want only good", badOffered, badRouted, goodOffered)
+	}
+	if !strings.Contains(logs.String(), "tool=bad") || !strings.Contains(logs.String(), "go-sdk refused it") {
+		t.Errorf("the refusal was not logged:\n%s", logs)
+	}
+	_ = server
+}
