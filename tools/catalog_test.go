@@ -48,14 +48,18 @@ type serviceOpts struct {
 	poll            time.Duration
 	onSpawn         func(server string, pid int)
 	logs            *logBuffer
+	listWait        time.Duration // 20 s when zero
 }
 
 func newLiveService(t *testing.T, reg *liveRegistry, o serviceOpts) *tools.Service {
 	t.Helper()
 	h := host.New(host.Options{Timeout: 10 * time.Second, TerminateGrace: 200 * time.Millisecond, RetryBackoff: 10 * time.Millisecond, OnSpawn: o.onSpawn})
 	t.Cleanup(h.Close)
+	if o.listWait == 0 {
+		o.listWait = 20 * time.Second
+	}
 	opts := tools.Options{Registry: reg.load, ConfigPath: "in-memory", Host: h, ExternalCall: o.gate,
-		Aggregate: o.aggregate, RegistryPoll: o.poll, ListWait: 20 * time.Second}
+		Aggregate: o.aggregate, RegistryPoll: o.poll, ListWait: o.listWait}
 	if o.logs != nil {
 		opts.Logger = slog.New(slog.NewTextHandler(o.logs, nil))
 	}
