@@ -122,6 +122,47 @@ func maps(a, b map[string]string) bool {
 	return true
 }
 
+// A tool whose schemas stray from the shape MCP gives them is not offered:
+// the TypeScript SDK (Claude Desktop, VS Code, the Inspector) refuses a
+// whole tools/list for one such tool, so offering it would hide every tool
+// colibri has. It stays callable through call_tool.
+func TestAggregateLeavesOutUnportableSchemas(t *testing.T) {
+	bad := map[string]map[string]any{
+		"nullable":    tool("nullable", map[string]any{"type": []any{"object", "null"}}),
+		"output_text": {"name": "output_text", "inputSchema": object, "outputSchema": map[string]any{"type": "string"}},
+		"bool_prop":   tool("bool_prop", map[string]any{"type": "object", "properties": map[string]any{"x": true}}),
+		"props_list":  tool("props_list", map[string]any{"type": "object", "properties": []any{}}),
+		"required_1":  tool("required_1", map[string]any{"type": "object", "required": "x"}),
+		"output_bool": {"name": "output_bool", "inputSchema": object, "outputSchema": map[string]any{"type": "object", "properties": map[string]any{"ok": false}}},
+	}
+	list := []map[string]any{tool("good", map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{}}, "required": []any{"x"}})}
+	for _, b := range bad {
+		list = append(list, b)
+	}
+	logs := &logBuffer{}
+	cs := connect(t, newLiveService(t, newLive(map[string]*registry.Server{"s": listedTools(t, list)}), serviceOpts{gate: true, aggregate: true, poll: -1, logs: logs}))
+	got := listed(t, cs)
+	if got["s__good"] == nil {
+		t.Fatalf("s__good is not offered: %v", names(got))
+	}
+	for name := range bad {
+		if got["s__"+name] != nil {
+			t.Errorf("s__%s is offered: %s", name, mustJSON(got["s__"+name]))
+		}
+		if !strings.Contains(logs.String(), "tool="+name+" ") {
+			t.Errorf("leaving %s out was not logged", name)
+		}
+	}
+	if res := callTool(t, cs, tools.CallToolTool, map[string]any{"server": "s", "name": "output_text"}); resultText(res) != "called output_text {}" {
+		t.Errorf("output_text through call_tool: %s", resultText(res))
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
 // A registry rewritten a hundred times a second neither starts a process
 // per edit nor makes the hosted tools vanish and come back: an edit of the
 // description starts nothing, an edit that changes the server reads its

@@ -556,23 +556,61 @@ func (c *catalog) skip(ref ToolRef, err error) {
 		"server", ref.Server, "tool", ref.Tool, "reason", err)
 }
 
-// addable says why go-sdk's AddTool would refuse t (it panics), if it would:
-// an inputSchema that is missing or not of type object.
+// addable says why t cannot be offered, if it cannot: go-sdk's AddTool
+// would refuse it (it panics on an inputSchema that is missing or not of
+// type object), or a caller's SDK would. The TypeScript SDK (Claude
+// Desktop, VS Code, the MCP Inspector) checks the shape the MCP schema
+// gives a tool's schemas: "type": "object", "properties" an object of
+// objects (not true or false, though JSON Schema allows them), "required"
+// a list of names; for the outputSchema too. One tool it refuses fails
+// its whole tools/list, so that one hosted server's mistake would hide
+// every tool colibri offers.
 func addable(t *mcp.Tool) error {
 	if t.InputSchema == nil {
 		return errors.New("it has no inputSchema")
 	}
-	b, err := json.Marshal(t.InputSchema)
+	if err := portableSchema(t.InputSchema); err != nil {
+		return fmt.Errorf("its inputSchema %w", err)
+	}
+	if t.OutputSchema != nil {
+		if err := portableSchema(t.OutputSchema); err != nil {
+			return fmt.Errorf("its outputSchema %w", err)
+		}
+	}
+	return nil
+}
+
+// portableSchema says how schema (a tool's inputSchema or outputSchema)
+// strays from the shape MCP gives it, if it does.
+func portableSchema(schema any) error {
+	b, err := json.Marshal(schema)
 	if err != nil {
-		return fmt.Errorf("its inputSchema cannot be encoded: %w", err)
+		return fmt.Errorf("cannot be encoded: %w", err)
 	}
 	var m map[string]any
 	if json.Unmarshal(b, &m) != nil || m["type"] != "object" {
-		return errors.New(`its inputSchema is not of "type": "object", which MCP requires of a tool's input`)
+		return errors.New(`is not of "type": "object", which MCP requires`)
 	}
-	if t.OutputSchema != nil {
-		if _, err := json.Marshal(t.OutputSchema); err != nil {
-			return fmt.Errorf("its outputSchema cannot be encoded: %w", err)
+	if p, ok := m["properties"]; ok {
+		props, ok := p.(map[string]any)
+		if !ok {
+			return errors.New(`has "properties" that is not an object, which MCP requires`)
+		}
+		for name, v := range props {
+			if _, ok := v.(map[string]any); !ok {
+				return fmt.Errorf(`has a property %q whose schema is not an object, which MCP requires`, oneLine(name, 64))
+			}
+		}
+	}
+	if r, ok := m["required"]; ok {
+		req, ok := r.([]any)
+		if !ok {
+			return errors.New(`has "required" that is not a list of names, which MCP requires`)
+		}
+		for _, v := range req {
+			if _, ok := v.(string); !ok {
+				return errors.New(`has "required" that is not a list of names, which MCP requires`)
+			}
 		}
 	}
 	return nil
