@@ -301,6 +301,9 @@ func TestParseTypeErrors(t *testing.T) {
 		{Codex, "[mcp_servers.\"my server\"]\nargs = \"x\"\n", `mcp_servers."my server".args: want an array of strings, got a string`},
 		{Codex, "[mcp_servers.a]\nenv_vars = [1]\n", "mcp_servers.a.env_vars[0]: want a variable name or a table with name, got a number"},
 		{Codex, "mcp_servers = 1\n", "mcp_servers: want a table, got a number"},
+		// Types of TOML's own, named in TOML's words, never Go's.
+		{Codex, "[[mcp_servers.a]]\ncommand = \"x\"\n", "mcp_servers.a: want a table, got an array of tables"},
+		{Codex, "[mcp_servers.a]\ncommand = 1979-05-27T07:32:00Z\n", "mcp_servers.a.command: want a string, got a date or time"},
 		{Codex, "[mcp_servers.a]\nbearer_token = sk-IMPORT-SECRET-123\n", "line 2, column 16: invalid TOML: expected value (after the key mcp_servers.a.bearer_token)"},
 		{Codex, "[mcp_servers.a]\nargs = [\"x\" sk]\n", "line 2, column 13: invalid TOML: expected a comma (',') or array terminator (']')"},
 	} {
