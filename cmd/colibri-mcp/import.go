@@ -170,7 +170,7 @@ func readEditorFile(path string) ([]byte, error) {
 func printImport(w io.Writer, path string, res *editorconf.Result, registryPath string) {
 	fmt.Fprintf(w, "%s, %s: %s\n", path, res.Format.Describe(), count(len(res.Entries), "server"))
 	for _, e := range res.Entries {
-		fmt.Fprintf(w, "\n%s: %s\n", quote(e.Name), e.JSON())
+		fmt.Fprintf(w, "\n%s: %s\n", quote(e.Name), e.Preview())
 	}
 	if len(res.Entries) > 0 || len(res.Notes) > 0 {
 		fmt.Fprintln(w)

@@ -412,3 +412,42 @@ func TestImportWriteFollowsLink(t *testing.T) {
 		t.Errorf("%s.bak = %q", target, bak)
 	}
 }
+
+// A secret that must stay in the registry (colibri passes argv unchanged;
+// a URL is kept as it is) is noted and hidden in what import prints, in
+// every mode but --json, whose document is the registry; a URL with a
+// password in an env value is moved like any secret.
+func TestImportHidesSecretsThatStay(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "claude_desktop_config.json")
+	os.WriteFile(file, []byte(`{"mcpServers": {
+		"pg": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-postgres", "postgresql://me:argv-url-secret@localhost/db", "--api-key", "argv-flag-secret"],
+		       "env": {"DATABASE_URL": "postgres://me:env-url-secret@localhost/db"}}}}`), 0o644)
+	stay := []string{"argv-url-secret", "argv-flag-secret"}
+	reg := filepath.Join(t.TempDir(), "external-mcp.json")
+	for _, mode := range [][]string{nil, {"--write"}} {
+		code, stdout, stderr := runHere(t, nil, append([]string{"--external-config", reg, "import", file}, mode...)...)
+		if code != 0 {
+			t.Fatalf("import %v: exit %d: %s", mode, code, stderr)
+		}
+		for _, secret := range append(stay, "env-url-secret") {
+			if strings.Contains(stdout+stderr, secret) {
+				t.Errorf("import %v printed %s:\n%s%s", mode, secret, stdout, stderr)
+			}
+		}
+		if !strings.Contains(stdout, "moved to environment: DATABASE_URL (server pg)") || !strings.Contains(stdout, "args/2 is a URL with a password") {
+			t.Errorf("import %v does not say what it moved and what stays:\n%s", mode, stdout)
+		}
+		if mode == nil && !strings.Contains(stdout, `"postgresql://me:<hidden>@localhost/db"`) {
+			t.Errorf("the preview does not show where the hidden value is:\n%s", stdout)
+		}
+	}
+	written, _ := os.ReadFile(reg)
+	if strings.Contains(string(written), "env-url-secret") || !strings.Contains(string(written), `"DATABASE_URL": "${DATABASE_URL}"`) {
+		t.Errorf("the registry:\n%s", written)
+	}
+	for _, secret := range stay {
+		if !strings.Contains(string(written), secret) {
+			t.Errorf("the registry lacks the argument %s, which the server needs:\n%s", secret, written)
+		}
+	}
+}

@@ -199,6 +199,19 @@ func TestParseValues(t *testing.T) {
 		{"a secret in a url's query is noted", Cursor,
 			`{"mcpServers": {"a": {"url": "https://x/mcp?api_key=v"}}}`,
 			`{"a":{"url":"https://x/mcp?api_key=v"}}`, "", `the url's query parameter "api_key" looks like a secret`},
+		{"a password in a url is noted", Cursor,
+			`{"mcpServers": {"a": {"url": "https://me:pw@x/mcp"}}}`,
+			`{"a":{"url":"https://me:pw@x/mcp"}}`, "", `the url holds a user name and password: they stay in the registry`},
+		// An env value whose name says nothing may still be a login: a
+		// database URL with its password, as server-postgres takes it.
+		{"an env value that is a URL with a password moves", Claude,
+			`{"mcpServers": {"a": {"command": "x", "env": {"DATABASE_URL": "postgres://me:pw@h/db", "HOME_URL": "https://h/", "NO_PW": "https://me@h/", "REF": "postgres://me:${PW}@h/db", "Q": "https://h/?token=t&x=1"}}}}`,
+			`{"a":{"command":"x","env":{"DATABASE_URL":"${DATABASE_URL}","HOME_URL":"https://h/","NO_PW":"https://me@h/","Q":"${Q}","REF":"postgres://me:${PW}@h/db"}}}`,
+			"DATABASE_URL@a Q@a", ""},
+		{"an argument that is a URL with a password is noted", Claude,
+			`{"mcpServers": {"a": {"command": "x", "args": ["postgresql://me:pw@localhost/db", "https://h/x"]}}}`,
+			`{"a":{"command":"x","args":["postgresql://me:pw@localhost/db","https://h/x"]}}`, "",
+			"args/0 is a URL with a password or a secret-looking query parameter: it stays in the registry as it is"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := home
@@ -426,5 +439,32 @@ func TestMerge(t *testing.T) {
 		if _, _, _, err := Merge([]byte(bad), entries); err == nil {
 			t.Errorf("Merge(%s): no error", bad)
 		}
+	}
+}
+
+// The preview import prints hides the secrets that stay in an entry (in
+// argv and in URLs), and only there: the entry itself, which is written,
+// keeps them.
+func TestPreviewHidesSecretsThatStay(t *testing.T) {
+	res := parse(t, Claude, `{"mcpServers": {
+		"l": {"command": "x", "args": ["--api-key", "s1", "--token=s2", "--verbose", "on", "postgresql://me:s3@h/db", "https://h/?key=s4&x=1"]},
+		"r": {"url": "https://me:s5@h/mcp?access_token=s6&page=2"}}}`, Options{})
+	var shown strings.Builder
+	for _, e := range res.Entries {
+		shown.Write(e.Preview())
+	}
+	for _, want := range []string{`"--api-key",`, `"<hidden>",`, `"--token=<hidden>",`, `"on",`, `"postgresql://me:<hidden>@h/db",`,
+		`"https://h/?key=<hidden>&x=1"`, `"url": "https://me:<hidden>@h/mcp?access_token=<hidden>&page=2"`} {
+		if !strings.Contains(shown.String(), want) {
+			t.Errorf("the preview lacks %s:\n%s", want, shown.String())
+		}
+	}
+	for _, secret := range []string{"s1", "s2", "s3", "s4", "s5", "s6"} {
+		if strings.Contains(shown.String(), `"`+secret) || strings.Contains(shown.String(), ":"+secret) || strings.Contains(shown.String(), "="+secret) {
+			t.Errorf("the preview shows %s:\n%s", secret, shown.String())
+		}
+	}
+	if got := entryJSON(t, res); got != `{"l":{"command":"x","args":["--api-key","s1","--token=s2","--verbose","on","postgresql://me:s3@h/db","https://h/?key=s4\u0026x=1"]},"r":{"url":"https://me:s5@h/mcp?access_token=s6\u0026page=2"}}` {
+		t.Errorf("the entries, as written: %s", got)
 	}
 }

@@ -533,7 +533,7 @@ func (c *converter) stdio(e *Entry, s *spec) {
 		if !validVarName(k) {
 			variable = VarName(e.Name, k)
 		}
-		e.Env[k] = c.secretValue(e, s.env[k], where{key: "env/" + k, expr: true}, SecretName(k), variable, "env "+k)
+		e.Env[k] = c.secretValue(e, s.env[k], where{key: "env/" + k, expr: true}, SecretName(k) || credentials(s.env[k]), variable, "env "+k)
 	}
 	for _, k := range s.envRefs {
 		if e.Env == nil {
@@ -567,7 +567,7 @@ func (c *converter) remote(e *Entry, s *spec) {
 		if e.Headers == nil {
 			e.Headers = map[string]string{}
 		}
-		e.Headers[h] = c.secretValue(e, s.headers[h], where{key: "headers/" + h, expr: true}, SecretName(h), VarName(e.Name, h), "header "+h)
+		e.Headers[h] = c.secretValue(e, s.headers[h], where{key: "headers/" + h, expr: true}, SecretName(h) || credentials(s.headers[h]), VarName(e.Name, h), "header "+h)
 	}
 	for _, h := range slices.Sorted(maps.Keys(s.headerRefs)) {
 		if e.Headers == nil {
