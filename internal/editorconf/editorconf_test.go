@@ -3,6 +3,7 @@ package editorconf
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -466,5 +467,35 @@ func TestPreviewHidesSecretsThatStay(t *testing.T) {
 	}
 	if got := entryJSON(t, res); got != `{"l":{"command":"x","args":["--api-key","s1","--token=s2","--verbose","on","postgresql://me:s3@h/db","https://h/?key=s4\u0026x=1"]},"r":{"url":"https://me:s5@h/mcp?access_token=s6\u0026page=2"}}` {
 		t.Errorf("the entries, as written: %s", got)
+	}
+}
+
+// TOML nested deeper than maxTOMLDepth is refused before BurntSushi/toml,
+// whose cost grows with the square of the nesting, reads it (10,000 nested
+// inline tables, 40 KB, took it 18 s and 4 GB). Brackets in strings and
+// comments do not count.
+func TestTOMLNesting(t *testing.T) {
+	deep := func(open, close string, n int) string {
+		return strings.Repeat(open, n) + "1" + strings.Repeat(close, n)
+	}
+	for _, doc := range []string{
+		"[mcp_servers.a]\ncommand = \"x\"\nenv = " + deep("{a=", "}", 2000) + "\n",
+		"[mcp_servers.a]\ncommand = \"x\"\nargs = " + deep("[", "]", maxTOMLDepth+1) + "\n",
+	} {
+		_, err := Parse([]byte(doc), Codex, Options{})
+		if err == nil || !strings.HasPrefix(err.Error(), "line 3, column ") || !strings.HasSuffix(err.Error(), fmt.Sprintf("invalid TOML: arrays and inline tables nested more than %d deep", maxTOMLDepth)) {
+			t.Errorf("%.60s…: %v", doc, err)
+		}
+		if f, err := Detect([]byte(doc), "config"); err == nil {
+			t.Errorf("Detect of a file too deep: %s", f)
+		}
+	}
+	brackets := strings.Repeat("[{", 200)
+	ok := "[mcp_servers.a]\ncommand = \"x\" # " + brackets + "\n" +
+		"args = [\"" + brackets + "\", '" + brackets + "', \"\"\"\n" + brackets + "\"\"\", '''" + brackets + "''', \"\\\"" + brackets + "\"]\n" +
+		"[other]\nnested = " + deep("[", "]", maxTOMLDepth-1) + "\n"
+	res, err := Parse([]byte(ok), Codex, Options{})
+	if err != nil || len(res.Entries) != 1 || len(res.Entries[0].Args) != 5 {
+		t.Errorf("brackets in strings and comments, and %d levels: %v", maxTOMLDepth, err)
 	}
 }

@@ -319,6 +319,9 @@ func (c *converter) fromZed(name string, o object) (*spec, error) {
 
 // parseCodex reads Codex's config.toml: [mcp_servers.NAME] tables.
 func (c *converter) parseCodex(data []byte) error {
+	if err := tomlNesting(data); err != nil {
+		return err
+	}
 	var doc map[string]any
 	if _, err := toml.Decode(string(data), &doc); err != nil {
 		return tomlError(err)
