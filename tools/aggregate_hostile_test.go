@@ -123,9 +123,10 @@ func maps(a, b map[string]string) bool {
 }
 
 // A tool whose schemas stray from the shape MCP gives them is not offered:
-// the TypeScript SDK (Claude Desktop, VS Code, the Inspector) refuses a
-// whole tools/list for one such tool, so offering it would hide every tool
-// colibri has. It stays callable through call_tool.
+// the official TypeScript SDK's client refuses a whole tools/list for one
+// such tool, so offering it would hide every tool colibri has
+// (TestTypeScriptClientAggregate proves it end to end). It stays callable
+// through call_tool.
 func TestAggregateLeavesOutUnportableSchemas(t *testing.T) {
 	bad := map[string]map[string]any{
 		"nullable":    tool("nullable", map[string]any{"type": []any{"object", "null"}}),

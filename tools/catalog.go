@@ -558,13 +558,13 @@ func (c *catalog) skip(ref ToolRef, err error) {
 
 // addable says why t cannot be offered, if it cannot: go-sdk's AddTool
 // would refuse it (it panics on an inputSchema that is missing or not of
-// type object), or a caller's SDK would. The TypeScript SDK (Claude
-// Desktop, VS Code, the MCP Inspector) checks the shape the MCP schema
-// gives a tool's schemas: "type": "object", "properties" an object of
-// objects (not true or false, though JSON Schema allows them), "required"
-// a list of names; for the outputSchema too. One tool it refuses fails
-// its whole tools/list, so that one hosted server's mistake would hide
-// every tool colibri offers.
+// type object), or a caller's SDK would. The official TypeScript SDK's
+// client (Claude Desktop and many editors are built on it) checks the shape
+// the MCP schema gives a tool's schemas: "type": "object", "properties" an
+// object of objects (not true or false, though JSON Schema allows them),
+// "required" a list of names; for the outputSchema too. One tool it
+// refuses fails its whole tools/list, so that one hosted server's mistake
+// would hide every tool colibri offers.
 func addable(t *mcp.Tool) error {
 	if t.InputSchema == nil {
 		return errors.New("it has no inputSchema")
