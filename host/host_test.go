@@ -492,6 +492,16 @@ func TestUnknownToolBoundsTheList(t *testing.T) {
 	if msg := host.UnknownTool("s", "x", nil).Error(); !strings.Contains(msg, "the server lists no tools") {
 		t.Errorf("message %q", msg)
 	}
+	// A hosted server's names may be of any length: each is cut, so that
+	// the hint stays small (30 names of at most 128 characters).
+	have = nil
+	for i := range 45 {
+		have = append(have, &mcp.Tool{Name: fmt.Sprintf("%02d", i) + strings.Repeat("n", 100_000)})
+	}
+	msg = host.UnknownTool("s", strings.Repeat("n", 1<<20), have).Error()
+	if hint := msg[strings.Index(msg, "(its tools: "):]; len(hint) > 30*(128+4)+100 || !strings.Contains(hint, "29"+strings.Repeat("n", 125)+"…, and 15 more)") {
+		t.Errorf("a hint of %d bytes: %.300s…", len(hint), hint)
+	}
 }
 
 // WatchLists hears of every list read from a server, whatever read it, and

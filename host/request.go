@@ -149,8 +149,12 @@ func (h *Host) vet(ctx context.Context, server, name string, have []*mcp.Tool, a
 }
 
 // maxToolsNamed bounds the tools an unknown_tool message names: a long
-// list says little more, at a cost in a model's context.
-const maxToolsNamed = 30
+// list says little more, at a cost in a model's context. maxNameShown
+// bounds each name in it: a hosted server's names may be of any length.
+const (
+	maxToolsNamed = 30
+	maxNameShown  = suggest.MaxWord
+)
 
 // UnknownTool is the unknown_tool failure for a tool that server does not
 // list: it names the closest tool and the tools the server has (at most
@@ -163,7 +167,14 @@ func UnknownTool(server, name string, have []*mcp.Tool) *Error {
 	}
 	hint := "the server lists no tools"
 	if len(names) > 0 {
-		listed := strings.Join(names[:min(len(names), maxToolsNamed)], ", ")
+		shown := make([]string, 0, maxToolsNamed)
+		for _, n := range names[:min(len(names), maxToolsNamed)] {
+			if r := []rune(n); len(r) > maxNameShown {
+				n = string(r[:maxNameShown-1]) + "…"
+			}
+			shown = append(shown, n)
+		}
+		listed := strings.Join(shown, ", ")
 		if len(names) > maxToolsNamed {
 			listed += fmt.Sprintf(", and %d more", len(names)-maxToolsNamed)
 		}

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -89,8 +88,7 @@ type WarmProcess struct {
 }
 
 func fingerprint(srv *registry.Server) [sha256.Size]byte {
-	b, _ := json.Marshal(srv)
-	return sha256.Sum256(append(b, srv.Name...))
+	return sha256.Sum256([]byte(srv.ProcessKey()))
 }
 
 func capsKey(caller *Caller) string {
@@ -344,6 +342,11 @@ func (w *warm) release(s *session, err error) {
 		}
 	}
 	if w.inflight == 0 && w.s == s && w.s != nil {
+		if w.retired {
+			w.s = nil
+			s.close()
+			return
+		}
 		w.armIdle(s)
 	}
 }
@@ -414,7 +417,11 @@ func (w *warm) watch(s *session) {
 	}
 }
 
-// retire shuts the warm server down for good.
+// retire shuts the warm server down for good: at once when no call is
+// using it, else when the last call in flight ends (release). A registry
+// edit that removes or changes a server takes no new call to its old
+// process, and cuts none that had begun: they were admitted under the
+// registry as it was, as a per-request server's would have been.
 func (w *warm) retire() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -422,7 +429,7 @@ func (w *warm) retire() {
 	if w.idle != nil {
 		w.idle.Stop()
 	}
-	if s := w.s; s != nil {
+	if s := w.s; s != nil && w.inflight == 0 {
 		w.s = nil
 		s.close()
 	}

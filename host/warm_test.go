@@ -284,6 +284,42 @@ func TestWarmRegistryEdits(t *testing.T) {
 	}
 }
 
+// A call in flight when its server is removed from the registry (or its
+// entry edited) finishes on the old process, which then ends; an edit of
+// only the description or tool_prefix restarts nothing.
+func TestWarmRegistryEditLetsCallsFinish(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	srv := persistent("ok")
+	first := pidOf(t, h, srv)
+
+	described := persistent("ok")
+	described.Description, described.ToolPrefix = "now described", "okay"
+	h.Retain(&registry.Registry{Servers: map[string]*registry.Server{"ok": described}})
+	if pid := pidOf(t, h, described); pid != first {
+		t.Errorf("an edit of the description restarted the warm process (%d, then %d)", first, pid)
+	}
+
+	started := filepath.Join(t.TempDir(), "started")
+	done := make(chan string, 1)
+	go func() {
+		res, err := h.CallTool(t.Context(), described, "sleep", map[string]any{"ms": 500, "started": started}, nil)
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		done <- res.Content[0].(*mcp.TextContent).Text
+	}()
+	waitFile(t, started, 10*time.Second)
+	h.Retain(&registry.Registry{Servers: map[string]*registry.Server{}})
+	if got := <-done; got != "slept" {
+		t.Errorf("the call in flight when its server was removed: %q, want slept", got)
+	}
+	waitGroupGone(t, first, 5*time.Second)
+	if len(h.Warm("ok")) != 0 {
+		t.Error("a removed server is still warm")
+	}
+}
+
 // Cancelling one call reaches that call only: the other finishes, and the
 // warm process stays.
 func TestWarmCancelReachesTheRightCall(t *testing.T) {

@@ -163,6 +163,18 @@ func (s *Server) Prefix() string {
 	return s.Name
 }
 
+// ProcessKey fingerprints what in the entry decides the process it starts,
+// and so the tools it lists: all of it but its description and tool_prefix,
+// which change only how colibri shows the server (and its policy, which is
+// not in an entry's JSON). Two entries with the same key are the same
+// server: an edit that keeps it restarts nothing and reads nothing again.
+func (s *Server) ProcessKey() string {
+	cp := *s
+	cp.Description, cp.ToolPrefix = "", ""
+	b, _ := json.Marshal(&cp)
+	return s.Name + "\x00" + string(b)
+}
+
 // IsPersistent reports whether the server keeps a warm session.
 func (s *Server) IsPersistent() bool { return s.Lifecycle == Persistent }
 

@@ -376,3 +376,28 @@ func TestParsePolicy(t *testing.T) {
 		t.Errorf("the entry's JSON holds its policy: %s", b)
 	}
 }
+
+// ProcessKey tells an edit that changes the server from one that changes
+// only how colibri shows it.
+func TestProcessKey(t *testing.T) {
+	base := func() *registry.Server {
+		return &registry.Server{Name: "s", Command: "/bin/x", Args: []string{"a"}, Env: map[string]string{"K": "v"}}
+	}
+	shown := base()
+	shown.Description, shown.ToolPrefix = "described", "p"
+	if base().ProcessKey() != shown.ProcessKey() {
+		t.Error("a description or tool_prefix changed the process key")
+	}
+	for name, edit := range map[string]func(*registry.Server){
+		"args": func(s *registry.Server) { s.Args = []string{"b"} },
+		"env":  func(s *registry.Server) { s.Env["K"] = "w" },
+		"name": func(s *registry.Server) { s.Name = "t" },
+		"cwd":  func(s *registry.Server) { s.Cwd = "/tmp" },
+	} {
+		s := base()
+		edit(s)
+		if s.ProcessKey() == base().ProcessKey() {
+			t.Errorf("an edit of %s kept the process key", name)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -54,6 +55,8 @@ type catalog struct {
 	routes       map[string]ToolRef     // an exposed name -> the hosted tool
 	exposed      map[ToolRef]string     // the other way, for list_tools
 	skipped      map[ToolRef]string     // tools left out, and why (each logged once)
+	made         map[ToolRef]madeOffer  // the offer made of each hosted tool last time
+	exposedFrom  string                 // hostedKey of what exposed and routes were built from
 	pending      int                    // fills a tools/list waits for
 	pendingSince time.Time              // when pending last rose from zero
 	settled      chan struct{}          // closed when pending drops to zero
@@ -66,10 +69,26 @@ type offer struct {
 	sum     [sha256.Size]byte // of the tool's JSON: a changed tool is added again
 }
 
-// hostedList is one server's tools in aggregate mode.
+// madeOffer is the offer made of one hosted tool (src) under one name, or
+// why it cannot be offered (unfit). A hosted list read again and found the
+// same keeps its tools, so an offer is remade only for a tool that changed:
+// a registry edit then costs a lookup per tool, not an encoding of each.
+type madeOffer struct {
+	src   *mcp.Tool
+	name  string
+	offer offer
+	unfit error
+}
+
+// hostedList is one server's tools in aggregate mode. It lives as long as
+// its server is in the registry: an edit of the entry updates srv and reads
+// the list again, so that a storm of edits makes one read at a time (and
+// one after it), never one per edit.
 type hostedList struct {
 	srv      *registry.Server
 	tools    []*mcp.Tool // nil until listed
+	byName   map[string]*mcp.Tool
+	readKey  string // ProcessKey of the entry tools were read under
 	sum      [sha256.Size]byte
 	filling  bool
 	blocking bool // a tools/list waits for this fill
@@ -94,6 +113,7 @@ func newCatalog(s *Service) *catalog {
 		c.routes = map[string]ToolRef{}
 		c.exposed = map[ToolRef]string{}
 		c.skipped = map[ToolRef]string{}
+		c.made = map[ToolRef]madeOffer{}
 		s.opts.Host.WatchLists(c.heard)
 	}
 	return c
@@ -195,9 +215,13 @@ func errText(err error) string {
 }
 
 // reconcile makes the hosted lists follow reg: a removed server's tools go;
-// a new or edited entry's list is read again. (With the registry unreadable
-// the last lists stay: every call answers config meanwhile, and a file
-// caught half-written does not make every tool vanish and come back.)
+// a new or edited entry's list is read again. An edited entry's last list
+// stays offered until the new one is read (its tools do not vanish and come
+// back with every edit), unless reading the new one fails. An edit of only
+// the description or tool_prefix reads nothing: neither changes what the
+// server lists. (With the registry unreadable the last lists stay: every
+// call answers config meanwhile, and a file caught half-written does not
+// make every tool vanish and come back.)
 func (c *catalog) reconcile(reg *registry.Registry) {
 	for name := range c.lists {
 		if _, ok := reg.Servers[name]; !ok {
@@ -213,27 +237,18 @@ func (c *catalog) reconcile(reg *registry.Registry) {
 		srv := reg.Servers[name]
 		l := c.lists[name]
 		switch {
-		case l != nil && sameEntry(l.srv, srv):
-			l.srv = srv
-		default:
+		case l == nil:
 			l = &hostedList{srv: srv}
 			c.lists[name] = l
 			c.fill(l, true, 0)
+		case l.srv.ProcessKey() == srv.ProcessKey():
+			l.srv = srv
+		default:
+			l.srv = srv
+			l.failures = 0
+			c.fill(l, true, 0) // or once more after the one running
 		}
 	}
-}
-
-// sameEntry reports whether a and b are the same registry entry.
-func sameEntry(a, b *registry.Server) bool {
-	if a == b {
-		return true
-	}
-	if a == nil || b == nil || a.Name != b.Name {
-		return false
-	}
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	return string(ja) == string(jb)
 }
 
 // fill reads l's server's tools in the background, after delay; the host
@@ -256,7 +271,8 @@ func (c *catalog) fill(l *hostedList, blocking bool, delay time.Duration) {
 			c.settled = make(chan struct{})
 		}
 	}
-	c.bg.Go(func() { c.fillDone(l, c.runFill(l.srv, delay)) })
+	srv := l.srv // as it is now: an edit changes l.srv
+	c.bg.Go(func() { c.fillDone(l, c.runFill(srv, delay)) })
 }
 
 func (c *catalog) runFill(srv *registry.Server, delay time.Duration) error {
@@ -294,6 +310,12 @@ func (c *catalog) fillDone(l *hostedList, err error) {
 	}
 	switch {
 	case err != nil:
+		if l.tools != nil && l.readKey != l.srv.ProcessKey() {
+			// The list offered was read under the entry as it was before
+			// an edit, and the edited entry does not list: its tools go.
+			l.tools, l.byName, l.sum = nil, nil, [sha256.Size]byte{}
+			c.publish()
+		}
 		l.failures++
 		delay := firstRetry
 		for i := 1; i < l.failures && delay < maxRetryDelay; i++ {
@@ -355,7 +377,8 @@ func (c *catalog) heard(srv *registry.Server, tools []*mcp.Tool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	l := c.lists[srv.Name]
-	if l == nil || !sameEntry(l.srv, srv) {
+	key := srv.ProcessKey()
+	if l == nil || l.srv.ProcessKey() != key {
 		return // not (or no longer) in the registry as it was read
 	}
 	if tools == nil {
@@ -363,10 +386,17 @@ func (c *catalog) heard(srv *registry.Server, tools []*mcp.Tool) {
 		return
 	}
 	l.failures = 0
+	l.readKey = key
 	if l.tools != nil && sum == l.sum {
 		return
 	}
 	l.tools, l.sum = tools, sum
+	l.byName = make(map[string]*mcp.Tool, len(tools))
+	for _, t := range tools {
+		if _, dup := l.byName[t.Name]; !dup {
+			l.byName[t.Name] = t
+		}
+	}
 	c.publish()
 }
 
@@ -376,12 +406,18 @@ func (c *catalog) publish() {
 	for _, t := range ownTools(view{reg: c.reg, regErr: c.regErr, externalCall: c.s.opts.ExternalCall, aggregate: c.lists != nil}) {
 		want[t.Name] = offer{tool: t, handler: c.s.ownHandler(t.Name)}
 	}
-	if c.lists != nil {
-		c.exposeHosted(want)
+	// When nothing the hosted tools depend on changed (an edit of a
+	// description, say), they stay offered as they are: a registry edit
+	// then costs nothing per hosted tool, however many there are.
+	keep := func(string) bool { return false }
+	if c.lists != nil && !c.exposeHosted(want) {
+		keep = func(name string) bool { _, ok := c.routes[name]; return ok }
 	}
 	for name, o := range want {
-		b, _ := json.Marshal(o.tool)
-		o.sum = sha256.Sum256(b)
+		if o.sum == ([sha256.Size]byte{}) {
+			b, _ := json.Marshal(o.tool)
+			o.sum = sha256.Sum256(b)
+		}
 		if old, ok := c.offered[name]; ok && old.sum == o.sum {
 			continue
 		}
@@ -405,7 +441,7 @@ func (c *catalog) publish() {
 	}
 	var gone []string
 	for name := range c.offered {
-		if _, ok := want[name]; !ok {
+		if _, ok := want[name]; !ok && !keep(name) {
 			gone = append(gone, name)
 			delete(c.offered, name)
 		}
@@ -418,7 +454,8 @@ func (c *catalog) publish() {
 }
 
 // exposeHosted adds to want every hosted tool the policy allows, named by
-// ExposedNames, and routes each name to its tool. A tool go-sdk would
+// ExposedNames, and routes each name to its tool; it reports false, adding
+// nothing, when what they depend on has not changed since the last time. A tool go-sdk would
 // refuse is left out (and logged once), before it is named: it takes no
 // name from another.
 //
@@ -426,21 +463,32 @@ func (c *catalog) publish() {
 // caller in particular (the top-level and server rules); a caller's own
 // rules, which can only narrow, are applied to each session's tools/list
 // (visibleTo) and, like every rule, to each call.
-func (c *catalog) exposeHosted(want map[string]offer) {
+func (c *catalog) exposeHosted(want map[string]offer) bool {
 	reg := c.lastGood
 	if reg == nil {
-		return
+		return true
 	}
+	key := c.hostedKey(reg)
+	if key == c.exposedFrom {
+		return false
+	}
+	c.exposedFrom = key
 	var reqs []NameRequest
 	defs := map[ToolRef]*mcp.Tool{}
+	made := make(map[ToolRef]madeOffer, len(c.made))
 	for name, l := range c.lists {
 		for _, t := range c.s.visible(context.Background(), reg, l.srv, l.tools) {
 			ref := ToolRef{Server: name, Tool: t.Name}
 			if _, dup := defs[ref]; dup {
 				continue
 			}
-			if err := addable(t); err != nil {
-				c.skip(ref, err)
+			m, ok := c.made[ref]
+			if !ok || m.src != t {
+				m = madeOffer{src: t, unfit: addable(t)}
+			}
+			made[ref] = m
+			if m.unfit != nil {
+				c.skip(ref, m.unfit)
 				continue
 			}
 			delete(c.skipped, ref)
@@ -451,21 +499,51 @@ func (c *catalog) exposeHosted(want map[string]offer) {
 	c.exposed = ExposedNames(reqs, ServersTool, ListToolsTool, CallToolTool)
 	c.routes = make(map[string]ToolRef, len(c.exposed))
 	for ref, name := range c.exposed {
-		t := defs[ref]
 		c.routes[name] = ref
-		// The hosted tool as its server describes it, under its exposed
-		// name. Its _meta is left out: it speaks to the hosted server's own
-		// clients (a UI resource, say) about things colibri does not pass on.
-		want[name] = offer{tool: &mcp.Tool{
-			Name:         name,
-			Title:        t.Title,
-			Description:  t.Description,
-			InputSchema:  t.InputSchema,
-			OutputSchema: t.OutputSchema,
-			Annotations:  t.Annotations,
-			Icons:        t.Icons,
-		}, handler: c.handleHosted}
+		m := made[ref]
+		if m.name != name {
+			t := defs[ref]
+			// The hosted tool as its server describes it, under its
+			// exposed name. Its _meta is left out: it speaks to the hosted
+			// server's own clients (a UI resource, say) about things
+			// colibri does not pass on.
+			m.name = name
+			m.offer = offer{tool: &mcp.Tool{
+				Name:         name,
+				Title:        t.Title,
+				Description:  t.Description,
+				InputSchema:  t.InputSchema,
+				OutputSchema: t.OutputSchema,
+				Annotations:  t.Annotations,
+				Icons:        t.Icons,
+			}, handler: c.handleHosted}
+			b, _ := json.Marshal(m.offer.tool)
+			m.offer.sum = sha256.Sum256(b)
+			made[ref] = m
+		}
+		want[name] = m.offer
 	}
+	c.made = made
+	return true
+}
+
+// hostedKey fingerprints what the exposed hosted tools depend on: each
+// server's list, prefix and policy, and the top-level policy.
+func (c *catalog) hostedKey(reg *registry.Registry) string {
+	h := sha256.New()
+	b, _ := json.Marshal(reg.Policy)
+	h.Write(b)
+	names := make([]string, 0, len(c.lists))
+	for name := range c.lists {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		l := c.lists[name]
+		b, _ := json.Marshal(l.srv.Policy)
+		fmt.Fprintf(h, "\x00%s\x00%s\x00%x\x00%t\x00%s", name, l.srv.Prefix(), l.sum, l.tools != nil, b)
+	}
+	return string(h.Sum(nil))
 }
 
 // skip logs, once per reason, that a hosted tool is not exposed.
@@ -478,23 +556,61 @@ func (c *catalog) skip(ref ToolRef, err error) {
 		"server", ref.Server, "tool", ref.Tool, "reason", err)
 }
 
-// addable says why go-sdk's AddTool would refuse t (it panics), if it would:
-// an inputSchema that is missing or not of type object.
+// addable says why t cannot be offered, if it cannot: go-sdk's AddTool
+// would refuse it (it panics on an inputSchema that is missing or not of
+// type object), or a caller's SDK would. The official TypeScript SDK's
+// client (Claude Desktop and many editors are built on it) checks the shape
+// the MCP schema gives a tool's schemas: "type": "object", "properties" an
+// object of objects (not true or false, though JSON Schema allows them),
+// "required" a list of names; for the outputSchema too. One tool it
+// refuses fails its whole tools/list, so that one hosted server's mistake
+// would hide every tool colibri offers.
 func addable(t *mcp.Tool) error {
 	if t.InputSchema == nil {
 		return errors.New("it has no inputSchema")
 	}
-	b, err := json.Marshal(t.InputSchema)
+	if err := portableSchema(t.InputSchema); err != nil {
+		return fmt.Errorf("its inputSchema %w", err)
+	}
+	if t.OutputSchema != nil {
+		if err := portableSchema(t.OutputSchema); err != nil {
+			return fmt.Errorf("its outputSchema %w", err)
+		}
+	}
+	return nil
+}
+
+// portableSchema says how schema (a tool's inputSchema or outputSchema)
+// strays from the shape MCP gives it, if it does.
+func portableSchema(schema any) error {
+	b, err := json.Marshal(schema)
 	if err != nil {
-		return fmt.Errorf("its inputSchema cannot be encoded: %w", err)
+		return fmt.Errorf("cannot be encoded: %w", err)
 	}
 	var m map[string]any
 	if json.Unmarshal(b, &m) != nil || m["type"] != "object" {
-		return errors.New(`its inputSchema is not of "type": "object", which MCP requires of a tool's input`)
+		return errors.New(`is not of "type": "object", which MCP requires`)
 	}
-	if t.OutputSchema != nil {
-		if _, err := json.Marshal(t.OutputSchema); err != nil {
-			return fmt.Errorf("its outputSchema cannot be encoded: %w", err)
+	if p, ok := m["properties"]; ok {
+		props, ok := p.(map[string]any)
+		if !ok {
+			return errors.New(`has "properties" that is not an object, which MCP requires`)
+		}
+		for name, v := range props {
+			if _, ok := v.(map[string]any); !ok {
+				return fmt.Errorf(`has a property %q whose schema is not an object, which MCP requires`, oneLine(name, 64))
+			}
+		}
+	}
+	if r, ok := m["required"]; ok {
+		req, ok := r.([]any)
+		if !ok {
+			return errors.New(`has "required" that is not a list of names, which MCP requires`)
+		}
+		for _, v := range req {
+			if _, ok := v.(string); !ok {
+				return errors.New(`has "required" that is not a list of names, which MCP requires`)
+			}
 		}
 	}
 	return nil
@@ -529,9 +645,11 @@ func (c *catalog) visibleTo(ctx context.Context, res *mcp.ListToolsResult) {
 	for _, t := range res.Tools {
 		ref, hosted := c.routes[t.Name]
 		if hosted {
+			// By the index, not by a search of the list: a page is a
+			// thousand tools, and a server may list tens of thousands.
 			l := c.lists[ref.Server]
-			tool := toolNamed(l.tools, ref.Tool)
-			if tool == nil || !c.s.allowed(ctx, reg, l.srv, tool).Allow {
+			tool := l.byName[ref.Tool]
+			if tool == nil || !reg.Rules(l.srv).Empty() && !c.s.allowed(ctx, reg, l.srv, tool).Allow {
 				continue
 			}
 		}

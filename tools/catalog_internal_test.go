@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -65,4 +66,41 @@ func TestAddRecovers(t *testing.T) {
 		t.Errorf("the refusal was not logged:\n%s", logs)
 	}
 	_ = server
+}
+
+// A tools/list page of exposed tools is filtered by an index, not by a
+// search of the hosted list for each tool: with 20,000 hosted tools, the
+// pages of one listing take milliseconds (a search made it seconds).
+func TestVisibleToScales(t *testing.T) {
+	srv := &registry.Server{Name: "big", Command: "/nonexistent/server"}
+	reg := &registry.Registry{Servers: map[string]*registry.Server{"big": srv}}
+	h := host.New(host.Options{Timeout: 5 * time.Second})
+	defer h.Close()
+	s := New(Options{Registry: func() (*registry.Registry, error) { return reg, nil }, Host: h, Aggregate: true, RegistryPoll: -1})
+	defer s.Close()
+	s.cat.refresh()
+	var hosted []*mcp.Tool
+	for i := range 20_000 {
+		hosted = append(hosted, &mcp.Tool{Name: fmt.Sprintf("t%05d", i), InputSchema: map[string]any{"type": "object"}})
+	}
+	s.cat.heard(srv, hosted)
+
+	var page []*mcp.Tool
+	for i := range 20_000 {
+		page = append(page, &mcp.Tool{Name: fmt.Sprintf("big__t%05d", i)})
+	}
+	begun := time.Now()
+	kept := 0
+	for p := range 20 {
+		res := &mcp.ListToolsResult{Tools: page[p*1000 : (p+1)*1000]}
+		s.cat.visibleTo(t.Context(), res)
+		kept += len(res.Tools)
+	}
+	if kept != 20_000 {
+		t.Fatalf("%d of 20,000 exposed tools kept", kept)
+	}
+	t.Logf("filtering one listing of 20,000 exposed tools took %s", time.Since(begun))
+	if took := time.Since(begun); took > 500*time.Millisecond {
+		t.Errorf("filtering one listing of 20,000 exposed tools took %s", took)
+	}
 }

@@ -147,12 +147,19 @@ func registryProblem(err error) string {
 	return "The registry cannot be read just now, so every tool answers a config error until it is fixed: " + msg
 }
 
-// oneLine is s on one line, control characters made spaces, cut to at most
-// max runes (with "…").
+// oneLine is s on one line, control characters made spaces and format
+// characters dropped, cut to at most max runes (with "…"). Format
+// characters (bidirectional overrides, zero-width spaces and joiners) show
+// nothing, or reorder what an editor shows around them ("Trojan Source"):
+// a model and a person reading the same description should read the same
+// text.
 func oneLine(s string, max int) string {
 	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		switch {
+		case unicode.IsControl(r):
 			return ' '
+		case unicode.Is(unicode.Cf, r):
+			return -1
 		}
 		return r
 	}, strings.TrimSpace(s))

@@ -185,10 +185,20 @@ func peer(t *testing.T, name string) string {
 }
 
 // The official TypeScript SDK in aggregate mode (testdata/peers/ts-aggregate.mjs).
+// The registry also holds a server with a tool whose outputSchema is not an
+// object: this SDK refuses a whole tools/list for one such tool, so colibri
+// must leave it out.
 func TestTypeScriptClientAggregate(t *testing.T) {
 	everythingPath(t)
+	toolsFile := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(toolsFile, []byte(`{"tools":[{"name":"fine","inputSchema":{"type":"object"}},`+
+		`{"name":"unportable","inputSchema":{"type":"object"},"outputSchema":{"type":"string"}}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	servers := everything(t)
+	servers["odd"] = map[string]any{"command": fakeBin, "args": []string{"listed-tools"}, "env": map[string]any{"FAKEMCP_TOOLS_FILE": toolsFile}}
 	script, _ := filepath.Abs("../../testdata/peers/ts-aggregate.mjs")
-	cmd := exec.Command("node", script, colibriBin, writeRegistry(t, everything(t)))
+	cmd := exec.Command("node", script, colibriBin, writeRegistry(t, servers))
 	cmd.Dir = filepath.Dir(script)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

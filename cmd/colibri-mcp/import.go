@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -170,7 +171,7 @@ func readEditorFile(path string) ([]byte, error) {
 func printImport(w io.Writer, path string, res *editorconf.Result, registryPath string) {
 	fmt.Fprintf(w, "%s, %s: %s\n", path, res.Format.Describe(), count(len(res.Entries), "server"))
 	for _, e := range res.Entries {
-		fmt.Fprintf(w, "\n%s: %s\n", quote(e.Name), e.JSON())
+		fmt.Fprintf(w, "\n%s: %s\n", quote(e.Name), e.Preview())
 	}
 	if len(res.Entries) > 0 || len(res.Notes) > 0 {
 		fmt.Fprintln(w)
@@ -280,12 +281,14 @@ func importWrite(registryPath, source string, res *editorconf.Result, w io.Write
 	}
 	backup := ""
 	if old != nil {
-		backup = target + ".bak"
-		if err := writeAtomic(backup, old, mode); err != nil {
+		if backup, err = keepBackup(target, old, mode); err != nil {
 			return failed(fmt.Errorf("import: keeping the old registry as %s: %w: nothing written", backup, err))
 		}
 	}
-	if err := writeAtomic(target, merged, mode); err != nil {
+	if err := writeAtomic(target, merged, mode, func() error { return stillHolds(target, old) }); err != nil {
+		if backup != "" {
+			os.Remove(backup) // nothing was written: it keeps nothing
+		}
 		return failed(fmt.Errorf("import: writing %s: %w", registryPath, err))
 	}
 	fmt.Fprintf(w, "added to %s: %s\n", registryPath, strings.Join(added, ", "))
@@ -340,10 +343,66 @@ func readRegistryFile(path string) ([]byte, fs.FileMode, error) {
 	return data, st.Mode().Perm(), nil
 }
 
+// keepBackup keeps data, the registry import is about to replace, beside
+// it: as FILE.bak, or, when that exists already (kept by an earlier
+// import: the user's registry as it was before the first), as FILE.bak.1,
+// FILE.bak.2, …, the first name free. No backup is ever overwritten, so the
+// user's original survives every later import. It returns the name used.
+func keepBackup(target string, data []byte, mode fs.FileMode) (string, error) {
+	for n := 0; ; n++ {
+		name := target + ".bak"
+		if n > 0 {
+			name += "." + strconv.Itoa(n)
+		}
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return name, err
+		}
+		_, err = f.Write(data)
+		if err == nil {
+			err = f.Chmod(mode) // O_CREATE's mode is less the umask
+		}
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(name)
+		}
+		return name, err
+	}
+}
+
+// errRegistryChanged is an edit of the registry made while import ran:
+// writing would lose it.
+var errRegistryChanged = errors.New("the registry changed while import ran (was it being edited?): nothing written; run import again")
+
+// stillHolds checks that path still holds data (nil: that it does not
+// exist), as when import read it.
+func stillHolds(path string, data []byte) error {
+	now, err := os.ReadFile(path)
+	switch {
+	case data == nil && errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	case err != nil || !bytes.Equal(now, data):
+		return errRegistryChanged
+	}
+	return nil
+}
+
 // writeAtomic replaces path with data: a temporary file in the same folder,
 // given mode, synced, then renamed over path. colibri reads the registry on
-// every request: it sees the old file or the new one, never a part.
-func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
+// every request: it sees the old file or the new one, never a part. check,
+// when not nil, runs just before the rename; its error leaves path as it
+// is.
+func writeAtomic(path string, data []byte, mode fs.FileMode, check func() error) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -366,6 +425,11 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
 	}
 	if err = f.Close(); err != nil {
 		return err
+	}
+	if check != nil {
+		if err = check(); err != nil {
+			return err
+		}
 	}
 	if err = os.Rename(f.Name(), path); err != nil {
 		return err

@@ -7,6 +7,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -410,5 +411,110 @@ func TestImportWriteFollowsLink(t *testing.T) {
 	}
 	if bak, _ := os.ReadFile(target + ".bak"); string(bak) != before {
 		t.Errorf("%s.bak = %q", target, bak)
+	}
+}
+
+// A secret that must stay in the registry (colibri passes argv unchanged;
+// a URL is kept as it is) is noted and hidden in what import prints, in
+// every mode but --json, whose document is the registry; a URL with a
+// password in an env value is moved like any secret.
+func TestImportHidesSecretsThatStay(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "claude_desktop_config.json")
+	os.WriteFile(file, []byte(`{"mcpServers": {
+		"pg": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-postgres", "postgresql://me:argv-url-secret@localhost/db", "--api-key", "argv-flag-secret"],
+		       "env": {"DATABASE_URL": "postgres://me:env-url-secret@localhost/db"}}}}`), 0o644)
+	stay := []string{"argv-url-secret", "argv-flag-secret"}
+	reg := filepath.Join(t.TempDir(), "external-mcp.json")
+	for _, mode := range [][]string{nil, {"--write"}} {
+		code, stdout, stderr := runHere(t, nil, append([]string{"--external-config", reg, "import", file}, mode...)...)
+		if code != 0 {
+			t.Fatalf("import %v: exit %d: %s", mode, code, stderr)
+		}
+		for _, secret := range append(stay, "env-url-secret") {
+			if strings.Contains(stdout+stderr, secret) {
+				t.Errorf("import %v printed %s:\n%s%s", mode, secret, stdout, stderr)
+			}
+		}
+		if !strings.Contains(stdout, "moved to environment: DATABASE_URL (server pg)") || !strings.Contains(stdout, "args/2 is a URL with a password") {
+			t.Errorf("import %v does not say what it moved and what stays:\n%s", mode, stdout)
+		}
+		if mode == nil && !strings.Contains(stdout, `"postgresql://me:<hidden>@localhost/db"`) {
+			t.Errorf("the preview does not show where the hidden value is:\n%s", stdout)
+		}
+	}
+	written, _ := os.ReadFile(reg)
+	if strings.Contains(string(written), "env-url-secret") || !strings.Contains(string(written), `"DATABASE_URL": "${DATABASE_URL}"`) {
+		t.Errorf("the registry:\n%s", written)
+	}
+	for _, secret := range stay {
+		if !strings.Contains(string(written), secret) {
+			t.Errorf("the registry lacks the argument %s, which the server needs:\n%s", secret, written)
+		}
+	}
+}
+
+// No import ever overwrites a backup: the first keeps the user's registry
+// as FILE.bak, each later one the registry it replaced as FILE.bak.1,
+// FILE.bak.2, …, and says which.
+func TestImportWriteKeepsEveryBackup(t *testing.T) {
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "external-mcp.json")
+	original := `{"servers": {"mine": {"command": "/usr/local/bin/mine"}}}`
+	os.WriteFile(reg, []byte(original), 0o600)
+	// A link planted where the second backup would go is not followed.
+	os.Symlink(filepath.Join(dir, "elsewhere"), reg+".bak.1")
+	var states []string
+	for i, name := range []string{"one", "two", "three"} {
+		file := filepath.Join(t.TempDir(), "claude_desktop_config.json")
+		os.WriteFile(file, []byte(`{"mcpServers": {"`+name+`": {"command": "/usr/local/bin/`+name+`"}}}`), 0o644)
+		before, _ := os.ReadFile(reg)
+		states = append(states, string(before))
+		code, stdout, stderr := runHere(t, nil, "--external-config", reg, "import", file, "--write")
+		want := []string{reg + ".bak", reg + ".bak.2", reg + ".bak.3"}[i]
+		if code != 0 || !strings.Contains(stdout, "the previous registry is kept as "+want+"\n") {
+			t.Fatalf("import %d: exit %d, want the backup %s:\n%s%s", i+1, code, want, stdout, stderr)
+		}
+	}
+	for i, bak := range []string{".bak", ".bak.2", ".bak.3"} {
+		got, err := os.ReadFile(reg + bak)
+		if err != nil || string(got) != states[i] {
+			t.Errorf("%s: %q (%v), want the registry before import %d: %q", bak, got, err, i+1, states[i])
+		}
+		if st, _ := os.Stat(reg + bak); st == nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: not the registry's mode 0600", bak)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "elsewhere")); err == nil {
+		t.Error("a backup was written through a link")
+	}
+}
+
+// An edit of the registry made while import ran is never lost: the
+// rename that would replace the file checks first that it still holds what
+// import read, and leaves it (and no temporary file) if not.
+func TestImportWriteKeepsAConcurrentEdit(t *testing.T) {
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "external-mcp.json")
+	read := []byte(`{"servers": {}}`)
+	edited := []byte(`{"servers": {"edited": {"command": "/bin/true"}}}`)
+	os.WriteFile(reg, edited, 0o644) // edited after import read it
+	err := writeAtomic(reg, []byte(`{"servers": {"imported": {"command": "/bin/true"}}}`), 0o644, func() error { return stillHolds(reg, read) })
+	if !errors.Is(err, errRegistryChanged) {
+		t.Errorf("writeAtomic over a changed registry: %v", err)
+	}
+	if now, _ := os.ReadFile(reg); !bytes.Equal(now, edited) {
+		t.Errorf("the edit was lost: %s", now)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("files left: %v", entries)
+	}
+	// A registry created meanwhile, where import found none, is kept too.
+	fresh := filepath.Join(dir, "new.json")
+	os.WriteFile(fresh, edited, 0o644)
+	if err := writeAtomic(fresh, read, 0o644, func() error { return stillHolds(fresh, nil) }); !errors.Is(err, errRegistryChanged) {
+		t.Errorf("writeAtomic over a registry created meanwhile: %v", err)
+	}
+	if err := writeAtomic(reg, read, 0o644, func() error { return stillHolds(reg, edited) }); err != nil {
+		t.Errorf("writeAtomic over an unchanged registry: %v", err)
 	}
 }

@@ -28,6 +28,9 @@ func Detect(data []byte, filename string) (Format, error) {
 	doc, jsonErr := decodeJSONC(data)
 	if jsonErr != nil {
 		var t map[string]any
+		if tomlNesting(data) != nil {
+			return "", jsonErr
+		}
 		if _, err := toml.Decode(string(data), &t); err == nil {
 			if _, ok := t["mcp_servers"]; ok {
 				return Codex, nil

@@ -81,6 +81,8 @@ type Entry struct {
 	TimeoutMS     int64             `json:"timeout_ms,omitempty"`
 	CallTimeoutMS int64             `json:"call_timeout_ms,omitempty"`
 	Description   string            `json:"description,omitempty"`
+
+	hidden map[string]string // secrets that stay, by location, as Preview shows them
 }
 
 // Remote reports whether the entry is a url entry.

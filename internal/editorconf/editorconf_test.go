@@ -3,6 +3,7 @@ package editorconf
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -199,6 +200,19 @@ func TestParseValues(t *testing.T) {
 		{"a secret in a url's query is noted", Cursor,
 			`{"mcpServers": {"a": {"url": "https://x/mcp?api_key=v"}}}`,
 			`{"a":{"url":"https://x/mcp?api_key=v"}}`, "", `the url's query parameter "api_key" looks like a secret`},
+		{"a password in a url is noted", Cursor,
+			`{"mcpServers": {"a": {"url": "https://me:pw@x/mcp"}}}`,
+			`{"a":{"url":"https://me:pw@x/mcp"}}`, "", `the url holds a user name and password: they stay in the registry`},
+		// An env value whose name says nothing may still be a login: a
+		// database URL with its password, as server-postgres takes it.
+		{"an env value that is a URL with a password moves", Claude,
+			`{"mcpServers": {"a": {"command": "x", "env": {"DATABASE_URL": "postgres://me:pw@h/db", "HOME_URL": "https://h/", "NO_PW": "https://me@h/", "REF": "postgres://me:${PW}@h/db", "Q": "https://h/?token=t&x=1"}}}}`,
+			`{"a":{"command":"x","env":{"DATABASE_URL":"${DATABASE_URL}","HOME_URL":"https://h/","NO_PW":"https://me@h/","Q":"${Q}","REF":"postgres://me:${PW}@h/db"}}}`,
+			"DATABASE_URL@a Q@a", ""},
+		{"an argument that is a URL with a password is noted", Claude,
+			`{"mcpServers": {"a": {"command": "x", "args": ["postgresql://me:pw@localhost/db", "https://h/x"]}}}`,
+			`{"a":{"command":"x","args":["postgresql://me:pw@localhost/db","https://h/x"]}}`, "",
+			"args/0 is a URL with a password or a secret-looking query parameter: it stays in the registry as it is"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := home
@@ -301,6 +315,9 @@ func TestParseTypeErrors(t *testing.T) {
 		{Codex, "[mcp_servers.\"my server\"]\nargs = \"x\"\n", `mcp_servers."my server".args: want an array of strings, got a string`},
 		{Codex, "[mcp_servers.a]\nenv_vars = [1]\n", "mcp_servers.a.env_vars[0]: want a variable name or a table with name, got a number"},
 		{Codex, "mcp_servers = 1\n", "mcp_servers: want a table, got a number"},
+		// Types of TOML's own, named in TOML's words, never Go's.
+		{Codex, "[[mcp_servers.a]]\ncommand = \"x\"\n", "mcp_servers.a: want a table, got an array of tables"},
+		{Codex, "[mcp_servers.a]\ncommand = 1979-05-27T07:32:00Z\n", "mcp_servers.a.command: want a string, got a date or time"},
 		{Codex, "[mcp_servers.a]\nbearer_token = sk-IMPORT-SECRET-123\n", "line 2, column 16: invalid TOML: expected value (after the key mcp_servers.a.bearer_token)"},
 		{Codex, "[mcp_servers.a]\nargs = [\"x\" sk]\n", "line 2, column 13: invalid TOML: expected a comma (',') or array terminator (']')"},
 	} {
@@ -423,5 +440,62 @@ func TestMerge(t *testing.T) {
 		if _, _, _, err := Merge([]byte(bad), entries); err == nil {
 			t.Errorf("Merge(%s): no error", bad)
 		}
+	}
+}
+
+// The preview import prints hides the secrets that stay in an entry (in
+// argv and in URLs), and only there: the entry itself, which is written,
+// keeps them.
+func TestPreviewHidesSecretsThatStay(t *testing.T) {
+	res := parse(t, Claude, `{"mcpServers": {
+		"l": {"command": "x", "args": ["--api-key", "s1", "--token=s2", "--verbose", "on", "postgresql://me:s3@h/db", "https://h/?key=s4&x=1"]},
+		"r": {"url": "https://me:s5@h/mcp?access_token=s6&page=2"}}}`, Options{})
+	var shown strings.Builder
+	for _, e := range res.Entries {
+		shown.Write(e.Preview())
+	}
+	for _, want := range []string{`"--api-key",`, `"<hidden>",`, `"--token=<hidden>",`, `"on",`, `"postgresql://me:<hidden>@h/db",`,
+		`"https://h/?key=<hidden>&x=1"`, `"url": "https://me:<hidden>@h/mcp?access_token=<hidden>&page=2"`} {
+		if !strings.Contains(shown.String(), want) {
+			t.Errorf("the preview lacks %s:\n%s", want, shown.String())
+		}
+	}
+	for _, secret := range []string{"s1", "s2", "s3", "s4", "s5", "s6"} {
+		if strings.Contains(shown.String(), `"`+secret) || strings.Contains(shown.String(), ":"+secret) || strings.Contains(shown.String(), "="+secret) {
+			t.Errorf("the preview shows %s:\n%s", secret, shown.String())
+		}
+	}
+	if got := entryJSON(t, res); got != `{"l":{"command":"x","args":["--api-key","s1","--token=s2","--verbose","on","postgresql://me:s3@h/db","https://h/?key=s4\u0026x=1"]},"r":{"url":"https://me:s5@h/mcp?access_token=s6\u0026page=2"}}` {
+		t.Errorf("the entries, as written: %s", got)
+	}
+}
+
+// TOML nested deeper than maxTOMLDepth is refused before BurntSushi/toml,
+// whose cost grows with the square of the nesting, reads it (10,000 nested
+// inline tables, 40 KB, took it 18 s and 4 GB). Brackets in strings and
+// comments do not count.
+func TestTOMLNesting(t *testing.T) {
+	deep := func(open, close string, n int) string {
+		return strings.Repeat(open, n) + "1" + strings.Repeat(close, n)
+	}
+	for _, doc := range []string{
+		"[mcp_servers.a]\ncommand = \"x\"\nenv = " + deep("{a=", "}", 2000) + "\n",
+		"[mcp_servers.a]\ncommand = \"x\"\nargs = " + deep("[", "]", maxTOMLDepth+1) + "\n",
+	} {
+		_, err := Parse([]byte(doc), Codex, Options{})
+		if err == nil || !strings.HasPrefix(err.Error(), "line 3, column ") || !strings.HasSuffix(err.Error(), fmt.Sprintf("invalid TOML: arrays and inline tables nested more than %d deep", maxTOMLDepth)) {
+			t.Errorf("%.60s…: %v", doc, err)
+		}
+		if f, err := Detect([]byte(doc), "config"); err == nil {
+			t.Errorf("Detect of a file too deep: %s", f)
+		}
+	}
+	brackets := strings.Repeat("[{", 200)
+	ok := "[mcp_servers.a]\ncommand = \"x\" # " + brackets + "\n" +
+		"args = [\"" + brackets + "\", '" + brackets + "', \"\"\"\n" + brackets + "\"\"\", '''" + brackets + "''', \"\\\"" + brackets + "\"]\n" +
+		"[other]\nnested = " + deep("[", "]", maxTOMLDepth-1) + "\n"
+	res, err := Parse([]byte(ok), Codex, Options{})
+	if err != nil || len(res.Entries) != 1 || len(res.Entries[0].Args) != 5 {
+		t.Errorf("brackets in strings and comments, and %d levels: %v", maxTOMLDepth, err)
 	}
 }

@@ -319,6 +319,9 @@ func (c *converter) fromZed(name string, o object) (*spec, error) {
 
 // parseCodex reads Codex's config.toml: [mcp_servers.NAME] tables.
 func (c *converter) parseCodex(data []byte) error {
+	if err := tomlNesting(data); err != nil {
+		return err
+	}
 	var doc map[string]any
 	if _, err := toml.Decode(string(data), &doc); err != nil {
 		return tomlError(err)
@@ -533,7 +536,7 @@ func (c *converter) stdio(e *Entry, s *spec) {
 		if !validVarName(k) {
 			variable = VarName(e.Name, k)
 		}
-		e.Env[k] = c.secretValue(e, s.env[k], where{key: "env/" + k, expr: true}, SecretName(k), variable, "env "+k)
+		e.Env[k] = c.secretValue(e, s.env[k], where{key: "env/" + k, expr: true}, SecretName(k) || credentials(s.env[k]), variable, "env "+k)
 	}
 	for _, k := range s.envRefs {
 		if e.Env == nil {
@@ -567,7 +570,7 @@ func (c *converter) remote(e *Entry, s *spec) {
 		if e.Headers == nil {
 			e.Headers = map[string]string{}
 		}
-		e.Headers[h] = c.secretValue(e, s.headers[h], where{key: "headers/" + h, expr: true}, SecretName(h), VarName(e.Name, h), "header "+h)
+		e.Headers[h] = c.secretValue(e, s.headers[h], where{key: "headers/" + h, expr: true}, SecretName(h) || credentials(s.headers[h]), VarName(e.Name, h), "header "+h)
 	}
 	for _, h := range slices.Sorted(maps.Keys(s.headerRefs)) {
 		if e.Headers == nil {

@@ -137,3 +137,36 @@ func (e *Entry) JSON() []byte {
 	_ = json.Indent(&b, marshal(e), "", "  ")
 	return b.Bytes()
 }
+
+// Preview is JSON with the secrets that stay in the entry hidden: an
+// argument that follows a secret-looking flag, a URL's password or
+// secret-looking query value (in args or url). They are noted, and written
+// to the registry as they are; only what import prints for a person to read
+// leaves them out.
+func (e *Entry) Preview() []byte {
+	if len(e.hidden) == 0 {
+		return e.JSON()
+	}
+	cp := *e
+	cp.Args = slices.Clone(e.Args)
+	for loc, shown := range e.hidden {
+		if loc == "url" {
+			cp.URL = shown
+			continue
+		}
+		var i int
+		if _, err := fmt.Sscanf(loc, "args/%d", &i); err == nil && i < len(cp.Args) {
+			cp.Args[i] = shown
+		}
+	}
+	return cp.JSON()
+}
+
+// hide shows a secret that stays at loc ("args/3", "url") as shown in the
+// preview.
+func (e *Entry) hide(loc, shown string) {
+	if e.hidden == nil {
+		e.hidden = map[string]string{}
+	}
+	e.hidden[loc] = shown
+}

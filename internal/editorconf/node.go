@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 )
 
 // node is a decoded JSON or TOML value and where it is in its file, so that
@@ -73,8 +74,12 @@ func typeName(v any, toml bool) string {
 			return "a table"
 		}
 		return "an object"
+	case []map[string]any:
+		return "an array of tables"
+	case time.Time:
+		return "a date or time"
 	}
-	return fmt.Sprintf("a %T", v)
+	return "a value of another type" // never a Go type: the reader wrote TOML or JSON
 }
 
 // object is an object (a table, in TOML) with its members' locations.

@@ -2,7 +2,9 @@ package editorconf
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -271,7 +273,8 @@ func (c *converter) rename(m *Moved, name string) {
 }
 
 // argSecrets notes arguments that look like secrets: colibri passes argv as
-// it is, so they stay in the registry; the note says so without the value.
+// it is, so they stay in the registry; the note says so without the value,
+// and the preview hides them.
 func (c *converter) argSecrets(e *Entry) {
 	for i, a := range e.Args {
 		flag, hasValue := "", false
@@ -280,22 +283,83 @@ func (c *converter) argSecrets(e *Entry) {
 		} else if i > 0 && strings.HasPrefix(e.Args[i-1], "-") && !strings.HasPrefix(a, "-") && !strings.Contains(e.Args[i-1], "=") {
 			flag, hasValue = e.Args[i-1], true
 		}
-		if hasValue && SecretName(strings.TrimLeft(flag, "-")) {
+		switch {
+		case hasValue && SecretName(strings.TrimLeft(flag, "-")):
 			c.note(e.Name, fmt.Sprintf("args/%d looks like a secret (the value of %s): it stays in the registry as it is, because colibri passes argv unchanged; if the server can read it from a variable, pass it through env instead", i, flag))
+			if strings.HasPrefix(a, flag+"=") {
+				e.hide(fmt.Sprintf("args/%d", i), flag+"="+hidden)
+			} else {
+				e.hide(fmt.Sprintf("args/%d", i), hidden)
+			}
+		case credentials(a):
+			c.note(e.Name, fmt.Sprintf("args/%d is a URL with a password or a secret-looking query parameter: it stays in the registry as it is, because colibri passes argv unchanged; if the server can read it from a variable, pass it through env instead", i))
+			e.hide(fmt.Sprintf("args/%d", i), maskURL(a))
 		}
 	}
 }
 
-// urlSecrets notes a query parameter of a remote server's URL that looks
-// like a secret (https://…/mcp?api_key=…), without the value.
+// urlSecrets notes the credentials in a remote server's URL, a password
+// (https://user:pass@…) or a query parameter that looks like a secret
+// (https://…/mcp?api_key=…), without the value; the preview hides them.
 func (c *converter) urlSecrets(e *Entry) {
 	u, err := url.Parse(e.URL)
 	if err != nil {
 		return
 	}
-	for k := range u.Query() {
+	if _, ok := u.User.Password(); ok {
+		c.note(e.Name, "the url holds a user name and password: they stay in the registry as they are; prefer a header (Authorization) with ${NAME}")
+	}
+	for _, k := range slices.Sorted(maps.Keys(u.Query())) {
 		if SecretName(k) {
 			c.note(e.Name, fmt.Sprintf("the url's query parameter %q looks like a secret: it stays in the registry as it is; prefer a header or bearer_token with ${NAME}", k))
 		}
 	}
+	if credentials(e.URL) {
+		e.hide("url", maskURL(e.URL))
+	}
+}
+
+// credentials reports whether a value is a URL that holds a credential its
+// name may not tell: a password (postgres://me:pass@host/db, the commonest
+// way to give a database server its login) or a query parameter whose name
+// looks secret (?api_key=…), with a value.
+func credentials(v string) bool {
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme == "" || u.Opaque != "" {
+		return false
+	}
+	if p, ok := u.User.Password(); ok && p != "" {
+		return true
+	}
+	for k, vs := range u.Query() {
+		if SecretName(k) && slices.ContainsFunc(vs, func(v string) bool { return v != "" }) {
+			return true
+		}
+	}
+	return false
+}
+
+// hidden stands for a secret in import's preview.
+const hidden = "<hidden>"
+
+// maskURL is v with its password and secret-looking query values hidden.
+func maskURL(v string) string {
+	u, err := url.Parse(v)
+	if err != nil {
+		return hidden
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), hidden)
+	}
+	if u.RawQuery != "" {
+		parts := strings.Split(u.RawQuery, "&")
+		for i, p := range parts {
+			k, _, _ := strings.Cut(p, "=")
+			if name, err := url.QueryUnescape(k); err == nil && SecretName(name) {
+				parts[i] = k + "=" + hidden
+			}
+		}
+		u.RawQuery = strings.Join(parts, "&")
+	}
+	return strings.ReplaceAll(u.String(), url.PathEscape(hidden), hidden)
 }

@@ -455,6 +455,42 @@ var fakes = map[string]func(){
 			}
 		})
 	},
+	// Lists whatever $FAKEMCP_TOOLS_FILE holds (a tools/list result, read
+	// again for every tools/list, so that a test can change the list between
+	// a list and a call). A call answers "called NAME ARGUMENTS"; a tool whose
+	// name begins "fail" answers it with isError.
+	"listed-tools": func() {
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Params struct {
+					Name      string          `json:"name"`
+					Arguments json.RawMessage `json:"arguments"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+				continue
+			}
+			switch m.Method {
+			case "initialize":
+				rawReply(m.ID, rawInit)
+			case "tools/list":
+				b, err := os.ReadFile(os.Getenv("FAKEMCP_TOOLS_FILE"))
+				if err != nil {
+					fatal(err)
+				}
+				rawReply(m.ID, strings.ReplaceAll(string(b), "\n", ""))
+			case "tools/call":
+				b, _ := json.Marshal("called " + m.Params.Name + " " + string(m.Params.Arguments))
+				rawReply(m.ID, fmt.Sprintf(`{"content":[{"type":"text","text":%s}],"isError":%t}`, b, strings.HasPrefix(m.Params.Name, "fail")))
+			case "ping":
+				rawReply(m.ID, `{}`)
+			}
+		}
+	},
 	// Forks 50 sleepers that ignore SIGTERM and hold stdout inside the call,
 	// then never answers it.
 	"fork-storm": func() {

@@ -5,18 +5,38 @@
 //	suggest.Closest("zzz", []string{"serve"})                         // "" (nothing close)
 package suggest
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxWord is the longest word, in characters, that Closest suggests for:
+// a longer one is no typo worth a guess, and the edit distance costs the
+// product of the two lengths, so that a caller's megabyte of tool name, or a
+// hosted server's 10,000-character tool names, would cost gigabytes and
+// seconds. (MCP tool names are at most 128 characters.)
+const MaxWord = 128
 
 // Closest returns the candidate nearest to word, or "" when none is near
 // enough to be worth suggesting. Near means an edit distance (insertions,
 // deletions, substitutions and swaps of neighbours, ignoring case) of at most
 // a third of the word's length, and never less than 1 or more than 3: a
-// suggestion that is a guess misleads more than it helps.
+// suggestion that is a guess misleads more than it helps. A word longer
+// than MaxWord gets no suggestion.
 func Closest(word string, candidates []string) string {
+	n := utf8.RuneCountInString(word)
+	if n > MaxWord {
+		return ""
+	}
 	w := strings.ToLower(word)
-	limit := min(max(len([]rune(w))/3, 1), 3)
+	limit := min(max(n/3, 1), 3)
 	best, bestDist := "", limit+1
 	for _, c := range candidates {
+		// The distance is at least the difference of the lengths: a
+		// candidate that differs by more is not near (nor compared).
+		if m := utf8.RuneCountInString(c); m > n+limit || m < n-limit {
+			continue
+		}
 		d := distance(w, strings.ToLower(c))
 		// On a tie, a candidate the word begins ("server" → "servers")
 		// is the likelier intent.
