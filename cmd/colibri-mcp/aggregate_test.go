@@ -228,6 +228,7 @@ func TestTypeScriptClientAggregate(t *testing.T) {
 // The MCP Inspector's CLI finds nothing to object to in aggregate mode's
 // tools (--strict: tool-schema portability), and calls one through the gate.
 func TestInspectorAggregate(t *testing.T) {
+	t.Parallel() // a long test of its own process: it runs beside the others (docs/testing.md)
 	inspector := peer(t, "mcp-inspector")
 	reg := writeRegistry(t, everything(t))
 	// run returns the inspector's exit code, stdout, and stderr.

@@ -19,6 +19,7 @@ import (
 )
 
 func TestChaosCatalogue(t *testing.T) {
+	t.Parallel() // a long test of its own process: it runs beside the others (docs/testing.md)
 	pids := t.TempDir()
 	const timeout = time.Second
 	// The healthy server the rows are checked against keeps a timeout of its
@@ -110,13 +111,14 @@ func TestChaosCatalogue(t *testing.T) {
 			elapsed := time.Since(start)
 			// The phase's timeout, and slack for the spawn, the handshake
 			// and the answer on a loaded machine (the fake is a small Go
-			// program): far below what a hang would take without it.
-			bound := timeout + 3*time.Second
+			// program; this test runs beside other long ones): a bound,
+			// where a hang would take forever without it.
+			bound := timeout + 10*time.Second
 			switch tc.fake {
 			case "no-stdin":
 				bound += bigCost
 			case "fork-storm":
-				bound = 5*time.Second + time.Second
+				bound = 5*time.Second + 10*time.Second
 			case "stdout-flood", "stderr-flood-call":
 				bound = 30 * time.Second
 			}

@@ -25,6 +25,7 @@ func runCLI(t *testing.T, env []string, args ...string) (int, string, string) {
 // Settings of CONTRACT.md section 2: a bad value is a configuration error
 // (exit 2) that names the flag and its variable.
 func TestCLISettingsErrors(t *testing.T) {
+	t.Parallel() // a long test of its own process: it runs beside the others (docs/testing.md)
 	reg := writeRegistry(t, nil)
 	for _, tc := range []struct {
 		env  []string
@@ -64,6 +65,7 @@ func TestCLISettingsErrors(t *testing.T) {
 // (anything else is refused: TestCLIUsageErrors); the flag wins over the
 // variable.
 func TestCLICallGate(t *testing.T) {
+	t.Parallel() // a long test of its own process: it runs beside the others (docs/testing.md)
 	reg := writeRegistry(t, nil)
 	for _, tc := range []struct {
 		env  string

@@ -390,6 +390,7 @@ func TestE2EGateOffSpawnsNothing(t *testing.T) {
 
 // Each bad input gets its kind, and the next request still works.
 func TestE2EBadInputs(t *testing.T) {
+	t.Parallel() // a long test of its own process: it runs beside the others (docs/testing.md)
 	reg := writeRegistry(t, registryDoc{"flood": fakeServer("ok", "")})
 	cs := connect(t, reg, "COLIBRI_MCP_EXTERNAL_CALL=1")
 	next := func() {

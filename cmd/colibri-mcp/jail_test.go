@@ -96,6 +96,7 @@ func (f *jailFixture) take(t *testing.T) []recorded {
 // equals the contract's line exactly; list and call work through each; and
 // nothing of the jail, grandchildren included, outlives the request.
 func TestJailForms(t *testing.T) {
+	t.Parallel() // a long test of its own process: it runs beside the others (docs/testing.md)
 	f := newJailFixture(t)
 	everything := everythingPath(t)
 	helper := filepath.Join(f.bin, "colibri-jail-helper")

@@ -69,6 +69,7 @@ func TestLoad100Concurrent(t *testing.T) {
 // One server hanging never delays calls to another: with hung calls in
 // flight, calls to the demo server stay fast.
 func TestIsolationFromAHungServer(t *testing.T) {
+	t.Parallel() // a long test of its own process: it runs beside the others (docs/testing.md)
 	hung := fakeServer("hang-call", "")
 	hung["call_timeout_ms"] = 20000
 	reg := writeRegistry(t, registryDoc{"hung": hung})
