@@ -138,8 +138,8 @@ func (s *Service) handleCallTool(ctx context.Context, req *mcp.CallToolRequest) 
 	res, err := s.CallTool(ctx, in.Server, in.Name, in.Arguments, s.callerOf(ctx, req))
 	if err != nil {
 		if host.KindOf(err) == host.KindCancelled {
-			// Over stdio this result is never sent (QuietCancel): the caller
-			// cancelled the request and expects no response.
+			// Over stdio this result is never sent (internal/stdioserve):
+			// the caller cancelled the request and expects no response.
 			s.log.Debug("call cancelled", "server", in.Server, "tool", in.Name)
 		}
 		return ErrorResult(err), nil
