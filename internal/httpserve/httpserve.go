@@ -208,7 +208,7 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 		// The caller going away cancels the hosted call and ends its process.
 		PropagateRequestCancellation: true,
 	})
-	sse := &sseHandler{server: s.opts.Server, maxBody: s.opts.MaxBodyBytes, timeout: s.opts.SessionTimeout, sessions: s.sessions}
+	sse := &sseHandler{server: s.opts.Server, maxBody: s.opts.MaxBodyBytes, timeout: s.opts.SessionTimeout, sessions: s.sessions, log: s.log}
 
 	guard := sameHost(listenHost, port)
 	wrap := func(h http.Handler) http.Handler {
