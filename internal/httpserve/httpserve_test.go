@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -194,26 +195,33 @@ func rawRequest(t *testing.T, method, url, token string, header map[string]strin
 const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 
 func TestTokenFile(t *testing.T) {
-	good := writeTokens(t, "# ops\nalice   alice-token-1\n\n  bare-token_2.x~+/==  \nci-bot\tci-token\n")
-	creds, err := parseTokenFile(good)
-	if err != nil {
+	// A byte order mark, CRLF line ends, comments, blank lines, tabs; two
+	// tokens of one principal (a rotation).
+	good := writeTokens(t, "\ufeff# ops\r\nalice   alice-token-1\r\n\n  bare-token_2.x~+/==  \nci-bot\tci-token\nalice alice-token-2\n")
+	var set tokenSet
+	if err := set.load(good); err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, c := range creds {
-		got = append(got, c.principal+"="+string(c.token))
+	for token, want := range map[string]string{
+		"alice-token-1": "alice", "alice-token-2": "alice", "bare-token_2.x~+/==": "token:" + sha12("bare-token_2.x~+/=="), "ci-bot": "",
+		"ci-token": "ci-bot", "alice-token-": "", "": "", "# ops": "", "alice-token-1 ": "",
+	} {
+		if got := set.principal(token); got != want {
+			t.Errorf("the principal of %q: %q, want %q", token, got, want)
+		}
 	}
-	want := []string{"alice=alice-token-1", "token:" + sha12("bare-token_2.x~+/==") + "=bare-token_2.x~+/==", "ci-bot=ci-token"}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("credentials %v, want %v", got, want)
+	bom := writeTokens(t, "\ufeffbom-token\n")
+	if err := set.load(bom); err != nil || set.principal("bom-token") != "token:"+sha12("bom-token") {
+		t.Errorf("a file that starts with a byte order mark: %v", err)
 	}
 
-	bad := writeTokens(t, "ok-token\nname two words-token\nbob tok\"en\nbob ok2\ntoken:x tok3\nstdio tok4\nok-token\n")
-	_, err = parseTokenFile(bad)
+	bad := writeTokens(t, "ok-token\nname two words-token\nbob tok\"en\nbob ok2\ntoken:x tok3\nstdio tok4\nok-token\nbob ok3 # bob's\n")
+	_, err := parseTokenFile(bad)
 	if err == nil {
 		t.Fatal("a file with bad lines loaded")
 	}
-	for _, w := range []string{bad + ":2: 3 words", bad + ":3: the token has characters", bad + ":5: name \"token:x\"", bad + ":6: name \"stdio\" is reserved", bad + ":7: the same token as line 1"} {
+	for _, w := range []string{bad + ":2: 3 words", bad + ":3: the token has characters", bad + ":5: name \"token:x\"", bad + ":6: name \"stdio\" is reserved", bad + ":7: the same token as line 1",
+		bad + ":8: 4 words; a line is TOKEN or NAME TOKEN, and a comment is a line of its own"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %q does not say %q", err, w)
 		}
@@ -230,6 +238,36 @@ func TestTokenFile(t *testing.T) {
 	}
 	if _, err := New(Options{Addr: "0.0.0.0:0", Server: newMCPServer(nil)}); err == nil || !strings.Contains(err.Error(), "without a token file") {
 		t.Errorf("a non-loopback address without tokens: %v", err)
+	}
+}
+
+// Checking a token takes a time that tells nothing of the tokens' length: a
+// guess of the right length costs what a guess one byte shorter costs.
+// (Compared byte for byte, even in constant time, the first took the whole
+// comparison and the second none: subtle.ConstantTimeCompare returns at
+// once on a length mismatch.)
+func TestTokenCheckTellsNoLength(t *testing.T) {
+	secret := strings.Repeat("s", 60000)
+	var set tokenSet
+	if err := set.load(writeTokens(t, "alice "+secret+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	cost := func(guess string) time.Duration {
+		best := time.Duration(math.MaxInt64)
+		for range 20 {
+			start := time.Now()
+			for range 50 {
+				if set.principal(guess) != "" {
+					t.Fatal("a wrong guess passed")
+				}
+			}
+			best = min(best, time.Since(start))
+		}
+		return best
+	}
+	same, shorter := cost(strings.Repeat("g", len(secret))), cost(strings.Repeat("g", len(secret)-1))
+	if same > 3*shorter || shorter > 3*same {
+		t.Errorf("50 checks of a guess of the token's length: %v; one byte shorter: %v", same, shorter)
 	}
 }
 
