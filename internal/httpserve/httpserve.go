@@ -36,6 +36,7 @@ import (
 // Defaults of the bounds that have no flag (docs/security.md lists them).
 const (
 	DefaultReadHeaderTimeout       = 10 * time.Second
+	DefaultMaxHeaderBytes          = 64 << 10
 	DefaultBodyTimeout             = 60 * time.Second
 	DefaultWriteTimeout            = 60 * time.Second
 	DefaultIdleTimeout             = 120 * time.Second
@@ -71,6 +72,10 @@ type Options struct {
 
 	// ReadHeaderTimeout bounds reading a request's headers.
 	ReadHeaderTimeout time.Duration
+	// MaxHeaderBytes bounds a request's headers (431 beyond): they are read
+	// before anything is known of the caller. (net/http's default is 1 MiB,
+	// for every connection anyone opens.)
+	MaxHeaderBytes int
 	// BodyTimeout bounds reading a request's body, from the end of its
 	// headers. (Not http.Server.ReadTimeout, whose expiry would also cancel a
 	// response still streaming.)
@@ -125,6 +130,7 @@ func New(opts Options) (*Server, error) {
 	s.hs = &http.Server{
 		Handler:           s.handler(host, boundPort),
 		ReadHeaderTimeout: opts.ReadHeaderTimeout,
+		MaxHeaderBytes:    opts.MaxHeaderBytes,
 		IdleTimeout:       opts.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
@@ -145,6 +151,9 @@ func setDefaults(o *Options) {
 	def(&o.WriteTimeout, DefaultWriteTimeout)
 	def(&o.IdleTimeout, DefaultIdleTimeout)
 	def(&o.ShutdownTimeout, DefaultShutdownTimeout)
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
 	if o.MaxSessionsPerPrincipal <= 0 {
 		o.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
 	}

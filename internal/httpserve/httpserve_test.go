@@ -314,6 +314,32 @@ func TestUnauthenticatedRefusedBeforeBody(t *testing.T) {
 	}
 }
 
+// Headers are read before anything is known of the caller: past
+// MaxHeaderBytes (64 KiB, where net/http's default is 1 MiB) they are refused
+// with 431, and not read on.
+func TestHeaderLimit(t *testing.T) {
+	ts := start(t, Options{TokenFile: writeTokens(t, "alice alice-secret-token\n")})
+	for _, c := range []struct {
+		size int
+		want int
+	}{{32 << 10, http.StatusUnauthorized}, {100 << 10, http.StatusRequestHeaderFieldsTooLarge}} {
+		conn, err := net.Dial("tcp", ts.ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		go fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nX-Pad: %s\r\nContent-Length: 0\r\n\r\n", ts.ln.Addr(), strings.Repeat("p", c.size))
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("%d bytes of headers: %v", c.size, err)
+		}
+		if resp.StatusCode != c.want {
+			t.Errorf("%d bytes of headers: %d, want %d", c.size, resp.StatusCode, c.want)
+		}
+		conn.Close()
+	}
+}
+
 // waitClosed waits until the server has closed the connection from remote.
 func waitClosed(t *testing.T, ts *testServer, remote string, d time.Duration) {
 	t.Helper()
