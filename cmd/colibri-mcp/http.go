@@ -34,10 +34,10 @@ func serveHTTP(ctx context.Context, s *settings, svc *tools.Service) error {
 	if err != nil {
 		return usage(err)
 	}
-	if s.tokenFile != "" {
-		stop := reloadOnHUP(srv, s)
-		defer stop()
-	}
+	// Always: SIGHUP's default action ends the process at once, and
+	// `service colibri_mcp reload` sends it with or without a token file.
+	stop := reloadOnHUP(srv, s)
+	defer stop()
 	if err := srv.Serve(ctx); err != nil {
 		return failed(err)
 	}
@@ -45,7 +45,8 @@ func serveHTTP(ctx context.Context, s *settings, svc *tools.Service) error {
 }
 
 // reloadOnHUP re-reads the token file on SIGHUP. A file that fails to read
-// keeps the tokens in force, and says so.
+// keeps the tokens in force, and says so; without a token file there is
+// nothing to reload, and colibri says that.
 func reloadOnHUP(srv *httpserve.Server, s *settings) (stop func()) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGHUP)
@@ -54,7 +55,9 @@ func reloadOnHUP(srv *httpserve.Server, s *settings) (stop func()) {
 		for {
 			select {
 			case <-ch:
-				if err := srv.ReloadTokens(); err != nil {
+				if s.tokenFile == "" {
+					s.logger.Info("SIGHUP: no token file to reload (--token-file / COLIBRI_MCP_TOKEN_FILE is not set)")
+				} else if err := srv.ReloadTokens(); err != nil {
 					s.logger.Error("SIGHUP: token file not reloaded; the previous tokens stay in force", "err", err)
 				} else {
 					s.logger.Info("SIGHUP: token file reloaded", "path", s.tokenFile)

@@ -25,6 +25,7 @@ type httpColibri struct {
 	cmd    *exec.Cmd
 	url    string
 	exited chan error
+	logs   chan string // its stderr, line by line (the first 1000)
 }
 
 var urlRE = regexp.MustCompile(`url=(http://\S+/mcp)`)
@@ -45,11 +46,15 @@ func startHTTPWith(t *testing.T, addr, reg string, extraArgs ...string) *httpCol
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	c := &httpColibri{cmd: cmd, exited: make(chan error, 1)}
+	c := &httpColibri{cmd: cmd, exited: make(chan error, 1), logs: make(chan string, 1000)}
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
+			select {
+			case c.logs <- sc.Text():
+			default:
+			}
 			if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
 				select {
 				case found <- m[1]:
@@ -155,6 +160,27 @@ func TestHTTPTokens(t *testing.T) {
 	}
 	if code := post(t, c.url, map[string]string{"Authorization": "Bearer first-token-abc"}); code != http.StatusUnauthorized {
 		t.Errorf("a removed token still works after SIGHUP: %d", code)
+	}
+}
+
+// SIGHUP without a token file (`service colibri_mcp reload` sends it) is
+// logged and changes nothing; its default action would end colibri at once.
+func TestHTTPReloadWithoutTokenFile(t *testing.T) {
+	c := startHTTP(t, "127.0.0.1:0")
+	c.cmd.Process.Signal(syscall.SIGHUP)
+	deadline := time.After(10 * time.Second)
+	for logged := false; !logged; {
+		select {
+		case line := <-c.logs:
+			logged = strings.Contains(line, "SIGHUP: no token file to reload")
+		case err := <-c.exited:
+			t.Fatalf("colibri-mcp exited on SIGHUP: %v", err)
+		case <-deadline:
+			t.Fatal("SIGHUP was not logged")
+		}
+	}
+	if code := post(t, c.url, nil); code != http.StatusOK {
+		t.Errorf("after SIGHUP: %d, want 200", code)
 	}
 }
 
