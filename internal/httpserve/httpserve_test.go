@@ -573,17 +573,51 @@ func TestHostCheck(t *testing.T) {
 		{map[string]string{"Host": fmt.Sprintf("attacker.example:%d", port)}, false},
 		{map[string]string{"Origin": "http://attacker.example"}, false},
 		{map[string]string{"Origin": fmt.Sprintf("http://127.0.0.1:%d", port+1)}, false},
+		// IPv6 literal; no port where the served one is not 80; a trailing
+		// dot (another name, to a browser).
+		{map[string]string{"Host": fmt.Sprintf("[::1]:%d", port)}, true},
+		{map[string]string{"Host": "localhost"}, false},
+		{map[string]string{"Host": "[::1]"}, false},
+		{map[string]string{"Host": fmt.Sprintf("localhost.:%d", port)}, false},
+		{map[string]string{"Origin": "http://localhost"}, false},
+		{map[string]string{"Origin": "null"}, false},
+		// A page on another site makes a "no-cors" GET without Origin.
+		{map[string]string{"Sec-Fetch-Site": "cross-site"}, false},
+		{map[string]string{"Sec-Fetch-Site": "same-site"}, false},
+		{map[string]string{"Sec-Fetch-Site": "none"}, true},
 	} {
 		code, _, _ := rawRequest(t, http.MethodPost, ts.URL(), "", c.header, initialize)
 		if (code != http.StatusForbidden) != c.ok {
 			t.Errorf("%v: %d", c.header, code)
 		}
-		if !c.ok { // (an accepted GET /sse would stream on)
-			if code, _, _ = rawRequest(t, http.MethodGet, ts.base+"/sse", "", c.header, ""); code != http.StatusForbidden {
+		if !c.ok {
+			if code := sseStatus(t, ts.base+"/sse", c.header); code != http.StatusForbidden {
 				t.Errorf("/sse %v: %d, want 403", c.header, code)
 			}
 		}
 	}
+}
+
+// sseStatus is the status of GET url, whose body (an accepted event stream)
+// is not read.
+func sseStatus(t *testing.T, url string, header map[string]string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // A body over MaxBodyBytes is refused (413), on /mcp and /sse, and logged.
