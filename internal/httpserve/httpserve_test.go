@@ -725,3 +725,95 @@ func heapInUse() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.HeapInuse
 }
+
+// switchable is a bearer token that a test changes while requests run.
+type switchable struct {
+	mu    sync.Mutex
+	token string
+}
+
+func (s *switchable) set(tok string) { s.mu.Lock(); s.token = tok; s.mu.Unlock() }
+
+func (s *switchable) RoundTrip(r *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	tok := s.token
+	s.mu.Unlock()
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+tok)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// The token file is reloaded (SIGHUP) while requests run: a rotated token
+// keeps its principal's sessions, the old one is refused from then on, a
+// file that fails to load keeps the tokens in force, and nothing races.
+func TestReloadWhileRequestsRun(t *testing.T) {
+	path := writeTokens(t, "alice tok-one\n")
+	ts := start(t, Options{TokenFile: path})
+	tok := &switchable{token: "tok-one"}
+	cs, err := tryConnect(t, &mcp.StreamableClientTransport{Endpoint: ts.URL(), HTTPClient: &http.Client{Transport: tok}, DisableStandaloneSSE: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Calls run all along; each must come back as alice.
+	stop := make(chan struct{})
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+				cancel()
+				if err == nil && res.Content[0].(*mcp.TextContent).Text != "alice|alice" {
+					err = fmt.Errorf("principal %q", res.Content[0].(*mcp.TextContent).Text)
+				}
+				if err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+					return
+				}
+			}
+		}()
+	}
+	// Both tokens in force, then the client moves to the new one, then the
+	// old one goes; a broken file in between changes nothing.
+	for i := range 20 {
+		os.WriteFile(path, []byte("alice tok-one\nalice tok-two\n"), 0o600)
+		if err := ts.ReloadTokens(); err != nil {
+			t.Fatal(err)
+		}
+		tok.set([]string{"tok-one", "tok-two"}[i%2])
+		os.WriteFile(path, []byte("alice tok one two\n"), 0o600)
+		if err := ts.ReloadTokens(); err == nil {
+			t.Fatal("a broken token file loaded")
+		}
+	}
+	tok.set("tok-two")
+	os.WriteFile(path, []byte("alice tok-two\n"), 0o600)
+	if err := ts.ReloadTokens(); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		t.Fatalf("a call during the reloads: %v", err)
+	default:
+	}
+	if got := whoami(t, cs); got != "alice|alice" {
+		t.Errorf("the session after the rotation: %q", got)
+	}
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	if code, _, _ := rawRequest(t, http.MethodPost, ts.URL(), "tok-one", map[string]string{"Mcp-Session-Id": cs.ID()}, ping); code != http.StatusUnauthorized {
+		t.Errorf("the rotated-out token: %d, want 401", code)
+	}
+}
