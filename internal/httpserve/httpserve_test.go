@@ -68,6 +68,17 @@ func newMCPServer(log *slog.Logger) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "big"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct{ N int }) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("z", in.N)}}}, nil, nil
 	})
+	// flood sends N progress notifications of 1 MiB outside any request:
+	// over Streamable HTTP they travel on the session's GET stream.
+	mcp.AddTool(s, &mcp.Tool{Name: "flood"}, func(_ context.Context, req *mcp.CallToolRequest, in struct{ N int }) (*mcp.CallToolResult, any, error) {
+		msg := strings.Repeat("f", 1<<20)
+		for i := range in.N {
+			if err := req.Session.NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: "flood", Progress: float64(i), Message: msg}); err != nil {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "stopped: " + err.Error()}}}, nil, nil
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sent"}}}, nil, nil
+	})
 	return s
 }
 
@@ -413,6 +424,75 @@ func TestNonReadingClientCutOff(t *testing.T) {
 	if got := whoami(t, cs); got != AnonymousPrincipal+"|" {
 		t.Errorf("after the cut-off: %q", got)
 	}
+}
+
+// Event streams that are never read are cut off too, within WriteTimeout of
+// the write that blocked: the /sse stream (whose session ends, and frees its
+// slot) and the GET stream of a Streamable HTTP session (whose session goes
+// on).
+func TestNonReadingStreamsCutOff(t *testing.T) {
+	const bound = 500 * time.Millisecond
+	// dial opens a connection that reads little, sends a GET and reads the
+	// start of the answer, up to and with the line holding want.
+	dial := func(t *testing.T, ts *testServer, request, want string) (net.Conn, string) {
+		conn, err := net.Dial("tcp", ts.ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		conn.(*net.TCPConn).SetReadBuffer(4096)
+		fmt.Fprintf(conn, request, ts.ln.Addr())
+		br := bufio.NewReader(conn)
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("reading the stream's start: %v", err)
+			}
+			if strings.Contains(line, want) {
+				conn.SetReadDeadline(time.Time{})
+				return conn, strings.TrimSpace(line)
+			}
+		}
+	}
+	t.Run("sse", func(t *testing.T) {
+		ts := start(t, Options{WriteTimeout: bound})
+		conn, line := dial(t, ts, "GET /sse HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n", "data: ")
+		endpoint := ts.base + strings.TrimPrefix(line, "data: ")
+		for _, msg := range []string{initialize, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{"N":12582912}}}`} {
+			if code, _, body := rawRequest(t, http.MethodPost, endpoint, "", nil, msg); code != http.StatusAccepted {
+				t.Fatalf("POST %s: %d %s", msg, code, body)
+			}
+		}
+		// Never read: the answer's write blocks. (The slack is for building
+		// and encoding 12 MiB under -race.)
+		waitClosed(t, ts, conn.LocalAddr().String(), bound+30*time.Second)
+		waitFor(t, "the SSE session to end", func() bool {
+			ts.sessions.mu.Lock()
+			defer ts.sessions.mu.Unlock()
+			return len(ts.sessions.sse) == 0
+		})
+	})
+	t.Run("mcp GET", func(t *testing.T) {
+		ts := start(t, Options{WriteTimeout: bound})
+		cs := connect(t, ts.URL(), "")
+		conn, _ := dial(t, ts, "GET /mcp HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: "+cs.ID()+
+			"\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n", ": ok")
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "flood", Arguments: map[string]any{"N": 40}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Content[0].(*mcp.TextContent).Text; !strings.HasPrefix(got, "stopped: ") {
+			t.Errorf("40 MiB of notifications to a stream never read: %q, want them stopped", got)
+		}
+		waitClosed(t, ts, conn.LocalAddr().String(), bound+30*time.Second)
+		if got := whoami(t, cs); got != AnonymousPrincipal+"|" {
+			t.Errorf("the session after its stream was cut: %q", got)
+		}
+	})
 }
 
 func fdCount(t *testing.T) int {

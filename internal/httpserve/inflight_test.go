@@ -3,6 +3,7 @@ package httpserve
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -240,4 +241,39 @@ func TestSSEReusedIDDoesNotPinTheSession(t *testing.T) {
 			t.Fatal("the shutdown waited for a request go-sdk never answers")
 		}
 	})
+}
+
+// A shutdown does not wait for event streams, which never end by
+// themselves: with a GET /mcp stream and an /sse stream open and no call in
+// flight, Serve returns at once, well inside its bound, and both streams end.
+func TestShutdownDoesNotWaitForStreams(t *testing.T) {
+	ts := start(t, Options{ShutdownTimeout: time.Minute})
+	cs := connect(t, ts.URL(), "")
+	req, _ := http.NewRequest(http.MethodGet, ts.URL(), nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /mcp: %d", resp.StatusCode)
+	}
+	sse := openSSE(t, ts)
+	stopped := make(chan error, 1)
+	go func() { stopped <- ts.stop() }()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the shutdown waited for event streams")
+	}
+	io.Copy(io.Discard, resp.Body) // returns once the stream has ended
+	if ev, _ := sse.next(); ev != "" {
+		t.Errorf("the /sse stream went on after the shutdown: event %q", ev)
+	}
 }
