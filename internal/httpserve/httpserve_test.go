@@ -640,6 +640,39 @@ func TestSessionsCappedPerPrincipal(t *testing.T) {
 	}
 }
 
+// The cap holds when one principal opens many sessions at once over both
+// transports: no more than the cap are ever open.
+func TestSessionCapHoldsUnderRace(t *testing.T) {
+	const limit, tries = 3, 40
+	ts := start(t, Options{MaxSessionsPerPrincipal: limit, TokenFile: writeTokens(t, "alice tok-alice\n")})
+	var wg sync.WaitGroup
+	opened := make(chan *mcp.ClientSession, tries)
+	for i := range tries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: ts.URL(), HTTPClient: httpClient("tok-alice"), DisableStandaloneSSE: true}
+			if i%2 == 0 {
+				tr = &mcp.SSEClientTransport{Endpoint: ts.base + "/sse", HTTPClient: httpClient("tok-alice")}
+			}
+			client := mcp.NewClient(&mcp.Implementation{Name: "racer", Version: "1"}, nil)
+			if cs, err := client.Connect(t.Context(), tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}); err == nil {
+				opened <- cs
+			}
+		}()
+	}
+	wg.Wait()
+	close(opened)
+	n := 0
+	for cs := range opened {
+		n++
+		defer cs.Close()
+	}
+	if n != limit {
+		t.Errorf("%d sessions opened at once by one principal, want the cap, %d", n, limit)
+	}
+}
+
 // The Host and Origin checks ignore case, and refuse other hosts.
 func TestHostCheck(t *testing.T) {
 	ts := start(t, Options{})
