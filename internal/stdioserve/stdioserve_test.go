@@ -25,6 +25,7 @@ type session struct {
 	started chan struct{}
 	release chan struct{}
 	stopped chan struct{} // a wait call's context ended (the call was cancelled)
+	step    chan float64  // a steps call reports this progress
 	// handled receives each response go-sdk handed to the transport's
 	// Write, once Write has returned (written, or dropped).
 	handled chan *jsonrpc.Response
@@ -38,7 +39,7 @@ func newSession(t *testing.T, maxBytes int, drain time.Duration) *session {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	s := &session{t: t, in: inW, out: bufio.NewReaderSize(outR, 1<<20), done: make(chan error, 1),
-		logs: make(chan string, 100), started: make(chan struct{}, 10), release: make(chan struct{}), stopped: make(chan struct{}, 10),
+		logs: make(chan string, 100), started: make(chan struct{}, 10), release: make(chan struct{}), stopped: make(chan struct{}, 10), step: make(chan float64),
 		handled: make(chan *jsonrpc.Response, 1000), cancels: make(chan string, 100)}
 	server := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	released := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}
@@ -62,6 +63,21 @@ func newSession(t *testing.T, maxBytes int, drain time.Duration) *session {
 			<-s.release
 		}
 		return released, nil, nil
+	})
+	// steps reports progress once for each value sent on s.step, until
+	// released.
+	mcp.AddTool(server, &mcp.Tool{Name: "steps"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		s.started <- struct{}{}
+		for {
+			select {
+			case n := <-s.step:
+				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: n})
+			case <-s.release:
+				return released, nil, nil
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		}
 	})
 	// pingback pings the caller: a request of colibri's own.
 	mcp.AddTool(server, &mcp.Tool{Name: "pingback"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
@@ -100,6 +116,23 @@ type response struct {
 		Message string `json:"message"`
 	} `json:"error"`
 	HasID bool `json:"-"`
+}
+
+// recvRaw reads the next line as it is, within a deadline.
+func (s *session) recvRaw() string {
+	s.t.Helper()
+	ch := make(chan string, 1)
+	go func() {
+		l, _ := s.out.ReadString('\n')
+		ch <- l
+	}()
+	select {
+	case l := <-ch:
+		return l
+	case <-time.After(10 * time.Second):
+		s.t.Fatal("no line within 10s")
+		return ""
+	}
 }
 
 // recv reads the next line, within a deadline.
@@ -436,6 +469,35 @@ func TestEOFAnswersCallsInFlight(t *testing.T) {
 	r := s.recv()
 	if r.Error != nil || r.ID != 1.0 || !strings.Contains(string(r.Result), "released") {
 		t.Fatalf("the call in flight at EOF: %+v (%s)", r, r.Result)
+	}
+	select {
+	case <-s.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the session did not end after the drain")
+	}
+}
+
+// A call that reports progress after the input has ended gets its progress
+// through, then its answer, before the session ends.
+func TestEOFLetsProgressThrough(t *testing.T) {
+	s := newSession(t, 0, 10*time.Second)
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"steps","arguments":{},"_meta":{"progressToken":"p"}}}`)
+	<-s.started
+	s.in.Close()
+	waitLog(t, s.logs, "input ended")
+	for _, n := range []float64{1, 2} {
+		select {
+		case s.step <- n:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the call stopped when the input ended")
+		}
+		if r := s.recvRaw(); !strings.Contains(r, `"method":"notifications/progress"`) || !strings.Contains(r, fmt.Sprintf(`"progress":%v`, n)) {
+			t.Fatalf("progress %v after the end of the input: %s", n, r)
+		}
+	}
+	close(s.release)
+	if r := s.recv(); r.ID != 1.0 || !strings.Contains(string(r.Result), "released") {
+		t.Fatalf("the call's answer: %+v", r)
 	}
 	select {
 	case <-s.done:
