@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,8 +18,9 @@ const shutdownWait = 10 * time.Second
 
 // maxMessage bounds one message a caller sends, over HTTP and stdio alike:
 // a little above the largest hosted result, so that arguments as large as
-// results pass.
-func maxMessage(s *settings) int64 { return s.maxResultBytes + 1<<20 }
+// results pass. It saturates: a --max-result-bytes near the largest int64
+// must not wrap to a negative bound, which go-sdk reads as "no limit".
+func maxMessage(s *settings) int64 { return min(s.maxResultBytes, math.MaxInt64-1<<20) + 1<<20 }
 
 // serveHTTP serves colibri's HTTP face (internal/httpserve) until ctx ends.
 func serveHTTP(ctx context.Context, s *settings, svc *tools.Service) error {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -160,6 +161,17 @@ func TestHTTPTokens(t *testing.T) {
 	}
 	if code := post(t, c.url, map[string]string{"Authorization": "Bearer first-token-abc"}); code != http.StatusUnauthorized {
 		t.Errorf("a removed token still works after SIGHUP: %d", code)
+	}
+}
+
+// The largest message a caller may send is the largest result and 1 MiB,
+// saturated: a --max-result-bytes near the largest int64 wrapped to a
+// negative bound, which go-sdk reads as no limit at all.
+func TestMaxMessageSaturates(t *testing.T) {
+	for given, want := range map[int64]int64{16 << 20: 17 << 20, math.MaxInt64: math.MaxInt64, math.MaxInt64 - 1<<20: math.MaxInt64} {
+		if got := maxMessage(&settings{maxResultBytes: given}); got != want {
+			t.Errorf("--max-result-bytes %d: largest message %d, want %d", given, got, want)
+		}
 	}
 }
 

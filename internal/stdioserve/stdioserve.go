@@ -143,7 +143,7 @@ func readLine(r *bufio.Reader, limit int) (line []byte, n int, tooLong bool, err
 		chunk, err := r.ReadSlice('\n')
 		n += len(chunk)
 		if !tooLong {
-			if len(line)+len(chunk) > limit+2 { // +2: room for the "\r\n", judged below
+			if len(line)+len(chunk)-2 > limit { // -2: room for the "\r\n", judged below (and no overflow for a limit near MaxInt)
 				tooLong, line = true, nil
 			} else {
 				line = append(line, chunk...)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -347,6 +348,12 @@ func TestLineLimitIsTheMessage(t *testing.T) {
 	s.in.Close()
 	if r := s.recv(); r.Error == nil || r.Error.Code != -32600 || r.ID != nil {
 		t.Errorf("%d bytes at the end of the input: %+v, want -32600", limit+1, r)
+	}
+	// A limit as large as an int can be does not wrap around.
+	s = newSession(t, math.MaxInt, time.Second)
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	if r := s.recv(); r.Error != nil || r.ID != 1.0 {
+		t.Errorf("a ping under the largest limit: %+v (error %+v)", r, r.Error)
 	}
 }
 
