@@ -351,6 +351,32 @@ func TestHeaderLimit(t *testing.T) {
 	}
 }
 
+// Headers that trickle in, a line at a time and never ending, are cut off
+// at ReadHeaderTimeout, whatever the caller keeps sending.
+func TestHeadersDeadline(t *testing.T) {
+	const bound = 300 * time.Millisecond
+	ts := start(t, Options{ReadHeaderTimeout: bound})
+	conn, err := net.Dial("tcp", ts.ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	begun := time.Now()
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\n", ts.ln.Addr())
+	go func() {
+		for i := 0; ; i++ {
+			if _, err := fmt.Fprintf(conn, "X-Trickle-%d: x\r\n", i); err != nil {
+				return
+			}
+			time.Sleep(bound / 10) // the trickle itself, not a wait for an event
+		}
+	}()
+	waitClosed(t, ts, conn.LocalAddr().String(), bound+5*time.Second)
+	if d := time.Since(begun); d < bound {
+		t.Errorf("cut off after %v, before the bound %v", d, bound)
+	}
+}
+
 // waitClosed waits until the server has closed the connection from remote.
 func waitClosed(t *testing.T, ts *testServer, remote string, d time.Duration) {
 	t.Helper()
