@@ -484,6 +484,31 @@ func TestEOFAnswersCallsInFlight(t *testing.T) {
 	}
 }
 
+// A message cut short by the end of the input is answered -32700 (there is
+// no id to read), and the session ends; a whole message without its newline
+// at the end of the input is served.
+func TestEOFMidLine(t *testing.T) {
+	for _, c := range []struct {
+		name, tail string
+		code       int
+	}{{"cut", `{"jsonrpc":"2.0","id":1,"method":"pi`, -32700}, {"whole", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSession(t, 0, time.Second)
+			io.WriteString(s.in, c.tail)
+			s.in.Close()
+			r := s.recv()
+			if c.code == 0 && (r.Error != nil || r.ID != 1.0) || c.code != 0 && (r.Error == nil || r.Error.Code != c.code || r.ID != nil) {
+				t.Errorf("%q, then the end of the input: %+v (error %+v)", c.tail, r, r.Error)
+			}
+			select {
+			case <-s.done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the session did not end")
+			}
+		})
+	}
+}
+
 // A call that reports progress after the input has ended gets its progress
 // through, then its answer, before the session ends.
 func TestEOFLetsProgressThrough(t *testing.T) {
