@@ -199,11 +199,16 @@ func (c *conn) decode(line []byte) jsonrpc.Message {
 	}
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
-		if problem := idProblem(line, m.ID); problem != "" {
-			c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "invalid request: "+problem, "unanswerable id", len(line))
-			return nil
+		notification := strings.HasPrefix(m.Method, "notifications/")
+		// (A notification written with "id": null is taken as meant, as
+		// go-sdk always took it.)
+		if m.ID.IsValid() || !notification {
+			if problem := idProblem(line, m.ID); problem != "" {
+				c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "invalid request: "+problem, "unanswerable id", len(line))
+				return nil
+			}
 		}
-		if m.ID.IsValid() && strings.HasPrefix(m.Method, "notifications/") {
+		if m.ID.IsValid() && notification {
 			// go-sdk would still act on it (a "notifications/cancelled" with
 			// an id cancels the call it names) and then answer it.
 			c.reject(m.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: %q is a notification, which has no id", m.Method), "notification with an id", len(line))

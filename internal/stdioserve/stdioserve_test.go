@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 type session struct {
 	t       *testing.T
 	in      *io.PipeWriter
-	out     *bufio.Reader
+	out     chan string // the lines the transport wrote, read as they come (closed at the end)
 	done    chan error
 	logs    chan string // messages the transport logged
 	started chan struct{}
@@ -33,15 +34,18 @@ type session struct {
 	// cancels receives the params of each notifications/cancelled that
 	// the transport handed to go-sdk.
 	cancels chan string
+	// ended is closed when the transport reported the end of the input to
+	// go-sdk (after its drain).
+	ended chan struct{}
 }
 
 func newSession(t *testing.T, maxBytes int, drain time.Duration) *session {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	s := &session{t: t, in: inW, out: bufio.NewReaderSize(outR, 1<<20), done: make(chan error, 1),
+	s := &session{t: t, in: inW, out: make(chan string, 1000), done: make(chan error, 1),
 		logs: make(chan string, 100), started: make(chan struct{}, 10), release: make(chan struct{}), stopped: make(chan struct{}, 10), step: make(chan float64),
-		handled: make(chan *jsonrpc.Response, 1000), cancels: make(chan string, 100)}
+		handled: make(chan *jsonrpc.Response, 1000), cancels: make(chan string, 100), ended: make(chan struct{})}
 	server := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	released := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}
 	mcp.AddTool(server, &mcp.Tool{Name: "wait"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
@@ -87,8 +91,21 @@ func newSession(t *testing.T, maxBytes int, drain time.Duration) *session {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pong"}}}, nil, nil
 	})
+	// Read all the time: an answer nobody expected must not block the
+	// transport (and with it the test's next write).
+	go func() {
+		defer close(s.out)
+		r := bufio.NewReaderSize(outR, 1<<20)
+		for {
+			l, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			s.out <- l
+		}
+	}()
 	tr := spyTransport{&Transport{Reader: inR, Writer: outW, MaxMessageBytes: maxBytes, DrainTimeout: drain,
-		Logger: slog.New(chanHandler(s.logs))}, s.handled, s.cancels}
+		Logger: slog.New(chanHandler(s.logs))}, s.handled, s.cancels, s.ended, &sync.Once{}}
 	go func() {
 		s.done <- server.Run(context.Background(), tr)
 		outW.Close()
@@ -122,13 +139,11 @@ type response struct {
 // recvRaw reads the next line as it is, within a deadline.
 func (s *session) recvRaw() string {
 	s.t.Helper()
-	ch := make(chan string, 1)
-	go func() {
-		l, _ := s.out.ReadString('\n')
-		ch <- l
-	}()
 	select {
-	case l := <-ch:
+	case l, ok := <-s.out:
+		if !ok {
+			s.t.Fatal("no more lines: the session ended")
+		}
 		return l
 	case <-time.After(10 * time.Second):
 		s.t.Fatal("no line within 10s")
@@ -139,32 +154,15 @@ func (s *session) recvRaw() string {
 // recv reads the next line, within a deadline.
 func (s *session) recv() response {
 	s.t.Helper()
-	type lineOrErr struct {
-		line string
-		err  error
+	line := s.recvRaw()
+	var resp response
+	if err := json.Unmarshal([]byte(line), &resp); err != nil {
+		s.t.Fatalf("response %q: %v", line, err)
 	}
-	ch := make(chan lineOrErr, 1)
-	go func() {
-		l, err := s.out.ReadString('\n')
-		ch <- lineOrErr{l, err}
-	}()
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			s.t.Fatalf("reading a response: %v (the session ended?)", r.err)
-		}
-		var resp response
-		if err := json.Unmarshal([]byte(r.line), &resp); err != nil {
-			s.t.Fatalf("response %q: %v", r.line, err)
-		}
-		var raw map[string]json.RawMessage
-		json.Unmarshal([]byte(r.line), &raw)
-		_, resp.HasID = raw["id"]
-		return resp
-	case <-time.After(10 * time.Second):
-		s.t.Fatal("no response within 10s")
-	}
-	return response{}
+	var raw map[string]json.RawMessage
+	json.Unmarshal([]byte(line), &raw)
+	_, resp.HasID = raw["id"]
+	return resp
 }
 
 // spyTransport reports the responses go-sdk writes, after the transport
@@ -173,21 +171,28 @@ type spyTransport struct {
 	*Transport
 	handled chan *jsonrpc.Response
 	cancels chan string
+	ended   chan struct{}
+	once    *sync.Once
 }
 
 func (t spyTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := t.Transport.Connect(ctx)
-	return spyConn{c, t.handled, t.cancels}, err
+	return spyConn{c, t.handled, t.cancels, t.ended, t.once}, err
 }
 
 type spyConn struct {
 	mcp.Connection
 	handled chan *jsonrpc.Response
 	cancels chan string
+	ended   chan struct{}
+	once    *sync.Once
 }
 
 func (c spyConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
+	if err != nil {
+		c.once.Do(func() { close(c.ended) })
+	}
 	if r, ok := msg.(*jsonrpc.Request); ok && r.Method == "notifications/cancelled" {
 		select {
 		case c.cancels <- string(r.Params):
@@ -301,6 +306,8 @@ func TestBadLinesDoNotEndTheSession(t *testing.T) {
 	if r := s.recv(); r.Error != nil || r.ID != 501.0 {
 		t.Errorf("CRLF: %+v", r)
 	}
+	// A notification written with "id": null is taken as one (no answer).
+	s.send(`{"jsonrpc":"2.0","id":null,"method":"notifications/roots/list_changed"}`)
 	// A byte order mark before a message is ignored (RFC 8259, 8.1).
 	s.send("\xef\xbb\xbf" + `{"jsonrpc":"2.0","id":502,"method":"ping"}`)
 	if r := s.recv(); r.Error != nil || r.ID != 502.0 {
@@ -547,7 +554,6 @@ func TestEOFDrainIsBounded(t *testing.T) {
 	<-s.started
 	start := time.Now()
 	s.in.Close()
-	go io.Copy(io.Discard, s.out)
 	select {
 	case <-s.done:
 		if d := time.Since(start); d < drain {
@@ -558,18 +564,24 @@ func TestEOFDrainIsBounded(t *testing.T) {
 	}
 }
 
-// A cancelled call is not waited for at EOF.
+// A cancelled call is not waited for at EOF, even while it still runs.
 func TestEOFDoesNotWaitForCancelled(t *testing.T) {
 	s := newSession(t, 0, time.Minute)
-	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stubborn","arguments":{}}}`)
 	<-s.started
 	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+	<-s.stopped
 	s.in.Close()
-	go io.Copy(io.Discard, s.out)
+	select {
+	case <-s.ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the end of the input waited for a cancelled call")
+	}
+	close(s.release)
 	select {
 	case <-s.done:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the session waited for a cancelled call")
+		t.Fatal("the session did not end")
 	}
 }
 
