@@ -164,6 +164,58 @@ func TestHTTPTokens(t *testing.T) {
 	}
 }
 
+// A second SIGTERM during the drain ends colibri at once (CONTRACT, section
+// 7), and its hosted servers with it.
+func TestHTTPSecondSignalExitsAtOnce(t *testing.T) {
+	c := startHTTP(t, "127.0.0.1:0")
+	cs, err := connectHTTP(t, c.url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	go cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "colibri_external_mcp_call_tool",
+		Arguments: map[string]any{"server": "demo", "name": "slow", "arguments": map[string]any{"steps": 600, "interval_ms": 100}}})
+	var hosted []int
+	for deadline := time.Now().Add(5 * time.Second); len(hosted) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the hosted server never started")
+		}
+		hosted = procs.Children(c.cmd.Process.Pid)
+	}
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	for deadline := time.After(10 * time.Second); ; {
+		select {
+		case line := <-c.logs:
+			if !strings.Contains(line, "shutting down") {
+				continue
+			}
+		case err := <-c.exited:
+			t.Fatalf("colibri-mcp exited on the first SIGTERM with a call in flight: %v", err)
+		case <-deadline:
+			t.Fatal("the shutdown was not logged")
+		}
+		break
+	}
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited:
+	case <-time.After(5 * time.Second): // the drain's bound is 10 s
+		t.Fatal("a second SIGTERM did not end colibri-mcp at once")
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		alive := false
+		for _, pid := range hosted {
+			alive = alive || procs.Alive(pid)
+		}
+		if !alive {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hosted processes %v survived colibri", hosted)
+		}
+	}
+}
+
 // The largest message a caller may send is the largest result and 1 MiB,
 // saturated: a --max-result-bytes near the largest int64 wrapped to a
 // negative bound, which go-sdk reads as no limit at all.
