@@ -99,6 +99,7 @@ type Server struct {
 	hs       *http.Server
 	calls    inflight // POST requests
 	sessions *sessions
+	refused  refusals // the warnings about refused requests, rate-limited
 }
 
 // New checks the options, reads the token file and listens. Every error it
@@ -330,14 +331,57 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}
 		switch rw.status {
 		case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestEntityTooLarge, http.StatusTooManyRequests:
+			ok, unlogged := s.refused.allow(time.Now())
+			if !ok {
+				break
+			}
 			attrs := []any{"status", rw.status, "remote", r.RemoteAddr, "method", r.Method, "path", r.URL.Path,
 				"reason", strings.TrimSpace(string(rw.reason))}
 			if p := tools.Principal(r.Context()); p != "" {
 				attrs = append(attrs, "principal", p)
 			}
+			if unlogged > 0 {
+				attrs = append(attrs, "refusals_not_logged", unlogged)
+			}
 			s.log.Warn("HTTP request refused", attrs...)
 		}
 	})
+}
+
+// refusals rate-limits the warnings about refused requests: anyone who can
+// reach the port can have one written, and a flood of them must not fill the
+// log. Up to refusalBurst are written at once, then refusalRate a second;
+// the rest are counted, and the count goes with the next warning written.
+type refusals struct {
+	mu       sync.Mutex
+	tokens   float64
+	last     time.Time
+	unlogged int
+}
+
+const (
+	refusalBurst = 50
+	refusalRate  = 10 // a second, once the burst is spent
+)
+
+// allow says whether the refusal at now is logged, and how many were not
+// since the last one that was.
+func (r *refusals) allow(now time.Time) (ok bool, unlogged int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last.IsZero() {
+		r.tokens = refusalBurst
+	} else {
+		r.tokens = min(refusalBurst, r.tokens+now.Sub(r.last).Seconds()*refusalRate)
+	}
+	r.last = now
+	if r.tokens < 1 {
+		r.unlogged++
+		return false, 0
+	}
+	r.tokens--
+	unlogged, r.unlogged = r.unlogged, 0
+	return true, unlogged
 }
 
 // responseWriter arms the connection's write deadline before each write and

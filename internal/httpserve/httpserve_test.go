@@ -377,6 +377,44 @@ func TestHeadersDeadline(t *testing.T) {
 	}
 }
 
+// A flood of refused requests writes a bounded number of warnings: the
+// burst, then ten a second, with the count of the ones left out on the next
+// warning written.
+func TestRefusalWarningsBounded(t *testing.T) {
+	var r refusals
+	t0 := time.Now()
+	for i := range refusalBurst {
+		if ok, unlogged := r.allow(t0); !ok || unlogged != 0 {
+			t.Fatalf("refusal %d of the burst: logged %v (%d left out before)", i, ok, unlogged)
+		}
+	}
+	for range 3 {
+		if ok, _ := r.allow(t0); ok {
+			t.Fatal("a refusal past the burst was logged")
+		}
+	}
+	if ok, unlogged := r.allow(t0.Add(time.Second / refusalRate)); !ok || unlogged != 3 {
+		t.Errorf("a tenth of a second later: logged %v, %d left out before; want true, 3", ok, unlogged)
+	}
+
+	// Over the wire: 300 unauthenticated requests.
+	ts := start(t, Options{TokenFile: writeTokens(t, "alice alice-secret-token\n")})
+	begun := time.Now()
+	var wg sync.WaitGroup
+	for range 300 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rawRequest(t, http.MethodPost, ts.URL(), "", nil, initialize)
+		}()
+	}
+	wg.Wait()
+	most := refusalBurst + int(time.Since(begun).Seconds()*refusalRate) + 1
+	if n := strings.Count(ts.logs.String(), "HTTP request refused"); n < refusalBurst || n > most {
+		t.Errorf("300 refusals wrote %d warnings, want %d to %d", n, refusalBurst, most)
+	}
+}
+
 // waitClosed waits until the server has closed the connection from remote.
 func waitClosed(t *testing.T, ts *testServer, remote string, d time.Duration) {
 	t.Helper()
