@@ -163,8 +163,8 @@ func (s *Service) answerCall(ctx context.Context, req *mcp.CallToolRequest, c to
 	res, err := s.CallTool(ctx, c.Server, c.Tool, c.Arguments, s.callerOf(ctx, req))
 	if err != nil {
 		if host.KindOf(err) == host.KindCancelled {
-			// Over stdio this result is never sent (QuietCancel): the caller
-			// cancelled the request and expects no response.
+			// Over stdio this result is never sent (internal/stdioserve):
+			// the caller cancelled the request and expects no response.
 			s.log.DebugContext(ctx, "call cancelled", "server", c.Server, "tool", c.Tool, "exposed_name", c.Exposed)
 		}
 		return ErrorResult(err)

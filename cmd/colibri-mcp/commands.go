@@ -88,15 +88,15 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 			"press Ctrl-D to quit, or see 'colibri-mcp help' for the commands")
 	}
 	server := svc.NewServer(version)
-	// A bad line is answered and skipped (stdioserve); a cancelled call gets
-	// no answer (QuietCancel).
-	t := tools.QuietCancel(&stdioserve.Transport{
+	// A bad line is answered and skipped; a cancelled call gets no answer
+	// (stdioserve).
+	t := &stdioserve.Transport{
 		Reader:          stdin,
 		Writer:          stdout,
 		MaxMessageBytes: int(maxMessage(s)),
 		DrainTimeout:    shutdownWait,
 		Logger:          s.logger,
-	})
+	}
 	ctx = tools.WithPrincipal(ctx, tools.StdioPrincipal)
 	if err := server.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		return failed(fmt.Errorf("serving stdio: %w", err))

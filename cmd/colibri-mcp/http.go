@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
@@ -14,8 +15,9 @@ const shutdownWait = 10 * time.Second
 
 // maxMessage bounds one message a caller sends, over HTTP and stdio alike:
 // a little above the largest hosted result, so that arguments as large as
-// results pass.
-func maxMessage(s *settings) int64 { return s.maxResultBytes + 1<<20 }
+// results pass. It saturates: a --max-result-bytes near the largest int64
+// must not wrap to a negative bound, which go-sdk reads as "no limit".
+func maxMessage(s *settings) int64 { return min(s.maxResultBytes, math.MaxInt64-1<<20) + 1<<20 }
 
 // serveHTTP serves colibri's HTTP face (internal/httpserve) until ctx ends.
 // SIGHUP runs hup, and re-reads the token file.
@@ -34,6 +36,12 @@ func serveHTTP(ctx context.Context, s *settings, svc *tools.Service, hup onHUP) 
 	}
 	if s.tokenFile != "" {
 		hup = append(hup, hupAction{"token file reloaded (" + s.tokenFile + ")", srv.ReloadTokens})
+	}
+	if len(hup) == 0 {
+		// Caught all the same: SIGHUP's default action ends the process at
+		// once, and `service colibri_mcp reload` sends it with or without a
+		// token file.
+		hup = append(hup, hupAction{"no token file to reload (--token-file / COLIBRI_MCP_TOKEN_FILE is not set)", func() error { return nil }})
 	}
 	defer hup.watch(s)()
 	if err := srv.Serve(ctx); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,6 +26,7 @@ type httpColibri struct {
 	cmd    *exec.Cmd
 	url    string
 	exited chan error
+	logs   chan string // its stderr, line by line (the first 1000)
 }
 
 var urlRE = regexp.MustCompile(`url=(http://\S+/mcp)`)
@@ -45,11 +47,15 @@ func startHTTPWith(t *testing.T, addr, reg string, extraArgs ...string) *httpCol
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	c := &httpColibri{cmd: cmd, exited: make(chan error, 1)}
+	c := &httpColibri{cmd: cmd, exited: make(chan error, 1), logs: make(chan string, 1000)}
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
+			select {
+			case c.logs <- sc.Text():
+			default:
+			}
 			if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
 				select {
 				case found <- m[1]:
@@ -155,6 +161,90 @@ func TestHTTPTokens(t *testing.T) {
 	}
 	if code := post(t, c.url, map[string]string{"Authorization": "Bearer first-token-abc"}); code != http.StatusUnauthorized {
 		t.Errorf("a removed token still works after SIGHUP: %d", code)
+	}
+}
+
+// A second SIGTERM during the drain ends colibri at once (CONTRACT, section
+// 7), and its hosted servers with it.
+func TestHTTPSecondSignalExitsAtOnce(t *testing.T) {
+	c := startHTTP(t, "127.0.0.1:0")
+	cs, err := connectHTTP(t, c.url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	go cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "colibri_external_mcp_call_tool",
+		Arguments: map[string]any{"server": "demo", "name": "slow", "arguments": map[string]any{"steps": 600, "interval_ms": 100}}})
+	var hosted []int
+	for deadline := time.Now().Add(5 * time.Second); len(hosted) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the hosted server never started")
+		}
+		hosted = procs.Children(c.cmd.Process.Pid)
+	}
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	for deadline := time.After(10 * time.Second); ; {
+		select {
+		case line := <-c.logs:
+			if !strings.Contains(line, "shutting down") {
+				continue
+			}
+		case err := <-c.exited:
+			t.Fatalf("colibri-mcp exited on the first SIGTERM with a call in flight: %v", err)
+		case <-deadline:
+			t.Fatal("the shutdown was not logged")
+		}
+		break
+	}
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited:
+	case <-time.After(5 * time.Second): // the drain's bound is 10 s
+		t.Fatal("a second SIGTERM did not end colibri-mcp at once")
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		alive := false
+		for _, pid := range hosted {
+			alive = alive || procs.Alive(pid)
+		}
+		if !alive {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hosted processes %v survived colibri", hosted)
+		}
+	}
+}
+
+// The largest message a caller may send is the largest result and 1 MiB,
+// saturated: a --max-result-bytes near the largest int64 wrapped to a
+// negative bound, which go-sdk reads as no limit at all.
+func TestMaxMessageSaturates(t *testing.T) {
+	for given, want := range map[int64]int64{16 << 20: 17 << 20, math.MaxInt64: math.MaxInt64, math.MaxInt64 - 1<<20: math.MaxInt64} {
+		if got := maxMessage(&settings{maxResultBytes: given}); got != want {
+			t.Errorf("--max-result-bytes %d: largest message %d, want %d", given, got, want)
+		}
+	}
+}
+
+// SIGHUP without a token file (`service colibri_mcp reload` sends it) is
+// logged and changes nothing; its default action would end colibri at once.
+func TestHTTPReloadWithoutTokenFile(t *testing.T) {
+	c := startHTTP(t, "127.0.0.1:0")
+	c.cmd.Process.Signal(syscall.SIGHUP)
+	deadline := time.After(10 * time.Second)
+	for logged := false; !logged; {
+		select {
+		case line := <-c.logs:
+			logged = strings.Contains(line, "SIGHUP: no token file to reload")
+		case err := <-c.exited:
+			t.Fatalf("colibri-mcp exited on SIGHUP: %v", err)
+		case <-deadline:
+			t.Fatal("SIGHUP was not logged")
+		}
+	}
+	if code := post(t, c.url, nil); code != http.StatusOK {
+		t.Errorf("after SIGHUP: %d, want 200", code)
 	}
 }
 

@@ -29,10 +29,43 @@ var (
 
 func main() {
 	harden()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopOnSignal()
 	err := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr, os.Environ())
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
+}
+
+// stopOnSignal returns a context that SIGINT or SIGTERM ends: a graceful
+// stop, calls in flight finishing (bounded). A second signal ends colibri at
+// once (CONTRACT, section 7): it is raised again with the signals' default
+// action back, and the kernel then ends the hosted servers (Pdeathsig). (The
+// handler stays registered until the second signal has been received:
+// restoring the default action right after the first would drop a second
+// signal that os/signal had already queued.)
+func stopOnSignal() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sig:
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case s := <-sig:
+			signal.Reset(os.Interrupt, syscall.SIGTERM)
+			syscall.Kill(os.Getpid(), s.(syscall.Signal))
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sig)
+		close(done)
+		cancel()
+	}
 }
 
 // hardening is what harden could not do, for serve to log once it has a

@@ -133,7 +133,7 @@ func TestStdioEOFAnswersCallsInFlight(t *testing.T) {
 	}
 }
 
-// Over stdio a cancelled call gets no answer (QuietCancel), yet its audit
+// Over stdio a cancelled call gets no answer (internal/stdioserve), yet its audit
 // line is written all the same: outcome cancelled.
 func TestStdioCancelledCallIsAudited(t *testing.T) {
 	auditLog := filepath.Join(t.TempDir(), "audit.log")

@@ -18,9 +18,10 @@ func isLoopback(host string) bool {
 // sameHost refuses requests whose Host, or Origin when there is one, does
 // not name the served address (host names compare case-insensitively): a
 // page on another site that resolves its own name to this address (DNS
-// rebinding) is turned away with 403. On an address that listens everywhere,
-// a request that arrived through a loopback interface must still name a
-// loopback host, as go-sdk's own protection has it.
+// rebinding) is turned away with 403, and so is a request a browser says
+// came from another site's page (Sec-Fetch-Site). On an address that listens
+// everywhere, a request that arrived through a loopback interface must still
+// name a loopback host, as go-sdk's own protection has it.
 func sameHost(listenHost, port string) func(http.Handler) http.Handler {
 	anyHost := listenHost == "" || net.ParseIP(listenHost) != nil && net.ParseIP(listenHost).IsUnspecified()
 	ok := func(hostport string, viaLoopback bool) bool {
@@ -56,6 +57,14 @@ func sameHost(listenHost, port string) func(http.Handler) http.Handler {
 					refuse(w, http.StatusForbidden, "forbidden: Origin does not match the served address")
 					return
 				}
+			}
+			// A browser sends no Origin with a "no-cors" GET (an <img> or
+			// <script> on any site), but it does say where the request
+			// comes from: colibri serves no page, so a request from a page
+			// is from another origin. (A user typing the URL sends "none".)
+			if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "none" && site != "same-origin" {
+				refuse(w, http.StatusForbidden, "forbidden: a request from a web page (Sec-Fetch-Site: "+site+")")
+				return
 			}
 			next.ServeHTTP(w, r)
 		})

@@ -36,6 +36,7 @@ import (
 // Defaults of the bounds that have no flag (docs/security.md lists them).
 const (
 	DefaultReadHeaderTimeout       = 10 * time.Second
+	DefaultMaxHeaderBytes          = 64 << 10
 	DefaultBodyTimeout             = 60 * time.Second
 	DefaultWriteTimeout            = 60 * time.Second
 	DefaultIdleTimeout             = 120 * time.Second
@@ -71,6 +72,10 @@ type Options struct {
 
 	// ReadHeaderTimeout bounds reading a request's headers.
 	ReadHeaderTimeout time.Duration
+	// MaxHeaderBytes bounds a request's headers (431 beyond): they are read
+	// before anything is known of the caller. (net/http's default is 1 MiB,
+	// for every connection anyone opens.)
+	MaxHeaderBytes int
 	// BodyTimeout bounds reading a request's body, from the end of its
 	// headers. (Not http.Server.ReadTimeout, whose expiry would also cancel a
 	// response still streaming.)
@@ -94,6 +99,7 @@ type Server struct {
 	hs       *http.Server
 	calls    inflight // POST requests
 	sessions *sessions
+	refused  refusals // the warnings about refused requests, rate-limited
 }
 
 // New checks the options, reads the token file and listens. Every error it
@@ -125,6 +131,7 @@ func New(opts Options) (*Server, error) {
 	s.hs = &http.Server{
 		Handler:           s.handler(host, boundPort),
 		ReadHeaderTimeout: opts.ReadHeaderTimeout,
+		MaxHeaderBytes:    opts.MaxHeaderBytes,
 		IdleTimeout:       opts.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
@@ -145,6 +152,9 @@ func setDefaults(o *Options) {
 	def(&o.WriteTimeout, DefaultWriteTimeout)
 	def(&o.IdleTimeout, DefaultIdleTimeout)
 	def(&o.ShutdownTimeout, DefaultShutdownTimeout)
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
 	if o.MaxSessionsPerPrincipal <= 0 {
 		o.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
 	}
@@ -208,7 +218,7 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 		// The caller going away cancels the hosted call and ends its process.
 		PropagateRequestCancellation: true,
 	})
-	sse := &sseHandler{server: s.opts.Server, maxBody: s.opts.MaxBodyBytes, timeout: s.opts.SessionTimeout, sessions: s.sessions}
+	sse := &sseHandler{server: s.opts.Server, maxBody: s.opts.MaxBodyBytes, timeout: s.opts.SessionTimeout, sessions: s.sessions, log: s.log}
 
 	guard := sameHost(listenHost, port)
 	wrap := func(h http.Handler) http.Handler {
@@ -328,14 +338,57 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}
 		switch rw.status {
 		case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestEntityTooLarge, http.StatusTooManyRequests:
+			ok, unlogged := s.refused.allow(time.Now())
+			if !ok {
+				break
+			}
 			attrs := []any{"status", rw.status, "remote", r.RemoteAddr, "method", r.Method, "path", r.URL.Path,
 				"reason", strings.TrimSpace(string(rw.reason))}
 			if p := tools.Principal(r.Context()); p != "" {
 				attrs = append(attrs, "principal", p)
 			}
+			if unlogged > 0 {
+				attrs = append(attrs, "refusals_not_logged", unlogged)
+			}
 			s.log.Warn("HTTP request refused", attrs...)
 		}
 	})
+}
+
+// refusals rate-limits the warnings about refused requests: anyone who can
+// reach the port can have one written, and a flood of them must not fill the
+// log. Up to refusalBurst are written at once, then refusalRate a second;
+// the rest are counted, and the count goes with the next warning written.
+type refusals struct {
+	mu       sync.Mutex
+	tokens   float64
+	last     time.Time
+	unlogged int
+}
+
+const (
+	refusalBurst = 50
+	refusalRate  = 10 // a second, once the burst is spent
+)
+
+// allow says whether the refusal at now is logged, and how many were not
+// since the last one that was.
+func (r *refusals) allow(now time.Time) (ok bool, unlogged int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last.IsZero() {
+		r.tokens = refusalBurst
+	} else {
+		r.tokens = min(refusalBurst, r.tokens+now.Sub(r.last).Seconds()*refusalRate)
+	}
+	r.last = now
+	if r.tokens < 1 {
+		r.unlogged++
+		return false, 0
+	}
+	r.tokens--
+	unlogged, r.unlogged = r.unlogged, 0
+	return true, unlogged
 }
 
 // responseWriter arms the connection's write deadline before each write and

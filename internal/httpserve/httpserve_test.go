@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -66,6 +67,17 @@ func newMCPServer(log *slog.Logger) *mcp.Server {
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "big"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct{ N int }) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("z", in.N)}}}, nil, nil
+	})
+	// flood sends N progress notifications of 1 MiB outside any request:
+	// over Streamable HTTP they travel on the session's GET stream.
+	mcp.AddTool(s, &mcp.Tool{Name: "flood"}, func(_ context.Context, req *mcp.CallToolRequest, in struct{ N int }) (*mcp.CallToolResult, any, error) {
+		msg := strings.Repeat("f", 1<<20)
+		for i := range in.N {
+			if err := req.Session.NotifyProgress(context.Background(), &mcp.ProgressNotificationParams{ProgressToken: "flood", Progress: float64(i), Message: msg}); err != nil {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "stopped: " + err.Error()}}}, nil, nil
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sent"}}}, nil, nil
 	})
 	return s
 }
@@ -194,26 +206,33 @@ func rawRequest(t *testing.T, method, url, token string, header map[string]strin
 const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 
 func TestTokenFile(t *testing.T) {
-	good := writeTokens(t, "# ops\nalice   alice-token-1\n\n  bare-token_2.x~+/==  \nci-bot\tci-token\n")
-	creds, err := parseTokenFile(good)
-	if err != nil {
+	// A byte order mark, CRLF line ends, comments, blank lines, tabs; two
+	// tokens of one principal (a rotation).
+	good := writeTokens(t, "\ufeff# ops\r\nalice   alice-token-1\r\n\n  bare-token_2.x~+/==  \nci-bot\tci-token\nalice alice-token-2\n")
+	var set tokenSet
+	if err := set.load(good); err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, c := range creds {
-		got = append(got, c.principal+"="+string(c.token))
+	for token, want := range map[string]string{
+		"alice-token-1": "alice", "alice-token-2": "alice", "bare-token_2.x~+/==": "token:" + sha12("bare-token_2.x~+/=="), "ci-bot": "",
+		"ci-token": "ci-bot", "alice-token-": "", "": "", "# ops": "", "alice-token-1 ": "",
+	} {
+		if got := set.principal(token); got != want {
+			t.Errorf("the principal of %q: %q, want %q", token, got, want)
+		}
 	}
-	want := []string{"alice=alice-token-1", "token:" + sha12("bare-token_2.x~+/==") + "=bare-token_2.x~+/==", "ci-bot=ci-token"}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("credentials %v, want %v", got, want)
+	bom := writeTokens(t, "\ufeffbom-token\n")
+	if err := set.load(bom); err != nil || set.principal("bom-token") != "token:"+sha12("bom-token") {
+		t.Errorf("a file that starts with a byte order mark: %v", err)
 	}
 
-	bad := writeTokens(t, "ok-token\nname two words-token\nbob tok\"en\nbob ok2\ntoken:x tok3\nstdio tok4\nok-token\n")
-	_, err = parseTokenFile(bad)
+	bad := writeTokens(t, "ok-token\nname two words-token\nbob tok\"en\nbob ok2\ntoken:x tok3\nstdio tok4\nok-token\nbob ok3 # bob's\n")
+	_, err := parseTokenFile(bad)
 	if err == nil {
 		t.Fatal("a file with bad lines loaded")
 	}
-	for _, w := range []string{bad + ":2: 3 words", bad + ":3: the token has characters", bad + ":5: name \"token:x\"", bad + ":6: name \"stdio\" is reserved", bad + ":7: the same token as line 1"} {
+	for _, w := range []string{bad + ":2: 3 words", bad + ":3: the token has characters", bad + ":5: name \"token:x\"", bad + ":6: name \"stdio\" is reserved", bad + ":7: the same token as line 1",
+		bad + ":8: 4 words; a line is TOKEN or NAME TOKEN, and a comment is a line of its own"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %q does not say %q", err, w)
 		}
@@ -230,6 +249,36 @@ func TestTokenFile(t *testing.T) {
 	}
 	if _, err := New(Options{Addr: "0.0.0.0:0", Server: newMCPServer(nil)}); err == nil || !strings.Contains(err.Error(), "without a token file") {
 		t.Errorf("a non-loopback address without tokens: %v", err)
+	}
+}
+
+// Checking a token takes a time that tells nothing of the tokens' length: a
+// guess of the right length costs what a guess one byte shorter costs.
+// (Compared byte for byte, even in constant time, the first took the whole
+// comparison and the second none: subtle.ConstantTimeCompare returns at
+// once on a length mismatch.)
+func TestTokenCheckTellsNoLength(t *testing.T) {
+	secret := strings.Repeat("s", 60000)
+	var set tokenSet
+	if err := set.load(writeTokens(t, "alice "+secret+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	cost := func(guess string) time.Duration {
+		best := time.Duration(math.MaxInt64)
+		for range 20 {
+			start := time.Now()
+			for range 50 {
+				if set.principal(guess) != "" {
+					t.Fatal("a wrong guess passed")
+				}
+			}
+			best = min(best, time.Since(start))
+		}
+		return best
+	}
+	same, shorter := cost(strings.Repeat("g", len(secret))), cost(strings.Repeat("g", len(secret)-1))
+	if same > 3*shorter || shorter > 3*same {
+		t.Errorf("50 checks of a guess of the token's length: %v; one byte shorter: %v", same, shorter)
 	}
 }
 
@@ -273,6 +322,96 @@ func TestUnauthenticatedRefusedBeforeBody(t *testing.T) {
 	cs := connect(t, ts.URL(), "alice-secret-token")
 	if got := whoami(t, cs); got != "alice|alice" {
 		t.Errorf("principal %q, want alice (context and TokenInfo)", got)
+	}
+}
+
+// Headers are read before anything is known of the caller: past
+// MaxHeaderBytes (64 KiB, where net/http's default is 1 MiB) they are refused
+// with 431, and not read on.
+func TestHeaderLimit(t *testing.T) {
+	ts := start(t, Options{TokenFile: writeTokens(t, "alice alice-secret-token\n")})
+	for _, c := range []struct {
+		size int
+		want int
+	}{{32 << 10, http.StatusUnauthorized}, {100 << 10, http.StatusRequestHeaderFieldsTooLarge}} {
+		conn, err := net.Dial("tcp", ts.ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		go fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nX-Pad: %s\r\nContent-Length: 0\r\n\r\n", ts.ln.Addr(), strings.Repeat("p", c.size))
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("%d bytes of headers: %v", c.size, err)
+		}
+		if resp.StatusCode != c.want {
+			t.Errorf("%d bytes of headers: %d, want %d", c.size, resp.StatusCode, c.want)
+		}
+		conn.Close()
+	}
+}
+
+// Headers that trickle in, a line at a time and never ending, are cut off
+// at ReadHeaderTimeout, whatever the caller keeps sending.
+func TestHeadersDeadline(t *testing.T) {
+	const bound = 300 * time.Millisecond
+	ts := start(t, Options{ReadHeaderTimeout: bound})
+	conn, err := net.Dial("tcp", ts.ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	begun := time.Now()
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\n", ts.ln.Addr())
+	go func() {
+		for i := 0; ; i++ {
+			if _, err := fmt.Fprintf(conn, "X-Trickle-%d: x\r\n", i); err != nil {
+				return
+			}
+			time.Sleep(bound / 10) // the trickle itself, not a wait for an event
+		}
+	}()
+	waitClosed(t, ts, conn.LocalAddr().String(), bound+5*time.Second)
+	if d := time.Since(begun); d < bound {
+		t.Errorf("cut off after %v, before the bound %v", d, bound)
+	}
+}
+
+// A flood of refused requests writes a bounded number of warnings: the
+// burst, then ten a second, with the count of the ones left out on the next
+// warning written.
+func TestRefusalWarningsBounded(t *testing.T) {
+	var r refusals
+	t0 := time.Now()
+	for i := range refusalBurst {
+		if ok, unlogged := r.allow(t0); !ok || unlogged != 0 {
+			t.Fatalf("refusal %d of the burst: logged %v (%d left out before)", i, ok, unlogged)
+		}
+	}
+	for range 3 {
+		if ok, _ := r.allow(t0); ok {
+			t.Fatal("a refusal past the burst was logged")
+		}
+	}
+	if ok, unlogged := r.allow(t0.Add(time.Second / refusalRate)); !ok || unlogged != 3 {
+		t.Errorf("a tenth of a second later: logged %v, %d left out before; want true, 3", ok, unlogged)
+	}
+
+	// Over the wire: 300 unauthenticated requests.
+	ts := start(t, Options{TokenFile: writeTokens(t, "alice alice-secret-token\n")})
+	begun := time.Now()
+	var wg sync.WaitGroup
+	for range 300 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rawRequest(t, http.MethodPost, ts.URL(), "", nil, initialize)
+		}()
+	}
+	wg.Wait()
+	most := refusalBurst + int(time.Since(begun).Seconds()*refusalRate) + 1
+	if n := strings.Count(ts.logs.String(), "HTTP request refused"); n < refusalBurst || n > most {
+		t.Errorf("300 refusals wrote %d warnings, want %d to %d", n, refusalBurst, most)
 	}
 }
 
@@ -349,6 +488,75 @@ func TestNonReadingClientCutOff(t *testing.T) {
 	if got := whoami(t, cs); got != AnonymousPrincipal+"|" {
 		t.Errorf("after the cut-off: %q", got)
 	}
+}
+
+// Event streams that are never read are cut off too, within WriteTimeout of
+// the write that blocked: the /sse stream (whose session ends, and frees its
+// slot) and the GET stream of a Streamable HTTP session (whose session goes
+// on).
+func TestNonReadingStreamsCutOff(t *testing.T) {
+	const bound = 500 * time.Millisecond
+	// dial opens a connection that reads little, sends a GET and reads the
+	// start of the answer, up to and with the line holding want.
+	dial := func(t *testing.T, ts *testServer, request, want string) (net.Conn, string) {
+		conn, err := net.Dial("tcp", ts.ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		conn.(*net.TCPConn).SetReadBuffer(4096)
+		fmt.Fprintf(conn, request, ts.ln.Addr())
+		br := bufio.NewReader(conn)
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("reading the stream's start: %v", err)
+			}
+			if strings.Contains(line, want) {
+				conn.SetReadDeadline(time.Time{})
+				return conn, strings.TrimSpace(line)
+			}
+		}
+	}
+	t.Run("sse", func(t *testing.T) {
+		ts := start(t, Options{WriteTimeout: bound})
+		conn, line := dial(t, ts, "GET /sse HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n", "data: ")
+		endpoint := ts.base + strings.TrimPrefix(line, "data: ")
+		for _, msg := range []string{initialize, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{"N":12582912}}}`} {
+			if code, _, body := rawRequest(t, http.MethodPost, endpoint, "", nil, msg); code != http.StatusAccepted {
+				t.Fatalf("POST %s: %d %s", msg, code, body)
+			}
+		}
+		// Never read: the answer's write blocks. (The slack is for building
+		// and encoding 12 MiB under -race.)
+		waitClosed(t, ts, conn.LocalAddr().String(), bound+30*time.Second)
+		waitFor(t, "the SSE session to end", func() bool {
+			ts.sessions.mu.Lock()
+			defer ts.sessions.mu.Unlock()
+			return len(ts.sessions.sse) == 0
+		})
+	})
+	t.Run("mcp GET", func(t *testing.T) {
+		ts := start(t, Options{WriteTimeout: bound})
+		cs := connect(t, ts.URL(), "")
+		conn, _ := dial(t, ts, "GET /mcp HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: "+cs.ID()+
+			"\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n", ": ok")
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "flood", Arguments: map[string]any{"N": 40}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Content[0].(*mcp.TextContent).Text; !strings.HasPrefix(got, "stopped: ") {
+			t.Errorf("40 MiB of notifications to a stream never read: %q, want them stopped", got)
+		}
+		waitClosed(t, ts, conn.LocalAddr().String(), bound+30*time.Second)
+		if got := whoami(t, cs); got != AnonymousPrincipal+"|" {
+			t.Errorf("the session after its stream was cut: %q", got)
+		}
+	})
 }
 
 func fdCount(t *testing.T) int {
@@ -496,6 +704,39 @@ func TestSessionsCappedPerPrincipal(t *testing.T) {
 	}
 }
 
+// The cap holds when one principal opens many sessions at once over both
+// transports: no more than the cap are ever open.
+func TestSessionCapHoldsUnderRace(t *testing.T) {
+	const limit, tries = 3, 40
+	ts := start(t, Options{MaxSessionsPerPrincipal: limit, TokenFile: writeTokens(t, "alice tok-alice\n")})
+	var wg sync.WaitGroup
+	opened := make(chan *mcp.ClientSession, tries)
+	for i := range tries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: ts.URL(), HTTPClient: httpClient("tok-alice"), DisableStandaloneSSE: true}
+			if i%2 == 0 {
+				tr = &mcp.SSEClientTransport{Endpoint: ts.base + "/sse", HTTPClient: httpClient("tok-alice")}
+			}
+			client := mcp.NewClient(&mcp.Implementation{Name: "racer", Version: "1"}, nil)
+			if cs, err := client.Connect(t.Context(), tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}); err == nil {
+				opened <- cs
+			}
+		}()
+	}
+	wg.Wait()
+	close(opened)
+	n := 0
+	for cs := range opened {
+		n++
+		defer cs.Close()
+	}
+	if n != limit {
+		t.Errorf("%d sessions opened at once by one principal, want the cap, %d", n, limit)
+	}
+}
+
 // The Host and Origin checks ignore case, and refuse other hosts.
 func TestHostCheck(t *testing.T) {
 	ts := start(t, Options{})
@@ -509,17 +750,51 @@ func TestHostCheck(t *testing.T) {
 		{map[string]string{"Host": fmt.Sprintf("attacker.example:%d", port)}, false},
 		{map[string]string{"Origin": "http://attacker.example"}, false},
 		{map[string]string{"Origin": fmt.Sprintf("http://127.0.0.1:%d", port+1)}, false},
+		// IPv6 literal; no port where the served one is not 80; a trailing
+		// dot (another name, to a browser).
+		{map[string]string{"Host": fmt.Sprintf("[::1]:%d", port)}, true},
+		{map[string]string{"Host": "localhost"}, false},
+		{map[string]string{"Host": "[::1]"}, false},
+		{map[string]string{"Host": fmt.Sprintf("localhost.:%d", port)}, false},
+		{map[string]string{"Origin": "http://localhost"}, false},
+		{map[string]string{"Origin": "null"}, false},
+		// A page on another site makes a "no-cors" GET without Origin.
+		{map[string]string{"Sec-Fetch-Site": "cross-site"}, false},
+		{map[string]string{"Sec-Fetch-Site": "same-site"}, false},
+		{map[string]string{"Sec-Fetch-Site": "none"}, true},
 	} {
 		code, _, _ := rawRequest(t, http.MethodPost, ts.URL(), "", c.header, initialize)
 		if (code != http.StatusForbidden) != c.ok {
 			t.Errorf("%v: %d", c.header, code)
 		}
-		if !c.ok { // (an accepted GET /sse would stream on)
-			if code, _, _ = rawRequest(t, http.MethodGet, ts.base+"/sse", "", c.header, ""); code != http.StatusForbidden {
+		if !c.ok {
+			if code := sseStatus(t, ts.base+"/sse", c.header); code != http.StatusForbidden {
 				t.Errorf("/sse %v: %d, want 403", c.header, code)
 			}
 		}
 	}
+}
+
+// sseStatus is the status of GET url, whose body (an accepted event stream)
+// is not read.
+func sseStatus(t *testing.T, url string, header map[string]string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // A body over MaxBodyBytes is refused (413), on /mcp and /sse, and logged.
@@ -626,4 +901,98 @@ func heapInUse() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapInuse
+}
+
+// switchable is a bearer token that a test changes while requests run.
+type switchable struct {
+	mu    sync.Mutex
+	token string
+}
+
+func (s *switchable) set(tok string) { s.mu.Lock(); s.token = tok; s.mu.Unlock() }
+
+func (s *switchable) RoundTrip(r *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	tok := s.token
+	s.mu.Unlock()
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+tok)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// The token file is reloaded (SIGHUP) while requests run: a rotated token
+// keeps its principal's sessions, the old one is refused from then on, a
+// file that fails to load keeps the tokens in force, and nothing races.
+func TestReloadWhileRequestsRun(t *testing.T) {
+	path := writeTokens(t, "alice tok-one\n")
+	ts := start(t, Options{TokenFile: path})
+	tok := &switchable{token: "tok-one"}
+	cs, err := tryConnect(t, &mcp.StreamableClientTransport{Endpoint: ts.URL(), HTTPClient: &http.Client{Transport: tok}, DisableStandaloneSSE: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Calls run all along; each must come back as alice.
+	stop := make(chan struct{})
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+				cancel()
+				if err == nil && res.Content[0].(*mcp.TextContent).Text != "alice|alice" {
+					err = fmt.Errorf("principal %q", res.Content[0].(*mcp.TextContent).Text)
+				}
+				if err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+					return
+				}
+			}
+		}()
+	}
+	// Both tokens in force, then the client moves to the new one, then the
+	// old one goes; a broken file in between changes nothing.
+	for i := range 20 {
+		os.WriteFile(path, []byte("alice tok-one\nalice tok-two\n"), 0o600)
+		if err := ts.ReloadTokens(); err != nil {
+			t.Fatal(err)
+		}
+		tok.set([]string{"tok-one", "tok-two"}[i%2])
+		os.WriteFile(path, []byte("alice tok one two\n"), 0o600)
+		if err := ts.ReloadTokens(); err == nil {
+			t.Fatal("a broken token file loaded")
+		}
+	}
+	close(stop)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		t.Fatalf("a call during the reloads: %v", err)
+	default:
+	}
+	// The old token goes. (Only now: a request that set out with it while
+	// it was in force would rightly be refused once it is gone.)
+	tok.set("tok-two")
+	os.WriteFile(path, []byte("alice tok-two\n"), 0o600)
+	if err := ts.ReloadTokens(); err != nil {
+		t.Fatal(err)
+	}
+	if got := whoami(t, cs); got != "alice|alice" {
+		t.Errorf("the session after the rotation: %q", got)
+	}
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	if code, _, _ := rawRequest(t, http.MethodPost, ts.URL(), "tok-one", map[string]string{"Mcp-Session-Id": cs.ID()}, ping); code != http.StatusUnauthorized {
+		t.Errorf("the rotated-out token: %d, want 401", code)
+	}
 }

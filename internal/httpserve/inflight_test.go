@@ -3,6 +3,7 @@ package httpserve
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -198,5 +199,81 @@ func TestSessionNotIdleWhileCallRuns(t *testing.T) {
 				return true
 			})
 		})
+	}
+}
+
+// A request that reuses the id of one in flight on an SSE session (go-sdk
+// drops it without an answer) neither keeps the session busy for ever nor
+// holds a shutdown for its whole bound, and it is logged.
+func TestSSEReusedIDDoesNotPinTheSession(t *testing.T) {
+	call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"hold","arguments":{}}}`
+	reuse := func(t *testing.T, opts Options) (*testServer, *mcp.Server) {
+		srv, entered, release := holdServer()
+		opts.Server = srv
+		ts := start(t, opts)
+		c := openSSE(t, ts)
+		c.post(call)
+		<-entered
+		c.post(call)
+		waitFor(t, "the reuse to be logged", func() bool { return strings.Contains(ts.logs.String(), "reused the id of one in flight") })
+		close(release)
+		if _, data := c.next(); !strings.Contains(data, `"id":5`) || !strings.Contains(data, "released") {
+			t.Fatalf("the call: %s", data)
+		}
+		return ts, srv
+	}
+	t.Run("idle", func(t *testing.T) {
+		_, srv := reuse(t, Options{SessionTimeout: 200 * time.Millisecond})
+		waitFor(t, "the session to idle out", func() bool {
+			for range srv.Sessions() {
+				return false
+			}
+			return true
+		})
+	})
+	t.Run("shutdown", func(t *testing.T) {
+		ts, _ := reuse(t, Options{ShutdownTimeout: time.Minute})
+		stopped := make(chan error, 1)
+		go func() { stopped <- ts.stop() }()
+		select {
+		case <-stopped:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the shutdown waited for a request go-sdk never answers")
+		}
+	})
+}
+
+// A shutdown does not wait for event streams, which never end by
+// themselves: with a GET /mcp stream and an /sse stream open and no call in
+// flight, Serve returns at once, well inside its bound, and both streams end.
+func TestShutdownDoesNotWaitForStreams(t *testing.T) {
+	ts := start(t, Options{ShutdownTimeout: time.Minute})
+	cs := connect(t, ts.URL(), "")
+	req, _ := http.NewRequest(http.MethodGet, ts.URL(), nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /mcp: %d", resp.StatusCode)
+	}
+	sse := openSSE(t, ts)
+	stopped := make(chan error, 1)
+	go func() { stopped <- ts.stop() }()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the shutdown waited for event streams")
+	}
+	io.Copy(io.Discard, resp.Body) // returns once the stream has ended
+	if ev, _ := sse.next(); ev != "" {
+		t.Errorf("the /sse stream went on after the shutdown: event %q", ev)
 	}
 }

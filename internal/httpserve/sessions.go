@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"log/slog"
 	"mime"
 	"net/http"
 	"sync"
@@ -120,6 +121,7 @@ type sseHandler struct {
 	maxBody  int64
 	timeout  time.Duration
 	sessions *sessions
+	log      *slog.Logger
 }
 
 type sseSession struct {
@@ -235,7 +237,7 @@ func (h *sseHandler) open(w http.ResponseWriter, r *http.Request) {
 	// The session's requests run with this request's context values (the
 	// principal), as go-sdk's Streamable HTTP sessions do with the first
 	// POST's.
-	ses, err := h.server.Connect(r.Context(), signalConnect{ss.transport, ss, &s.sseCalls}, nil)
+	ses, err := h.server.Connect(r.Context(), signalConnect{ss.transport, ss, &s.sseCalls, h.log}, nil)
 	if err != nil {
 		http.Error(w, "connection failed", http.StatusInternalServerError)
 		return
@@ -294,6 +296,7 @@ type signalConnect struct {
 	*mcp.SSEServerTransport
 	ss    *sseSession
 	calls *inflight
+	log   *slog.Logger
 }
 
 func (t signalConnect) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -302,20 +305,24 @@ func (t signalConnect) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &countingConn{Connection: conn, ss: t.ss, calls: t.calls}, nil
+	return &countingConn{Connection: conn, ss: t.ss, calls: t.calls, log: t.log, pending: map[jsonrpc.ID]struct{}{}}, nil
 }
 
 // countingConn counts the requests read from an SSE session until their
 // responses are written: a shutdown waits for them, and the session is not
 // idle while one is pending. (Counting the handlers would be too early: the
-// response is written after the handler returns.)
+// response is written after the handler returns.) It counts by id, as go-sdk
+// answers: a request reusing the id of one in flight is dropped by go-sdk
+// without an answer, and counted, it would keep the session busy for ever
+// and every shutdown waiting its whole bound.
 type countingConn struct {
 	mcp.Connection
 	ss    *sseSession
 	calls *inflight
+	log   *slog.Logger
 
 	mu      sync.Mutex
-	pending int
+	pending map[jsonrpc.ID]struct{}
 	closed  bool
 }
 
@@ -323,22 +330,26 @@ func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 		c.mu.Lock()
-		if !c.closed {
-			c.pending++
+		_, inUse := c.pending[req.ID]
+		if !c.closed && !inUse {
+			c.pending[req.ID] = struct{}{}
 			c.calls.add()
 			c.ss.begin()
 		}
 		c.mu.Unlock()
+		if inUse {
+			c.log.Warn("SSE: a request reused the id of one in flight; go-sdk drops it unanswered", "principal", c.ss.principal)
+		}
 	}
 	return msg, err
 }
 
 func (c *countingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	err := c.Connection.Write(ctx, msg)
-	if _, ok := msg.(*jsonrpc.Response); ok {
+	if resp, ok := msg.(*jsonrpc.Response); ok {
 		c.mu.Lock()
-		if c.pending > 0 {
-			c.pending--
+		if _, pending := c.pending[resp.ID]; pending {
+			delete(c.pending, resp.ID)
 			c.calls.done()
 			c.ss.end()
 		}
@@ -350,7 +361,8 @@ func (c *countingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // Close gives up the requests that will never be answered.
 func (c *countingConn) Close() error {
 	c.mu.Lock()
-	for ; c.pending > 0; c.pending-- {
+	for id := range c.pending {
+		delete(c.pending, id)
 		c.calls.done()
 		c.ss.end()
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -31,8 +32,12 @@ var (
 // reservedNames are principals colibri gives itself.
 var reservedNames = map[string]bool{tools.StdioPrincipal: true, AnonymousPrincipal: true}
 
+// credential is one line of the token file. Only the token's SHA-256 is
+// kept, and compared: comparing tokens themselves in constant time still
+// takes a time that tells their length (subtle.ConstantTimeCompare returns
+// at once when the lengths differ).
 type credential struct {
-	token     []byte
+	digest    [sha256.Size]byte
 	principal string
 }
 
@@ -66,7 +71,12 @@ func parseTokenFile(path string) ([]credential, error) {
 	)
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
+		line := sc.Text()
+		if n == 1 {
+			// A byte order mark, as some Windows editors write one.
+			line = strings.TrimPrefix(line, "\ufeff")
+		}
+		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
@@ -81,7 +91,11 @@ func parseTokenFile(path string) ([]credential, error) {
 			name, token = fields[0], fields[1]
 		default:
 			// Never echo the line: it holds a token.
-			bad("%d words; a line is TOKEN or NAME TOKEN (a bearer token has no spaces)", len(fields))
+			if slices.ContainsFunc(fields, func(f string) bool { return strings.HasPrefix(f, "#") }) {
+				bad("%d words; a line is TOKEN or NAME TOKEN, and a comment is a line of its own starting with #", len(fields))
+			} else {
+				bad("%d words; a line is TOKEN or NAME TOKEN (a bearer token has no spaces)", len(fields))
+			}
 			continue
 		}
 		if !token68.MatchString(token) {
@@ -103,7 +117,7 @@ func parseTokenFile(path string) ([]credential, error) {
 			continue
 		}
 		seen[token] = n
-		creds = append(creds, credential{token: []byte(token), principal: name})
+		creds = append(creds, credential{digest: sha256.Sum256([]byte(token)), principal: name})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
@@ -118,16 +132,17 @@ func parseTokenFile(path string) ([]credential, error) {
 }
 
 // principal is the principal of token, or "" when no line holds it. Every
-// line is compared, in constant time, so that timing tells nothing of the
-// tokens.
+// line is compared, in constant time and by digest, so that timing tells
+// nothing of the tokens, not even their length.
 func (t *tokenSet) principal(token string) string {
 	creds := t.creds.Load()
 	if creds == nil {
 		return ""
 	}
+	digest := sha256.Sum256([]byte(token))
 	found := -1
 	for i, c := range *creds {
-		if subtle.ConstantTimeCompare([]byte(token), c.token) == 1 {
+		if subtle.ConstantTimeCompare(digest[:], c.digest[:]) == 1 {
 			found = i
 		}
 	}

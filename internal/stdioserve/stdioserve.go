@@ -9,9 +9,14 @@
 // connection. This transport frames lines itself, decodes each with go-sdk's
 // own [jsonrpc.DecodeMessage], and answers a line that does not decode with a
 // JSON-RPC error (-32700 parse error, -32600 invalid request; with the line's
-// id when it can be read, else null), then reads on. When the input ends,
-// calls in flight are answered (bounded by DrainTimeout) before Read reports
-// the end.
+// id when it can be read, else null), then reads on.
+//
+// It also keeps the books of the session's requests, which go-sdk would
+// otherwise get wrong without a word: a request that reuses the id of one in
+// flight is answered -32600 (go-sdk would drop it silently); a request the
+// caller cancelled gets no answer, as MCP asks; a response to no request
+// colibri made is dropped with a warning; and when the input ends, calls in
+// flight are answered (bounded by DrainTimeout) before Read reports the end.
 //
 //	t := &stdioserve.Transport{Reader: os.Stdin, Writer: os.Stdout, MaxMessageBytes: 17 << 20, DrainTimeout: 10 * time.Second}
 //	err := server.Run(ctx, t)
@@ -26,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,15 +43,15 @@ import (
 type Transport struct {
 	Reader io.Reader
 	Writer io.Writer
-	// MaxMessageBytes bounds one line (one message); a longer line is
-	// skipped, never held whole, and answered with -32600. Zero means
-	// mcp.DefaultMaxLineLength.
+	// MaxMessageBytes bounds one line (one message, without its "\n" or
+	// "\r\n"); a longer line is skipped, never held whole, and answered with
+	// -32600. Zero means mcp.DefaultMaxLineLength.
 	MaxMessageBytes int
 	// DrainTimeout bounds how long, once the input has ended, calls in
 	// flight may take to be answered. Zero: the end is reported at once.
 	DrainTimeout time.Duration
-	// Logger receives a warning for each line answered with an error (its
-	// size and the reason, never its content). Nil discards.
+	// Logger receives a warning for each line answered with an error or
+	// dropped (its size and the reason, never its content). Nil discards.
 	Logger *slog.Logger
 }
 
@@ -65,7 +71,8 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		drain:    t.DrainTimeout,
 		incoming: make(chan msgOrErr),
 		closed:   make(chan struct{}),
-		inflight: map[jsonrpc.ID]struct{}{},
+		calls:    map[jsonrpc.ID]bool{},
+		outgoing: map[jsonrpc.ID]struct{}{},
 	}
 	go c.readLoop(bufio.NewReaderSize(t.Reader, 64<<10), limit)
 	return c, nil
@@ -86,9 +93,15 @@ type conn struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 
-	mu       sync.Mutex
-	inflight map[jsonrpc.ID]struct{} // calls read and not yet answered
-	idle     chan struct{}           // closed when inflight empties while drain waits
+	mu sync.Mutex
+	// calls are the caller's requests read and not yet answered, true once
+	// the caller cancelled one. An id leaves before its answer is written:
+	// the caller may reuse it as soon as it has read the answer.
+	calls     map[jsonrpc.ID]bool
+	cancelled int                     // how many of calls are true
+	writing   int                     // answers on their way out
+	outgoing  map[jsonrpc.ID]struct{} // colibri's own requests to the caller, not yet answered
+	idle      chan struct{}           // closed when nothing is pending while drain waits
 }
 
 func (c *conn) SessionID() string { return "" }
@@ -98,10 +111,10 @@ func (c *conn) SessionID() string { return "" }
 // error) ends it.
 func (c *conn) readLoop(r *bufio.Reader, limit int) {
 	for {
-		line, tooLong, err := readLine(r, limit)
+		line, n, tooLong, err := readLine(r, limit)
 		if tooLong {
-			c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message larger than %d bytes", limit), "too large", 0)
-		} else if line = bytes.TrimSpace(line); len(line) > 0 {
+			c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message larger than %d bytes", limit), "too large", n)
+		} else if line = trimLine(line); len(line) > 0 {
 			if msg := c.decode(line); msg != nil {
 				select {
 				case c.incoming <- msgOrErr{msg: msg}:
@@ -120,14 +133,17 @@ func (c *conn) readLoop(r *bufio.Reader, limit int) {
 	}
 }
 
-// readLine reads up to and without the next newline. A line longer than limit
-// is read to its end but not kept: tooLong is set and line is nil. err is the
-// read error after the line (io.EOF at the end of the input).
-func readLine(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error) {
+// readLine reads up to the next newline and returns the line without its end
+// ("\n" or "\r\n"; at the end of the input, none). A line longer than limit
+// is read to its end but not kept: tooLong is set and line is nil. n is the
+// bytes read; err is the read error after the line (io.EOF at the end of the
+// input).
+func readLine(r *bufio.Reader, limit int) (line []byte, n int, tooLong bool, err error) {
 	for {
 		chunk, err := r.ReadSlice('\n')
+		n += len(chunk)
 		if !tooLong {
-			if len(line)+len(chunk) > limit+1 { // +1: the newline itself
+			if len(line)+len(chunk)-2 > limit { // -2: room for the "\r\n", judged below (and no overflow for a limit near MaxInt)
 				tooLong, line = true, nil
 			} else {
 				line = append(line, chunk...)
@@ -136,12 +152,33 @@ func readLine(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error)
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		return line, tooLong, err
+		if !tooLong {
+			line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+			if len(line) > limit {
+				tooLong, line = true, nil
+			}
+		}
+		return line, n, tooLong, err
 	}
 }
 
-// decode returns the message of one line, or nil after answering a line that
-// is not one.
+// byteOrderMark is U+FEFF in UTF-8, which some Windows tools put before
+// every text they write.
+var byteOrderMark = []byte("\xef\xbb\xbf")
+
+// trimLine drops the white space around a line and a byte order mark before
+// it: RFC 8259 section 8.1 lets a parser ignore one "in the interests of
+// interoperability".
+func trimLine(line []byte) []byte {
+	line = bytes.TrimSpace(line)
+	if rest, ok := bytes.CutPrefix(line, byteOrderMark); ok {
+		line = bytes.TrimSpace(rest)
+	}
+	return line
+}
+
+// decode returns the message of one line, or nil after answering (or
+// dropping) a line that is not one.
 func (c *conn) decode(line []byte) jsonrpc.Message {
 	// One pass of its own: go-sdk's decoder ignores what follows the first
 	// value, so "{…} {…}" would otherwise pass as its first half.
@@ -160,42 +197,101 @@ func (c *conn) decode(line []byte) jsonrpc.Message {
 		c.reject(readableID(line), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error(), "invalid request", len(line))
 		return nil
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok {
-		c.mu.Lock()
-		switch {
-		case req.IsCall():
-			c.inflight[req.ID] = struct{}{}
-		case req.Method == "notifications/cancelled":
-			// The caller wants no answer (and QuietCancel sees that none is
-			// written): the drain does not wait for one.
-			var p struct {
-				RequestID any `json:"requestId"`
-			}
-			if json.Unmarshal(req.Params, &p) == nil {
-				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
-					c.answeredLocked(id)
-				}
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		notification := strings.HasPrefix(m.Method, "notifications/")
+		// (A notification written with "id": null is taken as meant, as
+		// go-sdk always took it.)
+		if m.ID.IsValid() || !notification {
+			if problem := idProblem(line, m.ID); problem != "" {
+				c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "invalid request: "+problem, "unanswerable id", len(line))
+				return nil
 			}
 		}
-		c.mu.Unlock()
+		if m.ID.IsValid() && notification {
+			// go-sdk would still act on it (a "notifications/cancelled" with
+			// an id cancels the call it names) and then answer it.
+			c.reject(m.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: %q is a notification, which has no id", m.Method), "notification with an id", len(line))
+			return nil
+		}
+		switch {
+		case m.IsCall():
+			if !c.book(m.ID) {
+				c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: id %v is already used by a request in flight", m.ID.Raw()), "id in use", len(line))
+				return nil
+			}
+		case m.Method == "notifications/cancelled":
+			if !c.cancel(m.Params) {
+				// No call in flight by that id: it was answered as the
+				// caller gave up on it, or never was. go-sdk cancels
+				// asynchronously, and would hit a later call that reuses
+				// the id.
+				c.log.Debug("stdio: ignored a cancellation of no call in flight")
+				return nil
+			}
+		}
+	case *jsonrpc.Response:
+		if idProblem(line, m.ID) != "" || !c.expected(m.ID) {
+			// JSON-RPC answers no response; go-sdk would drop it unsaid.
+			c.log.Warn("stdio: dropped a response to no request colibri made", "bytes", len(line))
+			return nil
+		}
 	}
 	return msg
 }
 
-// readableID is the id of a JSON object line when it is a string or a number,
-// else the null id.
-func readableID(line []byte) jsonrpc.ID {
-	var probe struct {
-		ID any `json:"id"`
+// book enters a call of the caller's; it reports false when its id is
+// already in flight. (go-sdk would drop such a call without an answer, and a
+// cancelled call is in flight until its handler returns.)
+func (c *conn) book(id jsonrpc.ID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, inUse := c.calls[id]; inUse {
+		return false
 	}
-	if json.Unmarshal(line, &probe) != nil {
-		return jsonrpc.ID{}
+	c.calls[id] = false
+	return true
+}
+
+// cancel marks the call a notifications/cancelled names as cancelled: its
+// answer will not be sent, nor waited for at the end of the input. It
+// reports false when no call by that id is in flight (or it was cancelled
+// already).
+func (c *conn) cancel(params json.RawMessage) bool {
+	id, ok := cancelledID(params)
+	if !ok {
+		return false
 	}
-	id, err := jsonrpc.MakeID(probe.ID)
-	if err != nil {
-		return jsonrpc.ID{}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if was, inFlight := c.calls[id]; !inFlight || was {
+		return false
 	}
-	return id
+	c.calls[id] = true
+	c.cancelled++
+	c.settleLocked()
+	return true
+}
+
+// expected reports whether id answers a request colibri made, and forgets it.
+func (c *conn) expected(id jsonrpc.ID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.outgoing[id]
+	delete(c.outgoing, id)
+	return ok
+}
+
+// cancelledID is the request a notifications/cancelled names, read as
+// go-sdk reads it (member names are case-sensitive).
+func cancelledID(params json.RawMessage) (jsonrpc.ID, bool) {
+	var p map[string]json.RawMessage
+	var v any
+	if json.Unmarshal(params, &p) != nil || json.Unmarshal(p["requestId"], &v) != nil {
+		return jsonrpc.ID{}, false
+	}
+	id, err := jsonrpc.MakeID(v)
+	return id, err == nil && id.IsValid()
 }
 
 // nullIDError is a JSON-RPC error response with "id": null, which JSON-RPC
@@ -210,6 +306,14 @@ type nullIDError struct {
 // reject answers a line that is not a message, and logs it (never its
 // content: it may hold a secret).
 func (c *conn) reject(id jsonrpc.ID, code int64, message, reason string, size int) {
+	if id.IsValid() {
+		// An error under the id of a call in flight would pass for its answer.
+		c.mu.Lock()
+		if _, inFlight := c.calls[id]; inFlight {
+			id = jsonrpc.ID{}
+		}
+		c.mu.Unlock()
+	}
 	werr := &jsonrpc.Error{Code: code, Message: message}
 	var data []byte
 	var err error
@@ -254,7 +358,7 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 func (c *conn) waitAnswered(ctx context.Context) {
 	c.mu.Lock()
-	n := len(c.inflight)
+	n := c.pendingLocked()
 	if n == 0 || c.drain <= 0 {
 		c.mu.Unlock()
 		return
@@ -276,10 +380,13 @@ func (c *conn) waitAnswered(ctx context.Context) {
 	}
 }
 
-// answeredLocked forgets a call; c.mu is held.
-func (c *conn) answeredLocked(id jsonrpc.ID) {
-	delete(c.inflight, id)
-	if len(c.inflight) == 0 && c.idle != nil {
+// pendingLocked is how many answers the drain waits for: calls not
+// cancelled, and answers being written. c.mu is held.
+func (c *conn) pendingLocked() int { return len(c.calls) - c.cancelled + c.writing }
+
+// settleLocked wakes the drain once nothing is pending; c.mu is held.
+func (c *conn) settleLocked() {
+	if c.idle != nil && c.pendingLocked() == 0 {
 		close(c.idle)
 		c.idle = nil
 	}
@@ -289,14 +396,48 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	answering := false
+	switch m := msg.(type) {
+	case *jsonrpc.Response:
+		c.mu.Lock()
+		cancelled, ok := c.calls[m.ID]
+		if ok {
+			delete(c.calls, m.ID)
+			if cancelled {
+				c.cancelled--
+			} else {
+				c.writing++
+				answering = true
+			}
+		}
+		c.mu.Unlock()
+		if cancelled {
+			// MCP (cancellation): "Receivers of a cancellation notification
+			// SHOULD NOT send a response for the cancelled request." go-sdk
+			// cancels the handler but still writes what it returns.
+			return nil
+		}
+	case *jsonrpc.Request:
+		c.mu.Lock()
+		if m.IsCall() {
+			c.outgoing[m.ID] = struct{}{} // before the caller can answer it
+		} else if m.Method == "notifications/cancelled" {
+			if id, ok := cancelledID(m.Params); ok {
+				delete(c.outgoing, id) // go-sdk gave up on it: an answer now is stray
+			}
+		}
+		c.mu.Unlock()
+	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
-		return fmt.Errorf("encoding a message: %w", err)
+		err = fmt.Errorf("encoding a message: %w", err)
+	} else {
+		err = c.writeLine(data)
 	}
-	err = c.writeLine(data)
-	if resp, ok := msg.(*jsonrpc.Response); ok {
+	if answering {
 		c.mu.Lock()
-		c.answeredLocked(resp.ID)
+		c.writing--
+		c.settleLocked()
 		c.mu.Unlock()
 	}
 	return err
