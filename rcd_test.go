@@ -1,8 +1,11 @@
 package colibri_test
 
 import (
+	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -10,6 +13,25 @@ import (
 	"testing"
 	"time"
 )
+
+// TestMain lets the test binary play the service's process for
+// TestRCDReload: it says "ready" once it catches SIGHUP, and exits 0 when
+// one comes. (A plain `sleep` inherits the test's own disposition of SIGHUP,
+// which is "ignored" when the tests run under nohup(1).)
+func TestMain(m *testing.M) {
+	if os.Getenv("RCD_TEST_AWAIT_HUP") == "1" {
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		fmt.Println("ready")
+		select {
+		case <-hup:
+			os.Exit(0)
+		case <-time.After(time.Minute):
+			os.Exit(3)
+		}
+	}
+	os.Exit(m.Run())
+}
 
 // rcEnv is rc.d/colibri_mcp made runnable here: its fixed paths point into a
 // temporary tree, /etc/rc.subr is the stub in testdata, and daemon(8), su(1)
@@ -187,11 +209,16 @@ func TestRCDReload(t *testing.T) {
 	if stdout, _, err := e.run(t, "reload"); err == nil || !strings.Contains(stdout, "not running") {
 		t.Errorf("reload with no pidfile: %v, %q; want a failure saying it is not running", err, stdout)
 	}
-	child := exec.Command("sleep", "60")
+	child := exec.Command(os.Args[0])
+	child.Env = append(os.Environ(), "RCD_TEST_AWAIT_HUP=1")
+	out, _ := child.StdoutPipe()
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer child.Process.Kill()
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("the stand-in process said %q, want ready", line)
+	}
 	os.WriteFile(filepath.Join(e.dir, "run/colibri_mcp.pid"), []byte(strconv.Itoa(child.Process.Pid)+"\n"), 0o644)
 	if _, stderr, err := e.run(t, "reload"); err != nil {
 		t.Fatalf("reload: %v: %s", err, stderr)
@@ -200,8 +227,8 @@ func TestRCDReload(t *testing.T) {
 	go func() { done <- child.Wait() }()
 	select {
 	case <-done:
-		if ws, ok := child.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGHUP {
-			t.Errorf("the process ended with %v, want SIGHUP", child.ProcessState)
+		if code := child.ProcessState.ExitCode(); code != 0 {
+			t.Errorf("the process ended with %v, want its exit on SIGHUP", child.ProcessState)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("reload sent nothing to the pid in the pidfile")
