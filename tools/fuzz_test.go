@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/colibri-mcp/colibri-mcp/host"
 )
 
@@ -25,7 +27,11 @@ func FuzzCallArguments(f *testing.F) {
 			Name      string          `json:"name"`
 			Arguments json.RawMessage `json:"arguments"`
 		}
-		if err := decodeInput(CallToolTool, json.RawMessage(raw), &in); err != nil {
+		err := decodeInput(CallToolTool, json.RawMessage(raw), &in)
+		if full := acceptsFully(raw); (err == nil) != full {
+			t.Fatalf("decodeInput: %v, but a full decode accepts: %v", err, full)
+		}
+		if err != nil {
 			if host.KindOf(err) != host.KindInvalidArguments {
 				t.Fatalf("decodeInput: kind %s: %v", host.KindOf(err), err)
 			}
@@ -42,6 +48,26 @@ func FuzzCallArguments(f *testing.F) {
 			t.Fatalf("accepted arguments do not re-encode: %v", err)
 		}
 	})
+}
+
+// acceptsFully is decodeInput's check of a call_tool input without its
+// shortcut: the whole input decoded, arguments and all.
+func acceptsFully(raw string) bool {
+	if raw == "" || raw == "null" {
+		raw = "{}"
+	}
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(raw))
+	if err != nil {
+		return false
+	}
+	if m, ok := doc.(map[string]any); ok {
+		for k, v := range m {
+			if v == nil {
+				delete(m, k)
+			}
+		}
+	}
+	return inputSchemas[CallToolTool].Validate(doc) == nil
 }
 
 func TestDecodeInput(t *testing.T) {

@@ -211,7 +211,7 @@ func decodeInput(tool string, raw json.RawMessage, v any) error {
 	invalid := func(msg string) error {
 		return &host.Error{Kind: host.KindInvalidArguments, Err: fmt.Errorf("%s: arguments: %s", tool, msg)}
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	doc, err := ownDoc(tool, raw)
 	if err != nil {
 		return invalid("invalid JSON: " + err.Error())
 	}
@@ -239,6 +239,39 @@ func decodeInput(tool string, raw json.RawMessage, v any) error {
 		return invalid(err.Error()) // cannot happen once the schema passed
 	}
 	return nil
+}
+
+// opaque names the property of a tool's own input whose content colibri's
+// schema leaves open (call_tool's "arguments": any object). Its content is
+// the hosted tool's, checked against that tool's inputSchema, which decodes
+// it: colibri's own check only needs to know that it is an object, and does
+// not decode what may be megabytes a second time.
+var opaque = map[string]string{CallToolTool: "arguments"}
+
+// ownDoc decodes a tool's own input for its schema check; an opaque property
+// that holds an object stands in as an empty one.
+func ownDoc(tool string, raw json.RawMessage) (any, error) {
+	key := opaque[tool]
+	if trimmed := bytes.TrimLeft(raw, " \t\r\n"); key == "" || len(trimmed) == 0 || trimmed[0] != '{' {
+		return jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	}
+	var top map[string]json.RawMessage // checks the whole input is JSON
+	if err := json.Unmarshal(raw, &top); err != nil {
+		return nil, err
+	}
+	doc := make(map[string]any, len(top))
+	for k, v := range top {
+		if k == key && len(v) > 0 && v[0] == '{' {
+			doc[k] = map[string]any{}
+			continue
+		}
+		x, err := jsonschema.UnmarshalJSON(bytes.NewReader(v))
+		if err != nil {
+			return nil, err
+		}
+		doc[k] = x
+	}
+	return doc, nil
 }
 
 // ErrorResult is a colibri failure as the contract shapes it: isError, a text
