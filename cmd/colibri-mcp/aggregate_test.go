@@ -189,6 +189,7 @@ func peer(t *testing.T, name string) string {
 // object: this SDK refuses a whole tools/list for one such tool, so colibri
 // must leave it out.
 func TestTypeScriptClientAggregate(t *testing.T) {
+	t.Parallel() // a long test of its own process: it runs beside the others (docs/testing.md)
 	everythingPath(t)
 	toolsFile := filepath.Join(t.TempDir(), "tools.json")
 	if err := os.WriteFile(toolsFile, []byte(`{"tools":[{"name":"fine","inputSchema":{"type":"object"}},`+

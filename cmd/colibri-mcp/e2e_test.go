@@ -280,6 +280,7 @@ func TestE2EListTools(t *testing.T) {
 // The hosted result comes back as the server gave it: compared with what a
 // direct client of the same server receives.
 func TestE2EPassThroughMatchesDirectClient(t *testing.T) {
+	t.Parallel() // a long test of its own process: it runs beside the others (docs/testing.md)
 	path := everythingPath(t)
 	cs := connect(t, writeRegistry(t, everything(t)), "COLIBRI_MCP_EXTERNAL_CALL=1")
 

@@ -304,6 +304,7 @@ func TestProtocolProgressExtendsTimeout(t *testing.T) {
 // and listing offers them to no one (server-everything then lists neither
 // tool, but a capable caller can still call them).
 func TestProtocolServerToClientRequests(t *testing.T) {
+	t.Parallel() // a long test of its own process: it runs beside the others (docs/testing.md)
 	reg := writeRegistry(t, everything(t))
 	listed := func(s *session) []string {
 		res := call(t, s.cs, "colibri_external_mcp_list_tools", map[string]any{"server": "everything"})
