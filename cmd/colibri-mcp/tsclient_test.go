@@ -15,7 +15,7 @@ import (
 // (testdata/peers/ts-client.mjs) drives the built colibri-mcp over stdio,
 // Streamable HTTP and HTTP+SSE: list, call, progress, cancel.
 func TestTypeScriptClient(t *testing.T) {
-	t.Parallel() // a long test of its own process: it runs beside the others (docs/testing.md)
+	t.Parallel()      // a long test of its own process: it runs beside the others (docs/testing.md)
 	everythingPath(t) // node and the peers are installed (or, outside CI, a skip)
 	script, _ := filepath.Abs("../../testdata/peers/ts-client.mjs")
 	run := func(t *testing.T, args ...string) {
