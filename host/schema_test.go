@@ -1,10 +1,8 @@
 package host_test
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -12,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 )
 
 // cpuTime is this process's user+system CPU time so far.
@@ -24,23 +23,6 @@ func cpuTime(t *testing.T) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // A hosted tool whose inputSchema would take the compiler minutes (a 1.3 MB
 // anyOf: 280 s of CPU before; 400 levels of nesting) is not compiled: the
 // call goes ahead unchecked, is answered well within its timeout, costs
@@ -49,7 +31,7 @@ func TestHostileInputSchema(t *testing.T) {
 	const timeout = 5 * time.Second
 	for _, shape := range []string{"wide", "deep"} {
 		t.Run(shape, func(t *testing.T) {
-			logs := &syncBuffer{}
+			logs := &syncbuf.Buffer{}
 			h := newHarness(t, host.Options{Timeout: timeout,
 				Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 			srv := fake("huge-schema")

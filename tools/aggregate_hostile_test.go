@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
@@ -140,7 +141,7 @@ func TestAggregateLeavesOutUnportableSchemas(t *testing.T) {
 	for _, b := range bad {
 		list = append(list, b)
 	}
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	cs := connect(t, newLiveService(t, newLive(map[string]*registry.Server{"s": listedTools(t, list)}), serviceOpts{gate: true, aggregate: true, poll: -1, logs: logs}))
 	got := listed(t, cs)
 	if got["s__good"] == nil {

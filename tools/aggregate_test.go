@@ -19,6 +19,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
@@ -62,7 +63,7 @@ func aggregateRegistry() *liveRegistry {
 }
 
 func TestAggregateExposesHostedTools(t *testing.T) {
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	sp := &spawns{}
 	svc := newLiveService(t, aggregateRegistry(), serviceOpts{gate: true, aggregate: true, poll: -1, logs: logs, onSpawn: sp.add})
 	cs := connect(t, svc)
@@ -253,7 +254,7 @@ func TestAggregateNamesStable(t *testing.T) {
 // A server that cannot list is left out and logged, never fatal; fixing
 // its entry brings its tools.
 func TestAggregateServerThatFailsToList(t *testing.T) {
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	reg := newLive(map[string]*registry.Server{
 		"ok":     {Command: fakeBin, Args: []string{"ok"}},
 		"broken": {Command: "/nonexistent/server"},

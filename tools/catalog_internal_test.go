@@ -1,36 +1,18 @@
 package tools
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A hosted tool that passes addable's checks and that go-sdk's AddTool
 // still refuses (it panics) is left out and logged: never fatal, and the
@@ -45,7 +27,7 @@ func TestAddRecovers(t *testing.T) {
 
 	srv := &registry.Server{Name: "x", Command: "/nonexistent/server"}
 	reg := &registry.Registry{Servers: map[string]*registry.Server{"x": srv}}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	h := host.New(host.Options{Timeout: 5 * time.Second})
 	defer h.Close()
 	s := New(Options{Registry: func() (*registry.Registry, error) { return reg, nil }, Host: h, Aggregate: true,

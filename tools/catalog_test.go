@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
@@ -48,7 +48,7 @@ type serviceOpts struct {
 	gate, aggregate bool
 	poll            time.Duration
 	onSpawn         func(server string, pid int)
-	logs            *logBuffer
+	logs            *syncbuf.Buffer
 	listWait        time.Duration // 20 s when zero
 }
 
@@ -263,24 +263,6 @@ func findEntry(servers []struct {
 func sortStrings(s []string) []string {
 	slices.Sort(s)
 	return s
-}
-
-// logBuffer collects a Service's log lines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // The descriptions name the servers with their descriptions, and follow an

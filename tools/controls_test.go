@@ -2,7 +2,6 @@ package tools_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -13,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +20,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/policy"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -32,26 +31,9 @@ import (
 var auditFields = []string{"ts", "id", "principal", "transport", "client", "server", "tool", "exposed_name", "policy",
 	"args", "outcome", "error_kind", "phase", "http_status", "attempts", "duration_ms", "result_bytes"}
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type controlled struct {
 	svc     *tools.Service
-	logs    *syncBuffer
+	logs    *syncbuf.Buffer
 	path    string // the audit log
 	metrics *metrics.Metrics
 }
@@ -60,7 +42,7 @@ type controlled struct {
 // log that carries request ids, as cmd wires them.
 func newControlled(t *testing.T, gate bool, reg *registry.Registry) *controlled {
 	t.Helper()
-	c := &controlled{logs: &syncBuffer{}, path: filepath.Join(t.TempDir(), "audit.log")}
+	c := &controlled{logs: &syncbuf.Buffer{}, path: filepath.Join(t.TempDir(), "audit.log")}
 	w, err := audit.Open(c.path, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -312,7 +294,7 @@ func TestAuditEveryOutcomeBeforeItsAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	log := slog.New(reqid.Handler(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	h := host.New(host.Options{Timeout: 10 * time.Second, TerminateGrace: 200 * time.Millisecond, Logger: log,
 		MaxResultBytes: 64 << 10, Retries: 1})
@@ -415,7 +397,7 @@ func TestAuditWriteFailureIsLoggedAndCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	log := slog.New(reqid.Handler(slog.NewTextHandler(logs, nil)))
 	h := host.New(host.Options{Timeout: 10 * time.Second, TerminateGrace: 200 * time.Millisecond, Logger: log})
 	t.Cleanup(h.Close)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 )
 
 // openPty opens a pseudo-terminal: what the program gets is the terminal
@@ -45,7 +47,7 @@ func openPty(t *testing.T) (ptmx, tty *os.File) {
 func TestServeInATerminalSaysItWaits(t *testing.T) {
 	ptmx, tty := openPty(t)
 	reg := writeRegistry(t, nil)
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(t.Context(), []string{"colibri-mcp", "--external-config", reg}, tty, &stdout, &stderr, nil)
@@ -74,10 +76,10 @@ func TestServeInATerminalSaysItWaits(t *testing.T) {
 // When stderr is a terminal, call shows the hosted server's progress there.
 func TestCallShowsProgressOnATerminal(t *testing.T) {
 	ptmx, tty := openPty(t)
-	var screen syncBuffer
+	var screen syncbuf.Buffer
 	go io.Copy(&screen, ptmx)
 	reg := writeRegistry(t, nil)
-	var stdout syncBuffer
+	var stdout syncbuf.Buffer
 	err := run(t.Context(), []string{"colibri-mcp", "--external-config", reg, "--external-call", "call", "demo", "slow", "--args", `{"steps":3,"interval_ms":1}`},
 		strings.NewReader(""), &stdout, tty, append(os.Environ(), "E2E_SECRET=x"))
 	if err != nil {

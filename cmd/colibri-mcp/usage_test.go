@@ -8,9 +8,10 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 )
 
 // runHere runs the command line in-process, as main would, with stdin
@@ -134,7 +135,7 @@ func serveOnce(t *testing.T, args ...string) string {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
 		err := run(t.Context(), append([]string{"colibri-mcp"}, args...), inR, outW, &stderr, nil)
@@ -224,22 +225,4 @@ func TestBuildVersion(t *testing.T) {
 			t.Errorf("buildVersion(%q, %q) = %q, %q; want %q", tc.version, tc.commit, v, c, tc.want)
 		}
 	}
-}
-
-// syncBuffer is written by the program and read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -2,7 +2,6 @@ package httpserve
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -22,32 +21,15 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
-
-// logBuffer collects log output safely across goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
 
 // testServer is colibri's HTTP face in process, over a small MCP server.
 type testServer struct {
 	*Server
 	base   string // http://127.0.0.1:PORT
-	logs   *logBuffer
+	logs   *syncbuf.Buffer
 	closed chan string // remote addresses of connections the server closed
 	// stop ends Serve's context and returns what Serve returned; the test's
 	// cleanup calls it too.
@@ -84,7 +66,7 @@ func newMCPServer(log *slog.Logger) *mcp.Server {
 
 func start(t *testing.T, opts Options) *testServer {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	log := slog.New(QuietSessionIDs(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	if opts.Addr == "" {
 		opts.Addr = "127.0.0.1:0"
@@ -829,7 +811,7 @@ func TestSessionIDsNotLoggedAtInfo(t *testing.T) {
 		t.Errorf("a session id was logged at info:\n%s", ts.logs)
 	}
 	// At debug it may be.
-	var buf logBuffer
+	var buf syncbuf.Buffer
 	log := slog.New(QuietSessionIDs(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	log.Info("server session connected", "session_id", "abc123")
 	if !strings.Contains(buf.String(), "level=DEBUG") || !strings.Contains(buf.String(), "abc123") {
