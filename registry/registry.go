@@ -104,6 +104,45 @@ type Server struct {
 	// and left out of the entry's JSON, which fingerprints the entry: a
 	// policy edit applies at once, and restarts no warm process.
 	Policy *policy.Policy `json:"-"`
+
+	// KeepaliveMS is how often an idle warm session is pinged; nil means
+	// the default, 0 turns pings off.
+	KeepaliveMS *int64 `json:"keepalive_ms,omitempty"`
+
+	// A remote server (CONTRACT.md section 3, "Remote servers"): URL is set
+	// instead of Command.
+	URL       string `json:"url,omitempty"`
+	Transport string `json:"transport,omitempty"` // TransportStreamable (default), TransportSSE, TransportAuto
+	// Headers are sent with every request; values may hold ${NAME}.
+	Headers map[string]string `json:"headers,omitempty"`
+	// BearerToken is sent as "Authorization: Bearer …"; may hold ${NAME}.
+	BearerToken         string `json:"bearer_token,omitempty"`
+	OAuth               *OAuth `json:"oauth,omitempty"`
+	AllowHTTP           bool   `json:"allow_http,omitempty"`
+	AllowPrivateNetwork bool   `json:"allow_private_network,omitempty"`
+}
+
+// Transports of a remote server.
+const (
+	TransportStreamable = "streamable_http"
+	TransportSSE        = "sse"
+	TransportAuto       = "auto"
+)
+
+// OAuth grants.
+const (
+	GrantClientCredentials = "client_credentials"
+	GrantAuthorizationCode = "authorization_code"
+)
+
+// OAuth is a remote server's "oauth" object.
+type OAuth struct {
+	Grant        string   `json:"grant"`
+	ClientID     string   `json:"client_id,omitempty"`
+	ClientSecret string   `json:"client_secret,omitempty"` // may hold ${NAME}
+	Scopes       []string `json:"scopes,omitempty"`
+	Resource     string   `json:"resource,omitempty"`
+	TokenFile    string   `json:"token_file,omitempty"`
 }
 
 // Jail is the FreeBSD confinement of a server: either an existing jail (Name)
