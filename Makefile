@@ -28,8 +28,8 @@ demo: build ## build, then drive colibri-mcp through servers → list-tools → 
 
 test: lint cross fuzz unit ## what CI runs (~4 min warm): lint, FreeBSD compile, a short fuzz, the race tests with the real peers
 
-unit: peers ## go test -race ./... (integration tests host the real server-everything)
-	$(GO) test -race -count=1 ./...
+unit: peers ## go test -race ./... (integration tests host the real server-everything; -parallel 4, as most tests wait on processes, not CPU)
+	$(GO) test -race -count=1 -parallel 4 ./...
 
 fuzz: ## run each fuzz target for FUZZTIME (default 20000 inputs); the seed corpora also run in `make unit`
 	@for t in $(FUZZ_TARGETS); do \

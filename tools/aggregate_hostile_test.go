@@ -251,11 +251,14 @@ func TestAggregateHungServerDoesNotHoldUpTheList(t *testing.T) {
 		"hung": {Command: fakeBin, Args: []string{"hang-init"}, TimeoutMS: 60_000},
 		"ok":   {Command: fakeBin, Args: []string{"ok"}},
 	})
-	cs := connect(t, newLiveService(t, reg, serviceOpts{aggregate: true, poll: -1, listWait: 300 * time.Millisecond}))
+	// ListWait leaves the healthy server time to start on a loaded machine;
+	// the hung one would hold the list for its 60 s timeout without it.
+	const listWait = 3 * time.Second
+	cs := connect(t, newLiveService(t, reg, serviceOpts{aggregate: true, poll: -1, listWait: listWait}))
 	begun := time.Now()
 	got := listed(t, cs)
-	if took := time.Since(begun); took > 5*time.Second {
-		t.Errorf("the first tools/list took %s with a hung server (ListWait 300ms)", took)
+	if took := time.Since(begun); took > listWait+10*time.Second {
+		t.Errorf("the first tools/list took %s with a hung server (ListWait %s)", took, listWait)
 	}
 	if got["ok__echo"] == nil {
 		t.Errorf("ok__echo is not offered: %v", names(got))

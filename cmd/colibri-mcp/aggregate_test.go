@@ -37,6 +37,7 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 // tools of colibri's own: the same result as through call_tool, progress
 // under the caller's token.
 func TestE2EAggregate(t *testing.T) {
+	t.Parallel()
 	s := start(t, writeRegistry(t, everything(t)), nil, "--aggregate")
 	names := toolNames(t, s.cs)
 	for _, want := range []string{"everything__echo", "everything__get-sum", "demo__echo", "demo__slow", "demo__add", "colibri_external_mcp_call_tool"} {
@@ -156,6 +157,7 @@ func TestE2EAggregateFollowsTheRegistryFile(t *testing.T) {
 
 // Listing everything is small by default: names and first sentences.
 func TestE2EListEverythingIsSmall(t *testing.T) {
+	t.Parallel()
 	cs := connect(t, writeRegistry(t, everything(t)))
 	res := call(t, cs, "colibri_external_mcp_list_tools", nil)
 	whole, _ := json.Marshal(res)
@@ -275,6 +277,7 @@ func TestInspectorAggregate(t *testing.T) {
 // list-tools --json prints what the tool returns: in aggregate mode, each
 // tool's exposed name too.
 func TestCLIListToolsAggregate(t *testing.T) {
+	t.Parallel()
 	reg := writeRegistry(t, nil)
 	code, stdout, stderr := runCLI(t, nil, "--external-config", reg, "--aggregate", "list-tools", "demo", "--json")
 	if code != 0 || !strings.Contains(stdout, `"exposed_name": "demo__echo"`) {

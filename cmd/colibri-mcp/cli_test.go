@@ -99,6 +99,7 @@ func TestCLICallGate(t *testing.T) {
 // Exit codes: 0 success, 1 the operation ran and failed, 2 usage or
 // configuration; --json prints exactly the tool's structuredContent.
 func TestCLIExitCodesAndJSON(t *testing.T) {
+	t.Parallel()
 	reg := writeRegistry(t, nil)
 	bad := writeRegistry(t, registryDoc{"x": {"command": "/bin/true", "argz": []string{}}})
 	call := func(args ...string) []string {
@@ -146,6 +147,7 @@ func TestCLIExitCodesAndJSON(t *testing.T) {
 // call --json prints the hosted tool's structuredContent: the same JSON a
 // client of the MCP tool finds there.
 func TestCLICallJSONIsStructuredContent(t *testing.T) {
+	t.Parallel()
 	reg := writeRegistry(t, nil)
 	code, out, stderr := runCLI(t, nil, "--external-config", reg, "--external-call", "call", "demo", "add", "--args", `{"a":2,"b":40}`, "--json")
 	var got map[string]any

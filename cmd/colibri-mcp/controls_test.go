@@ -186,6 +186,7 @@ func listed(t *testing.T, cs *mcp.ClientSession, server string) []string {
 // request carry; SIGHUP reopens it; /metrics counts exactly the calls made,
 // denials included, and no label names a principal or an argument.
 func TestHTTPProductionControls(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// server-everything behind a wrapper that records each start.
 	starts := filepath.Join(dir, "starts")
@@ -363,6 +364,7 @@ func TestHTTPProductionControls(t *testing.T) {
 // anything runs (exit 2), and one without a key says at start that its
 // digests are plain SHA-256.
 func TestCLIAudit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pids := t.TempDir()
 	reg := writeRegistry(t, registryDoc{"fake": fakeServer("ok", pids)})

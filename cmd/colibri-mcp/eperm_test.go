@@ -42,6 +42,7 @@ func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 // leaves on EOF is gone within the bound; one that does not is logged, and
 // neither request nor colibri's own exit waits on it past the bound.
 func TestUnprivilegedColibriStopsServersByClosingStdin(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("SKIPPING: needs root, to run colibri as nobody and a setuid fake mdo")
 	}

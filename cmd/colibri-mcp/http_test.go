@@ -290,6 +290,7 @@ func TestHTTPNonLoopbackNeedsToken(t *testing.T) {
 // SIGTERM with a call in flight: the call finishes, colibri exits 0, and no
 // hosted process survives.
 func TestHTTPGracefulShutdown(t *testing.T) {
+	t.Parallel()
 	c := startHTTP(t, "127.0.0.1:0")
 	cs, err := connectHTTP(t, c.url, "")
 	if err != nil {
@@ -360,6 +361,7 @@ func TestHTTPBodyLimit(t *testing.T) {
 // --session-timeout reaches the HTTP face: an idle session is closed (404
 // afterwards), and a value that is not a duration is a usage error.
 func TestHTTPSessionTimeoutFlag(t *testing.T) {
+	t.Parallel()
 	c := startHTTP(t, "127.0.0.1:0", "--session-timeout", "300")
 	cs, err := connectHTTP(t, c.url, "")
 	if err != nil {

@@ -130,6 +130,7 @@ func textOf(res *mcp.CallToolResult) string {
 // notifications at the caller, under the caller's (numeric) token, in order,
 // all before the result.
 func TestProtocolEverythingProgress(t *testing.T) {
+	t.Parallel()
 	s := start(t, writeRegistry(t, everything(t)), nil)
 	p := hostedCall("everything", "trigger-long-running-operation", map[string]any{"duration": 1, "steps": 5})
 	p.SetProgressToken(42)
@@ -161,6 +162,7 @@ func TestProtocolEverythingProgress(t *testing.T) {
 // notifications/cancelled, nothing is answered for the cancelled request,
 // and the hosted process is gone within the teardown bound.
 func TestProtocolCancel(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		server, tool string
 		args         map[string]any
@@ -224,6 +226,7 @@ func TestProtocolCancel(t *testing.T) {
 // The hosted server's log messages reach the caller as server/NAME, at the
 // level the caller set, before the result.
 func TestProtocolLogging(t *testing.T) {
+	t.Parallel()
 	t.Run("demo, level info", func(t *testing.T) {
 		s := start(t, writeRegistry(t, nil), nil)
 		if err := s.cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
@@ -358,6 +361,7 @@ func TestProtocolServerToClientRequests(t *testing.T) {
 }
 
 func TestProtocolRoots(t *testing.T) {
+	t.Parallel()
 	reg := writeRegistry(t, everything(t))
 	cmd := exec.Command(colibriBin, "serve", "--external-config", reg, "--external-call")
 	cmd.Env = append(os.Environ(), "E2E_SECRET=x")

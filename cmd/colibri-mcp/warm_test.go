@@ -40,6 +40,7 @@ func serversOf(t *testing.T, cs *mcp.ClientSession) warmServers {
 // server-everything in persistent mode keeps its state across calls, and
 // servers shows the warm process.
 func TestWarmEverythingKeepsState(t *testing.T) {
+	t.Parallel()
 	extra := everything(t)
 	extra["everything"]["lifecycle"] = "persistent"
 	cs := connect(t, writeRegistry(t, extra), "COLIBRI_MCP_EXTERNAL_CALL=1")
@@ -79,6 +80,7 @@ func TestWarmEverythingKeepsState(t *testing.T) {
 
 // When colibri ends (stdin EOF, SIGTERM), its warm servers end with it.
 func TestWarmNothingSurvivesColibri(t *testing.T) {
+	t.Parallel()
 	reg := writeRegistry(t, registryDoc{"warm": {"command": demoBin, "lifecycle": "persistent"}})
 	for _, how := range []string{"stdin EOF", "SIGTERM", "SIGINT"} {
 		t.Run(how, func(t *testing.T) {
