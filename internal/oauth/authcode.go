@@ -105,7 +105,7 @@ func (h *authCode) token(force bool) (*oauth2.Token, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), h.opts.Timeout)
 	defer cancel()
-	t, err := refresh(ctx, h.hc, h.saved, secret)
+	t, err := refresh(ctx, h.hc, h.saved, secret, h.opts.Now)
 	if err != nil {
 		var te *TokenError
 		if errors.As(err, &te) && (te.Code == "invalid_grant" || te.Code == "invalid_client" || te.Code == "unauthorized_client") {

@@ -193,8 +193,9 @@ func clip(s string) string {
 // refresh exchanges a refresh token for new tokens (RFC 6749 section 6),
 // with the RFC 8707 resource that MCP asks for in every token request
 // (x/oauth2's own refresh cannot send it). secret is the client secret (the
-// saved one of a dynamic client, else the registry's).
-func refresh(ctx context.Context, hc *http.Client, s *Saved, secret string) (*oauth2.Token, error) {
+// saved one of a dynamic client, else the registry's); now is the clock
+// that the new expiry is reckoned from.
+func refresh(ctx context.Context, hc *http.Client, s *Saved, secret string, now func() time.Time) (*oauth2.Token, error) {
 	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {s.RefreshToken}}
 	if s.Resource != "" {
 		form.Set("resource", s.Resource)
@@ -243,7 +244,7 @@ func refresh(ctx context.Context, hc *http.Client, s *Saved, secret string) (*oa
 	}
 	t := &oauth2.Token{AccessToken: r.AccessToken, TokenType: r.TokenType, RefreshToken: r.RefreshToken}
 	if n, err := r.ExpiresIn.Int64(); err == nil && n > 0 {
-		t.Expiry = time.Now().Add(time.Duration(n) * time.Second)
+		t.Expiry = now().Add(time.Duration(n) * time.Second)
 	}
 	if r.Scope != "" {
 		t = t.WithExtra(map[string]any{"scope": r.Scope})

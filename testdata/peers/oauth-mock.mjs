@@ -26,6 +26,7 @@ const issuer = `http://127.0.0.1:${server.address().port}`;
 server.issuer.url = issuer;
 
 const live = new Set(); // refresh tokens not yet spent
+const granted = new Map(); // authorization code or refresh token → the scope the person granted
 const service = server.service;
 
 service.on('beforeWellKnownOpenIdConfiguration', (res) => {
@@ -35,12 +36,21 @@ service.on('beforeWellKnownOpenIdConfiguration', (res) => {
   if (dcr) res.body.registration_endpoint = `${issuer}/register`;
 });
 
+service.on('beforeAuthorizeRedirect', (redirect, req) => {
+  const code = redirect.url.searchParams.get('code');
+  if (code) granted.set(code, req.query.scope || '');
+});
+
+// The scope of a token: asked for (client_credentials), or granted at the
+// authorization and carried on by refresh tokens.
+const scopeOf = (body) => body.scope || granted.get(body.code || body.refresh_token) || '';
+
 service.on('beforeTokenSigning', (token, req) => {
   const body = req.body || {};
   token.payload.exp = Math.floor(Date.now() / 1000) + expiresIn;
   token.payload.jti = randomUUID(); // every token differs, even within a second
   if (body.resource) token.payload.aud = body.resource;
-  if (body.scope) token.payload.scope = body.scope;
+  token.payload.scope = scopeOf(body);
 });
 
 service.on('beforeResponse', (res, req) => {
@@ -69,7 +79,11 @@ service.on('beforeResponse', (res, req) => {
   }
   if (res.statusCode === 200) {
     res.body.expires_in = expiresIn;
-    if (res.body.refresh_token) live.add(res.body.refresh_token);
+    res.body.scope = scopeOf(body);
+    if (res.body.refresh_token) {
+      live.add(res.body.refresh_token);
+      granted.set(res.body.refresh_token, res.body.scope);
+    }
   }
 });
 
