@@ -41,6 +41,9 @@ var forbidden = map[string][]string{
 	"internal/httpserve": {module + "cmd", "github.com/urfave/cli"},
 	"internal/stdioserve": {module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/urfave/cli"},
+	// oauth gives remote upstreams their credentials: host calls it through
+	// a function in host.Options, never the other way round.
+	"internal/oauth": {module + "cmd", module + "host", module + "tools", module + "jail", "github.com/urfave/cli"},
 	// editorconf is pure: an editor's file in, registry entries out; the
 	// command reads, validates (with registry) and writes.
 	"internal/editorconf": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",

@@ -19,11 +19,13 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	osproc "github.com/colibri-mcp/colibri-mcp/internal/proc"
@@ -79,6 +81,9 @@ type Options struct {
 	// DrainTimeout is how long Close lets requests in flight finish before
 	// it cancels them.
 	DrainTimeout time.Duration
+
+	// OAuth makes the OAuth handler of a remote server with an "oauth" entry (internal/oauth).
+	OAuth func(srv *registry.Server, hc *http.Client) (auth.OAuthHandler, error)
 }
 
 // Defaults of the contract (CONTRACT.md section 2).

@@ -15,6 +15,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
@@ -184,6 +185,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 					return cmdImport(ctx, s, opts, stdout, stderr)
 				}),
 			},
+			authCommand(withSettings, stdout, stderr),
 			{
 				Name:        "help",
 				Usage:       "show the commands, or one command's help",
@@ -409,6 +411,7 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		JailPriv:       s.jailPriv,
 		JailHelper:     s.jailHelper,
 		Environ:        func() []string { return s.environ },
+		OAuth:          oauth.NewHandlers(oauthOptions(s)).Handler,
 	}
 	if m := s.metrics; m != nil {
 		opts.OnRequest = m.ClientOperation

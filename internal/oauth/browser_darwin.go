@@ -1,0 +1,4 @@
+package oauth
+
+// browserCommand opens a URL in the user's browser.
+const browserCommand = "open"
