@@ -77,7 +77,9 @@ func startMock(t *testing.T, env ...string) *mockServer {
 	})
 	m := &mockServer{events: make(chan map[string]any, 100)}
 	ready := make(chan string, 1)
+	gone := make(chan struct{}) // the script closed its stdout: it exited
 	go func() {
+		defer close(gone)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			var ev map[string]any
@@ -93,6 +95,8 @@ func startMock(t *testing.T, env ...string) *mockServer {
 	}()
 	select {
 	case m.issuer = <-ready:
+	case <-gone:
+		t.Fatal("oauth-mock.mjs exited before it was ready (its stderr is above)")
 	case <-time.After(30 * time.Second):
 		t.Fatal("oauth-mock.mjs did not start within 30 s")
 	}
