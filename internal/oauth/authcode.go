@@ -28,6 +28,8 @@ type authCode struct {
 
 	mu    sync.Mutex
 	saved *Saved // nil until read; read again when absent or stale
+
+	onLockWait func() // tests: called when another process holds the lock
 }
 
 func newAuthCode(srv *registry.Server, hc *http.Client, opts Options) (*authCode, error) {
@@ -96,6 +98,31 @@ func (h *authCode) token(force bool) (*oauth2.Token, error) {
 	if !force && !expiring(h.saved, now) {
 		return toToken(h.saved), nil
 	}
+	if h.saved.RefreshToken == "" {
+		return nil, &LoginRequiredError{Server: h.server, Reason: "the token expired and there is no refresh token"}
+	}
+	// Refresh under the token file's lock, and read the file again once
+	// it is ours: another process may have refreshed while we waited, and
+	// with rotation our refresh token is then spent (a server that
+	// detects reuse would even revoke the whole grant).
+	unlock, err := lockFile(h.path+".lock", time.Now().Add(h.opts.Timeout), h.onLockWait)
+	if err != nil {
+		return nil, fmt.Errorf("server %s: %w", h.server, err)
+	}
+	defer unlock()
+	s, err := Load(h.path)
+	switch {
+	case errors.Is(err, ErrNoToken):
+		h.saved = nil
+		return nil, &LoginRequiredError{Server: h.server, Reason: "no saved token (logged out)"}
+	case err != nil:
+		return nil, fmt.Errorf("server %s: %w", h.server, err)
+	}
+	if s.AccessToken != h.saved.AccessToken && !expiring(s, now) {
+		h.saved = s // refreshed by the other process
+		return toToken(s), nil
+	}
+	h.saved = s
 	if h.saved.RefreshToken == "" {
 		return nil, &LoginRequiredError{Server: h.server, Reason: "the token expired and there is no refresh token"}
 	}

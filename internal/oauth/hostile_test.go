@@ -1,0 +1,135 @@
+package oauth
+
+// Hostile and careless authorization servers, token files and callers: a
+// small fake token endpoint in Go, so that each answer is exactly the one
+// under test.
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// fakeAS is a token endpoint whose answer to each refresh is answer(form).
+type fakeAS struct {
+	URL    string // the token endpoint
+	mu     sync.Mutex
+	forms  []map[string]string
+	answer func(form map[string]string) (status int, body any)
+}
+
+func newFakeAS(t *testing.T, answer func(form map[string]string) (int, any)) *fakeAS {
+	t.Helper()
+	f := &fakeAS{answer: answer}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		form := map[string]string{}
+		for k := range r.PostForm {
+			form[k] = r.PostForm.Get(k)
+		}
+		f.mu.Lock()
+		f.forms = append(f.forms, form)
+		f.mu.Unlock()
+		status, body := f.answer(form)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		if s, ok := body.(string); ok {
+			w.Write([]byte(s))
+			return
+		}
+		json.NewEncoder(w).Encode(body)
+	}))
+	t.Cleanup(srv.Close)
+	f.URL = srv.URL + "/token"
+	return f
+}
+
+func (f *fakeAS) requests() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.forms)
+}
+
+// savedLogin writes the token file of a past login whose access token has
+// expired (by the handler's clock) and whose refresh token is rt, and
+// returns a handler for it.
+func savedLogin(t *testing.T, tokenURL, rt string) (*authCode, string) {
+	t.Helper()
+	dir := t.TempDir()
+	srv := acServer("https://mcp.example.com/mcp", registry.OAuth{ClientID: "colibri-cli"})
+	path := filepath.Join(dir, "remote.json")
+	old := &Saved{Server: "remote", URL: srv.URL, AccessToken: "old-access", RefreshToken: rt,
+		Expiry: time.Now().Add(-time.Minute).UTC(), TokenEndpoint: tokenURL, ClientID: "colibri-cli"}
+	if err := Save(path, old); err != nil {
+		t.Fatal(err)
+	}
+	h, err := Handler(srv, nil, Options{Dir: dir, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.(*authCode), path
+}
+
+// Two processes refresh the same expired token at once, and the server
+// rotates refresh tokens (the one sent is spent). The second must not
+// refresh with the spent token (that fails, or, at a server that detects
+// reuse, revokes the whole grant): it waits for the first, then uses the
+// tokens the first saved. Here the test is the first process: it holds
+// the token file's lock while "refreshing", writes the new tokens, and
+// lets go.
+func TestRefreshWaitsForAnotherProcess(t *testing.T) {
+	as := newFakeAS(t, func(form map[string]string) (int, any) {
+		// rt-1 is spent: the other process used it.
+		return http.StatusBadRequest, map[string]string{"error": "invalid_grant"}
+	})
+	h, path := savedLogin(t, as.URL, "rt-1")
+	unlock, err := lockFile(path+".lock", time.Now().Add(time.Second), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan struct{})
+	h.onLockWait = func() { close(waiting) }
+	type result struct {
+		tok string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		tok, err := h.Token()
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		done <- result{tok: tok.AccessToken}
+	}()
+	select {
+	case <-waiting:
+	case r := <-done:
+		unlock()
+		t.Fatalf("the handler did not wait for the other process's refresh: %+v (%d refresh requests)", r, as.requests())
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler neither waited nor returned")
+	}
+	s, _ := Load(path)
+	s.AccessToken, s.RefreshToken, s.Expiry = "new-access", "rt-2", time.Now().Add(time.Hour).UTC()
+	if err := Save(path, s); err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	r := <-done
+	if r.err != nil || r.tok != "new-access" {
+		t.Fatalf("after the other process's refresh: %q, %v; want its new access token", r.tok, r.err)
+	}
+	if n := as.requests(); n != 0 {
+		t.Errorf("%d refresh requests, want none", n)
+	}
+}

@@ -1,0 +1,50 @@
+//go:build unix
+
+package oauth
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+)
+
+// lockFile takes an exclusive flock(2) on path (created 0600 if missing),
+// so that two colibri processes never refresh the same tokens at once: with
+// rotation the second would send a spent refresh token. It polls until
+// deadline rather than blocking, so that a stuck process holding the lock
+// cannot hang this one; onWait, if set, is called once when the lock is
+// found taken. unlock releases it.
+func lockFile(path string, deadline time.Time, onWait func()) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("locking the token file: %w", err)
+	}
+	fd := int(f.Fd())
+	for {
+		err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() {
+				_ = syscall.Flock(fd, syscall.LOCK_UN)
+				f.Close()
+			}, nil
+		}
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("locking the token file: %w", err)
+		}
+		if onWait != nil {
+			onWait()
+			onWait = nil
+		}
+		if !time.Now().Before(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("another process has been refreshing the tokens in %s for too long (it holds %s)", path[:len(path)-len(".lock")], path)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
