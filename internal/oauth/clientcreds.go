@@ -129,7 +129,7 @@ func (s *ccSource) Token() (*oauth2.Token, error) {
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, s.h.hc)
 	t, err := s.cfg.Token(ctx)
 	if err != nil {
-		err = tokenError(err)
+		err = tokenError(err, s.cfg.ClientSecret)
 		s.h.opts.Logger.Warn("oauth: fetching a client_credentials token failed", "server", s.h.server, "err", err)
 		return nil, fmt.Errorf("fetching a client_credentials token: %w", err)
 	}

@@ -180,6 +180,23 @@ func TestClientCredentialsSecretNeverShown(t *testing.T) {
 		}
 	}
 
+	// The refusal's description quotes the secret: the server's words are
+	// kept, the secret is not.
+	const echoed = "echo-" + testSecret
+	h, err = Handler(ccServer(p.URL, registry.OAuth{ClientID: "colibri", ClientSecret: echoed}), nil, Options{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, callErr = callWhoami(t, p.URL, h)
+	if callErr == nil || !strings.Contains(callErr.Error(), "the token endpoint answered 401 invalid_client: unknown client secret [redacted]") {
+		t.Errorf("echoed secret: got %v, want the description with the secret redacted", callErr)
+	}
+	for what, text := range map[string]string{"error": callErr.Error(), "logs": logs.String()} {
+		if strings.Contains(text, testSecret) {
+			t.Errorf("the echoed client secret is in the %s: %s", what, text)
+		}
+	}
+
 	_, err = Handler(ccServer(p.URL, registry.OAuth{ClientID: "colibri", ClientSecret: "${NOT_SET_ANYWHERE}"}), nil, Options{Getenv: env(nil)})
 	var missing *registry.MissingVarError
 	if !errors.As(err, &missing) || missing.Name != "NOT_SET_ANYWHERE" || !strings.Contains(err.Error(), "client_secret") {

@@ -6,13 +6,17 @@ package oauth
 
 import (
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -51,6 +55,15 @@ func newFakeAS(t *testing.T, answer func(form map[string]string) (int, any)) *fa
 	t.Cleanup(srv.Close)
 	f.URL = srv.URL + "/token"
 	return f
+}
+
+func (f *fakeAS) form(i int) map[string]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if i >= len(f.forms) {
+		return nil
+	}
+	return f.forms[i]
 }
 
 func (f *fakeAS) requests() int {
@@ -131,5 +144,55 @@ func TestRefreshWaitsForAnotherProcess(t *testing.T) {
 	}
 	if n := as.requests(); n != 0 {
 		t.Errorf("%d refresh requests, want none", n)
+	}
+}
+
+// A token endpoint that refuses a refresh with an answer quoting the
+// refresh token, the client secret and the access token, in its error
+// code and its description: none of them reaches the error or a log line,
+// and what the server said around them still does.
+func TestRefreshErrorQuotingSecretsIsRedacted(t *testing.T) {
+	const rt, secret = "rt-must-not-show-1234", "cs-must-not-show-5678"
+	as := newFakeAS(t, func(form map[string]string) (int, any) {
+		return http.StatusBadRequest, map[string]string{
+			"error":             "invalid_grant:" + form["refresh_token"],
+			"error_description": "refresh token " + form["refresh_token"] + " is not for client secret " + secret + " (access token old-access-token-xyz)",
+		}
+	})
+	var logs syncbuf.Buffer
+	dir := t.TempDir()
+	srv := acServer("https://mcp.example.com/mcp", registry.OAuth{ClientID: "colibri-cli", ClientSecret: "${CS}"})
+	path := filepath.Join(dir, "remote.json")
+	if err := Save(path, &Saved{Server: "remote", AccessToken: "old-access-token-xyz", RefreshToken: rt,
+		Expiry: time.Now().Add(-time.Minute), TokenEndpoint: as.URL, ClientID: "colibri-cli", AuthStyle: "params"}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := Handler(srv, nil, Options{Dir: dir, Getenv: env(map[string]string{"CS": secret}),
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.(*authCode).Token()
+	if err == nil {
+		t.Fatal("a refused refresh passed")
+	}
+	if f := as.form(0); f["client_secret"] != secret {
+		t.Fatalf("the refresh did not send the secret as the test expects: %v", f)
+	}
+	var lr *LoginRequiredError
+	var msgs []string
+	if errors.As(err, &lr) {
+		msgs = append(msgs, lr.Reason)
+	}
+	msgs = append(msgs, err.Error(), logs.String())
+	for _, text := range msgs {
+		for _, s := range []string{rt, secret, "old-access-token-xyz"} {
+			if strings.Contains(text, s) {
+				t.Errorf("%q shows a secret", text)
+			}
+		}
+	}
+	if !strings.Contains(err.Error(), "the token endpoint answered 400 invalid_grant:[redacted]: refresh token [redacted] is not for client secret [redacted]") {
+		t.Errorf("the error does not keep what the server said around the secrets: %v", err)
 	}
 }

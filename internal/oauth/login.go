@@ -146,7 +146,7 @@ func Login(ctx context.Context, srv *registry.Server, opts LoginOptions) (*Statu
 		return nil, fmt.Errorf("login to %s: %w", srv.Name, err)
 	}
 	if err := h.Authorize(ctx, req, resp); err != nil {
-		return nil, fmt.Errorf("login to %s: %w", srv.Name, safe(err))
+		return nil, fmt.Errorf("login to %s: %w", srv.Name, safe(err, secret))
 	}
 	mu.Lock()
 	c, t, res := gotCfg, gotTok, resource
@@ -267,11 +267,12 @@ func fetchCode(ctx context.Context, server, authURL, redirect string, results <-
 }
 
 // safe rewrites an error of the login flow whose text could quote a token
-// endpoint's answer (x/oauth2's RetrieveError quotes the whole body).
-func safe(err error) error {
+// endpoint's answer (x/oauth2's RetrieveError quotes the whole body, and
+// the server's own words may quote the client secret).
+func safe(err error, secret string) error {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
-		return fmt.Errorf("exchanging the authorization code: %w", tokenError(re))
+		return fmt.Errorf("exchanging the authorization code: %w", tokenError(re, secret))
 	}
 	return err
 }

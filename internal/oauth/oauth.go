@@ -168,17 +168,40 @@ func (e *TokenError) Error() string {
 }
 
 // tokenError turns x/oauth2's errors into ones safe to show: a
-// RetrieveError's Error() quotes the whole response body.
-func tokenError(err error) error {
+// RetrieveError's Error() quotes the whole response body. secrets are
+// what the request carried (client secret, refresh token…): a careless
+// server may quote them in its error code or description.
+func tokenError(err error, secrets ...string) error {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
-		te := &TokenError{Code: re.ErrorCode, Description: clip(re.ErrorDescription)}
+		te := newTokenError(0, re.ErrorCode, re.ErrorDescription, secrets...)
 		if re.Response != nil {
 			te.Status = re.Response.StatusCode
 		}
 		return te
 	}
 	return err
+}
+
+// newTokenError is a token endpoint's refusal with the secrets of the
+// request taken out of the server's words.
+func newTokenError(status int, code, description string, secrets ...string) *TokenError {
+	return &TokenError{Status: status, Code: clip(redact(code, secrets...)), Description: clip(redact(description, secrets...))}
+}
+
+// redact replaces each secret in s (as it is, and form-encoded, as it was
+// sent) with [redacted].
+func redact(s string, secrets ...string) string {
+	for _, sec := range secrets {
+		if len(sec) < 4 { // too short to tell from ordinary words
+			continue
+		}
+		s = strings.ReplaceAll(s, sec, "[redacted]")
+		if q := url.QueryEscape(sec); q != sec {
+			s = strings.ReplaceAll(s, q, "[redacted]")
+		}
+	}
+	return s
 }
 
 // clip keeps an authorization server's free text short and on one line.
@@ -237,7 +260,7 @@ func refresh(ctx context.Context, hc *http.Client, s *Saved, secret string, now 
 	}
 	jsonErr := json.Unmarshal(body, &r)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 || r.Error != "" {
-		return nil, &TokenError{Status: resp.StatusCode, Code: r.Error, Description: clip(r.Description)}
+		return nil, newTokenError(resp.StatusCode, r.Error, r.Description, s.RefreshToken, secret, s.AccessToken)
 	}
 	if jsonErr != nil || r.AccessToken == "" {
 		return nil, fmt.Errorf("refreshing the token: the token endpoint answered %d without an access token", resp.StatusCode)

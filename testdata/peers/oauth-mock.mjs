@@ -11,7 +11,8 @@
 // refresh answers a new refresh token and spends the old one; a spent or
 // unknown one gets invalid_grant. POST /test/revoke spends them all. A
 // client secret that begins with "bad-" is refused (invalid_client) by an
-// answer that quotes it, as a careless server might.
+// answer that quotes it, as a careless server might; one that begins with
+// "echo-" is refused with an error_description that quotes it.
 import { randomUUID } from 'node:crypto';
 import { OAuth2Server } from 'oauth2-mock-server';
 
@@ -63,6 +64,12 @@ service.on('beforeResponse', (res, req) => {
   }
   say({ event: 'token', grant_type: body.grant_type, resource: body.resource || '', scope: body.scope || '', client_id: clientId, auth, refresh_token: body.refresh_token || '' });
   const secret = req.headers.authorization ? Buffer.from(req.headers.authorization.replace(/^Basic /, ''), 'base64').toString().split(':').slice(1).join(':') : body.client_secret || '';
+  if (decodeURIComponent(secret).startsWith('echo-')) {
+    // A careless server that quotes the secret in its error description.
+    res.statusCode = 401;
+    res.body = { error: 'invalid_client', error_description: `unknown client secret ${decodeURIComponent(secret)}` };
+    return;
+  }
   if (decodeURIComponent(secret).startsWith('bad-')) {
     // A careless server that quotes the request in its error body.
     res.statusCode = 401;
