@@ -7,6 +7,7 @@ package oauth
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -194,5 +195,42 @@ func TestRefreshErrorQuotingSecretsIsRedacted(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "the token endpoint answered 400 invalid_grant:[redacted]: refresh token [redacted] is not for client secret [redacted]") {
 		t.Errorf("the error does not keep what the server said around the secrets: %v", err)
+	}
+}
+
+// expires_in out of range: a huge one must not overflow into an expiry in
+// the past (every use would then refresh again, rotating the refresh token
+// each time); a negative one is no expiry at all (as a missing one).
+func TestRefreshExpiresInOutOfRange(t *testing.T) {
+	for _, tc := range []struct {
+		expiresIn string
+		future    bool // the saved expiry is in the future; else zero
+	}{
+		{"9223372037", true}, // × 1e9 ns overflows int64
+		{"100000000000000000000", true},
+		{"1e400", true},
+		{"-5", false},
+		{`"3600"`, true},
+	} {
+		t.Run(tc.expiresIn, func(t *testing.T) {
+			n := 0
+			as := newFakeAS(t, func(form map[string]string) (int, any) {
+				n++
+				return http.StatusOK, fmt.Sprintf(`{"access_token":"at-%d","token_type":"Bearer","refresh_token":"rt-%d","expires_in":%s}`, n, n, tc.expiresIn)
+			})
+			h, path := savedLogin(t, as.URL, "rt-0")
+			for range 3 {
+				if tok, err := h.Token(); err != nil || tok.AccessToken != "at-1" {
+					t.Fatalf("token: %v, %v", tok, err)
+				}
+			}
+			if got := as.requests(); got != 1 {
+				t.Errorf("%d refreshes for three uses, want 1", got)
+			}
+			s, _ := Load(path)
+			if tc.future && !s.Expiry.After(time.Now().Add(time.Hour/2)) || !tc.future && !s.Expiry.IsZero() {
+				t.Errorf("saved expiry %v", s.Expiry)
+			}
+		})
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -266,13 +267,28 @@ func refresh(ctx context.Context, hc *http.Client, s *Saved, secret string, now 
 		return nil, fmt.Errorf("refreshing the token: the token endpoint answered %d without an access token", resp.StatusCode)
 	}
 	t := &oauth2.Token{AccessToken: r.AccessToken, TokenType: r.TokenType, RefreshToken: r.RefreshToken}
-	if n, err := r.ExpiresIn.Int64(); err == nil && n > 0 {
-		t.Expiry = now().Add(time.Duration(n) * time.Second)
-	}
+	t.Expiry = expiryOf(r.ExpiresIn, now())
 	if r.Scope != "" {
 		t = t.WithExtra(map[string]any{"scope": r.Scope})
 	}
 	return t, nil
+}
+
+// expiryOf is when a token with this expires_in expires: zero (never, as
+// in x/oauth2) when it is missing, not a number or not positive; at most
+// 2^31-1 seconds away, as x/oauth2 clamps it, so that a huge value never
+// overflows time.Duration into an expiry in the past (which would refresh
+// on every use).
+func expiryOf(expiresIn json.Number, now time.Time) time.Time {
+	f, err := expiresIn.Float64()
+	if math.IsInf(f, 1) { // 1e400: out of float64's range, still "long"
+		f, err = math.MaxInt32, nil
+	}
+	if err != nil || !(f > 0) {
+		return time.Time{}
+	}
+	f = min(f, math.MaxInt32)
+	return now.Add(time.Duration(f) * time.Second)
 }
 
 // scrubURLError drops the URL from a *url.Error: a token endpoint's URL may
