@@ -5,12 +5,16 @@ package oauth
 // under test.
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -232,5 +236,46 @@ func TestRefreshExpiresInOutOfRange(t *testing.T) {
 				t.Errorf("saved expiry %v", s.Expiry)
 			}
 		})
+	}
+}
+
+// While `auth login` waits, another local process (or a web page in the
+// browser) sends forged redirects to the loopback listener: a code with a
+// wrong state, an error with no state. Each is refused with 400 and the
+// login goes on to finish with the real redirect.
+func TestLoginIgnoresForgedRedirects(t *testing.T) {
+	m := startMock(t)
+	p := newProtected(t, m.issuer, "")
+	dir := t.TempDir()
+	srv := acServer(p.URL, registry.OAuth{ClientID: "colibri-cli"})
+	forge := func(ctx context.Context, authURL string) error {
+		u, err := url.Parse(authURL)
+		if err != nil {
+			return err
+		}
+		redirect := u.Query().Get("redirect_uri")
+		for _, q := range []string{"code=forged&state=wrong", "error=access_denied", "code=forged"} {
+			resp, err := http.Get(redirect + "?" + q)
+			if err != nil {
+				return err
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "state parameter is wrong") {
+				return fmt.Errorf("forged redirect ?%s: %d %s", q, resp.StatusCode, body)
+			}
+		}
+		return follow(ctx, authURL)
+	}
+	var stderr bytes.Buffer
+	st, err := Login(t.Context(), srv, LoginOptions{Options: Options{Dir: dir}, Stderr: &stderr, Visit: forge, Wait: 20 * time.Second})
+	if err != nil {
+		t.Fatalf("login: %v\nstderr:\n%s", err, stderr.String())
+	}
+	if !st.LoggedIn {
+		t.Errorf("status: %+v", st)
+	}
+	if ev := m.next(t, "token"); ev["grant_type"] != "authorization_code" {
+		t.Errorf("token request %v", ev)
 	}
 }

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -82,7 +83,8 @@ func Login(ctx context.Context, srv *registry.Server, opts LoginOptions) (*Statu
 	}
 	redirect := fmt.Sprintf("http://%s%s", ln.Addr(), callbackPath)
 	results := make(chan callback, 1)
-	cb := &http.Server{Handler: callbackHandler(srv.Name, results), ReadHeaderTimeout: 10 * time.Second}
+	state := &wantState{}
+	cb := &http.Server{Handler: callbackHandler(srv.Name, state, results), ReadHeaderTimeout: 10 * time.Second}
 	go cb.Serve(ln)
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -105,6 +107,7 @@ func Login(ctx context.Context, srv *registry.Server, opts LoginOptions) (*Statu
 				mu.Lock()
 				resource = u.Query().Get("resource")
 				mu.Unlock()
+				state.set(u.Query().Get("state"))
 			}
 			return fetchCode(ctx, srv.Name, args.URL, redirect, results, &opts)
 		},
@@ -206,21 +209,50 @@ type callback struct {
 	err              error
 }
 
-// callbackHandler takes the first redirect to callbackPath and answers the
-// browser with a short page.
-func callbackHandler(server string, results chan<- callback) http.Handler {
+// wantState is the state parameter of the authorization URL in use.
+type wantState struct {
+	mu    sync.Mutex
+	state string
+}
+
+func (w *wantState) set(s string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.state = s
+}
+
+// matches: got is the state of the authorization URL (and there is one).
+func (w *wantState) matches(got string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.state != "" && subtle.ConstantTimeCompare([]byte(w.state), []byte(got)) == 1
+}
+
+// callbackHandler takes the first redirect to callbackPath that carries the
+// state of the authorization URL, and answers the browser with a short
+// page. A request with another state (or none) is refused and the wait goes
+// on: any local process, or a web page in the browser, can reach the
+// listener, and must not be able to end the login with a forged code or
+// error (RFC 6749 section 10.12; RFC 8252 section 8.2).
+func callbackHandler(server string, want *wantState, results chan<- callback) http.Handler {
 	var once sync.Once
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+callbackPath, func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if !want.matches(q.Get("state")) {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, "colibri-mcp: this redirect does not belong to the login to %s in progress (its state parameter is wrong); ignored.\n", server)
+			return
+		}
 		res := callback{code: q.Get("code"), state: q.Get("state"), iss: q.Get("iss")}
 		if e := q.Get("error"); e != "" {
 			res.err = fmt.Errorf("the authorization server refused: %s", clip(e+" "+q.Get("error_description")))
 		} else if res.code == "" {
 			res.err = errors.New("the redirect carried no authorization code")
 		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
 		if res.err != nil {
 			w.WriteHeader(http.StatusBadRequest)
 			fmt.Fprintf(w, "colibri-mcp: the login to %s failed: %v\n", server, res.err)
