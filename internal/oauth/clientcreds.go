@@ -126,7 +126,7 @@ type ccSource struct {
 func (s *ccSource) Token() (*oauth2.Token, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.h.opts.Timeout)
 	defer cancel()
-	ctx = context.WithValue(ctx, oauth2.HTTPClient, s.h.hc)
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, noRedirects(s.h.hc))
 	t, err := s.cfg.Token(ctx)
 	if err != nil {
 		err = tokenError(err, s.cfg.ClientSecret)

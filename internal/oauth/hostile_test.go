@@ -279,3 +279,83 @@ func TestLoginIgnoresForgedRedirects(t *testing.T) {
 		t.Errorf("token request %v", ev)
 	}
 }
+
+// A token endpoint that answers a refresh with 307 to another server: a
+// followed 307 sends the same form again, refresh token and client secret
+// included, to wherever it points. colibri does not follow it.
+func TestRefreshDoesNotFollowRedirects(t *testing.T) {
+	var elsewhere sync.Mutex
+	var leaked []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		elsewhere.Lock()
+		leaked = append(leaked, r.PostForm.Encode())
+		elsewhere.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"access_token":"stolen","token_type":"Bearer","expires_in":3600}`))
+	}))
+	t.Cleanup(other.Close)
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/token", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirector.Close)
+	h, _ := savedLogin(t, redirector.URL+"/token", "rt-must-stay-home")
+	_, err := h.Token()
+	elsewhere.Lock()
+	defer elsewhere.Unlock()
+	if len(leaked) != 0 {
+		t.Errorf("the refresh was sent on to another server: %q", leaked)
+	}
+	if err == nil || !strings.Contains(err.Error(), "the token endpoint answered 307") {
+		t.Errorf("got %v, want the token endpoint's 307", err)
+	}
+}
+
+// The same for a client_credentials token: the client secret is not sent
+// on to where the token endpoint redirects.
+func TestClientCredentialsDoesNotFollowRedirects(t *testing.T) {
+	var leaks sync.Mutex
+	leaked := 0
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaks.Lock()
+		leaked++
+		leaks.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"access_token":"stolen","token_type":"Bearer","expires_in":3600}`))
+	}))
+	t.Cleanup(other.Close)
+	mux := http.NewServeMux()
+	as := httptest.NewServer(mux)
+	t.Cleanup(as.Close)
+	writeJSON := func(w http.ResponseWriter, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(v)
+	}
+	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]any{"resource": as.URL + "/mcp", "authorization_servers": []string{as.URL}})
+	})
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]any{"issuer": as.URL, "token_endpoint": as.URL + "/token",
+			"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"client_secret_post"}})
+	})
+	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/token", http.StatusPermanentRedirect)
+	})
+	h, err := Handler(ccServer(as.URL+"/mcp", registry.OAuth{ClientID: "colibri", ClientSecret: testSecret}), nil, Options{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := h.TokenSource(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ts.Token()
+	leaks.Lock()
+	defer leaks.Unlock()
+	if leaked != 0 {
+		t.Errorf("the client secret was sent on to another server %d times", leaked)
+	}
+	if err == nil || !strings.Contains(err.Error(), "the token endpoint answered 308") {
+		t.Errorf("got %v, want the token endpoint's 308", err)
+	}
+}

@@ -131,6 +131,16 @@ func httpClient(srv *registry.Server, hc *http.Client, timeout time.Duration) *h
 	return &http.Client{Transport: rt, Jar: jar, CheckRedirect: check, Timeout: timeout}
 }
 
+// noRedirects is hc for token requests: a redirect is not followed but
+// answered as it is (a failure). A followed 307 or 308 would send the same
+// form again, refresh token and client secret included, to wherever the
+// token endpoint points; RFC 6749 asks no client to follow one there.
+func noRedirects(hc *http.Client) *http.Client {
+	c := *hc
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &c
+}
+
 // LoginRequiredError is an authorization_code server without a usable
 // token: never logged in, logged out, or its refresh token refused. Remote
 // upstreams report it as kind "unauthorized".
@@ -241,7 +251,7 @@ func refresh(ctx context.Context, hc *http.Client, s *Saved, secret string, now 
 		// RFC 6749 section 2.3.1: both parts form-encoded first.
 		req.SetBasicAuth(url.QueryEscape(s.ClientID), url.QueryEscape(secret))
 	}
-	resp, err := hc.Do(req)
+	resp, err := noRedirects(hc).Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("refreshing the token: %w", scrubURLError(err))
 	}
