@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -357,5 +358,38 @@ func TestClientCredentialsDoesNotFollowRedirects(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "the token endpoint answered 308") {
 		t.Errorf("got %v, want the token endpoint's 308", err)
+	}
+}
+
+// A symbolic link at the token path (planted in a folder others may write
+// to, say) would make colibri send another file's tokens, say another
+// server's, to this server. Load refuses it; Save replaces the link, never
+// the file it points at.
+func TestTokenFileSymlink(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "other.json")
+	if err := Save(other, &Saved{Server: "other", AccessToken: "other-servers-token"}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "remote.json")
+	if err := os.Symlink(other, path); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(path)
+	if err == nil || !strings.Contains(err.Error(), "token file "+path+" is a symbolic link") {
+		t.Fatalf("load through a symlink: %+v, %v", s, err)
+	}
+	h, err := Handler(acServer("https://mcp.example.com/mcp", registry.OAuth{}), nil, Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok, err := h.(*authCode).Token(); err == nil {
+		t.Errorf("the handler served %q through the symlink", tok.AccessToken)
+	}
+	if err := Save(path, &Saved{Server: "remote", AccessToken: "new"}); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Load(other); err != nil || s.AccessToken != "other-servers-token" {
+		t.Errorf("Save wrote through the symlink: %+v, %v", s, err)
 	}
 }

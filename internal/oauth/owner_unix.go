@@ -20,3 +20,17 @@ func checkOwner(path string, fi fs.FileInfo) error {
 	}
 	return nil
 }
+
+// openToken opens a token file for reading without following a symbolic
+// link at its last component (O_NOFOLLOW): Save never writes through one,
+// and reading through one would serve another file's tokens.
+func openToken(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		// Linux says ELOOP, FreeBSD EMLINK: ask the file itself.
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, errSymlink
+		}
+	}
+	return f, err
+}

@@ -83,13 +83,21 @@ func defaultDir(euid int, getenv func(string) (string, bool)) (string, error) {
 // logged in (or was logged out).
 var ErrNoToken = errors.New("no saved token")
 
+// errSymlink is a symbolic link at a token file's path.
+var errSymlink = errors.New("symbolic link")
+
 // Load reads a token file. A missing file is ErrNoToken. A file that group
 // or others may read or write, or that another user owns, is refused: the
-// tokens in it may have been seen or planted by someone else.
+// tokens in it may have been seen or planted by someone else. So is a
+// symbolic link: it could make colibri send another file's tokens (another
+// server's) to this server.
 func Load(path string) (*Saved, error) {
-	f, err := os.Open(path)
+	f, err := openToken(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrNoToken
+	}
+	if errors.Is(err, errSymlink) {
+		return nil, fmt.Errorf("token file %s is a symbolic link: colibri reads only the file itself (remove the link and log in again, or point oauth.token_file at the real file)", path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading token file: %w", err)
