@@ -128,6 +128,9 @@ func (s *ccSource) Token() (*oauth2.Token, error) {
 	defer cancel()
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, noRedirects(s.h.hc))
 	t, err := s.cfg.Token(ctx)
+	if err == nil {
+		err = checkToken(t)
+	}
 	if err != nil {
 		err = tokenError(err, s.cfg.ClientSecret)
 		s.h.opts.Logger.Warn("oauth: fetching a client_credentials token failed", "server", s.h.server, "err", err)

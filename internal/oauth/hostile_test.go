@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -325,32 +327,9 @@ func TestClientCredentialsDoesNotFollowRedirects(t *testing.T) {
 		w.Write([]byte(`{"access_token":"stolen","token_type":"Bearer","expires_in":3600}`))
 	}))
 	t.Cleanup(other.Close)
-	mux := http.NewServeMux()
-	as := httptest.NewServer(mux)
-	t.Cleanup(as.Close)
-	writeJSON := func(w http.ResponseWriter, v any) {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(v)
-	}
-	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, map[string]any{"resource": as.URL + "/mcp", "authorization_servers": []string{as.URL}})
-	})
-	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, map[string]any{"issuer": as.URL, "token_endpoint": as.URL + "/token",
-			"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"client_secret_post"}})
-	})
-	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
+	_, err := ccToken(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, other.URL+"/token", http.StatusPermanentRedirect)
 	})
-	h, err := Handler(ccServer(as.URL+"/mcp", registry.OAuth{ClientID: "colibri", ClientSecret: testSecret}), nil, Options{Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, err := h.TokenSource(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = ts.Token()
 	leaks.Lock()
 	defer leaks.Unlock()
 	if leaked != 0 {
@@ -391,5 +370,65 @@ func TestTokenFileSymlink(t *testing.T) {
 	}
 	if s, err := Load(other); err != nil || s.AccessToken != "other-servers-token" {
 		t.Errorf("Save wrote through the symlink: %+v, %v", s, err)
+	}
+}
+
+// ccToken fetches a client_credentials token from an authorization server
+// whose metadata is proper and whose token endpoint is token.
+func ccToken(t *testing.T, token http.HandlerFunc) (*oauth2.Token, error) {
+	t.Helper()
+	mux := http.NewServeMux()
+	as := httptest.NewServer(mux)
+	t.Cleanup(as.Close)
+	writeJSON := func(w http.ResponseWriter, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(v)
+	}
+	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]any{"resource": as.URL + "/mcp", "authorization_servers": []string{as.URL}})
+	})
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]any{"issuer": as.URL, "token_endpoint": as.URL + "/token",
+			"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"client_secret_post"}})
+	})
+	mux.HandleFunc("/token", token)
+	h, err := Handler(ccServer(as.URL+"/mcp", registry.OAuth{ClientID: "colibri", ClientSecret: testSecret}), nil, Options{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := h.TokenSource(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts.Token()
+}
+
+// An access token or token type with a line break (or any byte that is not
+// visible ASCII) cannot go into an Authorization header: it is refused
+// where it arrives, with an error that says so (and does not quote it),
+// and is never saved.
+func TestTokenWithControlCharacters(t *testing.T) {
+	for _, body := range []string{
+		`{"access_token":"good\r\nX-Injected: 1","token_type":"Bearer","expires_in":3600,"refresh_token":"rt-2"}`,
+		`{"access_token":"good","token_type":"Bearer\r\nX-Injected: 1","expires_in":3600,"refresh_token":"rt-2"}`,
+		`{"access_token":"with space","token_type":"Bearer","expires_in":3600,"refresh_token":"rt-2"}`,
+	} {
+		const want = "the token endpoint answered a token that cannot be sent in an HTTP header"
+		as := newFakeAS(t, func(map[string]string) (int, any) { return http.StatusOK, body })
+		h, path := savedLogin(t, as.URL, "rt-1")
+		tok, err := h.Token()
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "Injected") {
+			t.Errorf("refresh answering %s: %v, %v", body, tok, err)
+		}
+		if s, _ := Load(path); s == nil || s.AccessToken != "old-access" {
+			t.Errorf("refresh answering %s: the file now holds %+v", body, s)
+		}
+		tok, err = ccToken(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(body))
+		})
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "Injected") {
+			t.Errorf("client_credentials answering %s: %v, %v", body, tok, err)
+		}
 	}
 }

@@ -157,6 +157,9 @@ func Login(ctx context.Context, srv *registry.Server, opts LoginOptions) (*Statu
 	if t == nil || c == nil {
 		return nil, fmt.Errorf("login to %s: the authorization server issued no token", srv.Name)
 	}
+	if err := checkToken(t); err != nil {
+		return nil, fmt.Errorf("login to %s: %w", srv.Name, err)
+	}
 	s := &Saved{
 		Server:        srv.Name,
 		URL:           srv.URL,

@@ -277,11 +277,33 @@ func refresh(ctx context.Context, hc *http.Client, s *Saved, secret string, now 
 		return nil, fmt.Errorf("refreshing the token: the token endpoint answered %d without an access token", resp.StatusCode)
 	}
 	t := &oauth2.Token{AccessToken: r.AccessToken, TokenType: r.TokenType, RefreshToken: r.RefreshToken}
+	if err := checkToken(t); err != nil {
+		return nil, fmt.Errorf("refreshing the token: %w", err)
+	}
 	t.Expiry = expiryOf(r.ExpiresIn, now())
 	if r.Scope != "" {
 		t = t.WithExtra(map[string]any{"scope": r.Scope})
 	}
 	return t, nil
+}
+
+// errBadToken is a token that cannot go into an Authorization header.
+var errBadToken = errors.New("the token endpoint answered a token that cannot be sent in an HTTP header (a space, line break or other byte that is not visible ASCII)")
+
+// checkToken refuses an access token or token type that is not visible
+// ASCII: RFC 6750's b64token and RFC 9110's token are both within it, and a
+// line break in a header value is an injection (net/http would refuse to
+// send it, with an error that says nothing useful). The error never quotes
+// the token.
+func checkToken(t *oauth2.Token) error {
+	for _, s := range []string{t.AccessToken, t.TokenType} {
+		for i := 0; i < len(s); i++ {
+			if s[i] <= ' ' || s[i] >= 0x7f {
+				return errBadToken
+			}
+		}
+	}
+	return nil
 }
 
 // expiryOf is when a token with this expires_in expires: zero (never, as
