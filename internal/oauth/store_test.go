@@ -40,6 +40,15 @@ func TestTokenPath(t *testing.T) {
 	if got, err := TokenPath(srv, "/d", nil); err != nil || got != "/d/gh.json" {
 		t.Errorf("got %q, %v", got, err)
 	}
+	// Registry names match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$, which
+	// allows "..": the ".json" suffix keeps every such name a plain file
+	// inside the folder.
+	for _, name := range []string{"..", ".", "a..b", "..x"} {
+		s := &registry.Server{Name: name, OAuth: srv.OAuth}
+		if got, err := TokenPath(s, "/d", nil); err != nil || got != "/d/"+name+".json" || filepath.Dir(got) != "/d" {
+			t.Errorf("name %q: got %q, %v", name, got, err)
+		}
+	}
 	srv.OAuth.TokenFile = "/etc/../srv/tok.json"
 	if got, err := TokenPath(srv, "/d", nil); err != nil || got != "/srv/tok.json" {
 		t.Errorf("token_file: got %q, %v", got, err)
