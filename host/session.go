@@ -143,7 +143,7 @@ func (s *session) callTool(ctx context.Context, name string, args any, caller *C
 	defer ph.stop()
 	defer s.endOnExit(ph)()
 
-	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	params := &mcp.CallToolParams{Name: name, Arguments: sent(args)}
 	if caller != nil && len(caller.Meta) > 0 {
 		params.Meta = maps.Clone(caller.Meta) // the progress token is added to a copy
 	}
