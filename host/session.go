@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/lineconn"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -58,12 +59,12 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 	}
 	s := &session{h: h, srv: srv, p: p, routes: newRouter(srv.Name, redact)}
 	defer s.endOnExit(ph)()
-	transport := &relayTransport{routes: s.routes, inner: &mcp.IOTransport{
+	// colibri's own limit (limitReader) is in force, and kills the group the
+	// moment it is crossed. lineconn moves each message with fewer passes
+	// over its bytes than the SDK's IOTransport (issue 16).
+	transport := &relayTransport{routes: s.routes, inner: &lineconn.Transport{
 		Reader: &limitReader{p: p, limit: h.opts.MaxResultBytes},
 		Writer: pipeWriter{p},
-		// colibri's own limit (limitReader) is in force, and kills the group
-		// the moment it is crossed; the SDK's fixed cap must not cut first.
-		MaxLineLength: -1,
 	}}
 	copts := s.routes.clientOptions(caller)
 	s.caps = copts.Capabilities
