@@ -40,8 +40,8 @@ fuzz: ## run each fuzz target for FUZZTIME (default 20000 inputs); the seed corp
 fuzz-long: ## fuzz each target for 3 million inputs, minutes each (not part of make test)
 	$(MAKE) fuzz FUZZTIME=3000000x
 
-bench: build peers ## measure colibri against direct clients (see docs/benchmarks.md)
-	$(GO) run ./internal/bench -colibri $(BIN)/colibri-mcp -demo $(BIN)/demo-mcp-server -peers $(PEERS)
+bench: build peers ## measure colibri against direct clients (see docs/benchmarks.md); BENCH='-rows big,warm' for a subset
+	$(GO) run ./internal/bench -colibri $(BIN)/colibri-mcp -demo $(BIN)/demo-mcp-server -peers $(PEERS) $(BENCH)
 
 lint: ## gofmt, go vet, shellcheck and sh -n of the shell scripts
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -44,6 +44,9 @@ var forbidden = map[string][]string{
 	// oauth gives remote upstreams their credentials: host calls it through
 	// a function in host.Options, never the other way round.
 	"internal/oauth": {module + "cmd", module + "host", module + "tools", module + "jail", "github.com/urfave/cli"},
+	// lineconn frames and moves messages for go-sdk; it knows nothing else.
+	"internal/lineconn": {module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/urfave/cli"},
 	// editorconf is pure: an editor's file in, registry entries out; the
 	// command reads, validates (with registry) and writes.
 	"internal/editorconf": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
@@ -58,7 +61,8 @@ var forbiddenDirect = map[string][]string{
 	"policy":              {"os", "io", "io/fs", "net", "net/http", "time", "math/rand", "math/rand/v2"}, // no I/O, no clock
 	"internal/httpserve":  {"os/exec", module + "host", module + "jail", module + "registry"},
 	"internal/stdioserve": {"os/exec"}, // go-sdk imports it (CommandTransport); the face must not
-	"internal/editorconf": {"os"},      // pure: it reads no file (fmt imports os, so only directly)
+	"internal/lineconn":   {"os/exec"},
+	"internal/editorconf": {"os"}, // pure: it reads no file (fmt imports os, so only directly)
 }
 
 // Calls library packages must never make.

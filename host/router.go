@@ -85,6 +85,10 @@ type route struct {
 	queue   chan func()
 	drained chan struct{}
 	closed  atomic.Bool // past its drain bound: what is left is dropped
+	// delivering: the goroutine that drains queue was started, at the
+	// first notification (under the router's lock): most calls have none,
+	// and start no goroutine for them.
+	delivering bool
 }
 
 // Bounds of a route.
@@ -125,14 +129,6 @@ func (r *router) begin(ctx context.Context, caller *Caller, token string, kick f
 	rt := &route{caller: caller, ctx: ctx, kick: kick,
 		forwarding: make(chan struct{}, maxForwarded),
 		queue:      make(chan func(), routeQueue), drained: make(chan struct{})}
-	go func() {
-		defer close(rt.drained)
-		for f := range rt.queue {
-			if !rt.closed.Load() {
-				f()
-			}
-		}
-	}()
 	r.mu.Lock()
 	r.active = append(r.active, rt)
 	if token != "" {
@@ -150,7 +146,11 @@ func (r *router) begin(ctx context.Context, caller *Caller, token string, kick f
 		// Under the lock: the relay queues only under it, so it never
 		// sends on a closed queue.
 		close(rt.queue)
+		delivering := rt.delivering
 		r.mu.Unlock()
+		if !delivering {
+			return // nothing was queued
+		}
 		t := time.NewTimer(drainWait)
 		defer t.Stop()
 		select {
@@ -164,6 +164,17 @@ func (r *router) begin(ctx context.Context, caller *Caller, token string, kick f
 // deliver queues f for rt's caller; a caller whose queue is full loses it.
 // It is called with r.mu held, while rt is still routed.
 func (rt *route) deliver(f func()) {
+	if !rt.delivering {
+		rt.delivering = true
+		go func() {
+			defer close(rt.drained)
+			for f := range rt.queue {
+				if !rt.closed.Load() {
+					f()
+				}
+			}
+		}()
+	}
 	select {
 	case rt.queue <- f:
 	default:

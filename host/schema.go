@@ -138,6 +138,7 @@ func (h *Host) validateArgs(ctx context.Context, server string, tool *mcp.Tool, 
 		}
 		return nil
 	}
+	args = checked(args)
 	if args == nil {
 		args = map[string]any{}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/lineconn"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -28,6 +29,9 @@ type session struct {
 	plain  bool                    // offered no capability: its list is the one list_tools shows
 
 	tearingDown atomic.Bool // close or abort has begun: the first one wins
+
+	exitOnce sync.Once
+	exitCtx  context.Context // ends when the process has exited (exited)
 }
 
 // listKey is the list cache's key for this session's tools.
@@ -58,12 +62,12 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 	}
 	s := &session{h: h, srv: srv, p: p, routes: newRouter(srv.Name, redact)}
 	defer s.endOnExit(ph)()
-	transport := &relayTransport{routes: s.routes, inner: &mcp.IOTransport{
+	// colibri's own limit (limitReader) is in force, and kills the group the
+	// moment it is crossed. lineconn moves each message with fewer passes
+	// over its bytes than the SDK's IOTransport (issue 16).
+	transport := &relayTransport{routes: s.routes, inner: &lineconn.Transport{
 		Reader: &limitReader{p: p, limit: h.opts.MaxResultBytes},
 		Writer: pipeWriter{p},
-		// colibri's own limit (limitReader) is in force, and kills the group
-		// the moment it is crossed; the SDK's fixed cap must not cut first.
-		MaxLineLength: -1,
 	}}
 	copts := s.routes.clientOptions(caller)
 	s.caps = copts.Capabilities
@@ -143,7 +147,7 @@ func (s *session) callTool(ctx context.Context, name string, args any, caller *C
 	defer ph.stop()
 	defer s.endOnExit(ph)()
 
-	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	params := &mcp.CallToolParams{Name: name, Arguments: sent(args)}
 	if caller != nil && len(caller.Meta) > 0 {
 		params.Meta = maps.Clone(caller.Meta) // the progress token is added to a copy
 	}
@@ -195,18 +199,30 @@ func (e *remoteError) result(tool string) *mcp.CallToolResult {
 // status: a child that inherited its stdout (a wrapper's helper) may keep
 // the pipe open, and the phase would otherwise wait out its timeout and be
 // reported as one. Call the returned func when the phase returns.
+//
+// One goroutine per session waits for the exit (exited); each phase only
+// registers a callback, so that a warm call starts no goroutine of its own
+// for this (issue 16: goroutine hand-offs are most of a warm hop).
 func (s *session) endOnExit(ph *phaseTimer) (stop func()) {
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-s.p.exited:
-			if s.p.exitedWithError() {
-				ph.cancel(errExited)
-			}
-		case <-done:
+	unregister := context.AfterFunc(s.exited(), func() {
+		if s.p.exitedWithError() {
+			ph.cancel(errExited)
 		}
-	}()
-	return func() { close(done) }
+	})
+	return func() { unregister() }
+}
+
+// exited is a context that ends when the process has exited.
+func (s *session) exited() context.Context {
+	s.exitOnce.Do(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.exitCtx = ctx
+		go func() {
+			<-s.p.exited
+			cancel()
+		}()
+	})
+	return s.exitCtx
 }
 
 // unstick guards a phase against a server that stopped reading its stdin:

@@ -30,11 +30,7 @@ func BenchmarkDecodeCallInput(b *testing.B) {
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
-		var in struct {
-			Server    string          `json:"server"`
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		}
+		var in callToolInputs
 		if err := decodeInput(CallToolTool, raw, &in); err != nil {
 			b.Fatal(err)
 		}

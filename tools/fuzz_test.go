@@ -21,12 +21,10 @@ func FuzzCallArguments(f *testing.F) {
 	f.Add(`{"server":"a","name":"b","extra":true}`)
 	f.Add(`null`)
 	f.Add(`{"server":"a","name":"b","arguments":"{}"}`)
+	f.Add(`{"name":"b","server":"a","arguments":null,"name":"c"}`)
+	f.Add(`{"server":"\u00e9","name":"b","arguments":{ "x" : [ 1 ] }}`)
 	f.Fuzz(func(t *testing.T, raw string) {
-		var in struct {
-			Server    string          `json:"server"`
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		}
+		var in callToolInputs
 		err := decodeInput(CallToolTool, json.RawMessage(raw), &in)
 		if full := acceptsFully(raw); (err == nil) != full {
 			t.Fatalf("decodeInput: %v, but a full decode accepts: %v", err, full)
@@ -36,6 +34,17 @@ func FuzzCallArguments(f *testing.F) {
 				t.Fatalf("decodeInput: kind %s: %v", host.KindOf(err), err)
 			}
 			return
+		}
+		// The members taken as they came are what a decode of the whole
+		// input gives.
+		var want callToolInputs
+		if raw != "" && raw != "null" {
+			if err := json.Unmarshal([]byte(raw), &want); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if in.Server != want.Server || in.Name != want.Name || string(in.Arguments) != string(want.Arguments) {
+			t.Fatalf("decodeInput gave %+v, a full decode %+v", in, want)
 		}
 		args, err := decodeArguments(in.Arguments)
 		if err != nil {

@@ -137,15 +137,39 @@ func (s *Service) handleListTools(ctx context.Context, req *mcp.CallToolRequest)
 }
 
 func (s *Service) handleCallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in struct {
-		Server    string          `json:"server"`
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
+	var in callToolInputs
 	if err := decodeInput(CallToolTool, req.Params.Arguments, &in); err != nil {
 		return ErrorResult(err), nil
 	}
 	return s.answerCall(ctx, req, toolCall{Server: in.Server, Tool: in.Name, Arguments: in.Arguments}), nil
+}
+
+// callToolInputs is call_tool's input.
+type callToolInputs struct {
+	Server    string          `json:"server"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// fromMembers fills in the input from its members, which decodeInput has
+// already split out and checked: "arguments" (which may be megabytes) is
+// taken as it is, not copied and scanned again by a second decode.
+func (in *callToolInputs) fromMembers(top map[string]json.RawMessage) error {
+	for k, v := range top {
+		var err error
+		switch k {
+		case "server":
+			err = json.Unmarshal(v, &in.Server)
+		case "name":
+			err = json.Unmarshal(v, &in.Name)
+		case "arguments":
+			in.Arguments = v
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // toolCall is one call of a hosted tool, however the caller named it.
@@ -211,7 +235,7 @@ func decodeInput(tool string, raw json.RawMessage, v any) error {
 	invalid := func(msg string) error {
 		return &host.Error{Kind: host.KindInvalidArguments, Err: fmt.Errorf("%s: arguments: %s", tool, msg)}
 	}
-	doc, err := ownDoc(tool, raw)
+	doc, top, err := ownDoc(tool, raw)
 	if err != nil {
 		return invalid("invalid JSON: " + err.Error())
 	}
@@ -235,6 +259,14 @@ func decodeInput(tool string, raw json.RawMessage, v any) error {
 		}
 		return invalid(strings.Join(msgs, "; "))
 	}
+	if m, ok := v.(interface {
+		fromMembers(map[string]json.RawMessage) error
+	}); ok && top != nil {
+		if err := m.fromMembers(top); err != nil {
+			return invalid(err.Error()) // cannot happen once the schema passed
+		}
+		return nil
+	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		return invalid(err.Error()) // cannot happen once the schema passed
 	}
@@ -249,15 +281,17 @@ func decodeInput(tool string, raw json.RawMessage, v any) error {
 var opaque = map[string]string{CallToolTool: "arguments"}
 
 // ownDoc decodes a tool's own input for its schema check; an opaque property
-// that holds an object stands in as an empty one.
-func ownDoc(tool string, raw json.RawMessage) (any, error) {
+// that holds an object stands in as an empty one. For a tool with an opaque
+// property it also returns the input's members as they came.
+func ownDoc(tool string, raw json.RawMessage) (any, map[string]json.RawMessage, error) {
 	key := opaque[tool]
 	if trimmed := bytes.TrimLeft(raw, " \t\r\n"); key == "" || len(trimmed) == 0 || trimmed[0] != '{' {
-		return jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		return doc, nil, err
 	}
 	var top map[string]json.RawMessage // checks the whole input is JSON
 	if err := json.Unmarshal(raw, &top); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	doc := make(map[string]any, len(top))
 	for k, v := range top {
@@ -267,11 +301,11 @@ func ownDoc(tool string, raw json.RawMessage) (any, error) {
 		}
 		x, err := jsonschema.UnmarshalJSON(bytes.NewReader(v))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		doc[k] = x
 	}
-	return doc, nil
+	return doc, top, nil
 }
 
 // ErrorResult is a colibri failure as the contract shapes it: isError, a text

@@ -404,7 +404,12 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	if err != nil {
 		return nil, &host.Error{Kind: host.KindInvalidArguments, Server: server, Tool: name, Phase: host.PhaseCall, Err: err}
 	}
-	res, err := s.opts.Host.CallTool(ctx, srv, name, decoded, caller)
+	// The hosted server receives the arguments as the caller sent them:
+	// decoded once, for the schema check, and never encoded again.
+	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
+		args = nil // sent as {}
+	}
+	res, err := s.opts.Host.CallTool(ctx, srv, name, &host.Arguments{Value: decoded, Raw: args}, caller)
 	if host.KindOf(err) == host.KindUnknownTool && !reg.Rules(srv).Empty() {
 		// The host's hint names every tool the server lists: name only
 		// those the caller may see, from the list the call just read.
@@ -465,6 +470,11 @@ func decodeArguments(raw json.RawMessage) (map[string]any, error) {
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("arguments: invalid JSON: %w", err)
+	}
+	// The bytes are forwarded as they are (host.Arguments): nothing may
+	// follow the object.
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("arguments: invalid JSON: more than one JSON value")
 	}
 	m, ok := v.(map[string]any)
 	if !ok {

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,9 +36,22 @@ func main() {
 	peers := flag.String("peers", "testdata/peers", "where server-everything is installed")
 	n := flag.Int("n", 40, "iterations per side for server-everything (the demo server gets 5×)")
 	soakN := flag.Int("soak", 5000, "sequential calls of the soak")
-	only := flag.String("only", "", "run one part: ab, warm, load or soak")
+	rows := flag.String("rows", "", "the parts to run, comma-separated: cold, warm, big, load, soak (default: all)")
+	only := flag.String("only", "", "the same as -rows (ab is cold)")
 	warmN := flag.Int("warm", 2000, "calls per side of the warm comparison")
+	bigN := flag.Int("big", 10, "calls per side of the 8 MiB comparison")
+	bigSize := flag.Int("big-bytes", 8<<20, "the size of the big echo's message")
+	faces := flag.String("faces", "stdio,http", "colibri's faces measured in the warm and big rows")
 	flag.Parse()
+
+	want := map[string]bool{}
+	for _, r := range strings.Split(*rows+","+strings.ReplaceAll(*only, "ab", "cold"), ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			want[r] = true
+		}
+	}
+	runs := func(part string) bool { return len(want) == 0 || want[part] }
+	faceList := strings.Split(*faces, ",")
 
 	demoAbs, _ := filepath.Abs(*demo)
 	targets := []target{{name: "demo", command: demoAbs, tool: "echo", toolArg: map[string]any{"message": "hi"}, n: 5 * *n, pause: 10 * time.Millisecond}}
@@ -55,36 +69,56 @@ func main() {
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 
 	host, _ := os.Hostname()
-	fmt.Printf("colibri-mcp bench: %s, %s/%s, %d CPUs, %s, %s\n", host, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), time.Now().UTC().Format("2006-01-02"))
-	fmt.Printf("hosted servers' environment on both sides: PATH, HOME (NODE_EXTRA_CA_CERTS unset)\n\n")
-	if *only == "" || *only == "ab" {
+	loadavg, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("colibri-mcp bench: %s, %s/%s, %d CPUs, %s, %s, load average %s\n", host, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), time.Now().UTC().Format("2006-01-02 15:04 UTC"), orNA(strings.Join(strings.Fields(string(loadavg))[:min(3, len(strings.Fields(string(loadavg))))], " ")))
+	fmt.Printf("hosted servers' environment on both sides: PATH, HOME (NODE_EXTRA_CA_CERTS unset); the same go-sdk client on both sides\n\n")
+	if runs("cold") {
 		fmt.Printf("per-request (cold) call-tool through colibri vs a direct client that spawns, initializes and calls (A/B alternated)\n")
-		fmt.Printf("%-11s %-28s %5s %10s %10s\n", "server", "measure", "n", "median", "p90")
+		header()
 		for _, t := range targets {
 			if err := run(*colibri, t, env); err != nil {
 				fail(t.name, err)
 			}
 		}
 	}
-	if *only == "" || *only == "warm" {
-		fmt.Printf("\npersistent call-tool through colibri vs a direct client's warm session (A/B alternated)\n")
-		fmt.Printf("%-11s %-28s %5s %10s %10s\n", "server", "measure", "n", "median", "p90")
+	if runs("warm") {
+		fmt.Printf("\npersistent (warm) call-tool through colibri vs a direct client's warm session (A/B alternated)\n")
+		header()
 		for _, t := range targets {
-			if err := warmAB(*colibri, t, env, *warmN); err != nil {
-				fail(t.name+" warm", err)
+			for _, face := range faceList {
+				if err := warmAB(*colibri, t, face, env, *warmN); err != nil {
+					fail(t.name+" warm "+face, err)
+				}
 			}
 		}
 	}
-	if *only == "" || *only == "load" {
+	if runs("big") {
+		t := targets[len(targets)-1] // server-everything when it is installed
+		fmt.Printf("\n%s echo through a persistent server: colibri vs a direct client's warm session (A/B alternated)\n", mib(int64(*bigSize)))
+		header()
+		for _, face := range faceList {
+			if err := bigAB(*colibri, t, face, env, *bigN, *bigSize); err != nil {
+				fail(t.name+" big "+face, err)
+			}
+		}
+	}
+	if runs("load") {
 		if err := load(*colibri, demoAbs, env); err != nil {
 			fail("load", err)
 		}
 	}
-	if *only == "" || *only == "soak" {
+	if runs("soak") {
 		if err := soak(demoAbs, *soakN); err != nil {
 			fail("soak", err)
 		}
 	}
+}
+
+func orNA(s string) string {
+	if s == "" {
+		return "n/a"
+	}
+	return s
 }
 
 func fail(what string, err error) {
@@ -134,11 +168,29 @@ func run(colibri string, t target, env []string) error {
 	if err != nil {
 		return err
 	}
-	ma, md := quantile(a, 0.5), quantile(d, 0.5)
-	fmt.Printf("%-11s %-28s %5d %10s %10s\n", t.name, "colibri call-tool (per request)", len(a), ms(ma), ms(quantile(a, 0.9)))
-	fmt.Printf("%-11s %-28s %5d %10s %10s\n", t.name, "direct spawn+init+call", len(d), ms(md), ms(quantile(d, 0.9)))
-	fmt.Printf("%-11s %-28s %5s %10.3f %10.3f\n\n", t.name, "ratio colibri/direct", "", float64(ma)/float64(md), float64(quantile(a, 0.9))/float64(quantile(d, 0.9)))
+	rowAB(t.name, "stdio", "cold", a, d)
 	return nil
+}
+
+// header and rowAB print one comparison: colibri's samples a against the
+// direct client's d, with n, median, p90 and the ratios of both.
+func header() {
+	fmt.Printf("%-11s %-6s %-6s %-22s %5s %10s %10s\n", "server", "face", "row", "measure", "n", "median", "p90")
+}
+
+func rowAB(server, face, row string, a, d []time.Duration) {
+	ma, md := quantile(a, 0.5), quantile(d, 0.5)
+	pa, pd := quantile(a, 0.9), quantile(d, 0.9)
+	fmt.Printf("%-11s %-6s %-6s %-22s %5d %10s %10s\n", server, face, row, "colibri", len(a), dur(ma), dur(pa))
+	fmt.Printf("%-11s %-6s %-6s %-22s %5d %10s %10s\n", server, face, row, "direct", len(d), dur(md), dur(pd))
+	fmt.Printf("%-11s %-6s %-6s %-22s %5s %10.3f %10.3f   (+%s median)\n\n", server, face, row, "ratio colibri/direct", "", float64(ma)/float64(md), float64(pa)/float64(pd), dur(ma-md))
+}
+
+func dur(d time.Duration) string {
+	if d >= 100*time.Millisecond || d <= -100*time.Millisecond {
+		return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000)
+	}
+	return fmt.Sprintf("%.3fms", float64(d.Nanoseconds())/1e6)
 }
 
 func quantile(xs []time.Duration, q float64) time.Duration {
@@ -155,28 +207,11 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microse
 var noCaps = &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
 
 // startColibri starts colibri-mcp serving a registry with t's server (with
-// the given lifecycle, "" for the default) and connects a client to it.
+// the given lifecycle, "" for the default) and connects a client to it over
+// stdio.
 func startColibri(colibri string, t target, lifecycle string, env []string) (*mcp.ClientSession, func(), error) {
-	entry := map[string]any{"command": t.command}
-	if len(t.args) > 0 {
-		entry["args"] = t.args
-	}
-	if lifecycle != "" {
-		entry["lifecycle"] = lifecycle
-	}
-	reg, removeReg, err := registryFile(map[string]any{t.name: entry})
-	if err != nil {
-		return nil, nil, err
-	}
-	cmd := exec.Command(colibri, "serve", "--external-config", reg, "--external-call", "--log-level", "warn")
-	cmd.Env, cmd.Stderr = env, os.Stderr
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, noCaps).
-		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		removeReg()
-		return nil, nil, fmt.Errorf("starting colibri: %w", err)
-	}
-	return cs, func() { cs.Close(); removeReg() }, nil
+	cs, _, cleanup, err := startFace(colibri, t, lifecycle, "stdio", env)
+	return cs, cleanup, err
 }
 
 // colibriCall is a timed call-tool of t's tool through colibri.

@@ -37,6 +37,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/lineconn"
 )
 
 // Transport serves one MCP session over Reader and Writer.
@@ -428,11 +430,11 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		}
 		c.mu.Unlock()
 	}
-	data, err := jsonrpc.EncodeMessage(msg)
+	data, err := lineconn.Encode(msg) // with its newline
 	if err != nil {
 		err = fmt.Errorf("encoding a message: %w", err)
 	} else {
-		err = c.writeLine(data)
+		err = c.writeLine(data[:len(data)-1])
 	}
 	if answering {
 		c.mu.Lock()

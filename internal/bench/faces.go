@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// startFace starts colibri-mcp serving a registry with t's server (with the
+// given lifecycle, "" for the default) and connects the bench's client to
+// it through one of its faces: "stdio" (colibri is the client's child) or
+// "http" (Streamable HTTP on a loopback port). It returns colibri's pid, for
+// its memory.
+func startFace(colibri string, t target, lifecycle, face string, env []string) (*mcp.ClientSession, int, func(), error) {
+	entry := map[string]any{"command": t.command}
+	if len(t.args) > 0 {
+		entry["args"] = t.args
+	}
+	if lifecycle != "" {
+		entry["lifecycle"] = lifecycle
+	}
+	reg, removeReg, err := registryFile(map[string]any{t.name: entry})
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, noCaps)
+	opts := &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+	switch face {
+	case "stdio":
+		cmd := exec.Command(colibri, "serve", "--external-config", reg, "--external-call", "--log-level", "warn")
+		cmd.Env, cmd.Stderr = env, os.Stderr
+		cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, opts)
+		if err != nil {
+			removeReg()
+			return nil, 0, nil, fmt.Errorf("starting colibri: %w", err)
+		}
+		return cs, cmd.Process.Pid, func() { cs.Close(); removeReg() }, nil
+	case "http":
+		cmd := exec.Command(colibri, "serve", "--http", "127.0.0.1:0", "--external-config", reg, "--external-call")
+		cmd.Env = env
+		stderr, _ := cmd.StderrPipe()
+		if err := cmd.Start(); err != nil {
+			removeReg()
+			return nil, 0, nil, err
+		}
+		stop := func() { cmd.Process.Kill(); cmd.Wait(); removeReg() }
+		url, err := listeningURL(stderr)
+		if err != nil {
+			stop()
+			return nil, 0, nil, err
+		}
+		cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{}}, opts)
+		if err != nil {
+			stop()
+			return nil, 0, nil, fmt.Errorf("connecting to colibri: %w", err)
+		}
+		return cs, cmd.Process.Pid, func() { cs.Close(); stop() }, nil
+	}
+	removeReg()
+	return nil, 0, nil, fmt.Errorf("unknown face %q (stdio or http)", face)
+}

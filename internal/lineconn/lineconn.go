@@ -1,0 +1,181 @@
+// Package lineconn is an [mcp.Transport] for MCP's stdio framing (one
+// JSON-RPC message per line, no embedded newlines) that moves each message
+// with as few passes over its bytes as go-sdk's own decoding allows.
+//
+// go-sdk's [mcp.IOTransport] frames its stream with a JSON decoder (one scan
+// and a growing copy of every message), then first tries each message as a
+// batch (an array), which costs a depth walk and another scan and copy of the
+// whole message before it fails, and only then decodes it. For a message of
+// megabytes those passes are most of the time a hop takes. This transport
+// finds each line with a byte search, checks it is one JSON value, and
+// decodes it once with go-sdk's own [jsonrpc.DecodeMessage]; it writes with
+// go-sdk's [jsonrpc.EncodeMessage], large params or results spliced in
+// rather than copied twice ([Encode]). What the messages mean stays go-sdk's.
+//
+// A line that is not one JSON-RPC message ends the connection, as it does
+// with IOTransport; so does a batch (an array), which MCP has not had since
+// 2025-06-18. Blank lines are skipped.
+//
+//	t := &lineconn.Transport{Reader: stdout, Writer: stdin}
+//	cs, err := client.Connect(ctx, t, nil)
+package lineconn
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Transport is one connection over Reader (messages in) and Writer
+// (messages out). Closing the connection closes both.
+type Transport struct {
+	Reader io.ReadCloser
+	Writer io.WriteCloser
+}
+
+// Connect implements mcp.Transport. It starts the goroutine that reads.
+func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
+	c := &conn{
+		r:        t.Reader,
+		w:        t.Writer,
+		incoming: make(chan msgOrErr),
+		closed:   make(chan struct{}),
+	}
+	// Reads happen on a goroutine of their own so that Read can return when
+	// its context ends or the connection is closed, as IOTransport's do.
+	go c.readLoop(bufio.NewReaderSize(t.Reader, 64<<10))
+	return c, nil
+}
+
+type msgOrErr struct {
+	msg jsonrpc.Message
+	err error
+}
+
+type conn struct {
+	r io.ReadCloser
+	w io.WriteCloser
+
+	wmu sync.Mutex // one whole message per Write
+
+	incoming  chan msgOrErr
+	closed    chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func (c *conn) SessionID() string { return "" }
+
+// ErrBatch is the error for a line that holds a JSON-RPC batch.
+var ErrBatch = errors.New("JSON-RPC batches are not supported (MCP 2025-06-18 and later)")
+
+func (c *conn) readLoop(r *bufio.Reader) {
+	for {
+		line, err := readLine(r)
+		var msg jsonrpc.Message
+		if line = bytes.TrimSpace(line); len(line) > 0 && (err == nil || err == io.EOF) {
+			var derr error
+			msg, derr = decode(line)
+			if derr != nil {
+				err = derr
+			}
+		}
+		if msg != nil && (err == nil || err == io.EOF) {
+			select {
+			case c.incoming <- msgOrErr{msg: msg}:
+			case <-c.closed:
+				return
+			}
+		}
+		if err != nil {
+			select {
+			case c.incoming <- msgOrErr{err: err}:
+			case <-c.closed:
+			}
+			return
+		}
+	}
+}
+
+// decode is the message of one line, which must hold exactly one JSON value.
+func decode(line []byte) (jsonrpc.Message, error) {
+	// go-sdk's decoder stops after the first value: "{…} {…}" would pass as
+	// its first half. IOTransport refuses what follows a value on its line.
+	if !json.Valid(line) {
+		return nil, fmt.Errorf("invalid JSON-RPC message: not one JSON value (%d bytes)", len(line))
+	}
+	if line[0] == '[' {
+		return nil, ErrBatch
+	}
+	return jsonrpc.DecodeMessage(line)
+}
+
+// readLine reads up to the next newline and returns the line without it. A
+// line that fits the reader's buffer is copied once at its size; a longer
+// one is gathered in chunks and copied once more, at its size.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	chunk, err := r.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return bytes.Clone(chunk), err
+	}
+	chunks := [][]byte{bytes.Clone(chunk)}
+	n := len(chunk)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		chunk, err = r.ReadSlice('\n')
+		chunks = append(chunks, bytes.Clone(chunk))
+		n += len(chunk)
+	}
+	line := make([]byte, 0, n)
+	for _, c := range chunks {
+		line = append(line, c...)
+	}
+	return line, err
+}
+
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	default:
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case v := <-c.incoming:
+		return v.msg, v.err
+	case <-c.closed:
+		return nil, io.EOF
+	}
+}
+
+func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	default:
+	}
+	data, err := Encode(msg)
+	if err != nil {
+		return fmt.Errorf("marshaling message: %w", err)
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err = c.w.Write(data)
+	return err
+}
+
+func (c *conn) Close() error {
+	c.closeOnce.Do(func() {
+		c.closeErr = errors.Join(c.r.Close(), c.w.Close())
+		close(c.closed)
+	})
+	return c.closeErr
+}
