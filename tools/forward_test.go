@@ -60,3 +60,23 @@ func TestArgumentsOneValue(t *testing.T) {
 		t.Fatalf("white space around the object: %v %v", res, err)
 	}
 }
+
+// A key given twice is refused before the call (Go's decoder, and so the
+// schema check, keeps the last value; a hosted server's parser may keep the
+// first), and a number beyond float64 is checked exactly as it is sent.
+func TestArgumentsAmbiguousRefused(t *testing.T) {
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"path": map[string]any{"const": "ok"}, "n": map[string]any{"maximum": 9007199254740992}}}
+	srv := listedTools(t, []map[string]any{tool("echo", schema)})
+	srv.Name = "x"
+	svc := newService(t, true, &registry.Registry{Servers: map[string]*registry.Server{"x": srv}})
+	_, err := svc.CallTool(t.Context(), "x", "echo", json.RawMessage(`{"path":"/etc/passwd","path":"ok"}`), nil)
+	if d := tools.Detail(err); err == nil || d.Kind != "invalid_arguments" ||
+		!strings.HasSuffix(d.Message, `arguments: key "path" appears more than once (a hosted server may read either value)`) {
+		t.Fatalf("got %v, want invalid_arguments: key \"path\" appears more than once", err)
+	}
+	_, err = svc.CallTool(t.Context(), "x", "echo", json.RawMessage(`{"n":9007199254740993}`), nil)
+	if d := tools.Detail(err); err == nil || d.Kind != "invalid_arguments" || !strings.Contains(d.Message, "arguments/n:") {
+		t.Fatalf("2^53+1 against a maximum of 2^53: got %v, want invalid_arguments at arguments/n", err)
+	}
+}

@@ -2,8 +2,10 @@ package tools
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -23,6 +25,8 @@ func FuzzCallArguments(f *testing.F) {
 	f.Add(`{"server":"a","name":"b","arguments":"{}"}`)
 	f.Add(`{"name":"b","server":"a","arguments":null,"name":"c"}`)
 	f.Add(`{"server":"\u00e9","name":"b","arguments":{ "x" : [ 1 ] }}`)
+	f.Add(`{"server":"a","name":"b","arguments":{"p":"ok","q":{"p":1,"p":2}}}`)
+	f.Add("{\"server\":\"a\",\"name\":\"b\",\"arguments\":{\"s\":\"\xff\\ud800\\\\ud800\\\"\\ud83d\\ude00:\"}}")
 	f.Fuzz(func(t *testing.T, raw string) {
 		var in callToolInputs
 		err := decodeInput(CallToolTool, json.RawMessage(raw), &in)
@@ -46,7 +50,7 @@ func FuzzCallArguments(f *testing.F) {
 		if in.Server != want.Server || in.Name != want.Name || string(in.Arguments) != string(want.Arguments) {
 			t.Fatalf("decodeInput gave %+v, a full decode %+v", in, want)
 		}
-		args, err := decodeArguments(in.Arguments)
+		args, sent, err := decodeArguments(in.Arguments)
 		if err != nil {
 			return
 		}
@@ -55,6 +59,20 @@ func FuzzCallArguments(f *testing.F) {
 		}
 		if _, err := json.Marshal(args); err != nil {
 			t.Fatalf("accepted arguments do not re-encode: %v", err)
+		}
+		// What the hosted server is sent can mean only what was checked:
+		// valid UTF-8, no lone surrogate, no key twice, and it decodes to
+		// the checked value.
+		if sent == nil {
+			sent = json.RawMessage("{}")
+		}
+		n, lone := scanArguments(sent)
+		if !utf8.Valid(sent) || lone || n != members(args) {
+			t.Fatalf("sent %q: valid UTF-8 %v, lone surrogate %v, %d members for %d", sent, utf8.Valid(sent), lone, n, members(args))
+		}
+		again, _, err := decodeArguments(sent)
+		if err != nil || !reflect.DeepEqual(again, args) {
+			t.Fatalf("sent %q decodes to %v (%v), checked %v", sent, again, err, args)
 		}
 	})
 }

@@ -11,7 +11,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -400,16 +399,14 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	if caller, err = s.guardCall(ctx, reg, srv, name, caller); err != nil {
 		return nil, err
 	}
-	decoded, err := decodeArguments(args)
+	// The hosted server receives the arguments as the caller sent them
+	// (decoded once, for the schema check, and never encoded again), unless
+	// they could mean something else to it than what was checked.
+	decoded, sent, err := decodeArguments(args)
 	if err != nil {
 		return nil, &host.Error{Kind: host.KindInvalidArguments, Server: server, Tool: name, Phase: host.PhaseCall, Err: err}
 	}
-	// The hosted server receives the arguments as the caller sent them:
-	// decoded once, for the schema check, and never encoded again.
-	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
-		args = nil // sent as {}
-	}
-	res, err := s.opts.Host.CallTool(ctx, srv, name, &host.Arguments{Value: decoded, Raw: args}, caller)
+	res, err := s.opts.Host.CallTool(ctx, srv, name, &host.Arguments{Value: decoded, Raw: sent}, caller)
 	if host.KindOf(err) == host.KindUnknownTool && !reg.Rules(srv).Empty() {
 		// The host's hint names every tool the server lists: name only
 		// those the caller may see, from the list the call just read.
@@ -457,30 +454,6 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// decodeArguments decodes a hosted tool's arguments, keeping numbers exactly
-// as written (json.Number), so that they reach the hosted server unchanged.
-func decodeArguments(raw json.RawMessage) (map[string]any, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return map[string]any{}, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("arguments: invalid JSON: %w", err)
-	}
-	// The bytes are forwarded as they are (host.Arguments): nothing may
-	// follow the object.
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("arguments: invalid JSON: more than one JSON value")
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("arguments: must be a JSON object, got %s", jsonType(v))
-	}
-	return m, nil
 }
 
 func jsonType(v any) string {

@@ -1,0 +1,199 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/schema"
+)
+
+// decodeArguments decodes a hosted tool's arguments for its schema check,
+// keeping numbers exactly as written (json.Number), and returns the bytes
+// the hosted server is sent (nil: send {}).
+//
+// The bytes sent are the caller's own (issue 16: decoded once, never
+// encoded again) only when they cannot mean anything else to the hosted
+// server than the value the schema check saw. Otherwise:
+//   - an object with a key twice is refused: Go keeps the last value, a
+//     server's parser may keep the first, or refuse, and the check would
+//     have seen another value than the server reads;
+//   - a string that is not valid UTF-8 or holds a lone surrogate escape
+//     ("\ud800") is decoded as U+FFFD, so the decoded value is re-encoded
+//     and that is what the server receives: what was checked.
+func decodeArguments(raw json.RawMessage) (map[string]any, json.RawMessage, error) {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
+		return map[string]any{}, nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, nil, fmt.Errorf("arguments: invalid JSON: %w", err)
+	}
+	// The bytes are forwarded as they are: nothing may follow the object.
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, nil, errors.New("arguments: invalid JSON: more than one JSON value")
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, nil, fmt.Errorf("arguments: must be a JSON object, got %s", jsonType(v))
+	}
+	n, lone := scanArguments(raw)
+	if n != members(m) {
+		at, key := firstDuplicate(raw)
+		return nil, nil, fmt.Errorf("arguments%s: key %q appears more than once (a hosted server may read either value)", at, key)
+	}
+	if lone || !utf8.Valid(raw) {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(m); err != nil {
+			return nil, nil, fmt.Errorf("arguments: %w", err) // cannot happen: m was decoded
+		}
+		return m, bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	}
+	return m, raw, nil
+}
+
+// members is the number of object members in v, at every depth.
+func members(v any) int {
+	n := 0
+	switch x := v.(type) {
+	case map[string]any:
+		n = len(x)
+		for _, e := range x {
+			n += members(e)
+		}
+	case []any:
+		for _, e := range x {
+			n += members(e)
+		}
+	}
+	return n
+}
+
+// scanArguments counts the object members in raw, one valid JSON value (a
+// member is the one place a colon stands outside a string), and reports
+// whether a string in it holds a surrogate escape that is not half of a
+// pair. String contents are skipped with byte searches: a large string
+// costs little more than a memchr.
+func scanArguments(raw []byte) (members int, lone bool) {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case ':':
+			members++
+		case '"':
+			start := i + 1
+			end := start
+			for {
+				j := bytes.IndexByte(raw[end:], '"')
+				if j < 0 {
+					return members, lone // not valid JSON: cannot happen
+				}
+				end += j
+				k := end
+				for k > start && raw[k-1] == '\\' {
+					k--
+				}
+				if (end-k)%2 == 0 {
+					break // not escaped: the string ends here
+				}
+				end++
+			}
+			if !lone && bytes.IndexByte(raw[start:end], '\\') >= 0 {
+				lone = loneSurrogate(raw[start:end])
+			}
+			i = end
+		}
+	}
+	return members, lone
+}
+
+// loneSurrogate reports whether s, a JSON string's contents, holds a
+// \uD800–\uDFFF escape that is not a high half followed by a low half.
+func loneSurrogate(s []byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(s[i:], '\\')
+		if j < 0 {
+			return false
+		}
+		i += j
+		if i+1 >= len(s) || s[i+1] != 'u' {
+			i += 2 // a two-byte escape
+			continue
+		}
+		r := hex4(s[i+2:])
+		i += 6
+		switch {
+		case r >= 0xD800 && r < 0xDC00:
+			if i+6 > len(s) || s[i] != '\\' || s[i+1] != 'u' {
+				return true
+			}
+			if lo := hex4(s[i+2:]); lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 6
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		}
+	}
+}
+
+// hex4 is the value of the four hex digits s starts with (-1 if it does not).
+func hex4(s []byte) int {
+	if len(s) < 4 {
+		return -1
+	}
+	v, err := strconv.ParseUint(string(s[:4]), 16, 16)
+	if err != nil {
+		return -1
+	}
+	return int(v)
+}
+
+// firstDuplicate finds the first object in raw (valid JSON) with a key
+// twice: the object's place as a JSON Pointer ("" for the top) and the key.
+func firstDuplicate(raw []byte) (at, key string) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var walk func(at string) (string, string, bool)
+	walk = func(at string) (string, string, bool) {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", "", false
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				t, err := dec.Token()
+				if err != nil {
+					return "", "", false
+				}
+				k, _ := t.(string)
+				if seen[k] {
+					return at, k, true
+				}
+				seen[k] = true
+				if a, k, ok := walk(at + "/" + schema.EscapePointer(k)); ok {
+					return a, k, true
+				}
+			}
+			_, _ = dec.Token()
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				if a, k, ok := walk(at + "/" + strconv.Itoa(i)); ok {
+					return a, k, true
+				}
+			}
+			_, _ = dec.Token()
+		}
+		return "", "", false
+	}
+	at, key, _ = walk("")
+	return at, key
+}

@@ -1,0 +1,69 @@
+package tools
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// What the schema check sees and what the hosted server is sent agree on
+// every input where a parser could read the caller's bytes differently
+// from Go (review of issue 16): a key twice is refused, invalid UTF-8 and
+// lone surrogates are sent as the U+FFFD the check saw; everything else is
+// sent byte for byte.
+func TestArgumentsSentMeanWhatWasChecked(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		sent     string // "" with err: refused
+		err      string
+	}{
+		{name: "common", in: `{"a":1.50,"z":[1,{"y":"\u00e9\n"}]}`, sent: `{"a":1.50,"z":[1,{"y":"\u00e9\n"}]}`},
+		{name: "surrogate pair", in: `{"s":"\ud83d\ude00"}`, sent: `{"s":"\ud83d\ude00"}`},
+		{name: "escaped backslash before u", in: `{"s":"\\ud800"}`, sent: `{"s":"\\ud800"}`},
+		{name: "escaped quote", in: `{"s":"a\":\"b","t":1}`, sent: `{"s":"a\":\"b","t":1}`},
+		{name: "colons in strings", in: `{"s":"a:b:c"}`, sent: `{"s":"a:b:c"}`},
+		{name: "NUL", in: `{"s":"\u0000"}`, sent: `{"s":"\u0000"}`},
+		{name: "numbers beyond float64", in: `{"n":1e400,"m":9007199254740993}`, sent: `{"n":1e400,"m":9007199254740993}`},
+		{name: "null", in: ` null `, sent: ``},
+		{name: "empty", in: ``, sent: ``},
+		{name: "duplicate key", in: `{"path":"/etc/passwd","path":"ok"}`,
+			err: `arguments: key "path" appears more than once (a hosted server may read either value)`},
+		{name: "duplicate key, nested", in: `{"a":[0,{"b/c":{"k":1,"k":2}}]}`,
+			err: `arguments/a/1/b~1c: key "k" appears more than once (a hosted server may read either value)`},
+		{name: "duplicate key, spelled apart", in: `{"a":1,"\u0061":2}`,
+			err: `arguments: key "a" appears more than once (a hosted server may read either value)`},
+		{name: "lone high surrogate", in: `{"s":"\ud800x"}`, sent: "{\"s\":\"\uFFFDx\"}"},
+		{name: "lone low surrogate", in: `{"s":"\udc00"}`, sent: "{\"s\":\"\uFFFD\"}"},
+		{name: "high then not low", in: `{"s":"\ud800\u0041"}`, sent: "{\"s\":\"\uFFFDA\"}"},
+		{name: "lone surrogate in a key", in: `{"\udfff":1}`, sent: "{\"\uFFFD\":1}"},
+		{name: "invalid UTF-8", in: "{\"s\":\"a\xffb\"}", sent: "{\"s\":\"a\uFFFDb\"}"},
+		{name: "array", in: `[1]`, err: `arguments: must be a JSON object, got array`},
+		{name: "trailing", in: `{} x`, err: `arguments: invalid JSON: more than one JSON value`},
+		{name: "BOM", in: "\xef\xbb\xbf{}", err: `arguments: invalid JSON: invalid character 'ï' looking for beginning of value`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, sent, err := decodeArguments(json.RawMessage(c.in))
+			if c.err != "" {
+				if err == nil || err.Error() != c.err {
+					t.Fatalf("got %v, want %s", err, c.err)
+				}
+				return
+			}
+			if err != nil || string(sent) != c.sent {
+				t.Fatalf("sent %q (%v), want %q", sent, err, c.sent)
+			}
+		})
+	}
+}
+
+// Arguments that are all one large string are checked for what the server
+// could misread without a per-byte walk of the string (the 8 MiB echo).
+func BenchmarkDecodeArguments8MiB(b *testing.B) {
+	raw := json.RawMessage(`{"message":"` + strings.Repeat("0123456789abcdef", 8<<20/16) + `"}`)
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		if _, _, err := decodeArguments(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
