@@ -71,12 +71,18 @@ func TestArgumentsAmbiguousRefused(t *testing.T) {
 	srv.Name = "x"
 	svc := newService(t, true, &registry.Registry{Servers: map[string]*registry.Server{"x": srv}})
 	_, err := svc.CallTool(t.Context(), "x", "echo", json.RawMessage(`{"path":"/etc/passwd","path":"ok"}`), nil)
-	if d := tools.Detail(err); err == nil || d.Kind != "invalid_arguments" ||
+	if err == nil {
+		t.Fatal("a key given twice reached the hosted server")
+	}
+	if d := tools.Detail(err); d.Kind != "invalid_arguments" ||
 		!strings.HasSuffix(d.Message, `arguments: key "path" appears more than once (a hosted server may read either value)`) {
 		t.Fatalf("got %v, want invalid_arguments: key \"path\" appears more than once", err)
 	}
 	_, err = svc.CallTool(t.Context(), "x", "echo", json.RawMessage(`{"n":9007199254740993}`), nil)
-	if d := tools.Detail(err); err == nil || d.Kind != "invalid_arguments" || !strings.Contains(d.Message, "arguments/n:") {
+	if err == nil {
+		t.Fatal("2^53+1 passed a maximum of 2^53")
+	}
+	if d := tools.Detail(err); d.Kind != "invalid_arguments" || !strings.Contains(d.Message, "arguments/n:") {
 		t.Fatalf("2^53+1 against a maximum of 2^53: got %v, want invalid_arguments at arguments/n", err)
 	}
 }
