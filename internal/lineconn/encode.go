@@ -17,8 +17,9 @@ const spliceMin = 32 << 10
 // compacting them through a growing buffer. For large params or result,
 // Encode has the SDK encode the message around a placeholder and puts the
 // bytes in its place, once, in a buffer of the final size. The bytes are
-// checked to be one JSON value with no newline first; anything else is
-// encoded by the SDK alone, as it was.
+// checked to be one compact JSON value first (no white space outside
+// strings: a CR ends a line for many readers); anything else is encoded by
+// the SDK alone, which compacts it.
 func Encode(msg jsonrpc.Message) ([]byte, error) {
 	var payload json.RawMessage
 	var stub jsonrpc.Message
@@ -34,7 +35,7 @@ func Encode(msg jsonrpc.Message) ([]byte, error) {
 			c.Result, payload, stub = placeholder, m.Result, &c
 		}
 	}
-	if stub != nil && bytes.IndexByte(payload, '\n') < 0 && json.Valid(payload) {
+	if stub != nil && compact(payload) && json.Valid(payload) {
 		head, err := jsonrpc.EncodeMessage(stub)
 		// The placeholder is the last member the SDK writes (params after
 		// method; result with no error).
@@ -57,3 +58,30 @@ var (
 	placeholder    = json.RawMessage("0")
 	placeholderEnd = []byte(":0}")
 )
+
+// compact reports whether b, if it is JSON, has no white space outside its
+// strings. String contents are skipped with byte searches.
+func compact(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+			return false
+		case '"':
+			for {
+				j := bytes.IndexByte(b[i+1:], '"')
+				if j < 0 {
+					return false // not JSON
+				}
+				i += 1 + j
+				k := i
+				for b[k-1] == '\\' {
+					k--
+				}
+				if (i-k)%2 == 0 {
+					break // this quote is not escaped: the string ends
+				}
+			}
+		}
+	}
+	return true
+}

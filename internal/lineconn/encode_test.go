@@ -27,6 +27,12 @@ func TestEncodeIsTheSDKs(t *testing.T) {
 		{"error", &jsonrpc.Response{ID: sid, Error: &jsonrpc.Error{Code: -32600, Message: "no"}}, false},
 		{"big result with error", &jsonrpc.Response{ID: sid, Result: json.RawMessage(big), Error: &jsonrpc.Error{Code: 1, Message: "x"}}, false},
 		{"big params with a newline", &jsonrpc.Request{ID: id, Method: "x", Params: json.RawMessage(strings.Replace(big, ":", ":\n", 1))}, false},
+		// A lone CR ends a line for many readers (Python's universal
+		// newlines): white space of any kind is compacted away, as the SDK does.
+		{"big params with a carriage return", &jsonrpc.Request{ID: id, Method: "x", Params: json.RawMessage(strings.Replace(big, ":", ":\r", 1))}, false},
+		{"big result with spaces and tabs", &jsonrpc.Response{ID: sid, Result: json.RawMessage(strings.Replace(big, ":", " :\t", 1))}, false},
+		{"big result with a space at the end", &jsonrpc.Response{ID: sid, Result: json.RawMessage(big + " ")}, false},
+		{"big result, quotes and spaces in strings", &jsonrpc.Response{ID: sid, Result: json.RawMessage(`{"a":"x \\\" y","b":"` + strings.Repeat(" ", spliceMin) + `"}`)}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want, err := jsonrpc.EncodeMessage(tc.msg)
