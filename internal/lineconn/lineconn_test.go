@@ -1,6 +1,8 @@
 package lineconn
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -70,6 +72,12 @@ func TestReadRefuses(t *testing.T) {
 		"not JSON-RPC":    `{"jsonrpc":"1.0","id":1,"result":{}}`,
 		"split over two":  "{\"jsonrpc\":\"2.0\",\n\"id\":1,\"result\":{}}",
 		"truncated value": `{"jsonrpc":"2.0","id":1,"result":{`,
+		"a NUL byte":      "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\x00",
+		"a BOM":           "\ufeff" + `{"jsonrpc":"2.0","id":1,"result":{}}`,
+		"a number":        "42",
+		"a string":        `"x"`,
+		"null":            "null",
+		"an empty object": "{}",
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := connOn(t, ok+line+"\n"+ok, discard{})
@@ -103,3 +111,85 @@ func TestWriteLine(t *testing.T) {
 		t.Fatalf("wrote %q, want %q", got, want)
 	}
 }
+
+// Messages written from several goroutines at once, while the connection
+// also reads, each go out whole, one per line; Close during both ends them.
+func TestConcurrentWrites(t *testing.T) {
+	pr, pw := io.Pipe()
+	c, err := (&Transport{Reader: io.NopCloser(strings.NewReader(strings.Repeat(`{"jsonrpc":"2.0","method":"n"}`+"\n", 100))), Writer: chunker{pw}}).Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 4, 25
+	big := strings.Repeat("y", spliceMin+1)
+	go func() {
+		for range 100 {
+			if _, err := c.Read(t.Context()); err != nil {
+				return
+			}
+		}
+	}()
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			for i := range each {
+				id, _ := jsonrpc.MakeID(float64(w*each + i))
+				if err := c.Write(t.Context(), &jsonrpc.Request{ID: id, Method: "m", Params: []byte(`{"b":"` + big + `"}`)}); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	got := make(chan int)
+	go func() {
+		r := bufio.NewReaderSize(pr, 1<<20)
+		n := 0
+		for n < writers*each {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				break
+			}
+			if m, err := decode(bytes.TrimSuffix(line, []byte("\n"))); err != nil || len(m.(*jsonrpc.Request).Params) != len(big)+8 {
+				t.Errorf("line %d is not one whole message: %v", n, err)
+			}
+			n++
+		}
+		got <- n
+	}()
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := <-got; n != writers*each {
+		t.Fatalf("%d messages read, want %d", n, writers*each)
+	}
+	c.Close()
+	if err := c.Write(t.Context(), &jsonrpc.Request{Method: "late"}); err == nil {
+		t.Fatal("a write after Close succeeded")
+	}
+	if _, err := c.Read(t.Context()); err == nil {
+		t.Fatal("a read after Close succeeded")
+	}
+}
+
+// chunker writes in small pieces, as a pipe does a large write: what one
+// Write call sends is not one atomic piece.
+type chunker struct{ w io.WriteCloser }
+
+func (c chunker) Write(b []byte) (int, error) {
+	n := 0
+	for len(b) > 0 {
+		k, err := c.w.Write(b[:min(len(b), 4096)])
+		n += k
+		if err != nil {
+			return n, err
+		}
+		b = b[k:]
+	}
+	return n, nil
+}
+
+func (c chunker) Close() error { return c.w.Close() }
