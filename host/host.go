@@ -19,11 +19,13 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	osproc "github.com/colibri-mcp/colibri-mcp/internal/proc"
@@ -75,6 +77,12 @@ type Options struct {
 	CircuitThreshold int
 	// Cooldown is the first cool-down; it doubles up to CooldownMax.
 	Cooldown, CooldownMax time.Duration
+
+	// OAuth, when set, gives the OAuth handler of a remote server whose
+	// entry has "oauth"; hc is the HTTP client for the handler's own
+	// requests (discovery, token endpoint). Without it, such a server
+	// fails with a config error.
+	OAuth func(srv *registry.Server, hc *http.Client) (auth.OAuthHandler, error)
 
 	// DrainTimeout is how long Close lets requests in flight finish before
 	// it cancels them.

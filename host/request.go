@@ -59,15 +59,16 @@ func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, 
 	for attempts := 1; ; attempts++ {
 		res, tool, err := once(ctx, srv, name, args, caller)
 		var e *Error
-		if err == nil || !errors.As(err, &e) || !retryCall(e, tool) || attempts >= h.opts.Retries {
+		if err == nil || !errors.As(err, &e) || !retryCall(e, tool) || attempts >= h.opts.Retries ||
+			e.retryAfter > srv.CallTimeoutOr(h.opts.Timeout) {
 			if e != nil && attempts > 1 {
 				e.Attempts = attempts
 			}
 			return res, err
 		}
-		h.log.WarnContext(ctx, "retrying tools/call on a fresh process", "server", srv.Name, "tool", name, "attempt", attempts+1, "err", err)
+		h.log.WarnContext(ctx, "retrying tools/call", "server", srv.Name, "tool", name, "attempt", attempts+1, "err", err)
 		h.retried(srv.Name, PhaseCall)
-		if err := h.sleep(ctx, attempts); err != nil {
+		if err := h.sleep(ctx, attempts, e.retryAfter); err != nil {
 			e.Attempts = attempts
 			return nil, e
 		}
@@ -187,10 +188,15 @@ func UnknownTool(server, name string, have []*mcp.Tool) *Error {
 		Err: errors.New("the server does not list this tool"), Hint: hint}
 }
 
-// retryCall reports whether a failed tools/call may be tried again: the tool
-// says repeating it is harmless, and its process died under it.
+// retryCall reports whether a failed tools/call may be tried again: the
+// request surely never reached the server, or the tool says repeating it is
+// harmless and its process died under it (or, for a remote server, the
+// server failed it in a way that may come after the tool ran).
 func retryCall(e *Error, tool *mcp.Tool) bool {
-	if e.Kind != KindCrashed || !e.transient || tool == nil || tool.Annotations == nil {
+	if e.unsent {
+		return true
+	}
+	if !(e.Kind == KindCrashed && e.transient || e.idempotentRetry) || tool == nil || tool.Annotations == nil {
 		return false
 	}
 	a := tool.Annotations
@@ -255,7 +261,7 @@ func (h *Host) withRetries(ctx context.Context, srv *registry.Server, f func() e
 			return nil
 		}
 		var e *Error
-		if !errors.As(err, &e) || !e.transient || attempt >= h.opts.Retries {
+		if !errors.As(err, &e) || !e.transient || attempt >= h.opts.Retries || e.retryAfter > srv.Timeout(h.opts.Timeout) {
 			if e != nil && attempt > 1 {
 				e.Attempts = attempt
 			}
@@ -263,16 +269,21 @@ func (h *Host) withRetries(ctx context.Context, srv *registry.Server, f func() e
 		}
 		h.log.WarnContext(ctx, "retrying", "server", srv.Name, "phase", e.Phase, "attempt", attempt+1, "err", err)
 		h.retried(srv.Name, e.Phase)
-		if err := h.sleep(ctx, attempt); err != nil {
+		if err := h.sleep(ctx, attempt, e.retryAfter); err != nil {
 			e.Attempts = attempt
 			return e
 		}
 	}
 }
 
-// sleep waits the back-off before attempt+1. It fails when ctx ends first.
-func (h *Host) sleep(ctx context.Context, attempt int) error {
-	t := time.NewTimer(h.backoff(attempt))
+// sleep waits the back-off before attempt+1, or what the server asked for
+// (Retry-After) when that is given. It fails when ctx ends first.
+func (h *Host) sleep(ctx context.Context, attempt int, asked time.Duration) error {
+	d := h.backoff(attempt)
+	if asked > 0 {
+		d = asked
+	}
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -300,6 +311,13 @@ func (h *Host) backoff(attempt int) time.Duration {
 // unset ${NAME}, a command that cannot be found or run, a bad cwd, a jail
 // setting that cannot work.
 func (h *Host) Check(srv *registry.Server) error {
+	if srv.URL != "" {
+		r, err := h.newRemote(srv)
+		if err == nil {
+			r.stop(0)
+		}
+		return err
+	}
 	_, _, err := h.buildCmd(srv)
 	return err
 }
