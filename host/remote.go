@@ -133,14 +133,15 @@ func (r *remoteUp) track(ctx context.Context) context.Context {
 }
 
 // toolError: a JSON-RPC error is the tool's own answer only when it came
-// with a success status (an HTTP error status may carry one too).
+// with a success status (an HTTP error status may carry one too, and the
+// SDK reports a request that got no answer as one).
 func (r *remoteUp) toolError(ctx context.Context) bool {
 	x := remote.ExchangeOf(ctx)
 	if x == nil {
-		return true
+		return false
 	}
 	status, _, _ := x.Snapshot()
-	return status == 0 || status >= 200 && status < 300
+	return status >= 200 && status < 300
 }
 
 func (r *remoteUp) tail() string                          { return "" }
@@ -173,8 +174,14 @@ func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err erro
 	var status int
 	var wrote bool
 	var after time.Duration
+	netErr := err
 	if x := remote.ExchangeOf(ctx); x != nil {
 		status, wrote, after = x.Snapshot()
+		if xe := x.Err(); xe != nil {
+			// The SDK reports a request that got no answer as a JSON-RPC
+			// error ("rejected by transport"); the cause is here.
+			netErr = xe
+		}
 	}
 	if status >= 300 {
 		e.HTTPStatus = status
@@ -222,23 +229,23 @@ func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err erro
 		if status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
 			e.Hint = `check the url; an older server may need "transport": "sse" (or "auto")`
 		}
-	case errors.As(err, &rpcErr):
-		e.Kind = KindHandshake
-		e.Err = fmt.Errorf("%s failed: the server answered error %d: %s", method, rpcErr.Code, r.redact.apply(rpcErr.Message))
-	case isCertError(err):
+	case isCertError(netErr):
 		e.Kind = KindUnreachable
-		e.Err = fmt.Errorf("cannot reach the server: %w", err)
+		e.Err = fmt.Errorf("cannot reach the server: %w", netErr)
 		e.Hint = "the server's TLS certificate is not trusted"
-	case status == 0 && isNetError(err):
+	case status == 0 && isNetError(netErr):
 		e.Kind = KindUnreachable
 		if wrote {
-			e.Err = fmt.Errorf("the connection broke during %s, after the request was sent: %w", method, err)
+			e.Err = fmt.Errorf("the connection broke during %s, after the request was sent: %w", method, netErr)
 			e.idempotentRetry = true
 		} else {
-			e.Err = fmt.Errorf("cannot reach the server: %w", err)
+			e.Err = fmt.Errorf("cannot reach the server: %w", netErr)
 			e.unsent = true
 		}
 		e.transient = true
+	case errors.As(err, &rpcErr):
+		e.Kind = KindHandshake
+		e.Err = fmt.Errorf("%s failed: the server answered error %d: %s", method, rpcErr.Code, r.redact.apply(rpcErr.Message))
 	default:
 		// The SDK's connection is gone (a broken stream, a body that is
 		// not MCP): the next request needs a new session.

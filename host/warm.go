@@ -503,13 +503,30 @@ func (h *Host) callOn(ctx context.Context, w *warm, s *session, name string, arg
 	return res, tool, err
 }
 
-// listWarm is ListTools for a persistent server.
+// listWarm is ListTools for a persistent server. A tools/list that failed
+// transiently is tried again (on a new session when the old one is gone);
+// starting the session retries by itself.
 func (h *Host) listWarm(ctx context.Context, srv *registry.Server, caller *Caller) ([]*mcp.Tool, error) {
-	w, s, err := h.pool.acquire(ctx, srv, caller)
-	if err != nil {
-		return nil, err
+	for attempt := 1; ; attempt++ {
+		w, s, err := h.pool.acquire(ctx, srv, caller)
+		if err != nil {
+			return nil, err
+		}
+		tools, _, err := w.toolsOf(ctx, s, caller, true)
+		w.release(s, err)
+		var e *Error
+		if err == nil || !errors.As(err, &e) || !e.transient || e.Phase != PhaseList ||
+			attempt >= h.opts.Retries || e.retryAfter > srv.Timeout(h.opts.Timeout) {
+			if e != nil && attempt > 1 {
+				e.Attempts = attempt
+			}
+			return tools, err
+		}
+		h.log.WarnContext(ctx, "retrying", "server", srv.Name, "phase", e.Phase, "attempt", attempt+1, "err", err)
+		h.retried(srv.Name, e.Phase)
+		if err := h.sleep(ctx, attempt, e.retryAfter); err != nil {
+			e.Attempts = attempt
+			return nil, e
+		}
 	}
-	tools, _, err := w.toolsOf(ctx, s, caller, true)
-	w.release(s, err)
-	return tools, err
 }

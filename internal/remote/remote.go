@@ -136,6 +136,7 @@ type Exchange struct {
 	status     int
 	wrote      bool
 	retryAfter time.Duration
+	err        error // the last request's transport failure (DNS, connect, TLS, reset)
 }
 
 type exchangeKey struct{}
@@ -158,6 +159,13 @@ func (x *Exchange) Snapshot() (status int, wrote bool, retryAfter time.Duration)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.status, x.wrote, x.retryAfter
+}
+
+// Err is the last request's transport failure (no answer at all), or nil.
+func (x *Exchange) Err() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.err
 }
 
 // Requests is how many requests were made under the Exchange.
@@ -187,7 +195,7 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	x := exchangeOf(ctx)
 	if x != nil {
-		x.each(func(x *Exchange) { x.requests++; x.status, x.wrote, x.retryAfter = 0, false, 0 })
+		x.each(func(x *Exchange) { x.requests++; x.status, x.wrote, x.retryAfter, x.err = 0, false, 0, nil })
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 			WroteRequest: func(httptrace.WroteRequestInfo) {
 				// Even a write that failed part way may have reached the
@@ -218,6 +226,9 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.base.RoundTrip(r)
 	if err != nil {
+		if x != nil {
+			x.each(func(x *Exchange) { x.err = err })
+		}
 		return nil, err
 	}
 	if x != nil {
