@@ -344,7 +344,8 @@ func TestRemoteHangTimesOut(t *testing.T) {
 func TestRemoteRestartedServerIsReinitialized(t *testing.T) {
 	t.Parallel()
 	p := newProxy(t)
-	h := newHarness(t, host.Options{})
+	var retries atomic.Int32
+	h := newHarness(t, host.Options{OnRetry: func(string, host.Phase) { retries.Add(1) }})
 	srv := remoteSrv(p.srv.URL)
 	if _, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "1"}, nil); err != nil {
 		t.Fatal(err)
@@ -356,6 +357,9 @@ func TestRemoteRestartedServerIsReinitialized(t *testing.T) {
 	}
 	if n := p.count("initialize"); n != 2 {
 		t.Errorf("initialize sent %d times, want 2 (re-initialized once)", n)
+	}
+	if n := retries.Load(); n != 1 {
+		t.Errorf("%d retries, want 1: the 404 must end the session at once", n)
 	}
 }
 
