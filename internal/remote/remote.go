@@ -121,8 +121,42 @@ func (c *Conn) streamable() *mcp.StreamableClientTransport {
 	}
 }
 
-func (c *Conn) sse() *mcp.SSEClientTransport {
-	return &mcp.SSEClientTransport{Endpoint: c.opts.URL, HTTPClient: c.client, MaxEventSize: -1}
+func (c *Conn) sse() mcp.Transport {
+	return &sseTransport{&mcp.SSEClientTransport{Endpoint: c.opts.URL, HTTPClient: c.client, MaxEventSize: -1}}
+}
+
+// sseTransport is the SDK's SSE client transport with a connection that
+// outlives the context of its Connect: the SDK opens its event stream (the
+// one every answer comes back on) with that context, and colibri's is the
+// initialize phase's, over as soon as initialize is. The stream ends with
+// the connection instead; Connect itself (the GET and its endpoint event)
+// is still bounded by ctx.
+type sseTransport struct{ inner *mcp.SSEClientTransport }
+
+func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	conn, err := t.inner.Connect(cctx)
+	if !stop() || err != nil {
+		cancel()
+		if err == nil {
+			conn.Close()
+			err = ctx.Err()
+		}
+		return nil, err
+	}
+	return &cancelConn{Connection: conn, cancel: cancel}, nil
+}
+
+// cancelConn ends its context when it is closed.
+type cancelConn struct {
+	mcp.Connection
+	cancel context.CancelFunc
+}
+
+func (c *cancelConn) Close() error {
+	defer c.cancel()
+	return c.Connection.Close()
 }
 
 // An Exchange records what happened to the HTTP requests made under one
