@@ -159,9 +159,22 @@ func (r *remoteUp) stop(time.Duration) {
 
 func (r *remoteUp) kill() { r.stop(0) }
 
+// loginNeeded finds, in errs, an error that says a login is required.
+func loginNeeded(lr *loginRequired, errs ...error) bool {
+	for _, err := range errs {
+		if err != nil && errors.As(err, lr) && (*lr).LoginRequired() {
+			return true
+		}
+	}
+	return false
+}
+
 // loginRequired is what the OAuth package's "run colibri-mcp auth login
 // SERVER" error implements.
-type loginRequired interface{ LoginRequired() bool }
+type loginRequired interface {
+	error
+	LoginRequired() bool
+}
 
 // diagnose applies the contract's rules for remote servers (CONTRACT.md
 // section 4, "Retries"): initialize and tools/list are retried on
@@ -190,9 +203,9 @@ func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err erro
 	var lr loginRequired
 	var rpcErr *jsonrpc.Error
 	switch {
-	case errors.As(err, &lr) && lr.LoginRequired():
+	case loginNeeded(&lr, err, netErr):
 		e.Kind = KindUnauthorized
-		e.Err = err // its message names the command to run
+		e.Err = lr.(error) // its message names the command to run
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		e.Kind = KindUnauthorized
 		e.Err = fmt.Errorf("the server refused colibri's credentials during %s (HTTP %d %s)", method, status, http.StatusText(status))

@@ -19,7 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
@@ -389,5 +391,91 @@ func TestRemoteConnectionRefused(t *testing.T) {
 	e := wantKind(t, err, host.KindUnreachable, host.PhaseInitialize)
 	if e.Attempts != 3 || !strings.Contains(e.Error(), "connection refused") {
 		t.Errorf("attempts %d, err %v", e.Attempts, e)
+	}
+}
+
+// oauthHandler is a stand-in for the OAuth package's handler: a static
+// token, or a login that is needed first.
+type oauthHandler struct {
+	token string // "" : no token yet
+	login error  // what Authorize fails with
+}
+
+func (o *oauthHandler) TokenSource(context.Context) (oauth2.TokenSource, error) {
+	if o.token == "" {
+		return nil, nil
+	}
+	return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: o.token, TokenType: "Bearer"}), nil
+}
+
+func (o *oauthHandler) Authorize(_ context.Context, _ *http.Request, resp *http.Response) error {
+	resp.Body.Close()
+	return o.login
+}
+
+type loginErr struct{}
+
+func (loginErr) Error() string       { return `server "remote" needs a login: run colibri-mcp auth login remote` }
+func (loginErr) LoginRequired() bool { return true }
+
+func TestRemoteOAuthHook(t *testing.T) {
+	t.Parallel()
+	oauthSrv := func(url string) *registry.Server {
+		srv := remoteSrv(url)
+		srv.OAuth = &registry.OAuth{Grant: registry.GrantAuthorizationCode}
+		return srv
+	}
+	// No hook: OAuth is not available.
+	h := newHarness(t, host.Options{})
+	_, err := h.ListTools(t.Context(), oauthSrv("http://127.0.0.1:1/mcp"), nil)
+	if e := wantKind(t, err, host.KindConfig, host.PhaseSpawn); !strings.Contains(e.Error(), "OAuth is not available") {
+		t.Errorf("err = %v", e)
+	}
+
+	// The hook's token reaches the server, over Streamable HTTP and SSE.
+	p := newProxy(t)
+	var sseAuth atomic.Value
+	sse := newMCPServer()
+	sseH := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return sse }, nil)
+	sseSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sseAuth.Store(r.Header.Get("Authorization"))
+		sseH.ServeHTTP(w, r)
+	}))
+	t.Cleanup(sseSrv.Close)
+	var hooked atomic.Int32
+	h2 := newHarness(t, host.Options{OAuth: func(srv *registry.Server, hc *http.Client) (auth.OAuthHandler, error) {
+		hooked.Add(1)
+		if srv.Name != "remote" || hc == nil {
+			t.Errorf("hook called with %q, %v", srv.Name, hc)
+		}
+		return &oauthHandler{token: "oauth-tok"}, nil
+	}})
+	if _, err := h2.ListTools(t.Context(), oauthSrv(p.srv.URL), nil); err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	if got := p.headers[0].Get("Authorization"); got != "Bearer oauth-tok" {
+		t.Errorf("streamable: Authorization %q", got)
+	}
+	p.mu.Unlock()
+	sseEntry := oauthSrv(sseSrv.URL)
+	sseEntry.Transport = registry.TransportSSE
+	if _, err := h2.ListTools(t.Context(), sseEntry, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := sseAuth.Load().(string); got != "Bearer oauth-tok" || hooked.Load() != 2 {
+		t.Errorf("sse: Authorization %q, hook called %d times", got, hooked.Load())
+	}
+
+	// A login is needed: unauthorized, in the OAuth package's words.
+	refuse := newProxy(t)
+	refuse.fault = func(string, int) *fault { return &fault{status: http.StatusUnauthorized} }
+	h3 := newHarness(t, host.Options{OAuth: func(*registry.Server, *http.Client) (auth.OAuthHandler, error) {
+		return &oauthHandler{login: loginErr{}}, nil
+	}})
+	_, err = h3.ListTools(t.Context(), oauthSrv(refuse.srv.URL), nil)
+	e := wantKind(t, err, host.KindUnauthorized, host.PhaseInitialize)
+	if !strings.Contains(e.Error(), "run colibri-mcp auth login remote") || e.Attempts > 1 {
+		t.Errorf("err = %v (attempts %d)", e, e.Attempts)
 	}
 }
