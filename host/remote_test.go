@@ -415,7 +415,9 @@ func (o *oauthHandler) Authorize(_ context.Context, _ *http.Request, resp *http.
 
 type loginErr struct{}
 
-func (loginErr) Error() string       { return `server "remote" needs a login: run colibri-mcp auth login remote` }
+func (loginErr) Error() string {
+	return `server "remote" needs a login: run colibri-mcp auth login remote`
+}
 func (loginErr) LoginRequired() bool { return true }
 
 func TestRemoteOAuthHook(t *testing.T) {
