@@ -41,6 +41,10 @@ var forbidden = map[string][]string{
 	"internal/httpserve": {module + "cmd", "github.com/urfave/cli"},
 	"internal/stdioserve": {module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/urfave/cli"},
+	// internal/remote is one kind of upstream, for host: HTTP and the SDK's
+	// client transports, nothing of host's or above, and no processes.
+	"internal/remote": {module + "host", module + "jail", module + "tools", module + "cmd",
+		module + "internal/httpserve", "github.com/urfave/cli"},
 	// editorconf is pure: an editor's file in, registry entries out; the
 	// command reads, validates (with registry) and writes.
 	"internal/editorconf": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
@@ -55,7 +59,8 @@ var forbiddenDirect = map[string][]string{
 	"policy":              {"os", "io", "io/fs", "net", "net/http", "time", "math/rand", "math/rand/v2"}, // no I/O, no clock
 	"internal/httpserve":  {"os/exec", module + "host", module + "jail", module + "registry"},
 	"internal/stdioserve": {"os/exec"}, // go-sdk imports it (CommandTransport); the face must not
-	"internal/editorconf": {"os"},      // pure: it reads no file (fmt imports os, so only directly)
+	"internal/editorconf": {"os"},
+	"internal/remote":     {"os/exec"}, // go-sdk imports it (CommandTransport); a remote upstream starts nothing      // pure: it reads no file (fmt imports os, so only directly)
 }
 
 // Calls library packages must never make.
