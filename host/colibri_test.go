@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,28 +17,12 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
-	"github.com/colibri-mcp/colibri-mcp/internal/testbuild"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
-var (
-	colibriOnce sync.Once
-	colibriBin  string
-	colibriErr  error
-)
-
-// colibriBinary builds colibri-mcp once, for the tests that host it.
-func colibriBinary(t *testing.T) string {
-	t.Helper()
-	colibriOnce.Do(func() {
-		dir := filepath.Dir(fakeBin)
-		colibriBin, colibriErr = testbuild.Build(dir, "colibri-mcp", testbuild.Module+"/cmd/colibri-mcp", false)
-	})
-	if colibriErr != nil {
-		t.Fatal(colibriErr)
-	}
-	return colibriBin
-}
+// colibriBin is colibri-mcp, built once in TestMain, for the tests that
+// host it.
+var colibriBin string
 
 // TestColibriHostsColibri: colibri's own HTTP mode, behind a token file, as
 // the remote upstream of another colibri, with the bearer token from the
@@ -54,7 +37,7 @@ func TestColibriHostsColibri(t *testing.T) {
 	doc, _ := json.Marshal(map[string]any{"servers": map[string]any{"ok": map[string]any{"command": fakeBin, "args": []string{"ok"}}}})
 	os.WriteFile(reg, doc, 0o600)
 
-	cmd := exec.Command(colibriBinary(t), "serve", "--http", "127.0.0.1:0", "--token-file", tokens,
+	cmd := exec.Command(colibriBin, "serve", "--http", "127.0.0.1:0", "--token-file", tokens,
 		"--external-config", reg, "--external-call", "--log-level", "debug")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
 	stderr, _ := cmd.StderrPipe()

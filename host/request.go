@@ -27,15 +27,12 @@ func (h *Host) ListTools(ctx context.Context, srv *registry.Server, caller *Call
 		return nil, err
 	}
 	defer leave()
-	if srv.IsPersistent() {
-		return h.listWarm(ctx, srv, caller)
-	}
-	s, tools, _, err := h.openAndList(ctx, srv, caller, true)
+	l, err := h.lease(ctx, srv, caller, true)
 	if err != nil {
 		return nil, err
 	}
-	s.close()
-	return tools, nil
+	l.end(nil)
+	return l.tools, nil
 }
 
 // CallTool starts srv, checks that it lists tool name and that args (decoded
@@ -52,12 +49,8 @@ func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, 
 		return nil, err
 	}
 	defer leave()
-	once := h.callFresh
-	if srv.IsPersistent() {
-		once = h.callWarmOnce
-	}
 	for attempts := 1; ; attempts++ {
-		res, tool, err := once(ctx, srv, name, args, caller)
+		res, tool, err := h.callOnce(ctx, srv, name, args, caller)
 		var e *Error
 		if err == nil || !errors.As(err, &e) || !retryCall(e, tool) || attempts >= h.opts.Retries ||
 			e.retryAfter > srv.CallTimeoutOr(h.opts.Timeout) {
@@ -75,61 +68,102 @@ func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, 
 	}
 }
 
-// callFresh is one per-request attempt: start the server, find the tool
-// (from the list cache if it can), check the arguments, call, tear down.
+// lease is one request's use of a session, per-request and warm alike: a
+// fresh session opened for the request and torn down after it, or a warm
+// one borrowed from the pool and given back. It comes with the session's
+// tool list (cached reports that it came from a cache, which may be behind
+// the server), relist to ask the server again, and end, which gives the
+// session back, told how the request went.
+type lease struct {
+	s      *session
+	tools  []*mcp.Tool
+	cached bool
+	relist func(ctx context.Context) ([]*mcp.Tool, error)
+	end    func(err error)
+}
+
+// lease opens or borrows a session of srv for one request, its tools listed
+// (fresh: from the server, not a cache). Transient failures of starting and
+// listing are retried.
+func (h *Host) lease(ctx context.Context, srv *registry.Server, caller *Caller, fresh bool) (*lease, error) {
+	if srv.IsPersistent() {
+		return h.warmLease(ctx, srv, caller, fresh)
+	}
+	s, tools, cached, err := h.openAndList(ctx, srv, caller, fresh)
+	if err != nil {
+		return nil, err
+	}
+	return &lease{s: s, tools: tools, cached: cached,
+		relist: func(ctx context.Context) ([]*mcp.Tool, error) {
+			tools, size, err := s.listTools(ctx, caller.listing())
+			if err == nil {
+				s.remember(tools, size)
+			}
+			return tools, err
+		},
+		end: func(err error) {
+			switch KindOf(err) {
+			case KindCancelled, KindUnknownTool, KindInvalidArguments, KindDenied:
+				// A refusal of colibri's own, or a cancellation (the SDK
+				// has sent notifications/cancelled; a polite close lets it
+				// reach the server before the process is stopped, within
+				// the teardown bound).
+				s.close()
+			default:
+				if err == nil {
+					s.close()
+				} else {
+					s.abort()
+				}
+			}
+		},
+	}, nil
+}
+
+// callOnce is one attempt of CallTool: lease a session, call, give it back.
 // It returns the tool it called, for the retry decision.
-func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string, args any, caller *Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
-	s, tools, cached, err := h.openAndList(ctx, srv, caller, false)
+func (h *Host) callOnce(ctx context.Context, srv *registry.Server, name string, args any, caller *Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
+	l, err := h.lease(ctx, srv, caller, false)
 	if err != nil {
 		return nil, nil, err
 	}
+	res, tool, err := h.callOn(ctx, srv, l, name, args, caller)
+	l.end(err)
+	return res, tool, err
+}
+
+// callOn finds the tool in the lease's list, checks the arguments, and
+// calls it. A list from a cache is asked again before colibri refuses a
+// call, or passes on the server's own refusal of it.
+func (h *Host) callOn(ctx context.Context, srv *registry.Server, l *lease, name string, args any, caller *Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
+	tools := l.tools
 	tool := findTool(tools, name)
 	argErr := h.vet(ctx, srv.Name, name, tools, args, caller)
-	if argErr != nil && cached && KindOf(argErr) != KindDenied {
+	if argErr != nil && l.cached && KindOf(argErr) != KindDenied {
 		// The cache may be behind the server: ask it before refusing.
-		var size int64
-		if tools, size, err = s.listTools(ctx, caller.listing()); err != nil {
-			s.abort()
+		var err error
+		if tools, err = l.relist(ctx); err != nil {
 			return nil, nil, err
 		}
-		s.remember(tools, size)
 		tool = findTool(tools, name)
 		argErr = h.vet(ctx, srv.Name, name, tools, args, caller)
 	}
 	if argErr != nil {
-		s.close()
 		return nil, tool, argErr
 	}
-	res, err := s.callTool(ctx, name, args, caller)
+	res, err := l.s.callTool(ctx, name, args, caller)
 	var remote *remoteError
-	var e *Error
-	switch {
-	case err == nil:
-		s.close()
-		return res, tool, nil
-	case errors.As(err, &remote):
+	if errors.As(err, &remote) {
 		// The server refused the call itself. If colibri let it through on
 		// a cached list, the list may be what is wrong: ask again.
-		if cached {
-			if tools, size, lerr := s.listTools(ctx, caller.listing()); lerr == nil {
-				s.remember(tools, size)
-				if findTool(tools, name) == nil {
-					s.close()
-					return nil, nil, UnknownTool(srv.Name, name, tools)
-				}
+		if l.cached {
+			if tools, lerr := l.relist(ctx); lerr == nil && findTool(tools, name) == nil {
+				return nil, nil, UnknownTool(srv.Name, name, tools)
 			}
 		}
-		s.close()
 		return remote.result(name), tool, nil
-	case errors.As(err, &e) && e.Kind == KindCancelled:
-		// The SDK has sent notifications/cancelled; a polite close lets it
-		// reach the server (outgoing notifications are flushed on close)
-		// before the process is stopped, within the teardown bound.
-		s.close()
-		return nil, tool, err
 	}
-	s.abort()
-	return nil, tool, err
+	return res, tool, err
 }
 
 // vet refuses a call that must not be made: to a tool that the server's

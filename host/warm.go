@@ -465,62 +465,33 @@ func (w *warm) toolsOf(ctx context.Context, s *session, caller *Caller, fresh bo
 	return tools, false, nil
 }
 
-// callWarmOnce is one attempt of CallTool for a persistent server, on its
-// warm session.
-func (h *Host) callWarmOnce(ctx context.Context, srv *registry.Server, name string, args any, caller *Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
-	w, s, err := h.pool.acquire(ctx, srv, caller)
-	if err != nil {
-		return nil, nil, err
-	}
-	res, tool, err := h.callOn(ctx, w, s, name, args, caller)
-	w.release(s, err)
-	return res, tool, err
-}
-
-// callOn checks and makes one call on a warm session.
-func (h *Host) callOn(ctx context.Context, w *warm, s *session, name string, args any, caller *Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
-	tools, cached, err := w.toolsOf(ctx, s, caller, false)
-	if err != nil {
-		return nil, nil, err
-	}
-	tool := findTool(tools, name)
-	argErr := h.vet(ctx, w.srv.Name, name, tools, args, caller)
-	if argErr != nil && cached && KindOf(argErr) != KindDenied {
-		if tools, _, err = w.toolsOf(ctx, s, caller, true); err != nil {
-			return nil, nil, err
-		}
-		tool = findTool(tools, name)
-		argErr = h.vet(ctx, w.srv.Name, name, tools, args, caller)
-	}
-	if argErr != nil {
-		return nil, tool, argErr
-	}
-	res, err := s.callTool(ctx, name, args, caller)
-	var remote *remoteError
-	if errors.As(err, &remote) {
-		return remote.result(name), tool, nil
-	}
-	return res, tool, err
-}
-
-// listWarm is ListTools for a persistent server. A tools/list that failed
-// transiently is tried again (on a new session when the old one is gone);
-// starting the session retries by itself.
-func (h *Host) listWarm(ctx context.Context, srv *registry.Server, caller *Caller) ([]*mcp.Tool, error) {
+// warmLease is the lease of srv's warm session, started if need be. A
+// tools/list that failed transiently is tried again (on a new session when
+// the old one is gone); starting the session retries by itself.
+func (h *Host) warmLease(ctx context.Context, srv *registry.Server, caller *Caller, fresh bool) (*lease, error) {
 	for attempt := 1; ; attempt++ {
 		w, s, err := h.pool.acquire(ctx, srv, caller)
 		if err != nil {
 			return nil, err
 		}
-		tools, _, err := w.toolsOf(ctx, s, caller, true)
+		tools, cached, err := w.toolsOf(ctx, s, caller, fresh)
+		if err == nil {
+			return &lease{s: s, tools: tools, cached: cached,
+				relist: func(ctx context.Context) ([]*mcp.Tool, error) {
+					tools, _, err := w.toolsOf(ctx, s, caller, true)
+					return tools, err
+				},
+				end: func(err error) { w.release(s, err) },
+			}, nil
+		}
 		w.release(s, err)
 		var e *Error
-		if err == nil || !errors.As(err, &e) || !e.transient || e.Phase != PhaseList ||
+		if !errors.As(err, &e) || !e.transient || e.Phase != PhaseList ||
 			attempt >= h.opts.Retries || e.retryAfter > srv.Timeout(h.opts.Timeout) {
 			if e != nil && attempt > 1 {
 				e.Attempts = attempt
 			}
-			return tools, err
+			return nil, err
 		}
 		h.log.WarnContext(ctx, "retrying", "server", srv.Name, "phase", e.Phase, "attempt", attempt+1, "err", err)
 		h.retried(srv.Name, e.Phase)
