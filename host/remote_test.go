@@ -481,3 +481,37 @@ func TestRemoteOAuthHook(t *testing.T) {
 		t.Errorf("err = %v (attempts %d)", e, e.Attempts)
 	}
 }
+
+// The caller's cancellation ends the call at once and reaches the remote
+// server as notifications/cancelled.
+func TestRemoteCancellationIsForwarded(t *testing.T) {
+	t.Parallel()
+	p := newProxy(t)
+	called, cancelled := make(chan struct{}), make(chan struct{})
+	var once1, once2 sync.Once
+	p.fault = func(method string, _ int) *fault {
+		switch method {
+		case "tools/call":
+			once1.Do(func() { close(called) })
+			return &fault{hang: true}
+		case "notifications/cancelled":
+			once2.Do(func() { close(cancelled) })
+		}
+		return nil
+	}
+	h := newHarness(t, host.Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		<-called
+		cancel()
+	}()
+	start := time.Now()
+	_, err := h.CallTool(ctx, remoteSrv(p.srv.URL), "echo", map[string]any{"message": "x"}, nil)
+	wantKind(t, err, host.KindCancelled, host.PhaseCall)
+	within(t, start, 3*time.Second)
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server was never sent notifications/cancelled")
+	}
+}
