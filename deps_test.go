@@ -47,6 +47,10 @@ var forbidden = map[string][]string{
 	// lineconn frames and moves messages for go-sdk; it knows nothing else.
 	"internal/lineconn": {module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/urfave/cli"},
+	// internal/remote is one kind of upstream, for host: HTTP and the SDK's
+	// client transports, nothing of host's or above, and no processes.
+	"internal/remote": {module + "host", module + "jail", module + "tools", module + "cmd",
+		module + "internal/httpserve", "github.com/urfave/cli"},
 	// editorconf is pure: an editor's file in, registry entries out; the
 	// command reads, validates (with registry) and writes.
 	"internal/editorconf": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
@@ -62,7 +66,8 @@ var forbiddenDirect = map[string][]string{
 	"internal/httpserve":  {"os/exec", module + "host", module + "jail", module + "registry"},
 	"internal/stdioserve": {"os/exec"}, // go-sdk imports it (CommandTransport); the face must not
 	"internal/lineconn":   {"os/exec"},
-	"internal/editorconf": {"os"}, // pure: it reads no file (fmt imports os, so only directly)
+	"internal/editorconf": {"os"},      // pure: it reads no file (fmt imports os, so only directly)
+	"internal/remote":     {"os/exec"}, // go-sdk imports it (CommandTransport); a remote upstream starts nothing
 }
 
 // Calls library packages must never make.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Kind is what went wrong, in the words of colibri's contract. Callers act on
@@ -26,6 +27,8 @@ const (
 	KindOverloaded       Kind = "overloaded"
 	KindTooLarge         Kind = "too_large"
 	KindUnavailable      Kind = "unavailable"
+	KindUnreachable      Kind = "unreachable"
+	KindUnauthorized     Kind = "unauthorized"
 	KindDenied           Kind = "denied"
 	KindInternal         Kind = "internal"
 )
@@ -51,8 +54,14 @@ type Error struct {
 	Hint       string // what the user can do about it, when that is known
 	StderrTail string // the last lines the server wrote to stderr
 	Attempts   int    // tries made, when more than one
+	HTTPStatus int    // a remote server's last HTTP status, when there was one
 
-	transient bool // worth another attempt (see retry.go)
+	transient bool // worth another attempt of initialize or tools/list (see request.go)
+	// For tools/call (retryCall): unsent means the request surely never
+	// reached the server; idempotentRetry that it may have, but a tool
+	// that declares readOnlyHint or idempotentHint may be called again.
+	unsent, idempotentRetry bool
+	retryAfter              time.Duration // the server asked for this wait first (429, 503)
 }
 
 func (e *Error) Error() string {

@@ -78,12 +78,15 @@ type Options struct {
 	// Cooldown is the first cool-down; it doubles up to CooldownMax.
 	Cooldown, CooldownMax time.Duration
 
+	// OAuth, when set, gives the OAuth handler of a remote server whose
+	// entry has "oauth"; hc is the HTTP client for the handler's own
+	// requests (discovery, token endpoint). Without it, such a server
+	// fails with a config error.
+	OAuth func(srv *registry.Server, hc *http.Client) (auth.OAuthHandler, error)
+
 	// DrainTimeout is how long Close lets requests in flight finish before
 	// it cancels them.
 	DrainTimeout time.Duration
-
-	// OAuth makes the OAuth handler of a remote server with an "oauth" entry (internal/oauth).
-	OAuth func(srv *registry.Server, hc *http.Client) (auth.OAuthHandler, error)
 }
 
 // Defaults of the contract (CONTRACT.md section 2).

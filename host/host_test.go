@@ -37,6 +37,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// Built here, before any test runs: the test is the reaper of orphans
+	// (above), and a Host closing in another test would take a build's
+	// processes for a hosted server's.
+	if colibriBin, err = testbuild.Build(dir, "colibri-mcp", testbuild.Module+"/cmd/colibri-mcp", false); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

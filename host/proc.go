@@ -16,6 +16,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/lineconn"
 	osproc "github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/jail"
@@ -49,6 +53,7 @@ type proc struct {
 	bytesRead   atomic.Int64 // read from the server's stdout so far
 
 	redact *redactor // the secrets colibri expanded into its environment
+	limit  int64     // MaxResultBytes: one message from stdout at most
 
 	closeOnce sync.Once
 }
@@ -252,6 +257,7 @@ func (h *Host) start(ctx context.Context, srv *registry.Server, cmd *exec.Cmd, r
 		stderrDone: make(chan struct{}),
 		exited:     make(chan struct{}),
 		redact:     redact,
+		limit:      h.opts.MaxResultBytes,
 	}
 	p.stderr.redact, p.stderr.held = redact.apply, redact.held
 	p.log = h.log.With("server", srv.Name, "pid", p.pid)
@@ -436,4 +442,109 @@ func (p *proc) closePipes() {
 		p.stdin.Close()
 		p.stdout.Close()
 	})
+}
+
+// proc is the first kind of upstream.
+var _ upstream = (*proc)(nil)
+
+func (p *proc) transport() mcp.Transport {
+	// colibri's own limit (limitReader) is in force, and kills the group the
+	// moment it is crossed. lineconn moves each message with fewer passes
+	// over its bytes than the SDK's IOTransport (issue 16).
+	return &lineconn.Transport{
+		Reader: &limitReader{p: p, limit: p.limit},
+		Writer: pipeWriter{p},
+	}
+}
+
+func (p *proc) done() <-chan struct{}                     { return p.exited }
+func (p *proc) ended(d time.Duration) bool                { return p.hasExited(d) }
+func (p *proc) endedWithError() bool                      { return p.exitedWithError() }
+func (p *proc) describeEnd() string                       { return p.exitStatus() }
+func (p *proc) read() int64                               { return p.bytesRead.Load() }
+func (p *proc) oversize() bool                            { return p.tooLarge.Load() }
+func (p *proc) track(ctx context.Context) context.Context { return ctx }
+func (p *proc) toolError(context.Context) bool            { return true }
+func (p *proc) tail() string                              { return p.stderrTail() }
+func (p *proc) closeConn()                                { p.closePipes() }
+func (p *proc) logger() *slog.Logger                      { return p.log }
+func (p *proc) redactor() *redactor                       { return p.redact }
+func (p *proc) procID() int                               { return p.pid }
+func (p *proc) usesSlot() bool                            { return true }
+
+// unstick guards a phase against a server that stopped reading its stdin:
+// the SDK writes a request synchronously, and no deadline unblocks a write to
+// a full pipe. If the phase is still running a moment after ctx ended, the
+// process is killed, which fails the write. Call the returned func when the
+// phase returns.
+func (p *proc) unstick(ctx context.Context) (stop func()) {
+	var mu sync.Mutex
+	var t *time.Timer
+	done := false
+	stopAfter := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done {
+			t = time.AfterFunc(unstickDelay, p.kill)
+		}
+	})
+	return func() {
+		stopAfter()
+		mu.Lock()
+		defer mu.Unlock()
+		done = true
+		if t != nil {
+			t.Stop()
+		}
+	}
+}
+
+// unstickDelay is how long a phase may take to return after its context
+// ended, before its process is killed to unblock it.
+const unstickDelay = 100 * time.Millisecond
+
+// diagnose classifies a process's failure that is not colibri's own doing:
+// the server answered with a JSON-RPC error, or the connection broke (the
+// process exited, closed stdout, or wrote something that is not MCP).
+func (p *proc) diagnose(_ context.Context, e *Error, phase Phase, err error) {
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		// The server answered, with a JSON-RPC error.
+		e.Kind = KindHandshake
+		e.Err = fmt.Errorf("%s failed: the server answered error %d: %s", phaseMethod(phase), rpcErr.Code, p.redact.apply(rpcErr.Message))
+		return
+	}
+	// Only a server that closed stdout, or stdin (colibri's write to it
+	// failed), may have exited on its own; otherwise colibri closed the
+	// pipes after unreadable output, and the exit that followed is
+	// colibri's doing. However colibri's first write and the exit
+	// raced, a server that went away is reported as exited.
+	closedByServer := p.stdoutEOF.Load() || p.stdinBroken.Load()
+	exited := closedByServer && p.hasExited(exitWait)
+	switch {
+	case phase == PhaseInitialize && exited:
+		e.Kind = KindHandshake
+		e.Err = fmt.Errorf("the server %s during initialize", p.exitStatus())
+		// A server that exits with an error status before it
+		// speaks is refusing to start (a missing key, a bad
+		// flag): trying again changes nothing.
+		e.transient = !p.exitedWithError()
+	case phase == PhaseInitialize && closedByServer:
+		e.Kind = KindHandshake
+		e.Err = errors.New("the server closed its stdio during initialize")
+	case phase == PhaseInitialize:
+		e.Kind = KindHandshake
+		e.Err = fmt.Errorf("the server wrote something that is not MCP on stdout: %w", err)
+		e.Hint = "the server must write only MCP messages on stdout; logs belong on stderr"
+	case exited:
+		e.Kind = KindCrashed
+		e.Err = fmt.Errorf("the server %s during %s", p.exitStatus(), phaseMethod(phase))
+		e.transient = true
+	case closedByServer:
+		e.Kind = KindCrashed
+		e.Err = fmt.Errorf("the server closed its stdio during %s", phaseMethod(phase))
+	default:
+		e.Kind = KindCrashed
+		e.Err = fmt.Errorf("the server broke the protocol during %s: %w", phaseMethod(phase), err)
+	}
 }

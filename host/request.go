@@ -27,15 +27,12 @@ func (h *Host) ListTools(ctx context.Context, srv *registry.Server, caller *Call
 		return nil, err
 	}
 	defer leave()
-	if srv.IsPersistent() {
-		return h.listWarm(ctx, srv, caller)
-	}
-	s, tools, _, err := h.openAndList(ctx, srv, caller, true)
+	l, err := h.lease(ctx, srv, caller, true)
 	if err != nil {
 		return nil, err
 	}
-	s.close()
-	return tools, nil
+	l.end(nil)
+	return l.tools, nil
 }
 
 // CallTool starts srv, checks that it lists tool name and that args (decoded
@@ -52,83 +49,121 @@ func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, 
 		return nil, err
 	}
 	defer leave()
-	once := h.callFresh
-	if srv.IsPersistent() {
-		once = h.callWarmOnce
-	}
 	for attempts := 1; ; attempts++ {
-		res, tool, err := once(ctx, srv, name, args, caller)
+		res, tool, err := h.callOnce(ctx, srv, name, args, caller)
 		var e *Error
-		if err == nil || !errors.As(err, &e) || !retryCall(e, tool) || attempts >= h.opts.Retries {
+		if err == nil || !errors.As(err, &e) || !retryCall(e, tool) || attempts >= h.opts.Retries ||
+			e.retryAfter > srv.CallTimeoutOr(h.opts.Timeout) {
 			if e != nil && attempts > 1 {
 				e.Attempts = attempts
 			}
 			return res, err
 		}
-		h.log.WarnContext(ctx, "retrying tools/call on a fresh process", "server", srv.Name, "tool", name, "attempt", attempts+1, "err", err)
+		h.log.WarnContext(ctx, "retrying tools/call", "server", srv.Name, "tool", name, "attempt", attempts+1, "err", err)
 		h.retried(srv.Name, PhaseCall)
-		if err := h.sleep(ctx, attempts); err != nil {
+		if err := h.sleep(ctx, attempts, e.retryAfter); err != nil {
 			e.Attempts = attempts
 			return nil, e
 		}
 	}
 }
 
-// callFresh is one per-request attempt: start the server, find the tool
-// (from the list cache if it can), check the arguments, call, tear down.
+// lease is one request's use of a session, per-request and warm alike: a
+// fresh session opened for the request and torn down after it, or a warm
+// one borrowed from the pool and given back. It comes with the session's
+// tool list (cached reports that it came from a cache, which may be behind
+// the server), relist to ask the server again, and end, which gives the
+// session back, told how the request went.
+type lease struct {
+	s      *session
+	tools  []*mcp.Tool
+	cached bool
+	relist func(ctx context.Context) ([]*mcp.Tool, error)
+	end    func(err error)
+}
+
+// lease opens or borrows a session of srv for one request, its tools listed
+// (fresh: from the server, not a cache). Transient failures of starting and
+// listing are retried.
+func (h *Host) lease(ctx context.Context, srv *registry.Server, caller *Caller, fresh bool) (*lease, error) {
+	if srv.IsPersistent() {
+		return h.warmLease(ctx, srv, caller, fresh)
+	}
+	s, tools, cached, err := h.openAndList(ctx, srv, caller, fresh)
+	if err != nil {
+		return nil, err
+	}
+	return &lease{s: s, tools: tools, cached: cached,
+		relist: func(ctx context.Context) ([]*mcp.Tool, error) {
+			tools, size, err := s.listTools(ctx, caller.listing())
+			if err == nil {
+				s.remember(tools, size)
+			}
+			return tools, err
+		},
+		end: func(err error) {
+			switch KindOf(err) {
+			case KindCancelled, KindUnknownTool, KindInvalidArguments, KindDenied:
+				// A refusal of colibri's own, or a cancellation (the SDK
+				// has sent notifications/cancelled; a polite close lets it
+				// reach the server before the process is stopped, within
+				// the teardown bound).
+				s.close()
+			default:
+				if err == nil {
+					s.close()
+				} else {
+					s.abort()
+				}
+			}
+		},
+	}, nil
+}
+
+// callOnce is one attempt of CallTool: lease a session, call, give it back.
 // It returns the tool it called, for the retry decision.
-func (h *Host) callFresh(ctx context.Context, srv *registry.Server, name string, args any, caller *Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
-	s, tools, cached, err := h.openAndList(ctx, srv, caller, false)
+func (h *Host) callOnce(ctx context.Context, srv *registry.Server, name string, args any, caller *Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
+	l, err := h.lease(ctx, srv, caller, false)
 	if err != nil {
 		return nil, nil, err
 	}
+	res, tool, err := h.callOn(ctx, srv, l, name, args, caller)
+	l.end(err)
+	return res, tool, err
+}
+
+// callOn finds the tool in the lease's list, checks the arguments, and
+// calls it. A list from a cache is asked again before colibri refuses a
+// call, or passes on the server's own refusal of it.
+func (h *Host) callOn(ctx context.Context, srv *registry.Server, l *lease, name string, args any, caller *Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
+	tools := l.tools
 	tool := findTool(tools, name)
 	argErr := h.vet(ctx, srv.Name, name, tools, args, caller)
-	if argErr != nil && cached && KindOf(argErr) != KindDenied {
+	if argErr != nil && l.cached && KindOf(argErr) != KindDenied {
 		// The cache may be behind the server: ask it before refusing.
-		var size int64
-		if tools, size, err = s.listTools(ctx, caller.listing()); err != nil {
-			s.abort()
+		var err error
+		if tools, err = l.relist(ctx); err != nil {
 			return nil, nil, err
 		}
-		s.remember(tools, size)
 		tool = findTool(tools, name)
 		argErr = h.vet(ctx, srv.Name, name, tools, args, caller)
 	}
 	if argErr != nil {
-		s.close()
 		return nil, tool, argErr
 	}
-	res, err := s.callTool(ctx, name, args, caller)
+	res, err := l.s.callTool(ctx, name, args, caller)
 	var remote *remoteError
-	var e *Error
-	switch {
-	case err == nil:
-		s.close()
-		return res, tool, nil
-	case errors.As(err, &remote):
+	if errors.As(err, &remote) {
 		// The server refused the call itself. If colibri let it through on
 		// a cached list, the list may be what is wrong: ask again.
-		if cached {
-			if tools, size, lerr := s.listTools(ctx, caller.listing()); lerr == nil {
-				s.remember(tools, size)
-				if findTool(tools, name) == nil {
-					s.close()
-					return nil, nil, UnknownTool(srv.Name, name, tools)
-				}
+		if l.cached {
+			if tools, lerr := l.relist(ctx); lerr == nil && findTool(tools, name) == nil {
+				return nil, nil, UnknownTool(srv.Name, name, tools)
 			}
 		}
-		s.close()
 		return remote.result(name), tool, nil
-	case errors.As(err, &e) && e.Kind == KindCancelled:
-		// The SDK has sent notifications/cancelled; a polite close lets it
-		// reach the server (outgoing notifications are flushed on close)
-		// before the process is stopped, within the teardown bound.
-		s.close()
-		return nil, tool, err
 	}
-	s.abort()
-	return nil, tool, err
+	return res, tool, err
 }
 
 // vet refuses a call that must not be made: to a tool that the server's
@@ -187,10 +222,15 @@ func UnknownTool(server, name string, have []*mcp.Tool) *Error {
 		Err: errors.New("the server does not list this tool"), Hint: hint}
 }
 
-// retryCall reports whether a failed tools/call may be tried again: the tool
-// says repeating it is harmless, and its process died under it.
+// retryCall reports whether a failed tools/call may be tried again: the
+// request surely never reached the server, or the tool says repeating it is
+// harmless and its process died under it (or, for a remote server, the
+// server failed it in a way that may come after the tool ran).
 func retryCall(e *Error, tool *mcp.Tool) bool {
-	if e.Kind != KindCrashed || !e.transient || tool == nil || tool.Annotations == nil {
+	if e.unsent {
+		return true
+	}
+	if !(e.Kind == KindCrashed && e.transient || e.idempotentRetry) || tool == nil || tool.Annotations == nil {
 		return false
 	}
 	a := tool.Annotations
@@ -255,7 +295,7 @@ func (h *Host) withRetries(ctx context.Context, srv *registry.Server, f func() e
 			return nil
 		}
 		var e *Error
-		if !errors.As(err, &e) || !e.transient || attempt >= h.opts.Retries {
+		if !errors.As(err, &e) || !e.transient || attempt >= h.opts.Retries || e.retryAfter > srv.Timeout(h.opts.Timeout) {
 			if e != nil && attempt > 1 {
 				e.Attempts = attempt
 			}
@@ -263,16 +303,21 @@ func (h *Host) withRetries(ctx context.Context, srv *registry.Server, f func() e
 		}
 		h.log.WarnContext(ctx, "retrying", "server", srv.Name, "phase", e.Phase, "attempt", attempt+1, "err", err)
 		h.retried(srv.Name, e.Phase)
-		if err := h.sleep(ctx, attempt); err != nil {
+		if err := h.sleep(ctx, attempt, e.retryAfter); err != nil {
 			e.Attempts = attempt
 			return e
 		}
 	}
 }
 
-// sleep waits the back-off before attempt+1. It fails when ctx ends first.
-func (h *Host) sleep(ctx context.Context, attempt int) error {
-	t := time.NewTimer(h.backoff(attempt))
+// sleep waits the back-off before attempt+1, or what the server asked for
+// (Retry-After) when that is given. It fails when ctx ends first.
+func (h *Host) sleep(ctx context.Context, attempt int, asked time.Duration) error {
+	d := h.backoff(attempt)
+	if asked > 0 {
+		d = asked
+	}
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -300,6 +345,13 @@ func (h *Host) backoff(attempt int) time.Duration {
 // unset ${NAME}, a command that cannot be found or run, a bad cwd, a jail
 // setting that cannot work.
 func (h *Host) Check(srv *registry.Server) error {
+	if srv.URL != "" {
+		r, err := h.newRemote(srv)
+		if err == nil {
+			r.stop(0)
+		}
+		return err
+	}
 	_, _, err := h.buildCmd(srv)
 	return err
 }

@@ -13,16 +13,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/lineconn"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
-// session is a hosted server's process with an initialized MCP client
-// session on its stdio.
+// session is an initialized MCP client session with a hosted server: over
+// its process's stdio, or over HTTP to a remote server (the upstream).
 type session struct {
 	h      *Host
 	srv    *registry.Server
-	p      *proc
+	up     upstream
 	cs     *mcp.ClientSession
 	routes *router
 	caps   *mcp.ClientCapabilities // what colibri offered the server
@@ -47,28 +46,13 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 	ph := newPhase(ctx, timeout, 0)
 	defer ph.stop()
 
-	if err := h.acquireSlot(ph.ctx, srv.Name); err != nil {
-		return nil, err
-	}
-	cmd, redact, err := h.buildCmd(srv)
+	up, err := h.startUpstream(ctx, ph, srv)
 	if err != nil {
-		h.releaseSlot()
 		return nil, err
 	}
-	p, err := h.start(ctx, srv, cmd, redact)
-	if err != nil {
-		h.releaseSlot()
-		return nil, err
-	}
-	s := &session{h: h, srv: srv, p: p, routes: newRouter(srv.Name, redact)}
+	s := &session{h: h, srv: srv, up: up, routes: newRouter(srv.Name, up.redactor())}
 	defer s.endOnExit(ph)()
-	// colibri's own limit (limitReader) is in force, and kills the group the
-	// moment it is crossed. lineconn moves each message with fewer passes
-	// over its bytes than the SDK's IOTransport (issue 16).
-	transport := &relayTransport{routes: s.routes, inner: &lineconn.Transport{
-		Reader: &limitReader{p: p, limit: h.opts.MaxResultBytes},
-		Writer: pipeWriter{p},
-	}}
+	transport := &relayTransport{routes: s.routes, inner: up.transport()}
 	copts := s.routes.clientOptions(caller)
 	s.caps = copts.Capabilities
 	s.plain = caller == nil || (caller.CreateMessage == nil && caller.Elicit == nil && caller.ListRoots == nil)
@@ -77,9 +61,10 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 	if h.opts.OnRequest != nil {
 		client.AddSendingMiddleware(h.observe(srv.Name))
 	}
-	cs, err := client.Connect(ph.ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	pctx := up.track(ph.ctx)
+	cs, err := client.Connect(pctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
-		e := s.classify(PhaseInitialize, err, ctx, ph)
+		e := s.classify(PhaseInitialize, err, ctx, ph, pctx)
 		s.abort()
 		return nil, e
 	}
@@ -87,7 +72,7 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 	if caller != nil && caller.LogLevel != "" {
 		if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Logging != nil {
 			if err := cs.SetLoggingLevel(ph.ctx, &mcp.SetLoggingLevelParams{Level: caller.LogLevel}); err != nil {
-				p.log.Debug("logging/setLevel refused", "err", err)
+				up.logger().Debug("logging/setLevel refused", "err", err)
 			}
 		}
 	}
@@ -111,19 +96,20 @@ func (s *session) listTools(ctx context.Context, caller *Caller) ([]*mcp.Tool, i
 	if caller != nil {
 		defer s.routes.begin(ph.ctx, caller, "", func() {})()
 	}
-	defer s.unstick(ph.ctx)()
-	start := s.p.bytesRead.Load()
+	defer s.up.unstick(ph.ctx)()
+	start := s.up.read()
 	tools := []*mcp.Tool{}
 	params := &mcp.ListToolsParams{}
 	for pages := 1; ; pages++ {
-		res, err := s.cs.ListTools(ph.ctx, params)
+		pctx := s.up.track(ph.ctx)
+		res, err := s.cs.ListTools(pctx, params)
 		if err != nil {
-			return nil, 0, s.classify(PhaseList, err, ctx, ph)
+			return nil, 0, s.classify(PhaseList, err, ctx, ph, pctx)
 		}
 		tools = append(tools, res.Tools...)
-		read := s.p.bytesRead.Load() - start
+		read := s.up.read() - start
 		if read > s.h.opts.MaxResultBytes || (res.NextCursor != "" && pages >= maxListPages) {
-			s.p.kill()
+			s.up.kill()
 			return nil, 0, &Error{Kind: KindTooLarge, Server: s.srv.Name, Phase: PhaseList,
 				Err: fmt.Errorf("the tool list passed %d pages or %d bytes (%d pages, %d bytes so far); the server was stopped",
 					maxListPages, s.h.opts.MaxResultBytes, pages, read),
@@ -162,14 +148,15 @@ func (s *session) callTool(ctx context.Context, name string, args any, caller *C
 	// Deferred first, run last: the call's notifications are delivered
 	// before its result is returned.
 	defer s.routes.begin(ph.ctx, caller, token, ph.kick)()
-	defer s.unstick(ph.ctx)()
-	res, err := s.cs.CallTool(ph.ctx, params)
+	defer s.up.unstick(ph.ctx)()
+	pctx := s.up.track(ph.ctx)
+	res, err := s.cs.CallTool(pctx, params)
 	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) && ctx.Err() == nil && !ph.expired() && !s.p.tooLarge.Load() {
-		return nil, &remoteError{err: rpcErr, redact: s.p.redact}
+	if errors.As(err, &rpcErr) && ctx.Err() == nil && !ph.expired() && !s.up.oversize() && s.up.toolError(pctx) {
+		return nil, &remoteError{err: rpcErr, redact: s.up.redactor()}
 	}
 	if err != nil {
-		e := s.classify(PhaseCall, err, ctx, ph)
+		e := s.classify(PhaseCall, err, ctx, ph, pctx)
 		e.Tool = name
 		return nil, e
 	}
@@ -205,76 +192,45 @@ func (e *remoteError) result(tool string) *mcp.CallToolResult {
 // for this (issue 16: goroutine hand-offs are most of a warm hop).
 func (s *session) endOnExit(ph *phaseTimer) (stop func()) {
 	unregister := context.AfterFunc(s.exited(), func() {
-		if s.p.exitedWithError() {
+		if s.up.endedWithError() {
 			ph.cancel(errExited)
 		}
 	})
 	return func() { unregister() }
 }
 
-// exited is a context that ends when the process has exited.
+// exited is a context that ends when the upstream has ended.
 func (s *session) exited() context.Context {
 	s.exitOnce.Do(func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		s.exitCtx = ctx
 		go func() {
-			<-s.p.exited
+			<-s.up.done()
 			cancel()
 		}()
 	})
 	return s.exitCtx
 }
 
-// unstick guards a phase against a server that stopped reading its stdin:
-// the SDK writes a request synchronously, and no deadline unblocks a write to
-// a full pipe. If the phase is still running a moment after ctx ended, the
-// process is killed, which fails the write. Call the returned func when the
-// phase returns.
-func (s *session) unstick(ctx context.Context) (stop func()) {
-	var mu sync.Mutex
-	var t *time.Timer
-	done := false
-	stopAfter := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !done {
-			t = time.AfterFunc(unstickDelay, s.p.kill)
-		}
-	})
-	return func() {
-		stopAfter()
-		mu.Lock()
-		defer mu.Unlock()
-		done = true
-		if t != nil {
-			t.Stop()
-		}
-	}
-}
-
-// unstickDelay is how long a phase may take to return after its context
-// ended, before its process is killed to unblock it.
-const unstickDelay = 100 * time.Millisecond
-
 // classify turns an SDK error of phase into one of the contract's kinds.
 // callerCtx is the request's own context (its end means cancellation); ph is
-// the phase's, whose own end means a timeout.
-func (s *session) classify(phase Phase, err error, callerCtx context.Context, ph *phaseTimer) *Error {
+// the phase's, whose own end means a timeout; pctx is the context the
+// phase's requests ran under (from upstream.track).
+func (s *session) classify(phase Phase, err error, callerCtx context.Context, ph *phaseTimer, pctx context.Context) *Error {
 	e := &Error{Server: s.srv.Name, Phase: phase}
-	defer func() { e.StderrTail = s.p.stderrTail() }()
-	var rpcErr *jsonrpc.Error
+	defer func() { e.StderrTail = s.up.tail() }()
 	switch {
-	case s.p.tooLarge.Load():
+	case s.up.oversize():
 		e.Kind = KindTooLarge
 		e.Err = fmt.Errorf("the server sent a message larger than %d bytes; it was stopped", s.h.opts.MaxResultBytes)
 		e.Hint = "raise COLIBRI_MCP_MAX_RESULT_BYTES if the result is expected"
 	case context.Cause(ph.ctx) == errExited && phase == PhaseInitialize:
 		// A refusal to start: permanent.
 		e.Kind = KindHandshake
-		e.Err = fmt.Errorf("the server %s during initialize", s.p.exitStatus())
+		e.Err = fmt.Errorf("the server %s during initialize", s.up.describeEnd())
 	case context.Cause(ph.ctx) == errExited:
 		e.Kind = KindCrashed
-		e.Err = fmt.Errorf("the server %s during %s", s.p.exitStatus(), phaseMethod(phase))
+		e.Err = fmt.Errorf("the server %s during %s", s.up.describeEnd(), phaseMethod(phase))
 		e.transient = true
 	case ph.expired():
 		e.Kind = KindTimeout
@@ -288,46 +244,8 @@ func (s *session) classify(phase Phase, err error, callerCtx context.Context, ph
 	case callerCtx.Err() != nil:
 		e.Kind = KindCancelled
 		e.Err = errCancelled
-	case errors.As(err, &rpcErr):
-		// The server answered, with a JSON-RPC error.
-		e.Kind = KindHandshake
-		e.Err = fmt.Errorf("%s failed: the server answered error %d: %s", phaseMethod(phase), rpcErr.Code, s.p.redact.apply(rpcErr.Message))
 	default:
-		// The connection broke: the process exited, closed stdout, or wrote
-		// something that is not MCP.
-		// Only a server that closed stdout, or stdin (colibri's write to it
-		// failed), may have exited on its own; otherwise colibri closed the
-		// pipes after unreadable output, and the exit that followed is
-		// colibri's doing. However colibri's first write and the exit
-		// raced, a server that went away is reported as exited.
-		closedByServer := s.p.stdoutEOF.Load() || s.p.stdinBroken.Load()
-		exited := closedByServer && s.p.hasExited(exitWait)
-		switch {
-		case phase == PhaseInitialize && exited:
-			e.Kind = KindHandshake
-			e.Err = fmt.Errorf("the server %s during initialize", s.p.exitStatus())
-			// A server that exits with an error status before it
-			// speaks is refusing to start (a missing key, a bad
-			// flag): trying again changes nothing.
-			e.transient = !s.p.exitedWithError()
-		case phase == PhaseInitialize && closedByServer:
-			e.Kind = KindHandshake
-			e.Err = errors.New("the server closed its stdio during initialize")
-		case phase == PhaseInitialize:
-			e.Kind = KindHandshake
-			e.Err = fmt.Errorf("the server wrote something that is not MCP on stdout: %w", err)
-			e.Hint = "the server must write only MCP messages on stdout; logs belong on stderr"
-		case exited:
-			e.Kind = KindCrashed
-			e.Err = fmt.Errorf("the server %s during %s", s.p.exitStatus(), phaseMethod(phase))
-			e.transient = true
-		case closedByServer:
-			e.Kind = KindCrashed
-			e.Err = fmt.Errorf("the server closed its stdio during %s", phaseMethod(phase))
-		default:
-			e.Kind = KindCrashed
-			e.Err = fmt.Errorf("the server broke the protocol during %s: %w", phaseMethod(phase), err)
-		}
+		s.up.diagnose(pctx, e, phase, err)
 	}
 	return e
 }
@@ -367,10 +285,9 @@ func (s *session) close() {
 		// server's stdin reaches EOF ("the client SHOULD initiate shutdown
 		// by first closing the input stream").
 		s.closeClient(s.h.opts.TerminateGrace)
-		s.p.stop(s.h.opts.TerminateGrace)
-		s.h.releaseSlot()
-		s.h.reapAdopted()
-		s.p.log.Debug("stopped", "status", s.p.exitStatus())
+		s.up.stop(s.h.opts.TerminateGrace)
+		s.release()
+		s.up.logger().Debug("stopped", "status", s.up.describeEnd())
 	})
 }
 
@@ -379,7 +296,7 @@ func (s *session) close() {
 // the connection and, with it, the wait. Teardown never hangs on a server.
 func (s *session) closeClient(d time.Duration) {
 	if s.cs == nil {
-		s.p.closePipes()
+		s.up.closeConn()
 		return
 	}
 	done := make(chan struct{})
@@ -394,29 +311,37 @@ func (s *session) closeClient(d time.Duration) {
 		return
 	case <-t.C:
 	}
-	s.p.kill()
-	s.p.closePipes()
+	s.up.kill()
+	s.up.closeConn()
 	// The connection is gone; only a handler of the caller's that ignores
 	// its context could still hold Close. Teardown does not wait for it.
 	t.Reset(reapWait)
 	select {
 	case <-done:
 	case <-t.C:
-		s.p.log.Warn("the client session did not close; going on without it", "waited", d+reapWait)
+		s.up.logger().Warn("the client session did not close; going on without it", "waited", d+reapWait)
 	}
 }
 
 // abort ends a broken or failed session at once: the group is killed now,
 // and reaped in the background.
 func (s *session) abort() {
-	s.p.kill()
+	s.up.kill()
 	if !s.tearingDown.CompareAndSwap(false, true) {
 		return
 	}
 	s.h.background(func() {
 		s.closeClient(0)
-		s.p.stop(0)
+		s.up.stop(0)
+		s.release()
+	})
+}
+
+// release gives back what the upstream held once it is stopped: its
+// process slot, and the orphans a process may have left.
+func (s *session) release() {
+	if s.up.usesSlot() {
 		s.h.releaseSlot()
 		s.h.reapAdopted()
-	})
+	}
 }

@@ -181,13 +181,13 @@ func (p *pool) status(server string) []WarmProcess {
 	var out []WarmProcess
 	for _, w := range ws {
 		w.mu.Lock()
-		if w.s != nil && !w.s.p.hasExited(0) {
+		if w.s != nil && !w.s.up.ended(0) {
 			up := time.Since(w.started)
 			caps := []string{}
 			if w.key.caps != "" {
 				caps = strings.Split(w.key.caps, ",")
 			}
-			out = append(out, WarmProcess{PID: w.s.p.pid, Uptime: up, UptimeMS: up.Milliseconds(), Capabilities: caps})
+			out = append(out, WarmProcess{PID: w.s.up.procID(), Uptime: up, UptimeMS: up.Milliseconds(), Capabilities: caps})
 		}
 		w.mu.Unlock()
 	}
@@ -206,7 +206,7 @@ func (w *warm) get(ctx context.Context, caller *Caller) (*session, error) {
 		case w.retired:
 			w.mu.Unlock()
 			return nil, &Error{Kind: KindUnavailable, Server: w.srv.Name, Err: errors.New("the server was shut down (registry edited or colibri exiting)")}
-		case w.s != nil && !w.s.p.hasExited(0):
+		case w.s != nil && !w.s.up.ended(0):
 			s := w.s
 			w.inflight++
 			if w.idle != nil {
@@ -283,7 +283,7 @@ func (w *warm) get(ctx context.Context, caller *Caller) (*session, error) {
 		go w.watch(s)
 		// The request that started it is named (request_id, from ctx); the
 		// process's later lines carry no request's id: it serves many.
-		s.p.log.InfoContext(ctx, "warm server started", "capabilities", w.key.caps)
+		s.up.logger().InfoContext(ctx, "warm server started", "capabilities", w.key.caps)
 	}
 }
 
@@ -334,7 +334,7 @@ func (w *warm) release(s *session, err error) {
 		if w.s == s {
 			w.failures, w.cooldown = 0, 0
 		}
-	case e.Kind == KindCrashed || e.Kind == KindTooLarge || e.Kind == KindTimeout && s.p.hasExited(0):
+	case e.Kind == KindCrashed || e.Kind == KindTooLarge || s.up.ended(0):
 		if w.s == s {
 			w.s = nil
 			w.failed(err)
@@ -365,7 +365,7 @@ func (w *warm) armIdle(s *session) {
 		}
 		w.s = nil
 		w.mu.Unlock()
-		s.p.log.Info("warm server idle; closing it", "idle_timeout", w.srv.IdleTimeout())
+		s.up.logger().Info("warm server idle; closing it", "idle_timeout", w.srv.IdleTimeout())
 		s.close()
 	})
 }
@@ -374,21 +374,26 @@ func (w *warm) armIdle(s *session) {
 // idle, to find one that is wedged, and notices a process that exits
 // between requests.
 func (w *warm) watch(s *session) {
-	t := time.NewTicker(w.h.opts.PingInterval)
-	defer t.Stop()
+	// keepalive_ms: 0 turns pings off (a nil channel never fires).
+	var tick <-chan time.Time
+	if d := w.srv.PingInterval(w.h.opts.PingInterval); d > 0 {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
-		case <-s.p.exited:
+		case <-s.up.done():
 			w.mu.Lock()
 			if w.s == s {
 				w.s = nil
 				w.failed(&Error{Kind: KindCrashed, Server: w.srv.Name,
-					Err: fmt.Errorf("the warm server %s between requests", s.p.exitStatus()), StderrTail: s.p.stderrTail()})
+					Err: fmt.Errorf("the warm server %s between requests", s.up.describeEnd()), StderrTail: s.up.tail()})
 			}
 			w.mu.Unlock()
 			s.abort() // whoever replaced it may have already: abort runs once
 			return
-		case <-t.C:
+		case <-tick:
 			w.mu.Lock()
 			current, idle := w.s == s, w.inflight == 0
 			w.mu.Unlock()
@@ -408,7 +413,7 @@ func (w *warm) watch(s *session) {
 			if w.s == s && w.inflight == 0 {
 				w.s = nil
 				w.failed(&Error{Kind: KindTimeout, Server: w.srv.Name, Err: fmt.Errorf("no answer to ping: %w", err)})
-				s.p.log.Warn("warm server did not answer ping; restarting it on next use", "err", err)
+				s.up.logger().Warn("warm server did not answer ping; restarting it on next use", "err", err)
 				s.abort()
 			}
 			w.mu.Unlock()
@@ -460,51 +465,39 @@ func (w *warm) toolsOf(ctx context.Context, s *session, caller *Caller, fresh bo
 	return tools, false, nil
 }
 
-// callWarmOnce is one attempt of CallTool for a persistent server, on its
-// warm session.
-func (h *Host) callWarmOnce(ctx context.Context, srv *registry.Server, name string, args any, caller *Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
-	w, s, err := h.pool.acquire(ctx, srv, caller)
-	if err != nil {
-		return nil, nil, err
-	}
-	res, tool, err := h.callOn(ctx, w, s, name, args, caller)
-	w.release(s, err)
-	return res, tool, err
-}
-
-// callOn checks and makes one call on a warm session.
-func (h *Host) callOn(ctx context.Context, w *warm, s *session, name string, args any, caller *Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
-	tools, cached, err := w.toolsOf(ctx, s, caller, false)
-	if err != nil {
-		return nil, nil, err
-	}
-	tool := findTool(tools, name)
-	argErr := h.vet(ctx, w.srv.Name, name, tools, args, caller)
-	if argErr != nil && cached && KindOf(argErr) != KindDenied {
-		if tools, _, err = w.toolsOf(ctx, s, caller, true); err != nil {
-			return nil, nil, err
+// warmLease is the lease of srv's warm session, started if need be. A
+// tools/list that failed transiently is tried again (on a new session when
+// the old one is gone); starting the session retries by itself.
+func (h *Host) warmLease(ctx context.Context, srv *registry.Server, caller *Caller, fresh bool) (*lease, error) {
+	for attempt := 1; ; attempt++ {
+		w, s, err := h.pool.acquire(ctx, srv, caller)
+		if err != nil {
+			return nil, err
 		}
-		tool = findTool(tools, name)
-		argErr = h.vet(ctx, w.srv.Name, name, tools, args, caller)
+		tools, cached, err := w.toolsOf(ctx, s, caller, fresh)
+		if err == nil {
+			return &lease{s: s, tools: tools, cached: cached,
+				relist: func(ctx context.Context) ([]*mcp.Tool, error) {
+					tools, _, err := w.toolsOf(ctx, s, caller, true)
+					return tools, err
+				},
+				end: func(err error) { w.release(s, err) },
+			}, nil
+		}
+		w.release(s, err)
+		var e *Error
+		if !errors.As(err, &e) || !e.transient || e.Phase != PhaseList ||
+			attempt >= h.opts.Retries || e.retryAfter > srv.Timeout(h.opts.Timeout) {
+			if e != nil && attempt > 1 {
+				e.Attempts = attempt
+			}
+			return nil, err
+		}
+		h.log.WarnContext(ctx, "retrying", "server", srv.Name, "phase", e.Phase, "attempt", attempt+1, "err", err)
+		h.retried(srv.Name, e.Phase)
+		if err := h.sleep(ctx, attempt, e.retryAfter); err != nil {
+			e.Attempts = attempt
+			return nil, e
+		}
 	}
-	if argErr != nil {
-		return nil, tool, argErr
-	}
-	res, err := s.callTool(ctx, name, args, caller)
-	var remote *remoteError
-	if errors.As(err, &remote) {
-		return remote.result(name), tool, nil
-	}
-	return res, tool, err
-}
-
-// listWarm is ListTools for a persistent server.
-func (h *Host) listWarm(ctx context.Context, srv *registry.Server, caller *Caller) ([]*mcp.Tool, error) {
-	w, s, err := h.pool.acquire(ctx, srv, caller)
-	if err != nil {
-		return nil, err
-	}
-	tools, _, err := w.toolsOf(ctx, s, caller, true)
-	w.release(s, err)
-	return tools, err
 }

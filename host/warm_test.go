@@ -369,3 +369,47 @@ func TestWarmShutdown(t *testing.T) {
 	_, err := h.CallTool(t.Context(), a, "pid", nil, nil)
 	wantKind(t, err, host.KindUnavailable, "")
 }
+
+// keepalive_ms sets a warm session's ping interval, and 0 turns pings off:
+// while one server has been pinged three times (at its own 20 ms, or at the
+// host's 20 ms default), the other (keepalive_ms 0) has had none.
+func TestWarmKeepalive(t *testing.T) {
+	every := int64(20)
+	for _, tc := range []struct {
+		name        string
+		hostDefault time.Duration
+		keepalive   *int64
+	}{{"keepalive_ms 20", time.Hour, &every}, {"the default", 20 * time.Millisecond, nil}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			pings := map[string]int{}
+			thrice := make(chan struct{})
+			h := newHarness(t, host.Options{PingInterval: tc.hostDefault, OnRequest: func(server, method string, _ time.Duration, _ string) {
+				if method != "ping" {
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if pings[server]++; server == "pinged" && pings[server] == 3 {
+					close(thrice)
+				}
+			}})
+			never := int64(0)
+			pinged, quiet := persistent("ok"), persistent("ok")
+			pinged.Name, pinged.KeepaliveMS = "pinged", tc.keepalive
+			quiet.Name, quiet.KeepaliveMS = "quiet", &never
+			callText(t, h, quiet, "count", nil)
+			callText(t, h, pinged, "count", nil)
+			select {
+			case <-thrice:
+			case <-time.After(5 * time.Second):
+				t.Fatal("not pinged three times within 5s")
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if pings["quiet"] != 0 {
+				t.Errorf("keepalive_ms 0: pinged %d times", pings["quiet"])
+			}
+		})
+	}
+}

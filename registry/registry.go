@@ -24,6 +24,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -214,8 +216,23 @@ func (s *Server) ProcessKey() string {
 	return s.Name + "\x00" + string(b)
 }
 
-// IsPersistent reports whether the server keeps a warm session.
-func (s *Server) IsPersistent() bool { return s.Lifecycle == Persistent }
+// IsPersistent reports whether the server keeps a warm session: with
+// "lifecycle": "persistent", which is the default of url entries.
+func (s *Server) IsPersistent() bool {
+	return s.Lifecycle == Persistent || s.Lifecycle == "" && s.URL != ""
+}
+
+// IsRemote reports whether the server is reached over HTTP (a url entry).
+func (s *Server) IsRemote() bool { return s.URL != "" }
+
+// PingInterval is how often an idle warm session is pinged: keepalive_ms,
+// else def; 0 means never.
+func (s *Server) PingInterval(def time.Duration) time.Duration {
+	if s.KeepaliveMS != nil {
+		return Millis(*s.KeepaliveMS)
+	}
+	return def
+}
 
 // EnvKeys returns the names of the server's own environment variables, sorted.
 // Their values are never shown.
@@ -422,8 +439,11 @@ func (r *Registry) Validate() error {
 		if !validName(name) {
 			problems = append(problems, Problem{Location: "/servers/" + escapePointer(name), Message: fmt.Sprintf("the name %q is not allowed: want %s", name, namePattern)})
 		}
-		if s.Command == "" {
-			problems = append(problems, Problem{Location: "/servers/" + escapePointer(name) + "/command", Message: "is required"})
+		switch {
+		case s.Command == "" && s.URL == "":
+			problems = append(problems, Problem{Location: "/servers/" + escapePointer(name) + "/command", Message: `is required (or "url", for a remote server)`})
+		case s.Command != "" && s.URL != "":
+			problems = append(problems, Problem{Location: "/servers/" + escapePointer(name), Message: `give "command" (a local server) or "url" (a remote one), not both`})
 		}
 		problems = append(problems, s.problems()...)
 		problems = append(problems, policyProblems("/servers/"+escapePointer(name)+"/policy", s.Policy)...)
@@ -545,6 +565,15 @@ func (s *Server) problems() []Problem {
 	if s.IdleMS > 0 && !s.IsPersistent() {
 		ps = append(ps, Problem{Location: at("/idle_timeout_ms"), Message: `idle_timeout_ms applies only with "lifecycle": "persistent"`})
 	}
+	if k := s.KeepaliveMS; k != nil {
+		switch {
+		case *k < 0 || *k > MaxMillis:
+			ps = append(ps, Problem{Location: at("/keepalive_ms"), Message: fmt.Sprintf("%d is out of range: want 0 (no pings) to %d (24 hours)", *k, MaxMillis)})
+		case !s.IsPersistent():
+			ps = append(ps, Problem{Location: at("/keepalive_ms"), Message: `keepalive_ms applies only with "lifecycle": "persistent"`})
+		}
+	}
+	ps = append(ps, s.remoteProblems(at)...)
 	for key, val := range s.Env {
 		if _, err := expand(val, func(string) (string, bool) { return "", true }); err != nil {
 			ps = append(ps, Problem{Location: at("/env/" + escapePointer(key)), Message: err.Error()})
@@ -571,6 +600,115 @@ func (s *Server) problems() []Problem {
 		}
 	}
 	return ps
+}
+
+// remoteProblems are the rule breaks of a url entry (CONTRACT.md section 3,
+// "Remote servers"), and of remote keys in a command entry.
+func (s *Server) remoteProblems(at func(string) string) []Problem {
+	var ps []Problem
+	if s.URL == "" {
+		for _, k := range []struct {
+			key string
+			set bool
+		}{{"transport", s.Transport != ""}, {"headers", s.Headers != nil}, {"bearer_token", s.BearerToken != ""},
+			{"oauth", s.OAuth != nil}, {"allow_http", s.AllowHTTP}, {"allow_private_network", s.AllowPrivateNetwork}} {
+			if k.set {
+				ps = append(ps, Problem{Location: at("/" + k.key), Message: fmt.Sprintf(`%q applies only to a remote server ("url")`, k.key)})
+			}
+		}
+		return ps
+	}
+	for _, k := range []struct {
+		key string
+		set bool
+	}{{"args", s.Args != nil}, {"env", s.Env != nil}, {"cwd", s.Cwd != ""}, {"jail", s.Jail != nil}} {
+		if k.set {
+			ps = append(ps, Problem{Location: at("/" + k.key), Message: fmt.Sprintf(`%q cannot go with "url": a remote server is not a process colibri starts`, k.key)})
+		}
+	}
+	if p := urlProblem(s.URL, s.AllowHTTP); p != "" {
+		ps = append(ps, Problem{Location: at("/url"), Message: p})
+	}
+	switch s.Transport {
+	case "", TransportStreamable, TransportSSE, TransportAuto:
+	default:
+		ps = append(ps, Problem{Location: at("/transport"), Message: fmt.Sprintf("%q: want %q, %q or %q", s.Transport, TransportStreamable, TransportSSE, TransportAuto)})
+	}
+	for _, k := range s.HeaderKeys() {
+		if i := controlIndex(k); i >= 0 || k == "" || strings.ContainsAny(k, " :") {
+			ps = append(ps, Problem{Location: at("/headers"), Message: fmt.Sprintf("%q is not a header name", k)})
+			continue
+		}
+		if _, err := expand(s.Headers[k], func(string) (string, bool) { return "", true }); err != nil {
+			ps = append(ps, Problem{Location: at("/headers/" + escapePointer(k)), Message: err.Error()})
+		} else if i := controlIndex(s.Headers[k]); i >= 0 && s.Headers[k][i] != '\t' {
+			ps = append(ps, Problem{Location: at("/headers/" + escapePointer(k)), Message: fmt.Sprintf("holds the control character U+%04X at byte %d: control characters are not allowed here", s.Headers[k][i], i)})
+		}
+	}
+	if s.BearerToken != "" {
+		if _, err := expand(s.BearerToken, func(string) (string, bool) { return "", true }); err != nil {
+			ps = append(ps, Problem{Location: at("/bearer_token"), Message: err.Error()})
+		}
+		if s.OAuth != nil {
+			ps = append(ps, Problem{Location: at("/bearer_token"), Message: `"bearer_token" and "oauth" exclude each other: give one way to authenticate`})
+		}
+		for _, k := range s.HeaderKeys() {
+			if strings.EqualFold(k, "Authorization") {
+				ps = append(ps, Problem{Location: at("/bearer_token"), Message: fmt.Sprintf(`"bearer_token" and the %q header exclude each other: bearer_token sets Authorization`, k)})
+			}
+		}
+	}
+	if o := s.OAuth; o != nil {
+		switch o.Grant {
+		case GrantClientCredentials:
+			if o.ClientID == "" {
+				ps = append(ps, Problem{Location: at("/oauth/client_id"), Message: `is required with "grant": "client_credentials"`})
+			}
+			if o.ClientSecret == "" {
+				ps = append(ps, Problem{Location: at("/oauth/client_secret"), Message: `is required with "grant": "client_credentials"`})
+			}
+		case GrantAuthorizationCode:
+		default:
+			ps = append(ps, Problem{Location: at("/oauth/grant"), Message: fmt.Sprintf("%q: want %q or %q", o.Grant, GrantClientCredentials, GrantAuthorizationCode)})
+		}
+		if o.ClientSecret != "" {
+			if _, err := expand(o.ClientSecret, func(string) (string, bool) { return "", true }); err != nil {
+				ps = append(ps, Problem{Location: at("/oauth/client_secret"), Message: err.Error()})
+			}
+		}
+	}
+	return ps
+}
+
+// urlProblem says what is wrong with a remote server's url, or "": it must
+// be https, or http to a loopback address unless allowHTTP.
+func urlProblem(raw string, allowHTTP bool) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		return fmt.Sprintf("%q is not an absolute http(s) URL", raw)
+	}
+	if u.User != nil {
+		return "must not hold credentials (user:password@): use bearer_token or headers"
+	}
+	switch u.Scheme {
+	case "https":
+		return ""
+	case "http":
+		if allowHTTP || loopbackHost(u.Hostname()) {
+			return ""
+		}
+		return fmt.Sprintf(`plain http to %s would send requests (and any token) in clear: use https, or set "allow_http": true`, u.Hostname())
+	}
+	return fmt.Sprintf("scheme %q: want https (or http to a loopback address)", u.Scheme)
+}
+
+// loopbackHost reports whether host is localhost, 127.0.0.0/8 or ::1.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // controlProblems refuses control characters (U+0000 to U+001F and U+007F)
@@ -631,6 +769,52 @@ func (s *Server) ExpandEnv(getenv func(string) (string, bool)) (map[string]strin
 		out[key] = v
 	}
 	return out, nil
+}
+
+// HeaderKeys returns the names of the server's headers, sorted. Their
+// values are never shown.
+func (s *Server) HeaderKeys() []string {
+	keys := make([]string, 0, len(s.Headers))
+	for k := range s.Headers {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Auth is how colibri authenticates to a remote server: "oauth", "bearer"
+// (bearer_token, or an Authorization header) or "none".
+func (s *Server) Auth() string {
+	switch {
+	case s.OAuth != nil:
+		return "oauth"
+	case s.BearerToken != "":
+		return "bearer"
+	}
+	for k := range s.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			return "bearer"
+		}
+	}
+	return "none"
+}
+
+// ExpandRemote returns a remote server's headers and bearer token with
+// ${NAME} replaced by getenv(NAME) and $$ by a literal $, as ExpandEnv does
+// for env.
+func (s *Server) ExpandRemote(getenv func(string) (string, bool)) (headers map[string]string, bearer string, err error) {
+	headers = make(map[string]string, len(s.Headers))
+	for _, key := range s.HeaderKeys() {
+		v, err := expand(s.Headers[key], getenv)
+		if err != nil {
+			return nil, "", fmt.Errorf("headers %s: %w", key, err)
+		}
+		headers[key] = v
+	}
+	if bearer, err = expand(s.BearerToken, getenv); err != nil {
+		return nil, "", fmt.Errorf("bearer_token: %w", err)
+	}
+	return headers, bearer, nil
 }
 
 // expand replaces ${NAME} and $$ in s. A lone $ followed by anything else is

@@ -45,7 +45,7 @@ func TestParseErrorsNameTheLocation(t *testing.T) {
 		{"VS Code's shape", `{"servers":{"demo":{"type":"stdio","command":"x"}}}`,
 			[]string{`this looks like an editor's MCP configuration ("servers" entries with "type")`, `/servers/demo/type: unknown key "type"`}},
 		{"missing command", `{"servers":{"demo":{}}}`,
-			[]string{"/servers/demo: missing property 'command'"}},
+			[]string{`/servers/demo/command: is required (or "url", for a remote server)`}},
 		{"bad server name", `{"servers":{"-bad":{"command":"x"}}}`,
 			[]string{`/servers/-bad: the name "-bad" is not allowed`}},
 		{"name too long", `{"servers":{"` + strings.Repeat("a", 65) + `":{"command":"x"}}}`,

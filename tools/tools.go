@@ -115,11 +115,19 @@ type ServersResult struct {
 
 // ServerInfo describes one registry entry. Environment values never appear:
 // only their names.
+//
+// A command entry shows command, args and env_keys; a url entry (a remote
+// server) shows url, transport, header_keys and auth (none, bearer or
+// oauth) instead: header values and tokens never appear either.
 type ServerInfo struct {
 	Name        string    `json:"name"`
-	Command     string    `json:"command"`
-	Args        []string  `json:"args"`
-	EnvKeys     []string  `json:"env_keys"`
+	Command     string    `json:"command,omitzero"`
+	Args        []string  `json:"args,omitzero"`
+	EnvKeys     []string  `json:"env_keys,omitzero"`
+	URL         string    `json:"url,omitzero"`
+	Transport   string    `json:"transport,omitzero"`
+	HeaderKeys  []string  `json:"header_keys,omitzero"`
+	Auth        string    `json:"auth,omitzero"`
 	Cwd         string    `json:"cwd,omitempty"`
 	Description string    `json:"description,omitempty"`
 	Lifecycle   string    `json:"lifecycle"`
@@ -207,6 +215,7 @@ type ErrorDetail struct {
 	Phase      host.Phase `json:"phase,omitempty"`
 	StderrTail string     `json:"stderr_tail,omitempty"`
 	Attempts   int        `json:"attempts,omitempty"`
+	HTTPStatus int        `json:"http_status,omitempty"` // a remote server's last HTTP status
 }
 
 // Detail turns any error into the contract's colibri_error. An error that is
@@ -223,6 +232,7 @@ func Detail(err error) *ErrorDetail {
 		Tool:       e.Tool,
 		Phase:      e.Phase,
 		StderrTail: e.StderrTail,
+		HTTPStatus: e.HTTPStatus,
 	}
 	if e.Attempts > 1 {
 		d.Attempts = e.Attempts
@@ -248,10 +258,17 @@ func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
 			Description: srv.Description,
 			Lifecycle:   registry.PerRequest,
 		}
-		if srv.Lifecycle != "" {
-			info.Lifecycle = srv.Lifecycle
+		if srv.IsPersistent() {
+			info.Lifecycle = registry.Persistent
 		}
-		if info.Args == nil {
+		if srv.IsRemote() {
+			info.Args, info.EnvKeys = nil, nil
+			info.URL, info.Transport = srv.URL, srv.Transport
+			if info.Transport == "" {
+				info.Transport = registry.TransportStreamable
+			}
+			info.HeaderKeys, info.Auth = srv.HeaderKeys(), srv.Auth()
+		} else if info.Args == nil {
 			info.Args = []string{}
 		}
 		if j := srv.Jail; j != nil {

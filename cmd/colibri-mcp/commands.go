@@ -154,14 +154,21 @@ func cmdServers(ctx context.Context, s *settings, asJSON bool, stdout, stderr io
 	}
 	fmt.Fprintf(stdout, "registry: %s\ncalling hosted tools: %s\n\n", out.ConfigPath, onOff(out.ExternalCall))
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tCOMMAND\tENV\tJAIL\tDESCRIPTION")
+	// A remote server shows its url, transport and auth kind where a
+	// command is, and its header names where environment names are.
+	fmt.Fprintln(tw, "SERVER\tCOMMAND or URL\tENV or HEADERS\tJAIL\tDESCRIPTION")
 	for _, srv := range out.Servers {
 		cmdline := strings.Join(append([]string{srv.Command}, srv.Args...), " ")
+		names := srv.EnvKeys
+		if srv.URL != "" {
+			cmdline = fmt.Sprintf("%s (%s, auth %s)", srv.URL, srv.Transport, srv.Auth)
+			names = srv.HeaderKeys
+		}
 		j := "-"
 		if srv.Jail != nil {
 			j = srv.Jail.Name + srv.Jail.Path
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", srv.Name, cmdline, orDash(strings.Join(srv.EnvKeys, ",")), j, srv.Description)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", srv.Name, cmdline, orDash(strings.Join(names, ",")), j, srv.Description)
 	}
 	return tw.Flush()
 }

@@ -241,7 +241,6 @@ func importWrite(registryPath, source string, res *editorconf.Result, w io.Write
 			return usage(fmt.Errorf("import: the registry is invalid, nothing written (fix it first): %w", err))
 		}
 	}
-	remoteHosted := registryAccepts(remoteProbe, registryPath) == nil
 	var accepted []*editorconf.Entry
 	var refused []string
 	for _, e := range res.Entries {
@@ -249,8 +248,6 @@ func importWrite(registryPath, source string, res *editorconf.Result, w io.Write
 		switch {
 		case err == nil:
 			accepted = append(accepted, e)
-		case e.Remote() && !remoteHosted:
-			refused = append(refused, fmt.Sprintf("not written: %s: remote entries are not hosted by this version yet", e.Name))
 		default:
 			refused = append(refused, fmt.Sprintf("not written: %s: the registry refuses it: %v", e.Name, err))
 		}
@@ -298,10 +295,6 @@ func importWrite(registryPath, source string, res *editorconf.Result, w io.Write
 	printFindings(w, res, added)
 	return nil
 }
-
-// remoteProbe is the smallest url entry: whether the registry accepts it
-// tells whether this version hosts remote servers.
-var remoteProbe = &editorconf.Entry{Name: "probe", URL: "https://example.com/mcp"}
 
 // registryAccepts validates one entry as the registry would hold it; the
 // error lists the registry's problems (never a value: the registry's

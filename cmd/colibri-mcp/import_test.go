@@ -150,7 +150,7 @@ func TestImportJSON(t *testing.T) {
 // --write merges into the registry: new names are added, a name it has is
 // kept as it was and reported, the old file is kept as FILE.bak, the mode
 // stays, and the result is a valid registry that holds no secret. Remote
-// entries are written only if this registry version hosts them.
+// entries are written as url entries.
 func TestImportWrite(t *testing.T) {
 	dir := t.TempDir()
 	reg := filepath.Join(dir, "external-mcp.json")
@@ -170,11 +170,7 @@ func TestImportWrite(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q\n%s", code, stderr, stdout)
 	}
 	noSecret(t, "stdout", stdout)
-	remote := registryAccepts(remoteProbe, reg) == nil
-	added := []string{"notes"}
-	if remote {
-		added = []string{"context7", "linear", "notes"}
-	}
+	added := []string{"context7", "linear", "notes"}
 	for _, want := range []string{
 		"kept: postgres: the registry has these names already; not overwritten\n",
 		"added to " + reg + ": " + strings.Join(added, ", ") + "\n",
@@ -184,12 +180,8 @@ func TestImportWrite(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
 	}
-	if !remote {
-		for _, name := range []string{"context7", "linear"} {
-			if want := "not written: " + name + ": remote entries are not hosted by this version yet\n"; !strings.Contains(stdout, want) {
-				t.Errorf("stdout lacks %q:\n%s", want, stdout)
-			}
-		}
+	if strings.Contains(stdout, "not written") {
+		t.Errorf("an entry was not written:\n%s", stdout)
 	}
 	// postgres was kept: its secret was not moved by this import.
 	if strings.Contains(stdout, "PGPASSWORD (server postgres)") {

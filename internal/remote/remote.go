@@ -1,0 +1,346 @@
+// Package remote reaches a remote MCP server over HTTP, for host: go-sdk's
+// Streamable HTTP or SSE client transport (or "auto", the spec's fallback
+// from one to the other), with the registry entry's headers and bearer
+// token or an OAuth handler, response bodies bounded as they are read, and a
+// record of each phase's exchanges (the last HTTP status, whether the request
+// was written, Retry-After) from which host tells the contract's kinds and
+// retries apart.
+//
+//	c := remote.New(remote.Options{URL: "https://example.com/mcp", Bearer: token, MaxBytes: 16 << 20})
+//	defer c.Close()
+//	ctx, x := remote.Track(ctx)
+//	cs, err := client.Connect(ctx, c.Transport(), nil)
+//	if err != nil {
+//		status, wrote, _ := x.Snapshot() // 401, true, 0
+//	}
+//
+// It never sets http.Client.Timeout (that would cut the event streams): every
+// request is bounded by its phase's context.
+package remote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptrace"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// Options describe one remote server.
+type Options struct {
+	URL       string
+	Transport string            // registry.TransportStreamable (""), TransportSSE or TransportAuto
+	Headers   map[string]string // sent with every request, already expanded
+	Bearer    string            // "Authorization: Bearer …", already expanded
+	// OAuth, when set, authorizes the requests: Streamable HTTP through the
+	// SDK's OAuthHandler, SSE by its token source on every request.
+	OAuth auth.OAuthHandler
+	// MaxBytes bounds one message read from the server: a JSON body, or one
+	// event of an event stream (COLIBRI_MCP_MAX_RESULT_BYTES).
+	MaxBytes int64
+	// Base is the transport requests go through; nil means a fresh clone
+	// of http.DefaultTransport (owned, and closed by Close).
+	Base http.RoundTripper
+}
+
+// Conn is one remote server as host uses it: the HTTP client every
+// transport it makes shares, and what was read through it.
+type Conn struct {
+	opts     Options
+	client   *http.Client
+	own      *http.Transport // closed by Close; nil when Base was given
+	read     atomic.Int64
+	tooLarge atomic.Bool
+}
+
+// ErrTooLarge is what reading a body fails with once one message passes
+// Options.MaxBytes.
+var ErrTooLarge = errors.New("message larger than COLIBRI_MCP_MAX_RESULT_BYTES")
+
+// New returns a Conn for opts. Nothing is sent until a transport connects.
+func New(opts Options) *Conn {
+	c := &Conn{opts: opts}
+	base := opts.Base
+	if base == nil {
+		c.own = http.DefaultTransport.(*http.Transport).Clone()
+		base = c.own
+	}
+	// No Timeout: the phase contexts bound each request, and a client
+	// timeout would cut the long-lived event streams.
+	c.client = &http.Client{Transport: &roundTripper{c: c, base: base}}
+	return c
+}
+
+// Client is the HTTP client of the connection (for an OAuth handler's own
+// requests it is not: those need no colibri headers).
+func (c *Conn) Client() *http.Client { return c.client }
+
+// BytesRead is how many body bytes were read from the server so far.
+func (c *Conn) BytesRead() int64 { return c.read.Load() }
+
+// TooLarge reports whether a message passed Options.MaxBytes.
+func (c *Conn) TooLarge() bool { return c.tooLarge.Load() }
+
+// Close drops the idle connections of the Conn's own transport.
+func (c *Conn) Close() {
+	if c.own != nil {
+		c.own.CloseIdleConnections()
+	}
+}
+
+// Transport is the MCP transport of the entry's kind. Each call returns a
+// new one (a new session).
+func (c *Conn) Transport() mcp.Transport {
+	switch c.opts.Transport {
+	case registry.TransportSSE:
+		return c.sse()
+	case registry.TransportAuto:
+		return &autoTransport{c: c}
+	}
+	return c.streamable()
+}
+
+func (c *Conn) streamable() *mcp.StreamableClientTransport {
+	return &mcp.StreamableClientTransport{
+		Endpoint:     c.opts.URL,
+		HTTPClient:   c.client,
+		OAuthHandler: c.opts.OAuth,
+		// colibri's own bound (limitBody) cuts first, and says so.
+		MaxEventSize: -1,
+	}
+}
+
+func (c *Conn) sse() mcp.Transport {
+	return &sseTransport{&mcp.SSEClientTransport{Endpoint: c.opts.URL, HTTPClient: c.client, MaxEventSize: -1}}
+}
+
+// sseTransport is the SDK's SSE client transport with a connection that
+// outlives the context of its Connect: the SDK opens its event stream (the
+// one every answer comes back on) with that context, and colibri's is the
+// initialize phase's, over as soon as initialize is. The stream ends with
+// the connection instead; Connect itself (the GET and its endpoint event)
+// is still bounded by ctx.
+type sseTransport struct{ inner *mcp.SSEClientTransport }
+
+func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	conn, err := t.inner.Connect(cctx)
+	if !stop() || err != nil {
+		cancel()
+		if err == nil {
+			conn.Close()
+			err = ctx.Err()
+		}
+		return nil, err
+	}
+	return &cancelConn{Connection: conn, cancel: cancel}, nil
+}
+
+// cancelConn ends its context when it is closed.
+type cancelConn struct {
+	mcp.Connection
+	cancel context.CancelFunc
+}
+
+func (c *cancelConn) Close() error {
+	defer c.cancel()
+	return c.Connection.Close()
+}
+
+// An Exchange records what happened to the HTTP requests made under one
+// context (one phase of a request): the last status answered, whether the
+// last request was written out, the server's Retry-After.
+type Exchange struct {
+	parent *Exchange
+
+	mu         sync.Mutex
+	requests   int
+	status     int
+	wrote      bool
+	retryAfter time.Duration
+	err        error // the last request's transport failure (DNS, connect, TLS, reset)
+}
+
+type exchangeKey struct{}
+
+// Track returns ctx with a new Exchange that records the requests made
+// under it (and under any Exchange already in ctx).
+func Track(ctx context.Context) (context.Context, *Exchange) {
+	x := &Exchange{parent: exchangeOf(ctx)}
+	return context.WithValue(ctx, exchangeKey{}, x), x
+}
+
+func exchangeOf(ctx context.Context) *Exchange {
+	x, _ := ctx.Value(exchangeKey{}).(*Exchange)
+	return x
+}
+
+// Snapshot returns the last status (0: no answer), whether the last request
+// was written, and the last Retry-After (0 when none).
+func (x *Exchange) Snapshot() (status int, wrote bool, retryAfter time.Duration) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.status, x.wrote, x.retryAfter
+}
+
+// Err is the last request's transport failure (no answer at all), or nil.
+func (x *Exchange) Err() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.err
+}
+
+// Requests is how many requests were made under the Exchange.
+func (x *Exchange) Requests() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.requests
+}
+
+func (x *Exchange) each(f func(*Exchange)) {
+	for ; x != nil; x = x.parent {
+		x.mu.Lock()
+		f(x)
+		x.mu.Unlock()
+	}
+}
+
+// roundTripper adds the entry's headers and credentials to a clone of each
+// request (a RoundTripper must not modify its request), records the
+// exchange, and bounds the response body.
+type roundTripper struct {
+	c    *Conn
+	base http.RoundTripper
+}
+
+func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	x := exchangeOf(ctx)
+	if x != nil {
+		x.each(func(x *Exchange) { x.requests++; x.status, x.wrote, x.retryAfter, x.err = 0, false, 0, nil })
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			WroteRequest: func(httptrace.WroteRequestInfo) {
+				// Even a write that failed part way may have reached the
+				// server: only a request never written surely did not.
+				x.each(func(x *Exchange) { x.wrote = true })
+			},
+		})
+	}
+	r := req.Clone(ctx)
+	for k, v := range t.c.opts.Headers {
+		r.Header.Set(k, v)
+	}
+	if t.c.opts.Bearer != "" {
+		r.Header.Set("Authorization", "Bearer "+t.c.opts.Bearer)
+	}
+	if t.c.opts.OAuth != nil && r.Header.Get("Authorization") == "" {
+		// The SSE transport knows no OAuth handler: its requests get the
+		// token here. (The Streamable one sets the header itself.)
+		if ts, err := t.c.opts.OAuth.TokenSource(ctx); err != nil {
+			return nil, err
+		} else if ts != nil {
+			tok, err := ts.Token()
+			if err != nil {
+				return nil, err
+			}
+			tok.SetAuthHeader(r)
+		}
+	}
+	resp, err := t.base.RoundTrip(r)
+	if err != nil {
+		if x != nil {
+			x.each(func(x *Exchange) { x.err = err })
+		}
+		return nil, err
+	}
+	if x != nil {
+		ra := retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		x.each(func(x *Exchange) { x.status, x.retryAfter = resp.StatusCode, ra })
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	resp.Body = &limitBody{c: t.c, rc: resp.Body, events: mt == "text/event-stream"}
+	return resp, nil
+}
+
+// retryAfter reads a Retry-After header: delay-seconds or an HTTP date
+// (RFC 9110 section 10.2.3). Anything else is no delay.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n < 0 {
+			return 0
+		}
+		return time.Duration(min(n, 24*60*60)) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// limitBody is a response body, counted and bounded: a JSON body as one
+// message, an event stream event by event (an event ends at a blank line).
+// The moment a message passes the bound, reading fails with ErrTooLarge and
+// the body is closed: nothing past it is buffered.
+type limitBody struct {
+	c      *Conn
+	rc     io.ReadCloser
+	events bool
+	n      int64 // bytes of the current message
+	text   bool  // the current line has more than "\r" so far
+}
+
+func (b *limitBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	b.c.read.Add(int64(n))
+	max := b.c.opts.MaxBytes
+	if !b.events {
+		b.n += int64(n)
+	}
+	for chunk := p[:n]; b.events && len(chunk) > 0 && (max <= 0 || b.n <= max); {
+		i := bytes.IndexByte(chunk, '\n')
+		seg := chunk
+		if i >= 0 {
+			seg = chunk[:i]
+		}
+		if len(bytes.Trim(seg, "\r")) > 0 {
+			b.text = true
+		}
+		b.n += int64(len(seg))
+		if i < 0 {
+			break
+		}
+		if b.text {
+			b.n++
+		} else {
+			b.n = 0 // a blank line: the event ended
+		}
+		b.text = false
+		chunk = chunk[i+1:]
+	}
+	if max > 0 && b.n > max {
+		b.c.tooLarge.Store(true)
+		b.rc.Close()
+		return 0, ErrTooLarge
+	}
+	return n, err
+}
+
+func (b *limitBody) Close() error { return b.rc.Close() }
+
+// ExchangeOf returns the innermost Exchange of ctx, or nil.
+func ExchangeOf(ctx context.Context) *Exchange { return exchangeOf(ctx) }
