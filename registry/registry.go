@@ -367,7 +367,8 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 		if !errors.As(err, &ve) {
 			return nil, &Error{File: path, Problems: []Problem{{Message: err.Error()}}, Err: err}
 		}
-		problems := SchemaProblems(ve)
+		problems := append(nameProblems(doc), schemaProblems(ve, true)...)
+		slices.SortStableFunc(problems, func(a, b Problem) int { return strings.Compare(a.Location, b.Location) })
 		if shape := editorShape(doc); shape != "" {
 			problems = append([]Problem{{Message: fmt.Sprintf("this looks like an editor's MCP configuration (%s), not a colibri registry: `colibri-mcp import` converts one into registry entries", shape)}}, problems...)
 		}
@@ -941,9 +942,13 @@ func mustCompile() *jsonschema.Schema {
 // problems, each at the instance location it concerns; an unknown key of
 // the registry's own schema names the closest key it allows (they are
 // usually typos).
-func SchemaProblems(ve *jsonschema.ValidationError) []Problem {
+func SchemaProblems(ve *jsonschema.ValidationError) []Problem { return schemaProblems(ve, false) }
+
+// schemaProblems is SchemaProblems; with skipNames it leaves out the
+// propertyNames problems, which Parse finds itself (nameProblems).
+func schemaProblems(ve *jsonschema.ValidationError, skipNames bool) []Problem {
 	var ps []Problem
-	for _, p := range schema.ProblemsWith(ve, unknownKey) {
+	for _, p := range schema.ProblemsOpts(ve, schema.Options{UnknownKey: unknownKey, SkipNames: skipNames}) {
 		ps = append(ps, Problem{Location: p.Location, Message: p.Message})
 	}
 	return ps

@@ -401,3 +401,42 @@ func TestProcessKey(t *testing.T) {
 		}
 	}
 }
+
+// Bad member names in each of the four objects whose names the schema
+// restricts are reported at their own locations, every time: jsonschema/v6
+// reports them at a location that later siblings may overwrite, so the
+// registry checks them itself (names.go).
+func TestNamesAtTheirOwnLocations(t *testing.T) {
+	doc := `{"policy":{"callers":{"bad caller":{}},"tools":{"allow":["*"]}},
+	"servers":{"-bad":{"command":"x"},
+	"demo":{"command":"x","args":["a"],"cwd":"/","env":{"1X":"v","OK":"v"},"description":"d","policy":{"callers":{"token:ABC":{}},"tools":{"deny":["x"]}}},
+	"web":{"url":"https://example.com/mcp","headers":{"Bad Header":"v","X-Ok":"v"},"description":"d","timeout_ms":5}}}`
+	want := []string{
+		`/policy/callers/bad caller: the name "bad caller" is not allowed`,
+		`/servers/-bad: the name "-bad" is not allowed`,
+		`/servers/demo/env/1X: the name "1X" is not allowed`,
+		`/servers/demo/policy/callers/token:ABC: the name "token:ABC" is not allowed`,
+		`/servers/web/headers/Bad Header: the name "Bad Header" is not allowed`,
+	}
+	for range 50 { // map order varies from run to run, and so did the location
+		_, err := registry.Parse(strings.NewReader(doc), "r.json")
+		var re *registry.Error
+		if !errors.As(err, &re) {
+			t.Fatalf("err = %v, want a registry error", err)
+		}
+		var got []string
+		for _, p := range re.Problems {
+			if strings.Contains(p.Message, "is not allowed") {
+				got = append(got, p.String())
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("name problems:\n%s\nwant %d:\n%s", strings.Join(got, "\n"), len(want), strings.Join(want, "\n"))
+		}
+		for i := range want {
+			if !strings.HasPrefix(got[i], want[i]) {
+				t.Fatalf("problem %d is\n  %s\nwant\n  %s…", i, got[i], want[i])
+			}
+		}
+	}
+}

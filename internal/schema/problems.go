@@ -32,6 +32,23 @@ func Problems(err error) []Problem { return ProblemsWith(err, nil) }
 // that additionalProperties refuses (given the keyword's schema URL), at the
 // key's own location: the registry names the closest key it allows.
 func ProblemsWith(err error, unknownKey func(schemaURL, key string) string) []Problem {
+	return ProblemsOpts(err, Options{UnknownKey: unknownKey})
+}
+
+// Options shape ProblemsOpts.
+type Options struct {
+	// UnknownKey words the problem of each key that additionalProperties
+	// refuses (given the keyword's schema URL), at the key's own location.
+	UnknownKey func(schemaURL, key string) string
+	// SkipNames leaves out propertyNames problems, for a caller that checks
+	// the names itself: jsonschema/v6 (v6.0.3) reports them with a location
+	// slice it goes on to reuse, so a later sibling may overwrite it.
+	SkipNames bool
+}
+
+// ProblemsOpts is Problems, with options.
+func ProblemsOpts(err error, o Options) []Problem {
+	unknownKey := o.UnknownKey
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return []Problem{{Location: "/", Message: err.Error()}}
@@ -40,7 +57,11 @@ func ProblemsWith(err error, unknownKey func(schemaURL, key string) string) []Pr
 	var walk func(*jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if pn, ok := e.ErrorKind.(*kind.PropertyNames); ok {
+			if o.SkipNames {
+				return
+			}
 			// The name itself is wrong: point at the member, not at its parent.
+			// (The parent's location may be wrong: see Options.SkipNames.)
 			loc := append(slices.Clone(e.InstanceLocation), pn.Property)
 			ps = append(ps, Problem{Location: Pointer(loc), Message: fmt.Sprintf("the name %q is not allowed: %s", pn.Property, leafMessages(e))})
 			return
