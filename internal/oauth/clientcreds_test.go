@@ -40,7 +40,7 @@ func TestClientCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatalf("call: %v", err)
 	}
-	if got != "read write" {
+	if !sameScopes(got, "read write") {
 		t.Errorf("granted scopes %q, want \"read write\"", got)
 	}
 	ev := m.next(t, "token")
