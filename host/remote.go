@@ -202,6 +202,7 @@ func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err erro
 	method := phaseMethod(phase)
 	var lr loginRequired
 	var rpcErr *jsonrpc.Error
+	var redir *remote.RedirectError
 	switch {
 	case loginNeeded(&lr, err, netErr):
 		e.Kind = KindUnauthorized
@@ -227,6 +228,13 @@ func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err erro
 		e.unsent = status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
 		e.idempotentRetry = status != http.StatusRequestTimeout
 		e.retryAfter = after
+	case errors.As(netErr, &redir):
+		e.Kind = KindUnreachable
+		if phase == PhaseInitialize {
+			e.Kind = KindHandshake
+		}
+		e.Err = fmt.Errorf("%s: %w", method, redir)
+		e.Hint = "if the server has moved, put its new url in the registry"
 	case status >= 300:
 		// 400, 404 without a session, 405, 406…: the server refuses what
 		// colibri sends, and will again.

@@ -1,0 +1,51 @@
+package host_test
+
+// Hostile remote servers and careless registries (issue 14 review): each
+// test here failed before the fix it names.
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/colibri-mcp/colibri-mcp/host"
+)
+
+// A server that redirects to another host must not get colibri's bearer
+// token or headers sent there (Go drops Authorization across hosts only
+// for headers of the first request; colibri adds its own to every hop).
+func TestRemoteRedirectKeepsCredentialsHome(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []http.Header
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Clone())
+		mu.Unlock()
+		http.Error(w, "not here", http.StatusNotFound)
+	}))
+	defer other.Close()
+	red := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/mcp?code=tok-s3cr3t", http.StatusTemporaryRedirect)
+	}))
+	defer red.Close()
+	h := newHarness(t, host.Options{Environ: func() []string { return []string{"TOKEN=tok-s3cr3t"} }})
+	srv := remoteSrv(red.URL + "/mcp")
+	srv.Headers = map[string]string{"X-Api-Key": "${TOKEN}"}
+	srv.BearerToken = "${TOKEN}"
+	_, err := h.ListTools(t.Context(), srv, nil)
+	e := wantKind(t, err, host.KindHandshake, host.PhaseInitialize)
+	if e.HTTPStatus != http.StatusTemporaryRedirect || e.Attempts > 1 {
+		t.Errorf("http_status %d, attempts %d; want 307, not retried", e.HTTPStatus, e.Attempts)
+	}
+	if want := "redirected to " + strings.TrimPrefix(other.URL, "http://"); !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "s3cr3t") {
+		t.Errorf("err = %v; want it to say %q and no secret", err, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 0 {
+		t.Errorf("the other host got %d requests (first: %v); want none", len(seen), seen[0])
+	}
+}
