@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
 // A server that redirects to another host must not get colibri's bearer
@@ -47,5 +48,34 @@ func TestRemoteRedirectKeepsCredentialsHome(t *testing.T) {
 	defer mu.Unlock()
 	if len(seen) != 0 {
 		t.Errorf("the other host got %d requests (first: %v); want none", len(seen), seen[0])
+	}
+}
+
+// A variable whose value holds a CR or LF cannot go into a header: a
+// config error naming the key, not a refusal that looks like the server's
+// (Go refuses such a request before sending it), and never the value.
+func TestRemoteControlCharacterInExpandedValue(t *testing.T) {
+	t.Parallel()
+	p := newProxy(t)
+	h := newHarness(t, host.Options{Environ: func() []string { return []string{"TOKEN=tok-s3cr3t\r\nX-Evil: 1"} }})
+	for _, tc := range []struct {
+		srv  func(*registry.Server)
+		want string
+	}{
+		{func(s *registry.Server) { s.Headers = map[string]string{"X-Api-Key": "${TOKEN}"} },
+			"headers X-Api-Key: after ${NAME} expansion the value holds the control character U+000D at byte 10, which an HTTP header cannot carry"},
+		{func(s *registry.Server) { s.BearerToken = "${TOKEN}" },
+			"bearer_token: after ${NAME} expansion the value holds the control character U+000D at byte 10, which an HTTP header cannot carry"},
+	} {
+		srv := remoteSrv(p.srv.URL)
+		tc.srv(srv)
+		_, err := h.ListTools(t.Context(), srv, nil)
+		e := wantKind(t, err, host.KindConfig, host.PhaseSpawn)
+		if !strings.Contains(e.Error(), tc.want) || strings.Contains(e.Error(), "s3cr3t") {
+			t.Errorf("err = %v; want %q", e, tc.want)
+		}
+	}
+	if n := p.count("initialize"); n != 0 {
+		t.Errorf("initialize sent %d times; want none", n)
 	}
 }

@@ -806,15 +806,33 @@ func (s *Server) ExpandRemote(getenv func(string) (string, bool)) (headers map[s
 	headers = make(map[string]string, len(s.Headers))
 	for _, key := range s.HeaderKeys() {
 		v, err := expand(s.Headers[key], getenv)
+		if err == nil {
+			err = headerValueProblem(v)
+		}
 		if err != nil {
 			return nil, "", fmt.Errorf("headers %s: %w", key, err)
 		}
 		headers[key] = v
 	}
-	if bearer, err = expand(s.BearerToken, getenv); err != nil {
+	bearer, err = expand(s.BearerToken, getenv)
+	if err == nil {
+		err = headerValueProblem(bearer)
+	}
+	if err != nil {
 		return nil, "", fmt.Errorf("bearer_token: %w", err)
 	}
 	return headers, bearer, nil
+}
+
+// headerValueProblem refuses an expanded header value that HTTP cannot
+// carry: a control character other than tab (a CR or LF would end the
+// header; Go refuses the request, which would look like the server's
+// fault). The value is not repeated: it is likely a secret.
+func headerValueProblem(v string) error {
+	if i := controlIndex(v); i >= 0 && v[i] != '\t' {
+		return fmt.Errorf("after ${NAME} expansion the value holds the control character U+%04X at byte %d, which an HTTP header cannot carry", v[i], i)
+	}
+	return nil
 }
 
 // expand replaces ${NAME} and $$ in s. A lone $ followed by anything else is
