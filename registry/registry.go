@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"net/textproto"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -639,6 +640,10 @@ func (s *Server) remoteProblems(at func(string) string) []Problem {
 			ps = append(ps, Problem{Location: at("/headers"), Message: fmt.Sprintf("%q is not a header name", k)})
 			continue
 		}
+		if transportHeader(k) {
+			ps = append(ps, Problem{Location: at("/headers/" + escapePointer(k)), Message: fmt.Sprintf("%q is set by colibri's HTTP transport, not by headers", k)})
+			continue
+		}
 		if _, err := expand(s.Headers[k], func(string) (string, bool) { return "", true }); err != nil {
 			ps = append(ps, Problem{Location: at("/headers/" + escapePointer(k)), Message: err.Error()})
 		} else if i := controlIndex(s.Headers[k]); i >= 0 && s.Headers[k][i] != '\t' {
@@ -648,6 +653,8 @@ func (s *Server) remoteProblems(at func(string) string) []Problem {
 	if s.BearerToken != "" {
 		if _, err := expand(s.BearerToken, func(string) (string, bool) { return "", true }); err != nil {
 			ps = append(ps, Problem{Location: at("/bearer_token"), Message: err.Error()})
+		} else if i := controlIndex(s.BearerToken); i >= 0 {
+			ps = append(ps, Problem{Location: at("/bearer_token"), Message: fmt.Sprintf("holds the control character U+%04X at byte %d: control characters are not allowed here", s.BearerToken[i], i)})
 		}
 		if s.OAuth != nil {
 			ps = append(ps, Problem{Location: at("/bearer_token"), Message: `"bearer_token" and "oauth" exclude each other: give one way to authenticate`})
@@ -690,6 +697,12 @@ func urlProblem(raw string, allowHTTP bool) string {
 	if u.User != nil {
 		return "must not hold credentials (user:password@): use bearer_token or headers"
 	}
+	if u.Hostname() == "" {
+		return fmt.Sprintf("%q names no host", raw)
+	}
+	if u.Fragment != "" || strings.HasSuffix(raw, "#") {
+		return "must not hold a fragment (#…): it is never sent to the server"
+	}
 	switch u.Scheme {
 	case "https":
 		return ""
@@ -700,6 +713,19 @@ func urlProblem(raw string, allowHTTP bool) string {
 		return fmt.Sprintf(`plain http to %s would send requests (and any token) in clear: use https, or set "allow_http": true`, u.Hostname())
 	}
 	return fmt.Sprintf("scheme %q: want https (or http to a loopback address)", u.Scheme)
+}
+
+// transportHeader reports whether the header named k is one that the HTTP
+// and MCP transports set themselves: one from headers would be dropped
+// (Host, Content-Length) or would break the session (Mcp-Session-Id).
+func transportHeader(k string) bool {
+	switch textproto.CanonicalMIMEHeaderKey(k) {
+	case "Host", "Content-Length", "Content-Type", "Content-Encoding", "Transfer-Encoding", "Connection",
+		"Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Upgrade", "Accept", "Accept-Encoding",
+		"Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id":
+		return true
+	}
+	return false
 }
 
 // loopbackHost reports whether host is localhost, 127.0.0.0/8 or ::1.
