@@ -54,6 +54,7 @@ func (h *Host) newRemote(srv *registry.Server) (*remoteUp, error) {
 	if bearer != "" {
 		secrets = append(secrets, bearer)
 	}
+	secrets = append(secrets, srv.URLSecrets()...)
 	var oauth auth.OAuthHandler
 	if srv.OAuth != nil {
 		if h.opts.OAuth == nil {
@@ -77,7 +78,7 @@ func (h *Host) newRemote(srv *registry.Server) (*remoteUp, error) {
 			URL: srv.URL, Transport: srv.Transport, Headers: headers, Bearer: bearer,
 			OAuth: oauth, MaxBytes: h.opts.MaxResultBytes,
 		}),
-		log:    h.log.With("server", srv.Name, "url", srv.URL),
+		log:    h.log.With("server", srv.Name, "url", srv.ShownURL()),
 		redact: newRedactor(secrets),
 		endCh:  make(chan struct{}),
 	}, nil

@@ -4,6 +4,8 @@ package host_test
 // test here failed before the fix it names.
 
 import (
+	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -77,5 +79,33 @@ func TestRemoteControlCharacterInExpandedValue(t *testing.T) {
 	}
 	if n := p.count("initialize"); n != 0 {
 		t.Errorf("initialize sent %d times; want none", n)
+	}
+}
+
+// A token in the url's query string is a secret like any other: the logs
+// (at debug too) show the url with its query values redacted, and a server
+// that echoes it back in an error does not get it shown.
+func TestRemoteQueryTokenNeverShown(t *testing.T) {
+	t.Parallel()
+	p := newProxy(t)
+	p.fault = func(method string, _ int) *fault {
+		if method == "tools/call" {
+			return &fault{echoURL: true}
+		}
+		return nil
+	}
+	var logs syncbuf.Buffer
+	h := newHarness(t, host.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	srv := remoteSrv(p.srv.URL + "/mcp?key=q-s3cr3t-value")
+	_, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "hi"}, nil)
+	wantKind(t, err, host.KindUnreachable, host.PhaseCall)
+	h.Close()
+	if !strings.Contains(err.Error(), "key=[redacted]") || !strings.Contains(logs.String(), `url="`+p.srv.URL+`/mcp?key=[redacted]"`) {
+		t.Errorf("err %v\nlogs %s\nwant the url shown with key=[redacted]", err, logs.String())
+	}
+	for _, shown := range []string{err.Error(), logs.String()} {
+		if strings.Contains(shown, "s3cr3t") {
+			t.Errorf("the query token is shown: %s", shown)
+		}
 	}
 }

@@ -797,6 +797,43 @@ func (s *Server) ExpandEnv(getenv func(string) (string, bool)) (map[string]strin
 	return out, nil
 }
 
+// ShownURL is the url as colibri shows it (the servers tool, logs): each
+// query value replaced by [redacted], since some servers take a token
+// there ("?key=…"). The names stay.
+func (s *Server) ShownURL() string {
+	u, err := url.Parse(s.URL)
+	if err != nil || u.RawQuery == "" {
+		return s.URL
+	}
+	parts := strings.Split(u.RawQuery, "&")
+	for i, p := range parts {
+		if k, _, ok := strings.Cut(p, "="); ok {
+			parts[i] = k + "=[redacted]"
+		}
+	}
+	u.RawQuery = strings.Join(parts, "&")
+	return u.String()
+}
+
+// URLSecrets are the query values of the url (as written and decoded):
+// what ShownURL hides, for redacting anything else colibri shows.
+func (s *Server) URLSecrets() []string {
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range strings.Split(u.RawQuery, "&") {
+		if _, v, ok := strings.Cut(p, "="); ok && v != "" {
+			out = append(out, v)
+			if d, err := url.QueryUnescape(v); err == nil && d != v {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
 // HeaderKeys returns the names of the server's headers, sorted. Their
 // values are never shown.
 func (s *Server) HeaderKeys() []string {
