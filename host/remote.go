@@ -54,6 +54,7 @@ func (h *Host) newRemote(srv *registry.Server) (*remoteUp, error) {
 	if bearer != "" {
 		secrets = append(secrets, bearer)
 	}
+	secrets = append(secrets, srv.URLSecrets()...)
 	var oauth auth.OAuthHandler
 	if srv.OAuth != nil {
 		if h.opts.OAuth == nil {
@@ -77,7 +78,7 @@ func (h *Host) newRemote(srv *registry.Server) (*remoteUp, error) {
 			URL: srv.URL, Transport: srv.Transport, Headers: headers, Bearer: bearer,
 			OAuth: oauth, MaxBytes: h.opts.MaxResultBytes,
 		}),
-		log:    h.log.With("server", srv.Name, "url", srv.URL),
+		log:    h.log.With("server", srv.Name, "url", srv.ShownURL()),
 		redact: newRedactor(secrets),
 		endCh:  make(chan struct{}),
 	}, nil
@@ -202,6 +203,7 @@ func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err erro
 	method := phaseMethod(phase)
 	var lr loginRequired
 	var rpcErr *jsonrpc.Error
+	var redir *remote.RedirectError
 	switch {
 	case loginNeeded(&lr, err, netErr):
 		e.Kind = KindUnauthorized
@@ -227,6 +229,13 @@ func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err erro
 		e.unsent = status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
 		e.idempotentRetry = status != http.StatusRequestTimeout
 		e.retryAfter = after
+	case errors.As(netErr, &redir):
+		e.Kind = KindUnreachable
+		if phase == PhaseInitialize {
+			e.Kind = KindHandshake
+		}
+		e.Err = fmt.Errorf("%s: %w", method, redir)
+		e.Hint = "if the server has moved, put its new url in the registry"
 	case status >= 300:
 		// 400, 404 without a session, 405, 406…: the server refuses what
 		// colibri sends, and will again.

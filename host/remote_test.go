@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -62,6 +63,7 @@ type fault struct {
 	retryAfter string // with this Retry-After
 	reset      bool   // read the request, then drop the connection
 	hang       bool   // never answer
+	echoURL    bool   // answer 400 with a JSON-RPC error quoting the request's url
 }
 
 // proxy records every request (method, headers) and passes it to the
@@ -137,6 +139,10 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		inner.ServeHTTP(w, r)
 	case f.hang:
 		<-r.Context().Done()
+	case f.echoURL:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"bad request to %s"}}`, r.URL)
 	case f.reset:
 		conn, _, err := w.(http.Hijacker).Hijack()
 		if err == nil {

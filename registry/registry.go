@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"net/textproto"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -640,6 +641,10 @@ func (s *Server) remoteProblems(at func(string) string) []Problem {
 			ps = append(ps, Problem{Location: at("/headers"), Message: fmt.Sprintf("%q is not a header name", k)})
 			continue
 		}
+		if transportHeader(k) {
+			ps = append(ps, Problem{Location: at("/headers/" + escapePointer(k)), Message: fmt.Sprintf("%q is set by colibri's HTTP transport, not by headers", k)})
+			continue
+		}
 		if _, err := expand(s.Headers[k], func(string) (string, bool) { return "", true }); err != nil {
 			ps = append(ps, Problem{Location: at("/headers/" + escapePointer(k)), Message: err.Error()})
 		} else if i := controlIndex(s.Headers[k]); i >= 0 && s.Headers[k][i] != '\t' {
@@ -649,6 +654,8 @@ func (s *Server) remoteProblems(at func(string) string) []Problem {
 	if s.BearerToken != "" {
 		if _, err := expand(s.BearerToken, func(string) (string, bool) { return "", true }); err != nil {
 			ps = append(ps, Problem{Location: at("/bearer_token"), Message: err.Error()})
+		} else if i := controlIndex(s.BearerToken); i >= 0 {
+			ps = append(ps, Problem{Location: at("/bearer_token"), Message: fmt.Sprintf("holds the control character U+%04X at byte %d: control characters are not allowed here", s.BearerToken[i], i)})
 		}
 		if s.OAuth != nil {
 			ps = append(ps, Problem{Location: at("/bearer_token"), Message: `"bearer_token" and "oauth" exclude each other: give one way to authenticate`})
@@ -691,6 +698,12 @@ func urlProblem(raw string, allowHTTP bool) string {
 	if u.User != nil {
 		return "must not hold credentials (user:password@): use bearer_token or headers"
 	}
+	if u.Hostname() == "" {
+		return fmt.Sprintf("%q names no host", raw)
+	}
+	if u.Fragment != "" || strings.HasSuffix(raw, "#") {
+		return "must not hold a fragment (#…): it is never sent to the server"
+	}
 	switch u.Scheme {
 	case "https":
 		return ""
@@ -701,6 +714,19 @@ func urlProblem(raw string, allowHTTP bool) string {
 		return fmt.Sprintf(`plain http to %s would send requests (and any token) in clear: use https, or set "allow_http": true`, u.Hostname())
 	}
 	return fmt.Sprintf("scheme %q: want https (or http to a loopback address)", u.Scheme)
+}
+
+// transportHeader reports whether the header named k is one that the HTTP
+// and MCP transports set themselves: one from headers would be dropped
+// (Host, Content-Length) or would break the session (Mcp-Session-Id).
+func transportHeader(k string) bool {
+	switch textproto.CanonicalMIMEHeaderKey(k) {
+	case "Host", "Content-Length", "Content-Type", "Content-Encoding", "Transfer-Encoding", "Connection",
+		"Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Upgrade", "Accept", "Accept-Encoding",
+		"Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id":
+		return true
+	}
+	return false
 }
 
 // loopbackHost reports whether host is localhost, 127.0.0.0/8 or ::1.
@@ -772,6 +798,43 @@ func (s *Server) ExpandEnv(getenv func(string) (string, bool)) (map[string]strin
 	return out, nil
 }
 
+// ShownURL is the url as colibri shows it (the servers tool, logs): each
+// query value replaced by [redacted], since some servers take a token
+// there ("?key=…"). The names stay.
+func (s *Server) ShownURL() string {
+	u, err := url.Parse(s.URL)
+	if err != nil || u.RawQuery == "" {
+		return s.URL
+	}
+	parts := strings.Split(u.RawQuery, "&")
+	for i, p := range parts {
+		if k, _, ok := strings.Cut(p, "="); ok {
+			parts[i] = k + "=[redacted]"
+		}
+	}
+	u.RawQuery = strings.Join(parts, "&")
+	return u.String()
+}
+
+// URLSecrets are the query values of the url (as written and decoded):
+// what ShownURL hides, for redacting anything else colibri shows.
+func (s *Server) URLSecrets() []string {
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range strings.Split(u.RawQuery, "&") {
+		if _, v, ok := strings.Cut(p, "="); ok && v != "" {
+			out = append(out, v)
+			if d, err := url.QueryUnescape(v); err == nil && d != v {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
 // HeaderKeys returns the names of the server's headers, sorted. Their
 // values are never shown.
 func (s *Server) HeaderKeys() []string {
@@ -807,15 +870,33 @@ func (s *Server) ExpandRemote(getenv func(string) (string, bool)) (headers map[s
 	headers = make(map[string]string, len(s.Headers))
 	for _, key := range s.HeaderKeys() {
 		v, err := expand(s.Headers[key], getenv)
+		if err == nil {
+			err = headerValueProblem(v)
+		}
 		if err != nil {
 			return nil, "", fmt.Errorf("headers %s: %w", key, err)
 		}
 		headers[key] = v
 	}
-	if bearer, err = expand(s.BearerToken, getenv); err != nil {
+	bearer, err = expand(s.BearerToken, getenv)
+	if err == nil {
+		err = headerValueProblem(bearer)
+	}
+	if err != nil {
 		return nil, "", fmt.Errorf("bearer_token: %w", err)
 	}
 	return headers, bearer, nil
+}
+
+// headerValueProblem refuses an expanded header value that HTTP cannot
+// carry: a control character other than tab (a CR or LF would end the
+// header; Go refuses the request, which would look like the server's
+// fault). The value is not repeated: it is likely a secret.
+func headerValueProblem(v string) error {
+	if i := controlIndex(v); i >= 0 && v[i] != '\t' {
+		return fmt.Errorf("after ${NAME} expansion the value holds the control character U+%04X at byte %d, which an HTTP header cannot carry", v[i], i)
+	}
+	return nil
 }
 
 // expand replaces ${NAME} and $$ in s. A lone $ followed by anything else is

@@ -19,13 +19,13 @@ func TestRemoteServerShownAndRefused(t *testing.T) {
 	}))
 	defer refuse.Close()
 	reg := &registry.Registry{Servers: map[string]*registry.Server{
-		"github": {Name: "github", URL: refuse.URL + "/mcp", BearerToken: "ghp-s3cret-token",
+		"github": {Name: "github", URL: refuse.URL + "/mcp?key=q-s3cret-value&v=1", BearerToken: "ghp-s3cret-token",
 			Headers: map[string]string{"X-MCP-Toolsets": "repos-s3cret"}},
 	}}
 	cs := connect(t, newService(t, true, reg))
 	res := callTool(t, cs, tools.ServersTool, nil)
 	b, _ := json.Marshal(res.StructuredContent)
-	want := `{"auth":"bearer","header_keys":["X-MCP-Toolsets"],"lifecycle":"persistent","name":"github","transport":"streamable_http","url":"` + refuse.URL + `/mcp","warm":{"processes":[],"up":false}}`
+	want := `{"auth":"bearer","header_keys":["X-MCP-Toolsets"],"lifecycle":"persistent","name":"github","transport":"streamable_http","url":"` + refuse.URL + `/mcp?key=[redacted]\u0026v=[redacted]","warm":{"processes":[],"up":false}}`
 	if !strings.Contains(string(b), want) || strings.Contains(string(b), "s3cret") {
 		t.Errorf("servers: %s\nwant it to hold %s", b, want)
 	}

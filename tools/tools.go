@@ -263,7 +263,7 @@ func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
 		}
 		if srv.IsRemote() {
 			info.Args, info.EnvKeys = nil, nil
-			info.URL, info.Transport = srv.URL, srv.Transport
+			info.URL, info.Transport = srv.ShownURL(), srv.Transport
 			if info.Transport == "" {
 				info.Transport = registry.TransportStreamable
 			}

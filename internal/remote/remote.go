@@ -22,11 +22,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,6 +61,7 @@ type Options struct {
 // transport it makes shares, and what was read through it.
 type Conn struct {
 	opts     Options
+	origin   *url.URL // of opts.URL: where headers and credentials may go
 	client   *http.Client
 	own      *http.Transport // closed by Close; nil when Base was given
 	read     atomic.Int64
@@ -76,10 +80,43 @@ func New(opts Options) *Conn {
 		c.own = http.DefaultTransport.(*http.Transport).Clone()
 		base = c.own
 	}
+	c.origin, _ = url.Parse(opts.URL)
 	// No Timeout: the phase contexts bound each request, and a client
 	// timeout would cut the long-lived event streams.
-	c.client = &http.Client{Transport: &roundTripper{c: c, base: base}}
+	c.client = &http.Client{Transport: &roundTripper{c: c, base: base}, CheckRedirect: c.checkRedirect}
 	return c
+}
+
+// RedirectError is a redirect off the registry's origin, which colibri does
+// not follow: the request (and the credentials colibri adds) would go to a
+// host the registry does not name. Only the host is kept: the redirect's
+// path and query may hold anything.
+type RedirectError struct{ Host string }
+
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("the server redirected to %s, another host; colibri does not follow it", e.Host)
+}
+
+// checkRedirect follows redirects within the url's origin only (at most 10,
+// as Go's default), recording a refused one in the request's Exchange.
+func (c *Conn) checkRedirect(req *http.Request, via []*http.Request) error {
+	if !c.sameOrigin(req.URL) {
+		err := &RedirectError{Host: req.URL.Host}
+		if x := exchangeOf(req.Context()); x != nil {
+			x.each(func(x *Exchange) { x.err = err })
+		}
+		return err
+	}
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	return nil
+}
+
+// sameOrigin reports whether u has the scheme and host of the registry's
+// url: only such requests carry its headers and credentials.
+func (c *Conn) sameOrigin(u *url.URL) bool {
+	return c.origin != nil && strings.EqualFold(u.Scheme, c.origin.Scheme) && strings.EqualFold(u.Host, c.origin.Host)
 }
 
 // Client is the HTTP client of the connection (for an OAuth handler's own
@@ -239,6 +276,11 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		})
 	}
 	r := req.Clone(ctx)
+	if !t.c.sameOrigin(r.URL) {
+		// An SSE endpoint event naming another host: what the request
+		// carries is the SDK's alone.
+		return t.send(r, x)
+	}
 	for k, v := range t.c.opts.Headers {
 		r.Header.Set(k, v)
 	}
@@ -258,6 +300,11 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			tok.SetAuthHeader(r)
 		}
 	}
+	return t.send(r, x)
+}
+
+// send passes r on, recording the answer in x and bounding its body.
+func (t *roundTripper) send(r *http.Request, x *Exchange) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(r)
 	if err != nil {
 		if x != nil {
