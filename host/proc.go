@@ -308,9 +308,12 @@ func spawnErr(server string, err error) *Error {
 
 // hasExited reports whether the process has been reaped, waiting at most d
 // for it: a process whose stdout just closed is usually a moment from exit.
-func (p *proc) hasExited(d time.Duration) bool {
+func (p *proc) hasExited(d time.Duration) bool { return closedWithin(p.exited, d) }
+
+// closedWithin reports whether ch is closed, waiting at most d for it.
+func closedWithin(ch <-chan struct{}, d time.Duration) bool {
 	select {
-	case <-p.exited:
+	case <-ch:
 		return true
 	default:
 	}
@@ -320,7 +323,7 @@ func (p *proc) hasExited(d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-p.exited:
+	case <-ch:
 		return true
 	case <-t.C:
 		return false

@@ -97,24 +97,7 @@ func (r *remoteUp) transport() mcp.Transport {
 }
 func (r *remoteUp) done() <-chan struct{} { return r.endCh }
 
-func (r *remoteUp) ended(d time.Duration) bool {
-	select {
-	case <-r.endCh:
-		return true
-	default:
-	}
-	if d <= 0 {
-		return false
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-r.endCh:
-		return true
-	case <-t.C:
-		return false
-	}
-}
+func (r *remoteUp) ended(d time.Duration) bool { return closedWithin(r.endCh, d) }
 
 func (r *remoteUp) endedWithError() bool { return false }
 
