@@ -177,6 +177,14 @@ type loginRequired interface {
 	LoginRequired() bool
 }
 
+// credentialsRefused is what the OAuth package's refusal by a token
+// endpoint (a wrong client_secret, a grant the server will not give)
+// implements.
+type credentialsRefused interface {
+	error
+	CredentialsRefused() bool
+}
+
 // diagnose applies the contract's rules for remote servers (CONTRACT.md
 // section 4, "Retries"): initialize and tools/list are retried on
 // connection errors, 408, 429, 500, 502, 503, 504 and an expired session;
@@ -202,12 +210,19 @@ func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err erro
 	}
 	method := phaseMethod(phase)
 	var lr loginRequired
+	var refused credentialsRefused
 	var rpcErr *jsonrpc.Error
 	var redir *remote.RedirectError
 	switch {
 	case loginNeeded(&lr, err, netErr):
 		e.Kind = KindUnauthorized
 		e.Err = lr.(error) // its message names the command to run
+	case errors.As(err, &refused) && refused.CredentialsRefused():
+		// The MCP server was never asked (or asked no more): the
+		// authorization server refused colibri's OAuth client.
+		e.Kind = KindUnauthorized
+		e.Err = fmt.Errorf("getting an OAuth token for %s: %w", method, refused)
+		e.Hint = "check oauth.client_id, oauth.client_secret and oauth.scopes for this server"
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		e.Kind = KindUnauthorized
 		e.Err = fmt.Errorf("the server refused colibri's credentials during %s (HTTP %d %s)", method, status, http.StatusText(status))

@@ -32,6 +32,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/proc"
 )
 
 // Mock is a running oauth-mock.mjs.
@@ -87,13 +89,16 @@ func StartMock(t testing.TB, env ...string) *Mock {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	// Started through proc, as a child of the test's own: a Host closing
+	// in a test whose binary is the reaper of orphans (host's) must not
+	// take it for one and kill it.
+	if err := proc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		stdin.Close() // the script exits when its stdin closes
 		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
+		go func() { cmd.Wait(); proc.Reaped(cmd.Process.Pid); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
