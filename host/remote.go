@@ -25,6 +25,7 @@ import (
 // or when colibri stops it.
 type remoteUp struct {
 	conn   *remote.Conn
+	url    string // as shown: query values redacted
 	log    *slog.Logger
 	redact *redactor
 
@@ -78,6 +79,7 @@ func (h *Host) newRemote(srv *registry.Server) (*remoteUp, error) {
 			URL: srv.URL, Transport: srv.Transport, Headers: headers, Bearer: bearer,
 			OAuth: oauth, MaxBytes: h.opts.MaxResultBytes,
 		}),
+		url:    srv.ShownURL(),
 		log:    h.log.With("server", srv.Name, "url", srv.ShownURL()),
 		redact: newRedactor(secrets),
 		endCh:  make(chan struct{}),
@@ -197,8 +199,11 @@ func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err erro
 	var wrote bool
 	var after time.Duration
 	netErr := err
+	var ctype string
+	var notMCP bool
 	if x := remote.ExchangeOf(ctx); x != nil {
 		status, wrote, after = x.Snapshot()
+		ctype, _, notMCP = x.NotMCP()
 		if xe := x.Err(); xe != nil {
 			// The SDK reports a request that got no answer as a JSON-RPC
 			// error ("rejected by transport"); the cause is here.
@@ -244,6 +249,23 @@ func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err erro
 		e.unsent = status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
 		e.idempotentRetry = status != http.StatusRequestTimeout
 		e.retryAfter = after
+	case notMCP && (status != http.StatusAccepted || phase == PhaseInitialize):
+		// A web page, a bare 202 or another body at the url: it is not an
+		// MCP endpoint, and asking again will not make it one.
+		r.end("answered with something that is not MCP")
+		e.Kind = KindUnreachable
+		if phase == PhaseInitialize {
+			e.Kind = KindHandshake
+		}
+		if ctype == "" && status == http.StatusAccepted {
+			e.Err = fmt.Errorf("the server at %s answered %s with 202 Accepted and no message, not MCP", r.url, method)
+		} else {
+			if ctype == "" {
+				ctype = "none"
+			}
+			e.Err = fmt.Errorf("the server at %s answered with Content-Type %s, not MCP", r.url, ctype)
+		}
+		e.Hint = "check the url: it must be the server's MCP endpoint (often ending in /mcp)"
 	case errors.As(netErr, &redir):
 		e.Kind = KindUnreachable
 		if phase == PhaseInitialize {
