@@ -49,8 +49,7 @@ func (h *Host) newRemote(srv *registry.Server) (*remoteUp, error) {
 		return v, ok
 	})
 	if err != nil {
-		return nil, &Error{Kind: KindConfig, Server: srv.Name, Phase: PhaseSpawn, Err: err,
-			Hint: "set the variable in colibri's environment, or write $$ for a literal $"}
+		return nil, &Error{Kind: KindConfig, Server: srv.Name, Phase: PhaseSpawn, Err: err, Hint: expandHint(err)}
 	}
 	if bearer != "" {
 		secrets = append(secrets, bearer)
@@ -84,6 +83,20 @@ func (h *Host) newRemote(srv *registry.Server) (*remoteUp, error) {
 		redact: newRedactor(secrets),
 		endCh:  make(chan struct{}),
 	}, nil
+}
+
+// expandHint says what to do about a header or bearer_token that ${NAME}
+// expansion could not make.
+func expandHint(err error) string {
+	var missing *registry.MissingVarError
+	var ctl *registry.ControlCharError
+	switch {
+	case errors.As(err, &missing):
+		return "set the variable in colibri's environment, or write $$ for a literal $"
+	case errors.As(err, &ctl):
+		return "the variable's value must be one line: remove the line break or other control character from it in colibri's environment (often a trailing newline from the file it was read from)"
+	}
+	return "write ${NAME} for a variable and $$ for a literal $"
 }
 
 // end marks the remote session gone, saying why.

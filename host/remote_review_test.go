@@ -76,6 +76,10 @@ func TestRemoteControlCharacterInExpandedValue(t *testing.T) {
 		if !strings.Contains(e.Error(), tc.want) || strings.Contains(e.Error(), "s3cr3t") {
 			t.Errorf("err = %v; want %q", e, tc.want)
 		}
+		// The variable is set: a hint about setting it would mislead.
+		if !strings.Contains(e.Hint, "remove the line break") || strings.Contains(e.Hint, "set the variable") {
+			t.Errorf("hint %q; want one about the line break in the value", e.Hint)
+		}
 	}
 	if n := p.count("initialize"); n != 0 {
 		t.Errorf("initialize sent %d times; want none", n)
