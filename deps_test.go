@@ -117,7 +117,8 @@ func TestBinaryHoldsNoTestCode(t *testing.T) {
 		switch {
 		case imp == "testing", strings.HasPrefix(imp, module+"internal/testbuild"),
 			strings.HasPrefix(imp, module+"internal/procs"), strings.HasPrefix(imp, module+"internal/fakemcp"),
-			strings.HasPrefix(imp, module+"internal/bench"), strings.HasPrefix(imp, module+"internal/syncbuf"):
+			strings.HasPrefix(imp, module+"internal/bench"), strings.HasPrefix(imp, module+"internal/syncbuf"),
+			strings.HasPrefix(imp, module+"internal/oauthtest"):
 			t.Errorf("colibri-mcp depends on %s, which is for tests and benchmarks only", imp)
 		}
 	}

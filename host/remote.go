@@ -25,6 +25,7 @@ import (
 // or when colibri stops it.
 type remoteUp struct {
 	conn   *remote.Conn
+	url    string // as shown: query values redacted
 	log    *slog.Logger
 	redact *redactor
 
@@ -48,8 +49,7 @@ func (h *Host) newRemote(srv *registry.Server) (*remoteUp, error) {
 		return v, ok
 	})
 	if err != nil {
-		return nil, &Error{Kind: KindConfig, Server: srv.Name, Phase: PhaseSpawn, Err: err,
-			Hint: "set the variable in colibri's environment, or write $$ for a literal $"}
+		return nil, &Error{Kind: KindConfig, Server: srv.Name, Phase: PhaseSpawn, Err: err, Hint: expandHint(err)}
 	}
 	if bearer != "" {
 		secrets = append(secrets, bearer)
@@ -78,10 +78,25 @@ func (h *Host) newRemote(srv *registry.Server) (*remoteUp, error) {
 			URL: srv.URL, Transport: srv.Transport, Headers: headers, Bearer: bearer,
 			OAuth: oauth, MaxBytes: h.opts.MaxResultBytes,
 		}),
+		url:    srv.ShownURL(),
 		log:    h.log.With("server", srv.Name, "url", srv.ShownURL()),
 		redact: newRedactor(secrets),
 		endCh:  make(chan struct{}),
 	}, nil
+}
+
+// expandHint says what to do about a header or bearer_token that ${NAME}
+// expansion could not make.
+func expandHint(err error) string {
+	var missing *registry.MissingVarError
+	var ctl *registry.ControlCharError
+	switch {
+	case errors.As(err, &missing):
+		return "set the variable in colibri's environment, or write $$ for a literal $"
+	case errors.As(err, &ctl):
+		return "the variable's value must be one line: remove the line break or other control character from it in colibri's environment (often a trailing newline from the file it was read from)"
+	}
+	return "write ${NAME} for a variable and $$ for a literal $"
 }
 
 // end marks the remote session gone, saying why.
@@ -160,6 +175,14 @@ type loginRequired interface {
 	LoginRequired() bool
 }
 
+// credentialsRefused is what the OAuth package's refusal by a token
+// endpoint (a wrong client_secret, a grant the server will not give)
+// implements.
+type credentialsRefused interface {
+	error
+	CredentialsRefused() bool
+}
+
 // diagnose applies the contract's rules for remote servers (CONTRACT.md
 // section 4, "Retries"): initialize and tools/list are retried on
 // connection errors, 408, 429, 500, 502, 503, 504 and an expired session;
@@ -172,8 +195,11 @@ func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err erro
 	var wrote bool
 	var after time.Duration
 	netErr := err
+	var ctype string
+	var notMCP bool
 	if x := remote.ExchangeOf(ctx); x != nil {
 		status, wrote, after = x.Snapshot()
+		ctype, _, notMCP = x.NotMCP()
 		if xe := x.Err(); xe != nil {
 			// The SDK reports a request that got no answer as a JSON-RPC
 			// error ("rejected by transport"); the cause is here.
@@ -185,12 +211,19 @@ func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err erro
 	}
 	method := phaseMethod(phase)
 	var lr loginRequired
+	var refused credentialsRefused
 	var rpcErr *jsonrpc.Error
 	var redir *remote.RedirectError
 	switch {
 	case loginNeeded(&lr, err, netErr):
 		e.Kind = KindUnauthorized
 		e.Err = lr.(error) // its message names the command to run
+	case errors.As(err, &refused) && refused.CredentialsRefused():
+		// The MCP server was never asked (or asked no more): the
+		// authorization server refused colibri's OAuth client.
+		e.Kind = KindUnauthorized
+		e.Err = fmt.Errorf("getting an OAuth token for %s: %w", method, refused)
+		e.Hint = "check oauth.client_id, oauth.client_secret and oauth.scopes for this server"
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		e.Kind = KindUnauthorized
 		e.Err = fmt.Errorf("the server refused colibri's credentials during %s (HTTP %d %s)", method, status, http.StatusText(status))
@@ -212,6 +245,23 @@ func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err erro
 		e.unsent = status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
 		e.idempotentRetry = status != http.StatusRequestTimeout
 		e.retryAfter = after
+	case notMCP && (status != http.StatusAccepted || phase == PhaseInitialize):
+		// A web page, a bare 202 or another body at the url: it is not an
+		// MCP endpoint, and asking again will not make it one.
+		r.end("answered with something that is not MCP")
+		e.Kind = KindUnreachable
+		if phase == PhaseInitialize {
+			e.Kind = KindHandshake
+		}
+		if ctype == "" && status == http.StatusAccepted {
+			e.Err = fmt.Errorf("the server at %s answered %s with 202 Accepted and no message, not MCP", r.url, method)
+		} else {
+			if ctype == "" {
+				ctype = "none"
+			}
+			e.Err = fmt.Errorf("the server at %s answered with Content-Type %s, not MCP", r.url, ctype)
+		}
+		e.Hint = "check the url: it must be the server's MCP endpoint (often ending in /mcp)"
 	case errors.As(netErr, &redir):
 		e.Kind = KindUnreachable
 		if phase == PhaseInitialize {

@@ -76,6 +76,10 @@ func TestRemoteControlCharacterInExpandedValue(t *testing.T) {
 		if !strings.Contains(e.Error(), tc.want) || strings.Contains(e.Error(), "s3cr3t") {
 			t.Errorf("err = %v; want %q", e, tc.want)
 		}
+		// The variable is set: a hint about setting it would mislead.
+		if !strings.Contains(e.Hint, "remove the line break") || strings.Contains(e.Hint, "set the variable") {
+			t.Errorf("hint %q; want one about the line break in the value", e.Hint)
+		}
 	}
 	if n := p.count("initialize"); n != 0 {
 		t.Errorf("initialize sent %d times; want none", n)
@@ -107,5 +111,51 @@ func TestRemoteQueryTokenNeverShown(t *testing.T) {
 		if strings.Contains(shown, "s3cr3t") {
 			t.Errorf("the query token is shown: %s", shown)
 		}
+	}
+}
+
+// A url that answers initialize with something other than MCP (a web page,
+// a bare 202, another content type) is the wrong url, not a broken
+// connection: handshake, saying what it answered, and not retried.
+func TestRemoteNotMCPAnswerIsHandshake(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, ctype, body string
+		status            int
+		want              string
+	}{
+		{"html", "text/html; charset=utf-8", "<html><body>Welcome</body></html>", http.StatusOK, "answered with Content-Type text/html, not MCP"},
+		{"octet", "application/octet-stream", "\x00\x01", http.StatusOK, "answered with Content-Type application/octet-stream, not MCP"},
+		{"bare202", "", "", http.StatusAccepted, "answered initialize with 202 Accepted and no message, not MCP"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			posts := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost {
+					mu.Lock()
+					posts++
+					mu.Unlock()
+				}
+				if tc.ctype != "" {
+					w.Header().Set("Content-Type", tc.ctype)
+				}
+				w.WriteHeader(tc.status)
+				w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			h := newHarness(t, host.Options{})
+			_, err := h.ListTools(t.Context(), remoteSrv(srv.URL+"/mcp"), nil)
+			e := wantKind(t, err, host.KindHandshake, host.PhaseInitialize)
+			if want := "the server at " + srv.URL + "/mcp " + tc.want; !strings.Contains(e.Error(), want) {
+				t.Errorf("err = %v; want it to say %q", e, want)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if e.Attempts > 1 || posts != 1 {
+				t.Errorf("attempts %d, %d POSTs; want one, not retried", e.Attempts, posts)
+			}
+		})
 	}
 }

@@ -894,9 +894,21 @@ func (s *Server) ExpandRemote(getenv func(string) (string, bool)) (headers map[s
 // fault). The value is not repeated: it is likely a secret.
 func headerValueProblem(v string) error {
 	if i := controlIndex(v); i >= 0 && v[i] != '\t' {
-		return fmt.Errorf("after ${NAME} expansion the value holds the control character U+%04X at byte %d, which an HTTP header cannot carry", v[i], i)
+		return &ControlCharError{Char: v[i], At: i}
 	}
 	return nil
+}
+
+// ControlCharError is an expanded header value (or bearer token) holding a
+// control character that HTTP cannot carry: a variable's value with a line
+// break in it, most often. The value itself is never in the error.
+type ControlCharError struct {
+	Char byte // the first one
+	At   int  // its byte index in the expanded value
+}
+
+func (e *ControlCharError) Error() string {
+	return fmt.Sprintf("after ${NAME} expansion the value holds the control character U+%04X at byte %d, which an HTTP header cannot carry", e.Char, e.At)
 }
 
 // expand replaces ${NAME} and $$ in s. A lone $ followed by anything else is

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/oauthtest"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -60,18 +61,18 @@ func login(t *testing.T, srv *registry.Server, dir string) (*Status, string) {
 // rotates the refresh token and saves the new one; the spent one is then
 // useless, as the server's rotation rule says; status and logout.
 func TestAuthorizationCodeLifecycle(t *testing.T) {
-	m := startMock(t, "MOCK_DCR=1")
-	p := newProtected(t, m.issuer, "")
+	m := oauthtest.StartMock(t, "MOCK_DCR=1")
+	p := oauthtest.NewProtected(t, m.Issuer, "")
 	dir := filepath.Join(t.TempDir(), "state", "oauth")
 	srv := acServer(p.URL, registry.OAuth{Scopes: []string{"read"}})
 
 	st, stderr := login(t, srv, dir)
-	reg := m.next(t, "register")
-	ev := m.next(t, "token")
+	reg := m.Next(t, "register")
+	ev := m.Next(t, "token")
 	if ev["grant_type"] != "authorization_code" || ev["resource"] != p.URL || ev["client_id"] != reg["client_id"] {
 		t.Errorf("code exchange %v: want authorization_code with resource %s by the registered client %v", ev, p.URL, reg["client_id"])
 	}
-	if !strings.Contains(stderr, m.issuer+"/authorize?") || !strings.Contains(stderr, "code_challenge_method=S256") {
+	if !strings.Contains(stderr, m.Issuer+"/authorize?") || !strings.Contains(stderr, "code_challenge_method=S256") {
 		t.Errorf("stderr does not show the authorization URL with PKCE:\n%s", stderr)
 	}
 	path := filepath.Join(dir, "remote.json")
@@ -84,7 +85,7 @@ func TestAuthorizationCodeLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.RefreshToken == "" || first.Resource != p.URL || first.TokenEndpoint != m.issuer+"/token" {
+	if first.RefreshToken == "" || first.Resource != p.URL || first.TokenEndpoint != m.Issuer+"/token" {
 		t.Errorf("saved: refresh token %t, resource %q, token endpoint %q", first.RefreshToken != "", first.Resource, first.TokenEndpoint)
 	}
 	if strings.Contains(stderr, first.AccessToken) || strings.Contains(stderr, first.RefreshToken) {
@@ -96,10 +97,10 @@ func TestAuthorizationCodeLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := callWhoami(t, p.URL, h); err != nil || !sameScopes(got, "read offline_access") {
+	if got, err := oauthtest.CallWhoami(t, p.URL, h); err != nil || !sameScopes(got, "read offline_access") {
 		t.Fatalf("call with the saved token: %q, %v", got, err)
 	}
-	m.none(t, "token")
+	m.None(t, "token")
 
 	// An hour later the access token has expired: it is refreshed, and the
 	// rotated refresh token is saved.
@@ -108,14 +109,14 @@ func TestAuthorizationCodeLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := callWhoami(t, p.URL, h); err != nil {
+	if _, err := oauthtest.CallWhoami(t, p.URL, h); err != nil {
 		t.Fatalf("call after expiry: %v", err)
 	}
-	ev = m.next(t, "token")
+	ev = m.Next(t, "token")
 	if ev["grant_type"] != "refresh_token" || ev["refresh_token"] != first.RefreshToken || ev["resource"] != p.URL || ev["client_id"] != reg["client_id"] {
 		t.Errorf("refresh %v: want the saved refresh token, the resource and the client id", ev)
 	}
-	m.none(t, "token") // one refresh, then the new token is used
+	m.None(t, "token") // one refresh, then the new token is used
 	second, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -131,18 +132,18 @@ func TestAuthorizationCodeLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := callWhoami(t, p.URL, h2); err != nil {
+	if _, err := oauthtest.CallWhoami(t, p.URL, h2); err != nil {
 		t.Fatalf("call with the rotated refresh token: %v", err)
 	}
-	if ev := m.next(t, "token"); ev["refresh_token"] != second.RefreshToken {
+	if ev := m.Next(t, "token"); ev["refresh_token"] != second.RefreshToken {
 		t.Errorf("refreshed with %v, want the rotated refresh token", ev["refresh_token"])
 	}
 
 	// The server now refuses every refresh token: a login is needed, and
 	// the error says so exactly.
-	m.revokeRefreshTokens(t)
+	m.RevokeRefreshTokens(t)
 	h3, _ := Handler(srv, nil, Options{Dir: dir, Now: func() time.Time { return time.Now().Add(3 * time.Hour) }})
-	_, err = callWhoami(t, p.URL, h3)
+	_, err = oauthtest.CallWhoami(t, p.URL, h3)
 	assertLoginRequired(t, err, "remote")
 
 	// status, then logout, then status again and a call.
@@ -164,7 +165,7 @@ func TestAuthorizationCodeLifecycle(t *testing.T) {
 		t.Errorf("status after logout: %+v, %v", st, err)
 	}
 	h4, _ := Handler(srv, nil, Options{Dir: dir})
-	_, err = callWhoami(t, p.URL, h4)
+	_, err = oauthtest.CallWhoami(t, p.URL, h4)
 	assertLoginRequired(t, err, "remote")
 }
 
@@ -172,24 +173,24 @@ func TestAuthorizationCodeLifecycle(t *testing.T) {
 // registration at the server), and the server's 401 for a revoked access
 // token: the handler refreshes on Authorize and the retry passes.
 func TestAuthorizationCodePreregisteredAndRevokedAccessToken(t *testing.T) {
-	m := startMock(t)
-	p := newProtected(t, m.issuer, "")
+	m := oauthtest.StartMock(t)
+	p := oauthtest.NewProtected(t, m.Issuer, "")
 	dir := t.TempDir()
 	srv := acServer(p.URL, registry.OAuth{ClientID: "colibri-cli"})
 	st, _ := login(t, srv, dir)
 	if st.Dynamic || st.ClientID != "colibri-cli" {
 		t.Errorf("status: %+v", st)
 	}
-	if ev := m.next(t, "token"); ev["client_id"] != "colibri-cli" {
+	if ev := m.Next(t, "token"); ev["client_id"] != "colibri-cli" {
 		t.Errorf("code exchange %v: want the public client colibri-cli", ev)
 	}
 	saved, _ := Load(filepath.Join(dir, "remote.json"))
-	p.refuse(saved.AccessToken)
+	p.Refuse(saved.AccessToken)
 	h, _ := Handler(srv, nil, Options{Dir: dir})
-	if _, err := callWhoami(t, p.URL, h); err != nil {
+	if _, err := oauthtest.CallWhoami(t, p.URL, h); err != nil {
 		t.Fatalf("call with a revoked access token: %v", err)
 	}
-	if ev := m.next(t, "token"); ev["grant_type"] != "refresh_token" {
+	if ev := m.Next(t, "token"); ev["grant_type"] != "refresh_token" {
 		t.Errorf("after the 401: %v, want a refresh", ev)
 	}
 }

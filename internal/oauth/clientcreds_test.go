@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/oauthtest"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -29,29 +30,29 @@ func ccServer(url string, o registry.OAuth) *registry.Server {
 // token's audience), sent as a Bearer token, and reused for a second
 // connection.
 func TestClientCredentials(t *testing.T) {
-	m := startMock(t)
-	p := newProtected(t, m.issuer, "")
+	m := oauthtest.StartMock(t)
+	p := oauthtest.NewProtected(t, m.Issuer, "")
 	h, err := Handler(ccServer(p.URL, registry.OAuth{ClientID: "colibri", ClientSecret: "${CC_SECRET}", Scopes: []string{"read", "write"}}),
 		nil, Options{Getenv: env(map[string]string{"CC_SECRET": testSecret})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := callWhoami(t, p.URL, h)
+	got, err := oauthtest.CallWhoami(t, p.URL, h)
 	if err != nil {
 		t.Fatalf("call: %v", err)
 	}
 	if !sameScopes(got, "read write") {
 		t.Errorf("granted scopes %q, want \"read write\"", got)
 	}
-	ev := m.next(t, "token")
+	ev := m.Next(t, "token")
 	if ev["grant_type"] != "client_credentials" || ev["resource"] != p.URL || ev["scope"] != "read write" || ev["client_id"] != "colibri" || ev["auth"] != "basic" {
 		t.Errorf("token request %v: want client_credentials, resource %s, scope \"read write\", client colibri by Basic auth", ev, p.URL)
 	}
-	if _, err := callWhoami(t, p.URL, h); err != nil {
+	if _, err := oauthtest.CallWhoami(t, p.URL, h); err != nil {
 		t.Fatalf("second call: %v", err)
 	}
-	m.none(t, "token")
-	if n := len(p.accepted()); n < 2 {
+	m.None(t, "token")
+	if n := len(p.Accepted()); n < 2 {
 		t.Errorf("the server accepted %d requests with a token", n)
 	}
 }
@@ -59,16 +60,16 @@ func TestClientCredentials(t *testing.T) {
 // oauth.resource, when set, is the resource asked for (and the token's
 // audience), instead of the one the metadata names.
 func TestClientCredentialsResource(t *testing.T) {
-	m := startMock(t)
-	p := newProtected(t, m.issuer, "https://api.example.com/")
+	m := oauthtest.StartMock(t)
+	p := oauthtest.NewProtected(t, m.Issuer, "https://api.example.com/")
 	h, err := Handler(ccServer(p.URL, registry.OAuth{ClientID: "colibri", ClientSecret: testSecret, Resource: "https://api.example.com/"}), nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := callWhoami(t, p.URL, h); err != nil {
+	if _, err := oauthtest.CallWhoami(t, p.URL, h); err != nil {
 		t.Fatalf("call: %v", err)
 	}
-	if ev := m.next(t, "token"); ev["resource"] != "https://api.example.com/" || ev["scope"] != "read write" {
+	if ev := m.Next(t, "token"); ev["resource"] != "https://api.example.com/" || ev["scope"] != "read write" {
 		t.Errorf("token request %v: want the configured resource, and the metadata's scopes_supported", ev)
 	}
 }
@@ -81,8 +82,8 @@ func TestClientCredentialsRefreshBeforeExpiry(t *testing.T) {
 		fetches   int
 	}{{"20", 3}, {"3600", 1}} {
 		t.Run(tc.expiresIn, func(t *testing.T) {
-			m := startMock(t, "MOCK_EXPIRES_IN="+tc.expiresIn)
-			p := newProtected(t, m.issuer, "")
+			m := oauthtest.StartMock(t, "MOCK_EXPIRES_IN="+tc.expiresIn)
+			p := oauthtest.NewProtected(t, m.Issuer, "")
 			h, err := Handler(ccServer(p.URL, registry.OAuth{ClientID: "colibri", ClientSecret: testSecret}), nil, Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -100,9 +101,9 @@ func TestClientCredentialsRefreshBeforeExpiry(t *testing.T) {
 				tokens[tok.AccessToken] = true
 			}
 			for range tc.fetches {
-				m.next(t, "token")
+				m.Next(t, "token")
 			}
-			m.none(t, "token")
+			m.None(t, "token")
 			if len(tokens) != tc.fetches {
 				t.Errorf("%d distinct tokens for %d fetches", len(tokens), tc.fetches)
 			}
@@ -113,8 +114,8 @@ func TestClientCredentialsRefreshBeforeExpiry(t *testing.T) {
 // A token the server refuses (revoked early) is replaced on the 401: the
 // transport calls Authorize, which fetches a new one, and the retry passes.
 func TestClientCredentialsAuthorizeReplacesRefusedToken(t *testing.T) {
-	m := startMock(t)
-	p := newProtected(t, m.issuer, "")
+	m := oauthtest.StartMock(t)
+	p := oauthtest.NewProtected(t, m.Issuer, "")
 	h, err := Handler(ccServer(p.URL, registry.OAuth{ClientID: "colibri", ClientSecret: testSecret}), nil, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -124,13 +125,13 @@ func TestClientCredentialsAuthorizeReplacesRefusedToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.next(t, "token")
-	p.refuse(old.AccessToken)
-	if _, err := callWhoami(t, p.URL, h); err != nil {
+	m.Next(t, "token")
+	p.Refuse(old.AccessToken)
+	if _, err := oauthtest.CallWhoami(t, p.URL, h); err != nil {
 		t.Fatalf("call after the token was refused: %v", err)
 	}
-	m.next(t, "token")
-	for _, tok := range p.accepted() {
+	m.Next(t, "token")
+	for _, tok := range p.Accepted() {
 		if tok == old.AccessToken {
 			t.Error("the refused token was accepted")
 		}
@@ -140,8 +141,8 @@ func TestClientCredentialsAuthorizeReplacesRefusedToken(t *testing.T) {
 // The client secret never appears in an error or a log line, even when the
 // authorization server refuses it; a missing ${NAME} is named.
 func TestClientCredentialsSecretNeverShown(t *testing.T) {
-	m := startMock(t)
-	p := newProtected(t, m.issuer, "")
+	m := oauthtest.StartMock(t)
+	p := oauthtest.NewProtected(t, m.Issuer, "")
 	var logs syncbuf.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 
@@ -151,7 +152,7 @@ func TestClientCredentialsSecretNeverShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, callErr := callWhoami(t, p.URL+"/nowhere", h)
+	_, callErr := oauthtest.CallWhoami(t, p.URL+"/nowhere", h)
 	if callErr == nil {
 		t.Fatal("a call with no reachable token endpoint passed")
 	}
@@ -170,7 +171,7 @@ func TestClientCredentialsSecretNeverShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, callErr = callWhoami(t, p.URL, h)
+	_, callErr = oauthtest.CallWhoami(t, p.URL, h)
 	if callErr == nil || !strings.Contains(callErr.Error(), "the token endpoint answered 401 invalid_client: unknown client") {
 		t.Errorf("refused secret: got %v, want the token endpoint's status, code and description", callErr)
 	}
@@ -187,7 +188,7 @@ func TestClientCredentialsSecretNeverShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, callErr = callWhoami(t, p.URL, h)
+	_, callErr = oauthtest.CallWhoami(t, p.URL, h)
 	if callErr == nil || !strings.Contains(callErr.Error(), "the token endpoint answered 401 invalid_client: unknown client secret [redacted]") {
 		t.Errorf("echoed secret: got %v, want the description with the secret redacted", callErr)
 	}

@@ -24,6 +24,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/oauthtest"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -247,8 +248,8 @@ func TestRefreshExpiresInOutOfRange(t *testing.T) {
 // wrong state, an error with no state. Each is refused with 400 and the
 // login goes on to finish with the real redirect.
 func TestLoginIgnoresForgedRedirects(t *testing.T) {
-	m := startMock(t)
-	p := newProtected(t, m.issuer, "")
+	m := oauthtest.StartMock(t)
+	p := oauthtest.NewProtected(t, m.Issuer, "")
 	dir := t.TempDir()
 	srv := acServer(p.URL, registry.OAuth{ClientID: "colibri-cli"})
 	forge := func(ctx context.Context, authURL string) error {
@@ -278,7 +279,7 @@ func TestLoginIgnoresForgedRedirects(t *testing.T) {
 	if !st.LoggedIn {
 		t.Errorf("status: %+v", st)
 	}
-	if ev := m.next(t, "token"); ev["grant_type"] != "authorization_code" {
+	if ev := m.Next(t, "token"); ev["grant_type"] != "authorization_code" {
 		t.Errorf("token request %v", ev)
 	}
 }

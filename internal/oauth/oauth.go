@@ -178,6 +178,12 @@ func (e *TokenError) Error() string {
 	return msg
 }
 
+// CredentialsRefused reports whether the authorization server refused the
+// request itself (a 4xx: invalid_client, invalid_grant, invalid_scope…),
+// which asking again will not change; a 5xx is the server's trouble.
+// Remote upstreams report such a refusal as kind "unauthorized".
+func (e *TokenError) CredentialsRefused() bool { return e.Status >= 400 && e.Status < 500 }
+
 // tokenError turns x/oauth2's errors into ones safe to show: a
 // RetrieveError's Error() quotes the whole response body. secrets are
 // what the request carried (client secret, refresh token…): a careless

@@ -208,6 +208,11 @@ type Exchange struct {
 	wrote      bool
 	retryAfter time.Duration
 	err        error // the last request's transport failure (DNS, connect, TLS, reset)
+	// The last answer's media type ("" when it had none), and whether it
+	// answered a Streamable HTTP POST (one that accepts both JSON and an
+	// event stream): only such an answer must be one or the other.
+	contentType string
+	mcpPost     bool
 }
 
 type exchangeKey struct{}
@@ -230,6 +235,24 @@ func (x *Exchange) Snapshot() (status int, wrote bool, retryAfter time.Duration)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.status, x.wrote, x.retryAfter
+}
+
+// NotMCP reports whether the last answer was a success status to a
+// Streamable HTTP POST that carried no MCP message: a media type other
+// than application/json or text/event-stream (a web page, say), or a bare
+// 202. ctype is the media type answered ("" for none); status the status.
+// (A 202 is the right answer to a notification: the caller knows whether
+// it sent one.)
+func (x *Exchange) NotMCP() (ctype string, status int, notMCP bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.mcpPost || x.status < 200 || x.status >= 300 {
+		return "", 0, false
+	}
+	if x.status == http.StatusAccepted && x.contentType == "" {
+		return "", x.status, true
+	}
+	return x.contentType, x.status, x.contentType != "application/json" && x.contentType != "text/event-stream"
 }
 
 // Err is the last request's transport failure (no answer at all), or nil.
@@ -266,7 +289,12 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	x := exchangeOf(ctx)
 	if x != nil {
-		x.each(func(x *Exchange) { x.requests++; x.status, x.wrote, x.retryAfter, x.err = 0, false, 0, nil })
+		mcpPost := req.Method == http.MethodPost && acceptsMCP(req.Header.Values("Accept"))
+		x.each(func(x *Exchange) {
+			x.requests++
+			x.status, x.wrote, x.retryAfter, x.err = 0, false, 0, nil
+			x.contentType, x.mcpPost = "", mcpPost
+		})
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 			WroteRequest: func(httptrace.WroteRequestInfo) {
 				// Even a write that failed part way may have reached the
@@ -312,13 +340,28 @@ func (t *roundTripper) send(r *http.Request, x *Exchange) (*http.Response, error
 		}
 		return nil, err
 	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if x != nil {
 		ra := retryAfter(resp.Header.Get("Retry-After"), time.Now())
-		x.each(func(x *Exchange) { x.status, x.retryAfter = resp.StatusCode, ra })
+		x.each(func(x *Exchange) { x.status, x.retryAfter, x.contentType = resp.StatusCode, ra, mt })
 	}
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	resp.Body = &limitBody{c: t.c, rc: resp.Body, events: mt == "text/event-stream"}
 	return resp, nil
+}
+
+// acceptsMCP reports whether an Accept header lists both media types a
+// Streamable HTTP POST must accept (the SSE transport's POSTs do not: their
+// answers come over the event stream, and a 202 is all they get).
+func acceptsMCP(values []string) bool {
+	var json, events bool
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part))
+			json = json || mt == "application/json"
+			events = events || mt == "text/event-stream"
+		}
+	}
+	return json && events
 }
 
 // retryAfter reads a Retry-After header: delay-seconds or an HTTP date

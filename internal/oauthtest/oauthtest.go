@@ -1,10 +1,16 @@
-package oauth
-
-// The test rig: a real authorization server (oauth2-mock-server, from
+// Package oauthtest is the OAuth test rig shared by internal/oauth's and
+// host's tests: a real authorization server (oauth2-mock-server, from
 // testdata/peers, run by testdata/peers/oauth-mock.mjs) and a real go-sdk
 // MCP server behind go-sdk's bearer-token middleware, which serves its
 // protected-resource metadata (RFC 9728) and answers 401 with a
-// WWW-Authenticate challenge that points at it.
+// WWW-Authenticate challenge that points at it. It is for tests only: the
+// shipped binary never imports it (deps_test.go checks).
+//
+//	m := oauthtest.StartMock(t)
+//	p := oauthtest.NewProtected(t, m.Issuer, "")
+//	… connect to p.URL with an OAuth handler …
+//	ev := m.Next(t, "token") // what the token endpoint was asked
+package oauthtest
 
 import (
 	"bufio"
@@ -26,19 +32,41 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/proc"
 )
 
-// mockServer is a running oauth-mock.mjs.
-type mockServer struct {
-	issuer string
+// Mock is a running oauth-mock.mjs.
+type Mock struct {
+	Issuer string
 	events chan map[string]any
 }
 
-// startMock runs the authorization server, or skips (fails in CI) when the
-// peers are not installed.
-func startMock(t *testing.T, env ...string) *mockServer {
+// peersDir is testdata/peers of the module the test runs in: the first
+// folder up from the working directory (the package's) that holds go.mod.
+func peersDir(t testing.TB) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "testdata", "peers")
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			t.Fatal("no go.mod above the working directory")
+		}
+		dir = up
+	}
+}
+
+// StartMock runs the authorization server, or skips (fails in CI) when the
+// peers are not installed. env is added to its environment (MOCK_DCR=1,
+// MOCK_EXPIRES_IN=N: see oauth-mock.mjs).
+func StartMock(t testing.TB, env ...string) *Mock {
 	t.Helper()
-	peers, _ := filepath.Abs("../../testdata/peers")
+	peers := peersDir(t)
 	_, statErr := os.Stat(filepath.Join(peers, "node_modules", "oauth2-mock-server", "package.json"))
 	_, nodeErr := exec.LookPath("node")
 	if statErr != nil || nodeErr != nil {
@@ -61,13 +89,16 @@ func startMock(t *testing.T, env ...string) *mockServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	// Started through proc, as a child of the test's own: a Host closing
+	// in a test whose binary is the reaper of orphans (host's) must not
+	// take it for one and kill it.
+	if err := proc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		stdin.Close() // the script exits when its stdin closes
 		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
+		go func() { cmd.Wait(); proc.Reaped(cmd.Process.Pid); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
@@ -75,7 +106,7 @@ func startMock(t *testing.T, env ...string) *mockServer {
 			<-done
 		}
 	})
-	m := &mockServer{events: make(chan map[string]any, 100)}
+	m := &Mock{events: make(chan map[string]any, 100)}
 	ready := make(chan string, 1)
 	gone := make(chan struct{}) // the script closed its stdout: it exited
 	go func() {
@@ -94,7 +125,7 @@ func startMock(t *testing.T, env ...string) *mockServer {
 		}
 	}()
 	select {
-	case m.issuer = <-ready:
+	case m.Issuer = <-ready:
 	case <-gone:
 		t.Fatal("oauth-mock.mjs exited before it was ready (its stderr is above)")
 	case <-time.After(30 * time.Second):
@@ -103,8 +134,9 @@ func startMock(t *testing.T, env ...string) *mockServer {
 	return m
 }
 
-// next is the next event of the given kind, within a deadline.
-func (m *mockServer) next(t *testing.T, kind string) map[string]any {
+// Next is the next event of the given kind ("token", "register"), within
+// a deadline.
+func (m *Mock) Next(t testing.TB, kind string) map[string]any {
 	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
@@ -119,10 +151,10 @@ func (m *mockServer) next(t *testing.T, kind string) map[string]any {
 	}
 }
 
-// none asserts that no event of that kind is pending (events are written
+// None asserts that no event of that kind is pending (events are written
 // before the answer they describe, so a request that completed has its
 // event queued already).
-func (m *mockServer) none(t *testing.T, kind string) {
+func (m *Mock) None(t testing.TB, kind string) {
 	t.Helper()
 	for {
 		select {
@@ -136,50 +168,62 @@ func (m *mockServer) none(t *testing.T, kind string) {
 	}
 }
 
-func (m *mockServer) revokeRefreshTokens(t *testing.T) {
+// RevokeRefreshTokens makes the server refuse every refresh token it gave.
+func (m *Mock) RevokeRefreshTokens(t testing.TB) {
 	t.Helper()
-	resp, err := http.Post(m.issuer+"/test/revoke", "text/plain", nil)
+	resp, err := http.Post(m.Issuer+"/test/revoke", "text/plain", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 }
 
-// protected is an MCP server that accepts only the mock's tokens for its
-// own resource.
-type protected struct {
+// Protected is an MCP server that accepts only the mock's tokens for its
+// own resource. Its one tool, whoami, answers the token's scopes.
+type Protected struct {
 	URL      string // the MCP endpoint
-	resource string // what a token's aud must be
+	Resource string // what a token's aud must be
 
 	mu      sync.Mutex
 	seen    []string // access tokens accepted, in order
 	refused map[string]bool
+	denied  int
 }
 
-func (p *protected) refuse(token string) {
+// Refuse makes the server answer 401 to token from now on.
+func (p *Protected) Refuse(token string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.refused[token] = true
 }
 
-func (p *protected) accepted() []string {
+// Accepted is the access tokens the server accepted, one per request.
+func (p *Protected) Accepted() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.seen)
 }
 
-// newProtected serves /mcp behind bearer tokens from issuer. resource is
+// Denied is how many requests the server refused for their token (a
+// request with no token at all is not counted).
+func (p *Protected) Denied() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.denied
+}
+
+// NewProtected serves /mcp behind bearer tokens from issuer. resource is
 // the audience tokens must carry; "" means the MCP endpoint's URL.
-func newProtected(t *testing.T, issuer, resource string) *protected {
+func NewProtected(t testing.TB, issuer, resource string) *Protected {
 	t.Helper()
-	p := &protected{refused: map[string]bool{}}
+	p := &Protected{refused: map[string]bool{}}
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	p.URL = srv.URL + "/mcp"
-	p.resource = resource
-	if p.resource == "" {
-		p.resource = p.URL
+	p.Resource = resource
+	if p.Resource == "" {
+		p.Resource = p.URL
 	}
 	prmURL := srv.URL + "/.well-known/oauth-protected-resource/mcp"
 	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
@@ -194,28 +238,31 @@ func newProtected(t *testing.T, issuer, resource string) *protected {
 	})
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
 	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		claims, err := jwtClaims(token)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
-		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
+		c, err := jwtClaims(token)
 		switch {
-		case claims.Iss != issuer:
-			return nil, fmt.Errorf("%w: issuer %q", auth.ErrInvalidToken, claims.Iss)
-		case claims.Aud != p.resource:
-			return nil, fmt.Errorf("%w: audience %q, want %q", auth.ErrInvalidToken, claims.Aud, p.resource)
+		case err != nil:
+		case c.Iss != issuer:
+			err = fmt.Errorf("issuer %q", c.Iss)
+		case c.Aud != p.Resource:
+			err = fmt.Errorf("audience %q, want %q", c.Aud, p.Resource)
 		case p.refused[token]:
-			return nil, fmt.Errorf("%w: revoked", auth.ErrInvalidToken)
+			err = fmt.Errorf("revoked")
+		}
+		if err != nil {
+			p.denied++
+			return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
 		}
 		p.seen = append(p.seen, token)
-		return &auth.TokenInfo{Scopes: strings.Fields(claims.Scope), Expiration: time.Unix(claims.Exp, 0)}, nil
+		return &auth.TokenInfo{Scopes: strings.Fields(c.Scope), Expiration: time.Unix(c.Exp, 0)}, nil
 	}
 	mux.Handle("/mcp", auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: prmURL})(handler))
 	return p
 }
 
-type claims struct {
+// Claims is what the tests read of a mock's token.
+type Claims struct {
 	Iss   string `json:"iss"`
 	Aud   string `json:"aud"`
 	Scope string `json:"scope"`
@@ -224,7 +271,7 @@ type claims struct {
 
 // jwtClaims reads a JWT's payload (the signature is the mock's business:
 // the issuer check is enough to tell its tokens from anything else here).
-func jwtClaims(token string) (*claims, error) {
+func jwtClaims(token string) (*Claims, error) {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
 		return nil, fmt.Errorf("not a JWT")
@@ -233,12 +280,22 @@ func jwtClaims(token string) (*claims, error) {
 	if err != nil {
 		return nil, err
 	}
-	var c claims
+	var c Claims
 	return &c, json.Unmarshal(raw, &c)
 }
 
-// callWhoami connects to url with h and calls whoami: the granted scopes.
-func callWhoami(t *testing.T, url string, h auth.OAuthHandler) (string, error) {
+// ClaimsOf reads a token the mock issued, failing the test when it cannot.
+func ClaimsOf(t testing.TB, token string) *Claims {
+	t.Helper()
+	c, err := jwtClaims(token)
+	if err != nil {
+		t.Fatalf("token: %v", err)
+	}
+	return c
+}
+
+// CallWhoami connects to url with h and calls whoami: the granted scopes.
+func CallWhoami(t testing.TB, url string, h auth.OAuthHandler) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

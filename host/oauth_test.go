@@ -1,0 +1,177 @@
+package host_test
+
+// OAuth through a remote upstream, end to end: a Host with Options.OAuth
+// set as cmd/colibri-mcp sets it (internal/oauth's handlers), a real
+// authorization server (oauth2-mock-server) and a go-sdk MCP server that
+// accepts only its tokens for its own resource.
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
+	"github.com/colibri-mcp/colibri-mcp/internal/oauthtest"
+	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+const ccSecret = "cc-s3cr3t-value"
+
+// oauthHost is a harness whose OAuth hook is internal/oauth's, as cmd
+// wires it, with its logs in logs.
+func oauthHost(t *testing.T, dir string, logs *syncbuf.Buffer) *harness {
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	env := map[string]string{"CC_SECRET": ccSecret, "BAD_SECRET": "bad-" + ccSecret}
+	handlers := oauth.NewHandlers(oauth.Options{Logger: logger, Dir: dir,
+		Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	return newHarness(t, host.Options{Logger: logger, OAuth: handlers.Handler})
+}
+
+func whoami(t *testing.T, h *harness, srv *registry.Server) (string, error) {
+	t.Helper()
+	res, err := h.CallTool(t.Context(), srv, "whoami", nil, nil)
+	if err != nil {
+		return "", err
+	}
+	if res.IsError {
+		t.Fatalf("whoami: isError: %v", res.Content)
+	}
+	return res.Content[0].(*mcp.TextContent).Text, nil
+}
+
+func TestRemoteOAuthClientCredentials(t *testing.T) {
+	t.Parallel()
+	m := oauthtest.StartMock(t)
+	p := oauthtest.NewProtected(t, m.Issuer, "")
+	var logs syncbuf.Buffer
+	h := oauthHost(t, t.TempDir(), &logs)
+	srv := remoteSrv(p.URL)
+	srv.OAuth = &registry.OAuth{Grant: registry.GrantClientCredentials, ClientID: "colibri",
+		ClientSecret: "${CC_SECRET}", Scopes: []string{"read"}}
+
+	tools, err := h.ListTools(t.Context(), srv, nil)
+	if err != nil || len(tools) != 1 || tools[0].Name != "whoami" {
+		t.Fatalf("list: %v, %v", tools, err)
+	}
+	if got, err := whoami(t, h, srv); err != nil || got != "read" {
+		t.Fatalf("call: %q, %v; want the granted scope \"read\"", got, err)
+	}
+	ev := m.Next(t, "token")
+	if ev["grant_type"] != "client_credentials" || ev["resource"] != p.URL || ev["scope"] != "read" || ev["client_id"] != "colibri" {
+		t.Errorf("token request %v: want client_credentials for resource %s, scope read, client colibri", ev, p.URL)
+	}
+	m.None(t, "token") // one token for the list and the call
+	accepted := p.Accepted()
+	if len(accepted) == 0 {
+		t.Fatal("the MCP server accepted no token")
+	}
+	for _, tok := range accepted {
+		if c := oauthtest.ClaimsOf(t, tok); c.Iss != m.Issuer || c.Aud != p.URL || c.Scope != "read" {
+			t.Errorf("the MCP server saw a token for %+v; want the mock's, for %s, scope read", c, p.URL)
+		}
+	}
+
+	// The MCP server refuses the token from now on (revoked early): one
+	// re-authorization (one new token), and the call passes.
+	old := accepted[len(accepted)-1]
+	p.Refuse(old)
+	if got, err := whoami(t, h, srv); err != nil || got != "read" {
+		t.Fatalf("call after the token was refused: %q, %v", got, err)
+	}
+	m.Next(t, "token")
+	m.None(t, "token")
+	if p.Denied() == 0 {
+		t.Error("the refused token was never sent: the test proves nothing")
+	}
+	if last := p.Accepted(); last[len(last)-1] == old {
+		t.Error("the refused token was accepted")
+	}
+
+	// A client secret the authorization server refuses: unauthorized, not
+	// retried, and the secret nowhere.
+	bad := remoteSrv(p.URL)
+	bad.Name = "badsecret"
+	bad.OAuth = &registry.OAuth{Grant: registry.GrantClientCredentials, ClientID: "colibri", ClientSecret: "${BAD_SECRET}"}
+	_, err = h.CallTool(t.Context(), bad, "whoami", nil, nil)
+	e := wantKind(t, err, host.KindUnauthorized, host.PhaseInitialize)
+	if e.Attempts > 1 || !strings.Contains(e.Error(), "the token endpoint answered 401 invalid_client") {
+		t.Errorf("err = %v (attempts %d, http_status %d); want the token endpoint's refusal, once", e, e.Attempts, e.HTTPStatus)
+	}
+	h.Close()
+	for what, text := range map[string]string{"error": e.Error(), "logs": logs.String()} {
+		if strings.Contains(text, "s3cr3t") {
+			t.Errorf("the client secret is in the %s: %s", what, text)
+		}
+	}
+}
+
+// follow plays the person with a browser: the mock authorizes at once and
+// redirects to colibri's loopback listener.
+func follow(ctx context.Context, authURL string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return errors.New("the redirect page said: " + string(body))
+	}
+	return nil
+}
+
+func TestRemoteOAuthAuthorizationCode(t *testing.T) {
+	t.Parallel()
+	m := oauthtest.StartMock(t, "MOCK_DCR=1")
+	p := oauthtest.NewProtected(t, m.Issuer, "")
+	dir := t.TempDir()
+	var logs syncbuf.Buffer
+	h := oauthHost(t, dir, &logs)
+	srv := remoteSrv(p.URL)
+	srv.OAuth = &registry.OAuth{Grant: registry.GrantAuthorizationCode, Scopes: []string{"read"}}
+
+	// Never logged in: at once, unauthorized, naming the command; nothing
+	// waits for a browser, nothing is retried.
+	start := time.Now()
+	_, err := h.CallTool(t.Context(), srv, "whoami", nil, nil)
+	e := wantKind(t, err, host.KindUnauthorized, host.PhaseInitialize)
+	within(t, start, 3*time.Second)
+	if got := e.Err.Error(); got != "remote needs a login: run colibri-mcp auth login remote" || e.Attempts > 1 {
+		t.Errorf("message %q (attempts %d); want exactly the login command, once", got, e.Attempts)
+	}
+	m.None(t, "token")
+
+	// A browser-free login, as `colibri-mcp auth login remote` runs it.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	var stderr strings.Builder
+	if _, err := oauth.Login(ctx, srv, oauth.LoginOptions{Options: oauth.Options{Dir: dir}, Stderr: &stderr, Visit: follow, Wait: 20 * time.Second}); err != nil {
+		t.Fatalf("login: %v\n%s", err, stderr.String())
+	}
+	if ev := m.Next(t, "token"); ev["grant_type"] != "authorization_code" {
+		t.Fatalf("login's token request: %v", ev)
+	}
+
+	// The same Host now uses the saved token: no new token is asked for.
+	got, err := whoami(t, h, srv)
+	if err != nil || !strings.Contains(" "+got+" ", " read ") {
+		t.Fatalf("call after the login: %q, %v", got, err)
+	}
+	m.None(t, "token")
+	if len(p.Accepted()) == 0 {
+		t.Error("the MCP server accepted no token")
+	}
+}
