@@ -89,6 +89,22 @@ func (c *converter) parseJSON(data []byte, f jsonFormat) error {
 		c.note("", msg)
 		return nil
 	}
+	return c.eachServer(servers, func(name string, entry object) (*spec, error) {
+		switch f {
+		case mcpServersFormat:
+			return c.fromMCPServers(name, entry)
+		case vscodeFormat:
+			return c.fromVSCode(name, entry)
+		default: // zedFormat
+			return c.fromZed(name, entry)
+		}
+	})
+}
+
+// eachServer converts each member of servers (the editor's table of
+// servers, by name) with read, in name order, and adds what it returns. A
+// null member is skipped (JSON; TOML has none).
+func (c *converter) eachServer(servers node, read func(name string, entry object) (*spec, error)) error {
 	obj, err := servers.object()
 	if err != nil {
 		return err
@@ -104,15 +120,7 @@ func (c *converter) parseJSON(data []byte, f jsonFormat) error {
 		if err != nil {
 			return err
 		}
-		var s *spec
-		switch f {
-		case mcpServersFormat:
-			s, err = c.fromMCPServers(name, entry)
-		case vscodeFormat:
-			s, err = c.fromVSCode(name, entry)
-		case zedFormat:
-			s, err = c.fromZed(name, entry)
-		}
+		s, err := read(name, entry)
 		if err != nil {
 			return err
 		}
@@ -332,27 +340,7 @@ func (c *converter) parseCodex(data []byte) error {
 		c.note("", "the file has no [mcp_servers.NAME] tables: nothing to import")
 		return nil
 	}
-	obj, err := servers.object()
-	if err != nil {
-		return err
-	}
-	names := slices.Sorted(maps.Keys(obj.m))
-	c.reserve(names)
-	for _, name := range names {
-		n, _ := obj.get(name)
-		entry, err := n.object()
-		if err != nil {
-			return err
-		}
-		s, err := c.fromCodex(name, entry)
-		if err != nil {
-			return err
-		}
-		if s != nil {
-			c.add(name, s)
-		}
-	}
-	return nil
+	return c.eachServer(servers, c.fromCodex)
 }
 
 // fromCodex reads one [mcp_servers.NAME] table (codex-rs/config's
