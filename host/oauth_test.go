@@ -145,10 +145,11 @@ func TestRemoteOAuthAuthorizationCode(t *testing.T) {
 
 	// Never logged in: at once, unauthorized, naming the command; nothing
 	// waits for a browser, nothing is retried.
-	start := time.Now()
+	// (A Host that waited would end at its phase timeout, as kind timeout;
+	// one that retried would say attempts > 1. No wall-clock bound: a
+	// loaded machine may be slow to answer even at once.)
 	_, err := h.CallTool(t.Context(), srv, "whoami", nil, nil)
 	e := wantKind(t, err, host.KindUnauthorized, host.PhaseInitialize)
-	within(t, start, 3*time.Second)
 	if got := e.Err.Error(); got != "remote needs a login: run colibri-mcp auth login remote" || e.Attempts > 1 {
 		t.Errorf("message %q (attempts %d); want exactly the login command, once", got, e.Attempts)
 	}

@@ -340,13 +340,22 @@ func TestRemoteHangTimesOut(t *testing.T) {
 		}
 		return nil
 	}
-	h := newHarness(t, host.Options{})
+	// A phase timeout far beyond the bound below: only call_timeout_ms can
+	// end the call within it.
+	h := newHarness(t, host.Options{Timeout: time.Minute})
 	srv := remoteSrv(p.srv.URL)
 	srv.CallTimeout = 300
+	// Connected first, so that only the call is timed: a slow start under
+	// load (the race detector, parallel tests) is not the call's.
+	if _, err := h.ListTools(t.Context(), srv, nil); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	_, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "x"}, nil)
 	wantKind(t, err, host.KindTimeout, host.PhaseCall)
-	within(t, start, 3*time.Second)
+	// Without call_timeout_ms the call would run to the phase timeout (a
+	// minute): 10 s tells that apart with room for a loaded machine.
+	within(t, start, 10*time.Second)
 }
 
 func TestRemoteRestartedServerIsReinitialized(t *testing.T) {
@@ -507,14 +516,17 @@ func TestRemoteCancellationIsForwarded(t *testing.T) {
 	}
 	h := newHarness(t, host.Options{})
 	ctx, cancel := context.WithCancel(t.Context())
+	cancelledAt := make(chan time.Time, 1)
 	go func() {
 		<-called
+		cancelledAt <- time.Now()
 		cancel()
 	}()
-	start := time.Now()
 	_, err := h.CallTool(ctx, remoteSrv(p.srv.URL), "echo", map[string]any{"message": "x"}, nil)
 	wantKind(t, err, host.KindCancelled, host.PhaseCall)
-	within(t, start, 3*time.Second)
+	// Timed from the cancellation, not from a start that connecting under
+	// load may make slow; a call that ignored it would run to its timeout.
+	within(t, <-cancelledAt, 10*time.Second)
 	select {
 	case <-cancelled:
 	case <-time.After(5 * time.Second):

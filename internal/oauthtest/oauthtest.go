@@ -24,8 +24,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,6 +42,7 @@ import (
 type Mock struct {
 	Issuer string
 	events chan map[string]any
+	marks  atomic.Int64
 }
 
 // peersDir is testdata/peers of the module the test runs in: the first
@@ -151,19 +154,32 @@ func (m *Mock) Next(t testing.TB, kind string) map[string]any {
 	}
 }
 
-// None asserts that no event of that kind is pending (events are written
-// before the answer they describe, so a request that completed has its
-// event queued already).
+// None asserts that the server got no request of that kind since the
+// events last read. The events come through a pipe and a goroutine, so
+// what is queued now may lag behind what the server did: None asks the
+// server for a mark and reads up to it (the server writes each event
+// before the answer it describes, so every request answered before the
+// mark has its event ahead of it).
 func (m *Mock) None(t testing.TB, kind string) {
 	t.Helper()
+	id := strconv.FormatInt(m.marks.Add(1), 10)
+	resp, err := http.Post(m.Issuer+"/test/mark?id="+id, "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	deadline := time.After(10 * time.Second)
 	for {
 		select {
 		case ev := <-m.events:
-			if ev["event"] == kind {
+			switch {
+			case ev["event"] == kind:
 				t.Fatalf("unexpected %s event: %v", kind, ev)
+			case ev["event"] == "mark" && ev["id"] == id:
+				return
 			}
-		default:
-			return
+		case <-deadline:
+			t.Fatal("the authorization server's mark did not come back within 10 s")
 		}
 	}
 }

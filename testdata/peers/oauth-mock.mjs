@@ -104,6 +104,14 @@ if (dcr) {
   });
 }
 
+// POST /test/mark?id=N prints {"event":"mark","id":"N"}: every event of a
+// request answered before it is on stdout ahead of it.
+service.addRoute('POST', '/test/mark', (req, res) => {
+  say({ event: 'mark', id: new URL(req.url, issuer).searchParams.get('id') || '' });
+  res.writeHead(204);
+  res.end();
+});
+
 service.addRoute('POST', '/test/revoke', (req, res) => {
   live.clear();
   res.writeHead(204);
