@@ -43,7 +43,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root := &cli.Command{
 		Name:  "colibri-mcp",
 		Usage: "one trusted, confined, observable door to many MCP servers",
-		Description: "colibri-mcp is an MCP server that hosts the stdio MCP servers of a JSON registry.\n" +
+		Description: "colibri-mcp is an MCP server that hosts the MCP servers of a JSON registry: local\n" +
+			"commands over stdio, and remote servers over HTTP (\"url\" entries).\n" +
 			"Without a command it serves MCP over stdio, as editors expect.\n\n" +
 			"Examples:\n" +
 			"  colibri-mcp servers\n" +
@@ -99,7 +100,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			},
 			{
 				Name:      "list-tools",
-				Usage:     "start the server (or every server) and list its tools",
+				Usage:     "start (or connect to) the server, or every server, and list its tools",
 				ArgsUsage: "[SERVER]",
 				Description: "Examples:\n" +
 					"  colibri-mcp list-tools demo\n" +
@@ -153,12 +154,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			},
 			{
 				Name:  "check",
-				Usage: "validate the registry; --probe also starts each server and lists its tools",
+				Usage: "validate the registry; --probe also starts (or connects to) each server and lists its tools",
 				Description: "Examples:\n" +
 					"  colibri-mcp check\n" +
 					"  colibri-mcp check --probe" + exitCodesHelp,
 				Flags: []cli.Flag{
-					&cli.BoolFlag{Name: "probe", Usage: "start each server and list its tools, printing each server's line as it finishes"},
+					&cli.BoolFlag{Name: "probe", Usage: "start (or connect to) each server and list its tools, printing each server's line as it finishes"},
 					jsonFlag(),
 				},
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
