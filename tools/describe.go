@@ -39,7 +39,7 @@ func ownTools(v view) []*mcp.Tool {
 	// Each states the workflow, from where it stands in it: a model may
 	// read any one of them first.
 	servers := "colibri-mcp hosts other MCP servers and reaches their tools for you. Start here: this lists " +
-		"each hosted server with its description, command, environment variable names (never values) and jail, " +
+		"each hosted server with its description, its command (environment variable names, jail) or URL (transport, header names, auth kind; never a value), " +
 		"and whether calling their tools is enabled. The workflow: this tool → " + ListToolsTool +
 		" with a server (its tools, each with its inputSchema) → " + CallToolTool +
 		" with that server, a tool's name and arguments that match the tool's inputSchema.\n\n" + names

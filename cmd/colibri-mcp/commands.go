@@ -440,7 +440,7 @@ func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout, stde
 	}
 	names := reg.Names()
 	if !asJSON {
-		fmt.Fprintf(stdout, "registry %s: valid, %d servers\n", s.configPath, len(names))
+		fmt.Fprintf(stdout, "registry %s: valid, %s\n", s.configPath, plural(len(names), "server"))
 	}
 	// Each server's line is printed as soon as it is known: with --probe, a
 	// server that hangs until its timeout must not hide the others'
@@ -512,4 +512,12 @@ func printCheckLine(w io.Writer, r checkServerResult) {
 	default:
 		fmt.Fprintf(w, "  %-20s ok\n", r.Server)
 	}
+}
+
+// plural is "1 server", "2 servers".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -424,7 +424,7 @@ func (c *converter) fromCodex(name string, o object) (*spec, error) {
 		"http_headers", "env_http_headers", "startup_timeout_sec", "startup_timeout_ms", "tool_timeout_sec", "enabled"}
 	for _, k := range []string{"oauth", "scopes", "oauth_resource"} {
 		if o.has(k) {
-			c.note(name, fmt.Sprintf("%q not imported: if this server needs OAuth, give its registry entry an \"oauth\" setting (docs/registry.md)", k))
+			c.note(name, fmt.Sprintf("%q not imported: if this server needs OAuth, give its registry entry an \"oauth\" setting (docs/oauth.md)", k))
 			read = append(read, k)
 		}
 	}

@@ -161,7 +161,7 @@ func TestAuthorizationCodeLifecycle(t *testing.T) {
 		t.Errorf("second logout: removed %t, %v", removed, err)
 	}
 	st, err = GetStatus(srv, Options{Dir: dir})
-	if err != nil || st.LoggedIn || st.Problem != "not logged in" {
+	if err != nil || st.LoggedIn || st.Problem != "no token file" {
 		t.Errorf("status after logout: %+v, %v", st, err)
 	}
 	h4, _ := Handler(srv, nil, Options{Dir: dir})

@@ -371,7 +371,7 @@ func GetStatus(srv *registry.Server, opts Options) (*Status, error) {
 	s, err := Load(path)
 	switch {
 	case errors.Is(err, ErrNoToken):
-		return &Status{Server: srv.Name, TokenFile: path, Problem: "not logged in"}, nil
+		return &Status{Server: srv.Name, TokenFile: path, Problem: "no token file"}, nil
 	case err != nil:
 		return &Status{Server: srv.Name, TokenFile: path, Problem: err.Error()}, nil
 	}
