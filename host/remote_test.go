@@ -533,3 +533,64 @@ func TestRemoteCancellationIsForwarded(t *testing.T) {
 		t.Fatal("the server was never sent notifications/cancelled")
 	}
 }
+
+// A persistent remote server that keeps failing opens the circuit, as a
+// process does: past the threshold, calls fail fast with unavailable and
+// nothing more is sent to the server until the cool-down ends.
+func TestRemoteCircuitOpens(t *testing.T) {
+	t.Parallel()
+	p := newProxy(t)
+	p.fault = func(string, int) *fault { return &fault{status: http.StatusServiceUnavailable} }
+	h := newHarness(t, host.Options{Retries: 1, CircuitThreshold: 3, Cooldown: time.Hour, CooldownMax: time.Hour})
+	srv := remoteSrv(p.srv.URL)
+	for range 3 {
+		_, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "x"}, nil)
+		if e := wantKind(t, err, host.KindUnreachable, host.PhaseInitialize); e.HTTPStatus != http.StatusServiceUnavailable {
+			t.Fatalf("http_status %d, want 503", e.HTTPStatus)
+		}
+	}
+	sent := p.count("initialize")
+	_, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "x"}, nil)
+	wantKind(t, err, host.KindUnavailable, "")
+	if n := p.count("initialize"); n != sent {
+		t.Errorf("an open circuit sent %d more initialize requests, want none", n-sent)
+	}
+}
+
+// keepalive_ms sets how often an idle warm remote session is pinged, and 0
+// turns pings off: with colibri's default at an hour, keepalive_ms 20 pings;
+// with the default at 20 ms, keepalive_ms 0 sends none while a server
+// without the key is pinged.
+func TestRemoteKeepalive(t *testing.T) {
+	t.Parallel()
+	every, never := int64(20), int64(0)
+	waitPings := func(p *proxy, what string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); p.count("ping") < 3; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d pings in 10 s", what, p.count("ping"))
+			}
+		}
+	}
+	warmUp := func(h *harness, name string, p *proxy, keepalive *int64) {
+		t.Helper()
+		srv := remoteSrv(p.srv.URL)
+		srv.Name, srv.KeepaliveMS = name, keepalive
+		if _, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "x"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	set := newProxy(t)
+	warmUp(newHarness(t, host.Options{PingInterval: time.Hour}), "set", set, &every)
+	waitPings(set, "keepalive_ms 20, default an hour")
+
+	quiet, usual := newProxy(t), newProxy(t)
+	h := newHarness(t, host.Options{PingInterval: 20 * time.Millisecond})
+	warmUp(h, "quiet", quiet, &never)
+	warmUp(h, "usual", usual, nil)
+	waitPings(usual, "no keepalive_ms, default 20 ms")
+	if n := quiet.count("ping"); n != 0 {
+		t.Errorf("keepalive_ms 0: %d pings", n)
+	}
+}
