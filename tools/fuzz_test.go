@@ -24,6 +24,7 @@ func FuzzCallArguments(f *testing.F) {
 	f.Add(`null`)
 	f.Add(`{"server":"a","name":"b","arguments":"{}"}`)
 	f.Add(`{"name":"b","server":"a","arguments":null,"name":"c"}`)
+	f.Add(`{"server":"","Arguments":null,"name":""}`) // keys match exactly: Arguments is not arguments
 	f.Add(`{"server":"\u00e9","name":"b","arguments":{ "x" : [ 1 ] }}`)
 	f.Add(`{"server":"a","name":"b","arguments":{"p":"ok","q":{"p":1,"p":2}}}`)
 	f.Add("{\"server\":\"a\",\"name\":\"b\",\"arguments\":{\"s\":\"\xff\\ud800\\\\ud800\\\"\\ud83d\\ude00:\"}}")
@@ -40,11 +41,20 @@ func FuzzCallArguments(f *testing.F) {
 			return
 		}
 		// The members taken as they came are what a decode of the whole
-		// input gives.
+		// input gives, with keys matched exactly, as go-sdk matches them
+		// (encoding/json alone would also take "Arguments" for arguments).
 		var want callToolInputs
 		if raw != "" && raw != "null" {
-			if err := json.Unmarshal([]byte(raw), &want); err != nil {
+			var members map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(raw), &members); err != nil {
 				t.Fatal(err)
+			}
+			for key, dst := range map[string]any{"server": &want.Server, "name": &want.Name, "arguments": &want.Arguments} {
+				if m, ok := members[key]; ok {
+					if err := json.Unmarshal(m, dst); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
 		}
 		if in.Server != want.Server || in.Name != want.Name || string(in.Arguments) != string(want.Arguments) {
