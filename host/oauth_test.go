@@ -7,10 +7,7 @@ package host_test
 
 import (
 	"context"
-	"errors"
-	"io"
 	"log/slog"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -114,25 +111,6 @@ func TestRemoteOAuthClientCredentials(t *testing.T) {
 	}
 }
 
-// follow plays the person with a browser: the mock authorizes at once and
-// redirects to colibri's loopback listener.
-func follow(ctx context.Context, authURL string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return errors.New("the redirect page said: " + string(body))
-	}
-	return nil
-}
-
 func TestRemoteOAuthAuthorizationCode(t *testing.T) {
 	t.Parallel()
 	m := oauthtest.StartMock(t, "MOCK_DCR=1")
@@ -159,7 +137,7 @@ func TestRemoteOAuthAuthorizationCode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	var stderr strings.Builder
-	if _, err := oauth.Login(ctx, srv, oauth.LoginOptions{Options: oauth.Options{Dir: dir}, Stderr: &stderr, Visit: follow, Wait: 20 * time.Second}); err != nil {
+	if _, err := oauth.Login(ctx, srv, oauth.LoginOptions{Options: oauth.Options{Dir: dir}, Stderr: &stderr, Visit: oauthtest.Follow, Wait: 20 * time.Second}); err != nil {
 		t.Fatalf("login: %v\n%s", err, stderr.String())
 	}
 	if ev := m.Next(t, "token"); ev["grant_type"] != "authorization_code" {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,31 +20,12 @@ func acServer(url string, o registry.OAuth) *registry.Server {
 	return &registry.Server{Name: "remote", URL: url, OAuth: &o}
 }
 
-// follow plays the person with a browser: it opens the authorization URL;
-// the mock authorizes at once and redirects to the loopback listener.
-func follow(ctx context.Context, authURL string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "login to remote is complete") {
-		return errors.New("the redirect page said: " + string(body))
-	}
-	return nil
-}
-
 func login(t *testing.T, srv *registry.Server, dir string) (*Status, string) {
 	t.Helper()
 	var stderr bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := Login(ctx, srv, LoginOptions{Options: Options{Dir: dir}, Stderr: &stderr, Visit: follow, Wait: 20 * time.Second})
+	st, err := Login(ctx, srv, LoginOptions{Options: Options{Dir: dir}, Stderr: &stderr, Visit: oauthtest.Follow, Wait: 20 * time.Second})
 	if err != nil {
 		t.Fatalf("login: %v\nstderr:\n%s", err, stderr.String())
 	}

@@ -269,7 +269,7 @@ func TestLoginIgnoresForgedRedirects(t *testing.T) {
 				return fmt.Errorf("forged redirect ?%s: %d %s", q, resp.StatusCode, body)
 			}
 		}
-		return follow(ctx, authURL)
+		return oauthtest.Follow(ctx, authURL)
 	}
 	var stderr bytes.Buffer
 	st, err := Login(t.Context(), srv, LoginOptions{Options: Options{Dir: dir}, Stderr: &stderr, Visit: forge, Wait: 20 * time.Second})

@@ -17,7 +17,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -329,4 +331,24 @@ func CallWhoami(t testing.TB, url string, h auth.OAuthHandler) (string, error) {
 		return "", fmt.Errorf("whoami: isError: %v", res.Content)
 	}
 	return res.Content[0].(*mcp.TextContent).Text, nil
+}
+
+// Follow plays the person with a browser, as an oauth.LoginOptions.Visit:
+// it opens the authorization URL; the mock authorizes at once and redirects
+// to the login's loopback listener, whose page must say the login is done.
+func Follow(ctx context.Context, authURL string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "is complete") {
+		return errors.New("the redirect page said: " + string(body))
+	}
+	return nil
 }
