@@ -1,0 +1,590 @@
+// Package bulk moves large JSON string values past go-sdk by reference.
+//
+// A tool call carrying an 8 MiB string would otherwise be decoded and
+// re-encoded by go-sdk several times on its way through colibri. The two
+// connections colibri owns (its stdio face and its hosted connection) see
+// every message as bytes before go-sdk does, and after it is done. So on the
+// way in, Lift replaces each large string literal of a message with a short
+// reference literal and keeps the original bytes in a Table; go-sdk then
+// decodes, routes and re-encodes a message of a few hundred bytes. On the way
+// out, Lower puts the original literals back, without copying them:
+//
+//	t := bulk.New(bulk.DefaultMin)
+//	lifted, refs := t.Lift(msg, "params", "arguments") // msg.params.arguments.text: "colibri-bulk-…-1"
+//	…                                                  // go-sdk moves lifted
+//	segs, err := t.Lower(out)                          // out as go-sdk wrote it
+//	if err != nil { … }                                // a stray marker: never send out
+//	net.Buffers(segs).WriteTo(w)
+//	t.Release(refs...)
+//
+// A reference literal is `"colibri-bulk-` + 24 random hex digits + `-` + a
+// decimal id + `"`: only [a-z0-9-], which no JSON encoder escapes, so what
+// go-sdk writes back is byte for byte what it read. The random part (the
+// marker) is per Table and never leaves colibri: a reference is resolved by
+// Lower only when the marker is right, so a caller cannot name another
+// caller's value.
+//
+// Only "clean" literals are lifted: valid UTF-8 and no escaped surrogate.
+// Such a literal decodes to exactly what it says, so writing it back
+// unchanged means the same as decoding and re-encoding it would.
+//
+// # Ownership
+//
+// Every reference has exactly one owner, who releases it: the face releases
+// the references of a request when it has written the request's response
+// (keyed by the request's ID), and a Scope (WithScope) releases what it
+// adopted when its context is done. Release is what frees the memory: an
+// entry keeps a sub-slice of the message it was lifted from.
+//
+// # The safety net
+//
+// Lower refuses any occurrence of the marker that is not a whole reference
+// literal to a live entry — inside a longer string (an error message quoting
+// an argument), after an escaped quote, a truncated one, an unknown or
+// released id. The caller must then not send the message: a marker passed
+// through would be a value silently lost, and Lower never does that. Errors
+// name the byte offset and the id, never the value or the marker.
+//
+// Go code that needs the real value of a decoded message (colibri's own
+// tools) uses Value or Resolve.
+package bulk
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+)
+
+// DefaultMin is the smallest literal lifted, in bytes, quotes included.
+const DefaultMin = 64 << 10
+
+// maxIDDigits bounds the id of a reference literal: a uint64 has at most 20
+// decimal digits.
+const maxIDDigits = 20
+
+// Table holds the lifted literals of one colibri process (or one pair of
+// connections). It is safe for concurrent use. A nil *Table is a disabled
+// one: nothing is lifted, and Lower passes every message through.
+type Table struct {
+	min    int
+	marker string // "colibri-bulk-" + 24 hex + "-"
+
+	mu      sync.Mutex
+	next    uint64
+	entries map[Ref][]byte // the literal, quotes included; a sub-slice of the lifted message
+
+	scopeEnded func() // tests only: called after a scope has released its references
+}
+
+// Ref is one lifted literal, as returned by Lift. It is owned by exactly one
+// owner, which releases it (Release, or a Scope).
+type Ref uint64
+
+// New returns an empty table that lifts literals of at least min bytes
+// (quotes included); min <= 0 means DefaultMin. Its marker is random
+// (96 bits from crypto/rand), so that no message from outside can contain a
+// reference of this table.
+func New(min int) *Table {
+	if min <= 0 {
+		min = DefaultMin
+	}
+	var b [12]byte
+	rand.Read(b[:]) // never fails (crypto/rand, Go 1.24+)
+	return &Table{
+		min:     min,
+		marker:  "colibri-bulk-" + hex.EncodeToString(b[:]) + "-",
+		entries: make(map[Ref][]byte),
+	}
+}
+
+// Lift returns msg with every string literal of at least min bytes that is
+// a value (never an object key) somewhere inside the member reached from the
+// top-level object by the keys under, replaced by a reference literal; and
+// the references made, which the caller now owns.
+//
+// Lift(msg, "params", "arguments") lifts inside msg.params.arguments, at any
+// depth below it, in objects and arrays; Lift(msg, "result") inside
+// msg.result. The member itself counts: if msg.result is a large string, it
+// is lifted. With no keys, every string value of msg is lifted, msg itself
+// too if it is one. Keys are matched byte for byte as written: a key written
+// with escapes does not match, and then nothing is lifted, which is always
+// correct.
+//
+// msg must be one valid JSON value (the caller checked json.Valid), and must
+// not be modified while a reference to it is live: the entries keep
+// sub-slices of msg (no copy). The lifted message is a new slice. When
+// nothing is lifted, Lift returns msg itself and nil.
+func (t *Table) Lift(msg []byte, under ...string) ([]byte, []Ref) {
+	if t == nil {
+		return msg, nil
+	}
+	spans := t.scan(msg, under)
+	if len(spans) == 0 {
+		return msg, nil
+	}
+	size := len(msg)
+	for _, sp := range spans {
+		size -= sp.end - sp.start
+	}
+	size += len(spans) * (2 + len(t.marker) + maxIDDigits)
+
+	refs := make([]Ref, len(spans))
+	t.mu.Lock()
+	for k, sp := range spans {
+		t.next++
+		refs[k] = Ref(t.next)
+		t.entries[refs[k]] = msg[sp.start:sp.end:sp.end]
+	}
+	t.mu.Unlock()
+
+	out := make([]byte, 0, size)
+	prev := 0
+	for k, sp := range spans {
+		out = append(out, msg[prev:sp.start]...)
+		out = t.appendRef(out, refs[k])
+		prev = sp.end
+	}
+	return append(out, msg[prev:]...), refs
+}
+
+// appendRef appends the reference literal of r, quotes included.
+func (t *Table) appendRef(out []byte, r Ref) []byte {
+	out = append(out, '"')
+	out = append(out, t.marker...)
+	out = strconv.AppendUint(out, uint64(r), 10)
+	return append(out, '"')
+}
+
+// span is a string literal in a message: msg[start] is its opening quote,
+// msg[end-1] its closing one.
+type span struct{ start, end int }
+
+// scan returns the literals Lift replaces, in order: one pass over msg that
+// tracks the container kinds (to tell keys from values) and how many of the
+// keys under the current position is inside. Input that turns out not to be
+// valid JSON gives what was found so far or nothing; it never panics.
+func (t *Table) scan(msg []byte, under []string) []span {
+	var (
+		spans     []span
+		stackBuf  [32]byte
+		stack     = stackBuf[:0] // '{' or '[' per open container
+		matched   int            // under[:matched] are the keys of the open members on the path
+		expectKey bool           // the next string is an object key
+	)
+	for i := 0; i < len(msg); {
+		switch c := msg[i]; c {
+		case '{':
+			stack = append(stack, '{')
+			expectKey = true
+			i++
+		case '[':
+			stack = append(stack, '[')
+			expectKey = false
+			i++
+		case '}', ']':
+			d := len(stack)
+			if d == 0 {
+				return nil
+			}
+			if matched == d { // the matched member was this object's last
+				matched = d - 1
+			}
+			stack = stack[:d-1]
+			expectKey = false
+			i++
+		case ',':
+			d := len(stack)
+			if d == 0 {
+				return nil
+			}
+			if matched == d { // the matched member's value ended
+				matched = d - 1
+			}
+			expectKey = stack[d-1] == '{'
+			i++
+		case '"':
+			end := stringEnd(msg, i)
+			if end < 0 {
+				return nil
+			}
+			d := len(stack)
+			if expectKey {
+				// A key of the object at depth d continues the path if the
+				// path so far led here.
+				if matched == d-1 && d-1 < len(under) && string(msg[i+1:end]) == under[d-1] {
+					matched = d
+				}
+				expectKey = false
+			} else if matched == len(under) && end+1-i >= t.min && clean(msg[i+1:end]) {
+				spans = append(spans, span{i, end + 1})
+			}
+			i = end + 1
+		default: // white space, ':', and the bytes of numbers, true, false, null
+			i++
+		}
+	}
+	return spans
+}
+
+// stringEnd is the index of the quote that closes the string literal opening
+// at msg[open], or -1. A quote is escaped when an odd number of backslashes
+// stands before it. Each backslash is counted at most once over the whole
+// literal (a run ends at the previous quote), so this is linear, and
+// bytes.IndexByte makes a long literal fast.
+func stringEnd(msg []byte, open int) int {
+	for j := open + 1; ; {
+		k := bytes.IndexByte(msg[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		q := j + k
+		n := 0
+		for p := q - 1; p > open && msg[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q
+		}
+		j = q + 1
+	}
+}
+
+// clean reports whether a literal's contents (quotes excluded) decode to
+// exactly what they say: valid UTF-8 (encoding/json turns invalid bytes into
+// U+FFFD) and no escaped surrogate (a lone one decodes to U+FFFD too).
+func clean(lit []byte) bool {
+	if !utf8.Valid(lit) {
+		return false
+	}
+	for i := 0; ; {
+		k := bytes.IndexByte(lit[i:], '\\')
+		if k < 0 {
+			return true
+		}
+		i += k
+		if i+1 >= len(lit) {
+			return false // not valid JSON
+		}
+		if lit[i+1] != 'u' {
+			i += 2 // \" \\ \/ \b \f \n \r \t
+			continue
+		}
+		if i+6 > len(lit) {
+			return false // not valid JSON
+		}
+		if isSurrogate(lit[i+2 : i+6]) {
+			return false
+		}
+		i += 6
+	}
+}
+
+// isSurrogate reports whether the 4 hex digits h name U+D800–U+DFFF.
+func isSurrogate(h []byte) bool {
+	if h[0] != 'd' && h[0] != 'D' {
+		return false
+	}
+	switch h[1] {
+	case '8', '9', 'a', 'b', 'c', 'd', 'e', 'f', 'A', 'B', 'C', 'D', 'E', 'F':
+		return true
+	}
+	return false
+}
+
+// Release drops entries. Unknown or already released refs are ignored.
+func (t *Table) Release(refs ...Ref) {
+	if t == nil || len(refs) == 0 {
+		return
+	}
+	t.mu.Lock()
+	for _, r := range refs {
+		delete(t.entries, r)
+	}
+	t.mu.Unlock()
+}
+
+// Len is the number of live entries (for tests and leak checks).
+func (t *Table) Len() int {
+	if t == nil {
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.entries)
+}
+
+// Lower returns msg with every reference literal replaced by the literal it
+// stands for, as segments that, written in order, are the message (the
+// values are not copied: they are the sub-slices Lift kept). msg without the
+// marker comes back as [][]byte{msg}.
+//
+// Any occurrence of the marker that is not a whole reference literal to a
+// live entry — inside a longer string, after an escaped quote, outside a
+// string, an unknown or released id, a truncated reference — is an error, and
+// the caller must not send msg: a marker is never passed through. The error
+// names the byte offset (and the id), never the value or the marker.
+func (t *Table) Lower(msg []byte) ([][]byte, error) {
+	if t == nil {
+		return [][]byte{msg}, nil
+	}
+	marker := []byte(t.marker)
+	next := bytes.Index(msg, marker) // the next occurrence not yet accounted for
+	if next < 0 {
+		return [][]byte{msg}, nil
+	}
+	var segs [][]byte
+	prev := 0 // msg[prev:] is not in segs yet
+	// Walk the string literals from the start: only the walk knows whether a
+	// quote before a marker opens a literal or is escaped inside one.
+	for i := 0; next >= 0; {
+		k := bytes.IndexByte(msg[i:], '"')
+		if k < 0 || i+k > next {
+			return nil, fmt.Errorf("bulk: reference marker at byte %d is outside a string", next)
+		}
+		open := i + k
+		end := stringEnd(msg, open)
+		if end < 0 {
+			return nil, fmt.Errorf("bulk: reference marker at byte %d is in an unterminated string", next)
+		}
+		if next > end { // this literal holds no marker
+			i = end + 1
+			continue
+		}
+		if next != open+1 {
+			return nil, fmt.Errorf("bulk: reference marker at byte %d is inside a longer string", next)
+		}
+		digits := msg[next+len(marker) : end]
+		r, ok := parseID(digits)
+		if !ok {
+			return nil, fmt.Errorf("bulk: reference at byte %d is not a whole reference (marker, decimal id, quote)", next)
+		}
+		t.mu.Lock()
+		lit, live := t.entries[r]
+		t.mu.Unlock()
+		if !live {
+			return nil, fmt.Errorf("bulk: reference %d at byte %d is unknown or released", r, next)
+		}
+		segs = append(segs, msg[prev:open], lit)
+		prev = end + 1
+		i = end + 1
+		if j := bytes.Index(msg[i:], marker); j >= 0 {
+			next = i + j
+		} else {
+			next = -1
+		}
+	}
+	return append(segs, msg[prev:]), nil
+}
+
+// parseID parses the id of a reference literal: decimal, as
+// strconv.AppendUint writes it (no sign, no leading zero), not 0.
+func parseID(b []byte) (Ref, bool) {
+	if len(b) == 0 || len(b) > maxIDDigits || b[0] == '0' {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (^uint64(0)-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return Ref(n), true
+}
+
+// ref parses s as a reference of t (the decoded string: no quotes).
+func (t *Table) ref(s string) (Ref, bool) {
+	if len(s) <= len(t.marker) || s[:len(t.marker)] != t.marker {
+		return 0, false
+	}
+	return parseID([]byte(s[len(t.marker):]))
+}
+
+// lookup is the literal s refers to, if s is a live reference of t.
+func (t *Table) lookup(s string) ([]byte, bool) {
+	if t == nil {
+		return nil, false
+	}
+	r, ok := t.ref(s)
+	if !ok {
+		return nil, false
+	}
+	t.mu.Lock()
+	lit, ok := t.entries[r]
+	t.mu.Unlock()
+	return lit, ok
+}
+
+// Size is the byte length of the literal (quotes included) that the
+// reference s refers to, and true; or 0, false. s is the reference as a
+// decoded string, without quotes.
+func (t *Table) Size(s string) (int, bool) {
+	lit, ok := t.lookup(s)
+	if !ok {
+		return 0, false
+	}
+	return len(lit), true
+}
+
+// Value returns the decoded string a reference string stands for (what
+// encoding/json.Unmarshal of the literal gives), and true; or s, false when s
+// is not a live reference of t. The result is a copy: it stays valid after
+// the reference is released.
+func (t *Table) Value(s string) (string, bool) {
+	lit, ok := t.lookup(s)
+	if !ok {
+		return s, false
+	}
+	body := lit[1 : len(lit)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		return string(body), true // a clean literal with no escape is its bytes
+	}
+	var v string
+	if err := json.Unmarshal(lit, &v); err != nil {
+		return s, false // Lift was given invalid JSON, against its contract
+	}
+	return v, true
+}
+
+// Resolve returns v — a value as encoding/json decodes into any
+// (map[string]any, []any, string, float64 or json.Number, bool, nil) — with
+// every reference string replaced by its value. v is not modified:
+// containers on the path to a replaced string are copied, others shared.
+// With no reference in v, Resolve returns v itself.
+func (t *Table) Resolve(v any) any {
+	if t == nil {
+		return v
+	}
+	r, _ := t.resolve(v)
+	return r
+}
+
+// resolve is Resolve, and whether anything was replaced.
+func (t *Table) resolve(v any) (any, bool) {
+	switch v := v.(type) {
+	case string:
+		if s, ok := t.Value(v); ok {
+			return s, true
+		}
+	case map[string]any:
+		var out map[string]any
+		for k, e := range v {
+			r, changed := t.resolve(e)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = make(map[string]any, len(v))
+				for k2, e2 := range v {
+					out[k2] = e2
+				}
+			}
+			out[k] = r
+		}
+		if out != nil {
+			return out, true
+		}
+	case []any:
+		var out []any
+		for i, e := range v {
+			r, changed := t.resolve(e)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = append([]any(nil), v...)
+			}
+			out[i] = r
+		}
+		if out != nil {
+			return out, true
+		}
+	}
+	return v, false
+}
+
+// Scope owns references for the span of one caller request: what it adopts
+// is released when the request's context is done.
+type Scope struct {
+	t   *Table
+	ctx context.Context
+
+	mu    sync.Mutex
+	ended bool
+	refs  []Ref
+}
+
+type scopeKey struct{}
+
+// WithScope returns ctx carrying a new scope of t; every reference adopted by
+// it is released when ctx is done (context.AfterFunc). With a nil t it
+// returns ctx unchanged.
+func (t *Table) WithScope(ctx context.Context) context.Context {
+	if t == nil {
+		return ctx
+	}
+	s := &Scope{t: t, ctx: ctx}
+	context.AfterFunc(ctx, s.end)
+	return context.WithValue(ctx, scopeKey{}, s)
+}
+
+// end releases what the scope adopted; it runs once, when the context is done.
+func (s *Scope) end() {
+	s.mu.Lock()
+	s.ended = true
+	refs := s.refs
+	s.refs = nil
+	s.mu.Unlock()
+	s.t.Release(refs...)
+	if s.t.scopeEnded != nil {
+		s.t.scopeEnded()
+	}
+}
+
+// ScopeFrom is the scope ctx carries, or nil.
+func ScopeFrom(ctx context.Context) *Scope {
+	s, _ := ctx.Value(scopeKey{}).(*Scope)
+	return s
+}
+
+// Table is the scope's table (nil for a nil scope).
+func (s *Scope) Table() *Table {
+	if s == nil {
+		return nil
+	}
+	return s.t
+}
+
+// Live reports whether the scope's context is not done yet (false for a nil
+// scope).
+func (s *Scope) Live() bool {
+	return s != nil && s.ctx.Err() == nil
+}
+
+// Adopt makes refs the scope's, to be released when its context is done. If
+// the context is done already, Adopt releases them at once and returns false.
+// A nil scope adopts nothing and returns false: the caller keeps the refs.
+func (s *Scope) Adopt(refs []Ref) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	if s.ended || s.ctx.Err() != nil {
+		s.mu.Unlock()
+		s.t.Release(refs...)
+		return false
+	}
+	s.refs = append(s.refs, refs...)
+	s.mu.Unlock()
+	return true
+}

@@ -1,0 +1,568 @@
+package bulk
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// x is n bytes of text.
+func x(n int) string { return strings.Repeat("x", n) }
+
+// decode decodes a JSON message as the SDK's readers do (numbers kept exact).
+func decode(t testing.TB, msg []byte) any {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(msg))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatalf("decoding %q: %v", msg, err)
+	}
+	return v
+}
+
+// roundTrip lifts msg and checks what every lift must give: valid JSON,
+// a Lower that joins back to msg byte for byte, values that decode like the
+// originals. It returns the decoded values of what was lifted, in order.
+func roundTrip(t testing.TB, tab *Table, msg []byte, under ...string) []string {
+	t.Helper()
+	lifted, refs := tab.Lift(msg, under...)
+	defer tab.Release(refs...)
+	if len(refs) == 0 {
+		if &lifted[0] != &msg[0] || len(lifted) != len(msg) {
+			t.Fatalf("nothing lifted, but Lift did not return msg itself")
+		}
+	}
+	if !json.Valid(lifted) {
+		t.Fatalf("lifted message is not valid JSON: %q", lifted)
+	}
+	segs, err := tab.Lower(lifted)
+	if err != nil {
+		t.Fatalf("Lower of Lift's output: %v", err)
+	}
+	if got := bytes.Join(segs, nil); !bytes.Equal(got, msg) {
+		t.Fatalf("Lower(Lift(msg)) =\n%q\nwant\n%q", got, msg)
+	}
+	// Decoding the lifted message and resolving it is decoding the original.
+	if got, want := tab.Resolve(decode(t, lifted)), decode(t, msg); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Resolve(decode(lifted)) = %v, want %v", got, want)
+	}
+	var values []string
+	for _, r := range refs {
+		ref := tab.marker + strconv.FormatUint(uint64(r), 10)
+		if !bytes.Contains(lifted, []byte(`"`+ref+`"`)) {
+			t.Fatalf("lifted message has no reference literal for ref %d", r)
+		}
+		v, ok := tab.Value(ref)
+		if !ok {
+			t.Fatalf("Value(%q): not live", ref)
+		}
+		if n, ok := tab.Size(ref); !ok || n < tab.min {
+			t.Fatalf("Size(%q) = %d, %v; want >= %d", ref, n, ok, tab.min)
+		}
+		values = append(values, v)
+	}
+	return values
+}
+
+func TestLiftLowerRoundTrip(t *testing.T) {
+	const min = 16 // a literal of 14 bytes of text and its quotes
+	L1, L2, L3, L4 := x(20)+"1", x(20)+"2", x(30)+"3", x(40)+"4"
+	args := []string{"params", "arguments"}
+	for _, tc := range []struct {
+		name  string
+		msg   string
+		under []string
+		want  []string // the decoded values lifted, in order
+	}{
+		{"nested objects and arrays under the path",
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a":"` + L1 + `","b":[1,"` + L2 + `",{"c":"` + L3 + `"}],"d":{"e":{"f":["` + L4 + `"]}}}}}`,
+			args, []string{L1, L2, L3, L4}},
+		{"a big key is not lifted",
+			`{"params":{"arguments":{"` + L1 + `":1,"k":{"` + L2 + `":"` + L3 + `"}}}}`,
+			args, []string{L3}},
+		{"a big value outside the path is not lifted",
+			`{"id":"` + L1 + `","params":{"name":"` + L2 + `","arguments":{"a":"` + L3 + `"}},"other":"` + L4 + `"}`,
+			args, []string{L3}},
+		{"siblings after the matched member are not lifted",
+			`{"params":{"arguments":{"a":"` + L1 + `"},"after":"` + L2 + `"},"tail":"` + L3 + `"}`,
+			args, []string{L1}},
+		{"siblings after a matched array are not lifted",
+			`{"params":{"arguments":["` + L1 + `"],"after":"` + L2 + `"},"tail":["` + L3 + `"]}`,
+			args, []string{L1}},
+		{"the path starts at the top-level object",
+			`{"a":{"params":{"arguments":{"c":"` + L1 + `"}}},"arguments":{"c":"` + L2 + `"}}`,
+			args, nil},
+		{"the path's keys are matched in order, one level each",
+			`{"params":{"x":{"arguments":{"a":"` + L1 + `"}},"arguments":{"b":"` + L2 + `"}},"next":{"arguments":"` + L3 + `"}}`,
+			args, []string{L2}},
+		{"a key after an array member is still a key",
+			`{"params":{"arguments":{"a":[1,2,{"z":[]}],"` + L1 + `":"` + L2 + `","b":{},"` + L3 + `":null}}}`,
+			args, []string{L2}},
+		{"the member itself, a string",
+			`{"jsonrpc":"2.0","id":7,"result":"` + L1 + `"}`,
+			[]string{"result"}, []string{L1}},
+		{"white space everywhere",
+			" {\n \"params\" : {\t\"arguments\"\r\n:\n[ \"" + L1 + "\" , \"" + L2 + "\" ]\n } , \"x\" : \"" + L3 + "\" }\n",
+			args, []string{L1, L2}},
+		{"escaped backslashes before the closing quote",
+			`{"params":{"arguments":{"a":"` + x(20) + `\\\\","b":"` + L2 + `"}}}`,
+			args, []string{x(20) + `\\`, L2}},
+		{"an escaped backslash then an escaped quote before the closing quote",
+			`{"params":{"arguments":{"a":"` + x(20) + `\\\"","b":"` + L2 + `"}}}`,
+			args, []string{x(20) + `\"`, L2}},
+		{"an escaped quote followed by what looks like a member",
+			`{"params":{"arguments":{"a":"` + x(20) + `\",\"b\":\"` + x(20) + `"}},"c":"` + L3 + `"}`,
+			args, []string{x(20) + `","b":"` + x(20)}},
+		{"a literal of min-1 bytes is not lifted, one of min bytes is",
+			`{"params":{"arguments":{"short":"` + x(min-3) + `","exact":"` + x(min-2) + `"}}}`,
+			args, []string{x(min - 2)}},
+		{"invalid UTF-8 is not lifted",
+			"{\"params\":{\"arguments\":{\"a\":\"" + x(20) + "\xff\xfe\",\"b\":\"" + L2 + "\"}}}",
+			args, []string{L2}},
+		{"an escaped surrogate is not lifted",
+			`{"params":{"arguments":{"a":"` + x(20) + `\ud800","b":"` + x(20) + `\uDBFF\uDC00","c":"\uDfFf` + x(20) + `"}}}`,
+			args, nil},
+		{"other escapes are lifted",
+			`{"params":{"arguments":{"a":"` + x(20) + `\u00e9\n\t\/\uD7FF\ue000","b":"` + x(20) + `\\ud800"}}}`,
+			args, []string{x(20) + "\u00e9\n\t/\ud7ff\ue000", x(20) + `\ud800`}},
+		{"top level not an object, with a path",
+			`["` + L1 + `",{"params":{"arguments":{"a":"` + L2 + `"}}}]`,
+			args, nil},
+		{"top level a string, no path",
+			`"` + L1 + `"`,
+			nil, []string{L1}},
+		{"no path: every string value, no key",
+			`[{"` + L1 + `":"` + L2 + `"},"` + L3 + `",[[["` + L4 + `"]]],1.5e3,true,null,"short"]`,
+			nil, []string{L2, L3, L4}},
+		{"a path key written with escapes is not matched",
+			`{"par\u0061ms":{"arguments":{"a":"` + L1 + `"}},"params":{"\u0061rguments":{"a":"` + L2 + `"}}}`,
+			args, nil},
+		{"several big literals in one message",
+			`{"params":{"arguments":{"a":"` + L1 + `","b":"` + L1 + `","c":["` + L2 + `","` + L3 + `"]}}}`,
+			args, []string{L1, L1, L2, L3}},
+		{"scalars only",
+			`{"params":{"arguments":{"a":1,"b":[true,false,null,-0.5e-7]}}}`,
+			args, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !json.Valid([]byte(tc.msg)) {
+				t.Fatalf("test message is not valid JSON: %s", tc.msg)
+			}
+			tab := New(min)
+			got := roundTrip(t, tab, []byte(tc.msg), tc.under...)
+			if !reflect.DeepEqual(got, tc.want) && (len(got) != 0 || len(tc.want) != 0) {
+				t.Errorf("lifted %q\nwant %q", got, tc.want)
+			}
+			if n := tab.Len(); n != 0 {
+				t.Errorf("Len() after Release = %d, want 0", n)
+			}
+		})
+	}
+}
+
+func TestLiftShape(t *testing.T) {
+	tab := New(0)
+	if tab.min != DefaultMin {
+		t.Fatalf("New(0).min = %d, want DefaultMin", tab.min)
+	}
+	if !regexp.MustCompile(`^colibri-bulk-[0-9a-f]{24}-$`).MatchString(tab.marker) || tab.marker == New(0).marker {
+		t.Fatalf("marker %q: want colibri-bulk- and 24 random hex digits and -", tab.marker)
+	}
+	big := x(DefaultMin)
+	msg := []byte(`{"params":{"arguments":{"text":"` + big + `"}}}`)
+	lifted, refs := tab.Lift(msg, "params", "arguments")
+	want := `{"params":{"arguments":{"text":"` + tab.marker + `1"}}}`
+	if string(lifted) != want || !reflect.DeepEqual(refs, []Ref{1}) {
+		t.Fatalf("Lift = %s, %v; want %s, [1]", lifted, refs, want)
+	}
+	// The entry is a sub-slice of msg, not a copy.
+	tab.mu.Lock()
+	lit := tab.entries[1]
+	tab.mu.Unlock()
+	if &lit[0] != &msg[len(`{"params":{"arguments":{"text":`)] {
+		t.Errorf("the entry is not msg's own bytes")
+	}
+	// The reference survives an encoding/json round trip byte for byte, as
+	// go-sdk decodes and re-encodes it.
+	var v any
+	if err := json.Unmarshal(lifted, &v); err != nil {
+		t.Fatal(err)
+	}
+	again, err := json.Marshal(v)
+	if err != nil || string(again) != want {
+		t.Fatalf("re-encoded %s, %v; want %s", again, err, want)
+	}
+	ref := v.(map[string]any)["params"].(map[string]any)["arguments"].(map[string]any)["text"].(string)
+	if got, ok := tab.Value(ref); !ok || got != big {
+		t.Fatalf("Value(ref): %d bytes, %v", len(got), ok)
+	}
+	if n, ok := tab.Size(ref); !ok || n != len(big)+2 {
+		t.Fatalf("Size(ref) = %d, %v; want %d", n, ok, len(big)+2)
+	}
+	// Ids are never reused.
+	tab.Release(refs...)
+	if _, refs2 := tab.Lift(msg, "params", "arguments"); !reflect.DeepEqual(refs2, []Ref{2}) {
+		t.Fatalf("second Lift made %v, want [2]", refs2)
+	}
+}
+
+func TestValueAndSizeOfWhatIsNotALiveReference(t *testing.T) {
+	tab := New(16)
+	_, refs := tab.Lift([]byte(`["`+x(20)+`"]`))
+	ref := tab.marker + "1"
+	other := New(16)
+	for _, s := range []string{
+		"", "hello", tab.marker, tab.marker + "2", tab.marker + "01", tab.marker + "1x", " " + ref,
+		tab.marker + "99999999999999999999999", other.marker + "1",
+	} {
+		if v, ok := tab.Value(s); ok || v != s {
+			t.Errorf("Value(%q) = %q, %v; want it back, false", s, v, ok)
+		}
+		if n, ok := tab.Size(s); ok || n != 0 {
+			t.Errorf("Size(%q) = %d, %v; want 0, false", s, n, ok)
+		}
+	}
+	if _, ok := tab.Value(ref); !ok {
+		t.Fatalf("Value(live ref) not ok")
+	}
+	tab.Release(refs...)
+	tab.Release(refs...) // again: ignored
+	tab.Release(12345)   // unknown: ignored
+	if v, ok := tab.Value(ref); ok || v != ref {
+		t.Errorf("Value(released ref) = %q, %v; want it back, false", v, ok)
+	}
+}
+
+func TestLowerRefusesStrayMarkers(t *testing.T) {
+	tab := New(16)
+	value := "SECRET-" + x(30)
+	msg := []byte(`{"params":{"arguments":{"a":"` + value + `","b":"` + value + `"}}}`)
+	_, refs := tab.Lift(msg, "params", "arguments")
+	if len(refs) != 2 {
+		t.Fatalf("lifted %d, want 2", len(refs))
+	}
+	tab.Release(refs[1])
+	m := tab.marker
+	live, released := m+"1", m+"2"
+
+	// A well-formed one passes, even after a literal that ends in an escaped
+	// backslash or holds an escaped quote.
+	ok := `{"a":"x\\","b":"\"","c":"` + live + `","d":"` + live + `"}`
+	segs, err := tab.Lower([]byte(ok))
+	if err != nil {
+		t.Fatalf("Lower(%s): %v", ok, err)
+	}
+	if got, want := string(bytes.Join(segs, nil)), `{"a":"x\\","b":"\"","c":"`+value+`","d":"`+value+`"}`; got != want {
+		t.Fatalf("Lower = %s, want %s", got, want)
+	}
+
+	for _, tc := range []struct{ name, msg, want string }{
+		{"inside a longer string", `{"error":"bad argument: ` + live + `"}`, "inside a longer string"},
+		{"followed by more text", `{"error":"` + live + ` is bad"}`, "not a whole reference"},
+		{"after an escaped quote", `{"error":"\"` + live + `\""}`, "inside a longer string"},
+		{"after an escaped quote, right at the start", `{"error":"x\"` + live + `"}`, "inside a longer string"},
+		{"unknown id", `{"a":"` + m + `999"}`, "reference 999 at byte 6 is unknown or released"},
+		{"released id", `{"a":"` + released + `"}`, "reference 2 at byte 6 is unknown or released"},
+		{"no id", `{"a":"` + m + `"}`, "not a whole reference"},
+		{"a leading zero", `{"a":"` + m + `01"}`, "not a whole reference"},
+		{"an id too large", `{"a":"` + m + `18446744073709551616"}`, "not a whole reference"},
+		{"truncated", `{"a":"` + live, "unterminated string"},
+		{"outside a string", `{"a":` + live + `}`, "outside a string"},
+		{"a second marker after a good one", `["` + live + `","x` + live + `"]`, "inside a longer string"},
+		{"a key", `{"note ` + live + `":1}`, "inside a longer string"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			segs, err := tab.Lower([]byte(tc.msg))
+			if err == nil {
+				t.Fatalf("Lower(%s) = %q, want an error", tc.msg, segs)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q, want it to say %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "SECRET") || strings.Contains(err.Error(), m) {
+				t.Errorf("error %q shows the value or the marker", err)
+			}
+		})
+	}
+
+	// Without the marker, the message itself.
+	plain := []byte(`{"a":"colibri-bulk-000000000000000000000000-1"}`)
+	segs, err = tab.Lower(plain)
+	if err != nil || len(segs) != 1 || &segs[0][0] != &plain[0] || len(segs[0]) != len(plain) {
+		t.Fatalf("Lower(no marker) = %q, %v; want [msg]", segs, err)
+	}
+}
+
+func TestNilTableIsDisabled(t *testing.T) {
+	var tab *Table
+	msg := []byte(`{"params":{"arguments":{"a":"` + x(DefaultMin) + `"}}}`)
+	if got, refs := tab.Lift(msg, "params", "arguments"); &got[0] != &msg[0] || refs != nil {
+		t.Errorf("nil Lift changed msg")
+	}
+	if segs, err := tab.Lower(msg); err != nil || len(segs) != 1 || &segs[0][0] != &msg[0] {
+		t.Errorf("nil Lower = %d segments, %v", len(segs), err)
+	}
+	if v, ok := tab.Value("s"); v != "s" || ok {
+		t.Errorf("nil Value = %q, %v", v, ok)
+	}
+	if n, ok := tab.Size("s"); n != 0 || ok {
+		t.Errorf("nil Size = %d, %v", n, ok)
+	}
+	v := map[string]any{"a": "s"}
+	if got := tab.Resolve(v); reflect.ValueOf(got).Pointer() != reflect.ValueOf(v).Pointer() {
+		t.Errorf("nil Resolve copied")
+	}
+	tab.Release(1, 2)
+	if tab.Len() != 0 {
+		t.Errorf("nil Len != 0")
+	}
+	ctx := context.Background()
+	if tab.WithScope(ctx) != ctx || ScopeFrom(ctx) != nil {
+		t.Errorf("nil WithScope changed ctx")
+	}
+	var s *Scope
+	if s.Table() != nil || s.Live() || s.Adopt([]Ref{1}) {
+		t.Errorf("nil Scope is not inert")
+	}
+}
+
+func TestResolveCopiesOnlyThePathToAReference(t *testing.T) {
+	tab := New(16)
+	big := x(40) + "\u00e9"
+	_, refs := tab.Lift([]byte(`"` + big + `"`))
+	ref := tab.marker + strconv.FormatUint(uint64(refs[0]), 10)
+
+	untouched := map[string]any{"n": json.Number("1"), "l": []any{"a", true, nil}}
+	untouchedList := []any{1.5, "b"}
+	v := map[string]any{
+		"same":  untouched,
+		"list":  untouchedList,
+		"deep":  map[string]any{"args": []any{"x", ref, map[string]any{"r": ref}}},
+		"plain": "text",
+	}
+	before := decode(t, mustMarshal(t, v))
+
+	got := tab.Resolve(v).(map[string]any)
+	if after := decode(t, mustMarshal(t, v)); !reflect.DeepEqual(after, before) {
+		t.Fatalf("Resolve modified its input: %v", after)
+	}
+	want := map[string]any{
+		"same":  untouched,
+		"list":  untouchedList,
+		"deep":  map[string]any{"args": []any{"x", big, map[string]any{"r": big}}},
+		"plain": "text",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Resolve = %v, want %v", got, want)
+	}
+	if reflect.ValueOf(got["same"]).Pointer() != reflect.ValueOf(untouched).Pointer() ||
+		&got["list"].([]any)[0] != &untouchedList[0] {
+		t.Errorf("containers with no reference were copied")
+	}
+	if reflect.ValueOf(got).Pointer() == reflect.ValueOf(v).Pointer() {
+		t.Errorf("the top container was not copied")
+	}
+
+	// No reference: v itself.
+	none := map[string]any{"a": []any{"b", map[string]any{"c": "d"}}}
+	if got := tab.Resolve(none); reflect.ValueOf(got).Pointer() != reflect.ValueOf(none).Pointer() {
+		t.Errorf("Resolve copied a value with no reference")
+	}
+	list := []any{"a", 1.0}
+	if got := tab.Resolve(list).([]any); &got[0] != &list[0] {
+		t.Errorf("Resolve copied a list with no reference")
+	}
+	if got := tab.Resolve(ref); got != big {
+		t.Errorf("Resolve(ref) = %q", got)
+	}
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// scopedTable is a table that reports on ended when a scope has released
+// what it adopted.
+func scopedTable() (*Table, chan struct{}) {
+	tab := New(16)
+	ended := make(chan struct{}, 10)
+	tab.scopeEnded = func() { ended <- struct{}{} }
+	return tab, ended
+}
+
+func waitEnded(t *testing.T, ended chan struct{}) {
+	t.Helper()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the scope did not end within 10s of its context")
+	}
+}
+
+func TestScopeReleasesWhenTheContextIsDone(t *testing.T) {
+	tab, ended := scopedTable()
+	ctx, cancel := context.WithCancel(context.Background())
+	ctx = tab.WithScope(ctx)
+	s := ScopeFrom(ctx)
+	if s == nil || s.Table() != tab || !s.Live() {
+		t.Fatalf("ScopeFrom = %v", s)
+	}
+	if ScopeFrom(context.Background()) != nil {
+		t.Fatalf("ScopeFrom of a plain context is not nil")
+	}
+	msg := []byte(`["` + x(20) + `","` + x(30) + `"]`)
+	_, refs := tab.Lift(msg)
+	_, more := tab.Lift(msg)
+	if !s.Adopt(refs) || !s.Adopt(more) || tab.Len() != 4 {
+		t.Fatalf("Adopt: Len() = %d, want 4", tab.Len())
+	}
+	cancel()
+	if s.Live() {
+		t.Errorf("Live() after cancel")
+	}
+	waitEnded(t, ended)
+	if n := tab.Len(); n != 0 {
+		t.Fatalf("Len() after the scope ended = %d, want 0", n)
+	}
+
+	// Adopting after the end releases at once.
+	_, late := tab.Lift(msg)
+	if s.Adopt(late) {
+		t.Errorf("Adopt after the end = true")
+	}
+	if n := tab.Len(); n != 0 {
+		t.Fatalf("Len() after a late Adopt = %d, want 0", n)
+	}
+}
+
+func TestScopeAdoptRightAfterCancel(t *testing.T) {
+	// Before the AfterFunc has run, Adopt must already refuse.
+	tab, ended := scopedTable()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := ScopeFrom(tab.WithScope(ctx))
+	cancel()
+	_, refs := tab.Lift([]byte(`"` + x(20) + `"`))
+	if s.Adopt(refs) {
+		t.Errorf("Adopt after cancel = true")
+	}
+	if n := tab.Len(); n != 0 {
+		t.Errorf("Len() = %d, want 0: the refs were not released", n)
+	}
+	waitEnded(t, ended)
+}
+
+func TestConcurrentUse(t *testing.T) {
+	tab, ended := scopedTable()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 100 {
+				msg := []byte(`{"params":{"arguments":{"g":"` + x(20+g) + `","i":["` + x(20+i) + `"]}}}`)
+				lifted, refs := tab.Lift(msg, "params", "arguments")
+				if len(refs) != 2 {
+					t.Errorf("lifted %d, want 2", len(refs))
+					return
+				}
+				segs, err := tab.Lower(lifted)
+				if err != nil || !bytes.Equal(bytes.Join(segs, nil), msg) {
+					t.Errorf("round trip: %v", err)
+					return
+				}
+				if i%2 == 0 {
+					tab.Release(refs...)
+					continue
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				ScopeFrom(tab.WithScope(ctx)).Adopt(refs)
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	for range 8 * 50 {
+		waitEnded(t, ended)
+	}
+	if n := tab.Len(); n != 0 {
+		t.Fatalf("Len() = %d after every owner released, want 0", n)
+	}
+}
+
+func FuzzLiftLower(f *testing.F) {
+	for _, s := range []string{
+		`{"params":{"arguments":{"a":"hello world","b":["x\\\\","y\\\"z"]}}}`,
+		`{"params":{"arguments":"\u00e9\ud800\uDC00 \\ud800"}}`,
+		`["abcdef",{"abcdef":"ghijkl"}]`,
+		`"top level string"`,
+		`{"result":{"content":[{"type":"text","text":"a\"b\\c\/d\n"}]}}`,
+		"{\"a\":\"\xff\xfe invalid\"}",
+		`{"par\u0061ms":{"arguments":{"a":"hello"}}}`,
+		`[1, -2.5e3, true, false, null, {}, [], ""]`,
+	} {
+		f.Add([]byte(s), "params.arguments")
+		f.Add([]byte(s), "")
+		f.Add([]byte(s), "result")
+	}
+	f.Fuzz(func(t *testing.T, msg []byte, path string) {
+		if !json.Valid(msg) {
+			return
+		}
+		var under []string
+		if path != "" {
+			under = strings.Split(path, ".")
+		}
+		tab := New(4)
+		roundTrip(t, tab, msg, under...)
+		if n := tab.Len(); n != 0 {
+			t.Fatalf("Len() = %d after Release", n)
+		}
+	})
+}
+
+// big8MiB is a tools/call request with one 8 MiB argument.
+func big8MiB() []byte {
+	return []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"mode":"plain","text":"` +
+		strings.Repeat("lorem ipsum dolor sit amet, \u00e9 ", 8<<20/30) + `"}}}`)
+}
+
+func BenchmarkLift8MiB(b *testing.B) {
+	tab := New(DefaultMin)
+	msg := big8MiB()
+	b.SetBytes(int64(len(msg)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_, refs := tab.Lift(msg, "params", "arguments")
+		if len(refs) != 1 {
+			b.Fatalf("lifted %d", len(refs))
+		}
+		tab.Release(refs...)
+	}
+}
+
+func BenchmarkLower8MiB(b *testing.B) {
+	tab := New(DefaultMin)
+	msg := big8MiB()
+	lifted, refs := tab.Lift(msg, "params", "arguments")
+	if len(refs) != 1 {
+		b.Fatalf("lifted %d", len(refs))
+	}
+	b.SetBytes(int64(len(msg)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := tab.Lower(lifted); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
