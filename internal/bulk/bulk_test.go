@@ -216,7 +216,7 @@ func TestLiftShape(t *testing.T) {
 
 func TestValueAndSizeOfWhatIsNotALiveReference(t *testing.T) {
 	tab := New(16)
-	_, refs := tab.Lift([]byte(`["`+x(20)+`"]`))
+	_, refs := tab.Lift([]byte(`["` + x(20) + `"]`))
 	ref := tab.marker + "1"
 	other := New(16)
 	for _, s := range []string{
@@ -276,6 +276,7 @@ func TestLowerRefusesStrayMarkers(t *testing.T) {
 		{"an id too large", `{"a":"` + m + `18446744073709551616"}`, "not a whole reference"},
 		{"truncated", `{"a":"` + live, "unterminated string"},
 		{"outside a string", `{"a":` + live + `}`, "outside a string"},
+		{"outside a string, before a string", `{"a":` + live + `,"b":"c"}`, "outside a string"},
 		{"a second marker after a good one", `["` + live + `","x` + live + `"]`, "inside a longer string"},
 		{"a key", `{"note ` + live + `":1}`, "inside a longer string"},
 	} {
