@@ -28,6 +28,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	osproc "github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -55,6 +56,12 @@ type Options struct {
 	// TerminateGrace is how long a server may take to exit after its stdin
 	// closes, and again after SIGTERM, before its group is killed.
 	TerminateGrace time.Duration
+	// Bulk, if set, is the table the caller's face lifts large strings into
+	// (internal/bulk): hosted servers are sent them lowered back, and the
+	// large text of a result is lifted into it for a call made under one of
+	// its scopes. Only a face that lowers every message it writes through
+	// the same table may set it (colibri's stdio face).
+	Bulk *bulk.Table
 	// JailPriv and JailHelper: how jail commands gain privilege.
 	JailPriv   jail.Priv
 	JailHelper string

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/lineconn"
 	osproc "github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
@@ -54,6 +55,7 @@ type proc struct {
 
 	redact *redactor // the secrets colibri expanded into its environment
 	limit  int64     // MaxResultBytes: one message from stdout at most
+	bulk   *bulk.Table
 
 	closeOnce sync.Once
 }
@@ -258,6 +260,7 @@ func (h *Host) start(ctx context.Context, srv *registry.Server, cmd *exec.Cmd, r
 		exited:     make(chan struct{}),
 		redact:     redact,
 		limit:      h.opts.MaxResultBytes,
+		bulk:       h.opts.Bulk,
 	}
 	p.stderr.redact, p.stderr.held = redact.apply, redact.held
 	p.log = h.log.With("server", srv.Name, "pid", p.pid)
@@ -457,6 +460,7 @@ func (p *proc) transport() mcp.Transport {
 	return &lineconn.Transport{
 		Reader: &limitReader{p: p, limit: p.limit},
 		Writer: pipeWriter{p},
+		Bulk:   p.bulk,
 	}
 }
 

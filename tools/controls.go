@@ -84,6 +84,8 @@ func (s *Service) hostedCallOf(method string, req mcp.Request) *hostedCall {
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	_ = json.Unmarshal(p.Arguments, &in)
+	in.Server, _ = s.opts.Bulk.Value(in.Server)
+	in.Name, _ = s.opts.Bulk.Value(in.Name)
 	return &hostedCall{server: in.Server, tool: in.Name, args: in.Arguments, note: &callNote{}}
 }
 
@@ -149,7 +151,7 @@ func (s *Service) finishCall(ctx context.Context, call *hostedCall, session mcp.
 	if digester == nil {
 		digester = audit.NewDigester(nil)
 	}
-	args := digester.Digest(call.args)
+	args := digester.Digest(s.opts.Bulk.Flatten(call.args)) // what the hosted server was sent
 	rec.Args = &args
 	if d := call.note.decision(); d != nil {
 		rec.Policy = &audit.Policy{Decision: "allow", Rule: d.Rule}
@@ -164,7 +166,7 @@ func (s *Service) finishCall(ctx context.Context, call *hostedCall, session mcp.
 		// What the caller receives, as JSON: encoded once more only when
 		// there is an audit log to say it.
 		if b, err := json.Marshal(res); err == nil {
-			n := int64(len(b))
+			n := int64(s.opts.Bulk.LoweredLen(b)) // its large strings in full
 			rec.ResultBytes = &n
 		}
 	}

@@ -31,7 +31,7 @@ func BenchmarkDecodeCallInput(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var in callToolInputs
-		if err := decodeInput(CallToolTool, raw, &in); err != nil {
+		if err := decodeInput(nil, CallToolTool, raw, &in); err != nil {
 			b.Fatal(err)
 		}
 	}

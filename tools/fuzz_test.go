@@ -30,7 +30,7 @@ func FuzzCallArguments(f *testing.F) {
 	f.Add("{\"server\":\"a\",\"name\":\"b\",\"arguments\":{\"s\":\"\xff\\ud800\\\\ud800\\\"\\ud83d\\ude00:\"}}")
 	f.Fuzz(func(t *testing.T, raw string) {
 		var in callToolInputs
-		err := decodeInput(CallToolTool, json.RawMessage(raw), &in)
+		err := decodeInput(nil, CallToolTool, json.RawMessage(raw), &in)
 		if full := acceptsFully(raw); (err == nil) != full {
 			t.Fatalf("decodeInput: %v, but a full decode accepts: %v", err, full)
 		}
@@ -123,7 +123,7 @@ func TestDecodeInput(t *testing.T) {
 		`{"server":"a","name":"b","extra":1}`:         `unknown key "extra"`,
 		`{"server":"a","name":"b","arguments":{"x"}}`: "invalid JSON",
 	} {
-		err := decodeInput(CallToolTool, json.RawMessage(raw), &in)
+		err := decodeInput(nil, CallToolTool, json.RawMessage(raw), &in)
 		switch {
 		case wantErr == "" && err != nil:
 			t.Errorf("%s: %v", raw, err)

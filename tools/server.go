@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -97,6 +98,19 @@ func (s *Service) NewServer(version string) *mcp.Server {
 			return next(ctx, method, req)
 		}
 	})
+	// Outermost: a call's scope of large strings (internal/bulk) spans its
+	// request context, which go-sdk ends only after the answer is written;
+	// the strings of the hosted result are the scope's until then.
+	if s.opts.Bulk != nil {
+		server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "tools/call" {
+					ctx = s.opts.Bulk.WithScope(ctx)
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	s.cat.attach(server)
 	return server
 }
@@ -114,7 +128,7 @@ func (s *Service) ownHandler(name string) mcp.ToolHandler {
 
 func (s *Service) handleServers(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in struct{}
-	if err := decodeInput(ServersTool, req.Params.Arguments, &in); err != nil {
+	if err := decodeInput(s.opts.Bulk, ServersTool, req.Params.Arguments, &in); err != nil {
 		return ErrorResult(err), nil
 	}
 	out, err := s.Servers(ctx)
@@ -126,7 +140,7 @@ func (s *Service) handleServers(ctx context.Context, req *mcp.CallToolRequest) (
 
 func (s *Service) handleListTools(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in ListToolsInput
-	if err := decodeInput(ListToolsTool, req.Params.Arguments, &in); err != nil {
+	if err := decodeInput(s.opts.Bulk, ListToolsTool, req.Params.Arguments, &in); err != nil {
 		return ErrorResult(err), nil
 	}
 	out, err := s.ListTools(ctx, in, s.callerOf(ctx, req))
@@ -138,7 +152,7 @@ func (s *Service) handleListTools(ctx context.Context, req *mcp.CallToolRequest)
 
 func (s *Service) handleCallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in callToolInputs
-	if err := decodeInput(CallToolTool, req.Params.Arguments, &in); err != nil {
+	if err := decodeInput(s.opts.Bulk, CallToolTool, req.Params.Arguments, &in); err != nil {
 		return ErrorResult(err), nil
 	}
 	return s.answerCall(ctx, req, toolCall{Server: in.Server, Tool: in.Name, Arguments: in.Arguments}), nil
@@ -228,14 +242,20 @@ var inputSchemas = func() map[string]*jsonschema.Schema {
 // decodeInput checks a tool's own arguments against its input schema (an
 // unknown key, a wrong type or a missing key is invalid_arguments naming the
 // JSON location), then decodes them into v.
-func decodeInput(tool string, raw json.RawMessage, v any) error {
+//
+// Strings lifted into the bulk table (internal/bulk) are read as they came,
+// except in an opaque property, which is forwarded as it is.
+func decodeInput(table *bulk.Table, tool string, raw json.RawMessage, v any) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = json.RawMessage("{}")
+	}
+	if opaque[tool] == "" {
+		raw = table.Flatten(raw)
 	}
 	invalid := func(msg string) error {
 		return &host.Error{Kind: host.KindInvalidArguments, Err: fmt.Errorf("%s: arguments: %s", tool, msg)}
 	}
-	doc, top, err := ownDoc(tool, raw)
+	doc, top, err := ownDoc(table, tool, raw)
 	if err != nil {
 		return invalid("invalid JSON: " + err.Error())
 	}
@@ -283,7 +303,7 @@ var opaque = map[string]string{CallToolTool: "arguments"}
 // ownDoc decodes a tool's own input for its schema check; an opaque property
 // that holds an object stands in as an empty one. For a tool with an opaque
 // property it also returns the input's members as they came.
-func ownDoc(tool string, raw json.RawMessage) (any, map[string]json.RawMessage, error) {
+func ownDoc(table *bulk.Table, tool string, raw json.RawMessage) (any, map[string]json.RawMessage, error) {
 	key := opaque[tool]
 	if trimmed := bytes.TrimLeft(raw, " \t\r\n"); key == "" || len(trimmed) == 0 || trimmed[0] != '{' {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
@@ -299,6 +319,8 @@ func ownDoc(tool string, raw json.RawMessage) (any, map[string]json.RawMessage, 
 			doc[k] = map[string]any{}
 			continue
 		}
+		v = table.Flatten(v)
+		top[k] = v
 		x, err := jsonschema.UnmarshalJSON(bytes.NewReader(v))
 		if err != nil {
 			return nil, nil, err

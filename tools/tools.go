@@ -25,6 +25,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -68,6 +69,11 @@ type Options struct {
 	Audit    *audit.Writer
 	Digester *audit.Digester
 	Metrics  *metrics.Metrics
+	// Bulk is the stdio face's table of large strings (internal/bulk), nil
+	// elsewhere. A tools/call's arguments may then hold references to its
+	// strings: colibri reads them resolved (its schema checks, the audit
+	// digest) and forwards them as references, which the connections lower.
+	Bulk *bulk.Table
 }
 
 // Defaults of Options.
@@ -423,7 +429,10 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	if err != nil {
 		return nil, &host.Error{Kind: host.KindInvalidArguments, Server: server, Tool: name, Phase: host.PhaseCall, Err: err}
 	}
-	res, err := s.opts.Host.CallTool(ctx, srv, name, &host.Arguments{Value: decoded, Raw: sent}, caller)
+	// The schema check reads the strings lifted into the bulk table; the
+	// hosted server is sent their references, lowered on the way out.
+	checked, _ := s.opts.Bulk.Resolve(decoded).(map[string]any)
+	res, err := s.opts.Host.CallTool(ctx, srv, name, &host.Arguments{Value: checked, Raw: sent}, caller)
 	if host.KindOf(err) == host.KindUnknownTool && !reg.Rules(srv).Empty() {
 		// The host's hint names every tool the server lists: name only
 		// those the caller may see, from the list the call just read.

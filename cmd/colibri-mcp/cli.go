@@ -15,6 +15,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/jail"
@@ -269,6 +270,7 @@ type settings struct {
 	audit    *audit.Writer
 	digester *audit.Digester
 	metrics  *metrics.Metrics
+	bulk     *bulk.Table // the stdio face's (serve without --http), else nil
 }
 
 func readSettings(cmd *cli.Command, environ []string) (*settings, error) {
@@ -413,6 +415,7 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		JailHelper:     s.jailHelper,
 		Environ:        func() []string { return s.environ },
 		OAuth:          oauth.NewHandlers(oauthOptions(s)).Handler,
+		Bulk:           s.bulk,
 	}
 	if m := s.metrics; m != nil {
 		opts.OnRequest = m.ClientOperation
@@ -429,6 +432,7 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		Audit:        s.audit,
 		Digester:     s.digester,
 		Metrics:      s.metrics,
+		Bulk:         s.bulk,
 	})
 	return svc, h
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v3"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
@@ -44,6 +45,11 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	if s.metricsAddr != "" {
 		v, c := buildVersion(version, commit, debug.ReadBuildInfo) // as --version says them
 		s.metrics = metrics.New(metrics.Options{Version: v, Commit: c})
+	}
+	if s.httpAddr == "" {
+		// Large strings cross the stdio face by reference (internal/bulk):
+		// it lowers every message it writes. go-sdk's HTTP handler does not.
+		s.bulk = bulk.New(bulk.DefaultMin)
 	}
 	svc, h := newService(s)
 	defer h.Close()
@@ -96,6 +102,7 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 		MaxMessageBytes: int(maxMessage(s)),
 		DrainTimeout:    shutdownWait,
 		Logger:          s.logger,
+		Bulk:            s.bulk,
 	}
 	ctx = tools.WithPrincipal(ctx, tools.StdioPrincipal)
 	if err := server.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {

@@ -121,10 +121,68 @@ func New(min int) *Table {
 // sub-slices of msg (no copy). The lifted message is a new slice. When
 // nothing is lifted, Lift returns msg itself and nil.
 func (t *Table) Lift(msg []byte, under ...string) ([]byte, []Ref) {
+	return t.lift(msg, under, nil)
+}
+
+// LiftResult lifts, from a JSON-RPC response carrying an MCP result, the
+// strings the result holds as text: every "text" member at any depth
+// under "result" (text content, embedded text resources), and every string
+// under "result"."structuredContent". Other members are never lifted: go-sdk
+// decodes the base64 of "data" and "blob" to bytes, and a reference is not
+// base64.
+func (t *Table) LiftResult(msg []byte) ([]byte, []Ref) {
+	return t.lift(msg, []string{"result"}, func(key, first []byte) bool {
+		return string(key) == "text" || string(first) == "structuredContent"
+	})
+}
+
+// Lifted is how many literals the table has lifted since it was made (for
+// tests: that large strings crossed by reference).
+func (t *Table) Lifted() uint64 {
 	if t == nil {
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.next
+}
+
+// Flatten is msg lowered into one slice: for Go code that reads a message
+// colibri received (its own tools' input, an audit digest). msg without
+// the marker is returned as it is; so is msg whose lowering fails (a marker
+// it does not hold is the caller's own text, then).
+func (t *Table) Flatten(msg []byte) []byte {
+	parts, err := t.Lower(msg)
+	if err != nil || len(parts) == 1 {
+		return msg
+	}
+	return bytes.Join(parts, nil)
+}
+
+// LoweredLen is the length msg has once lowered: what a caller is sent
+// (an audit record's result_bytes). msg whose lowering fails counts as it is.
+func (t *Table) LoweredLen(msg []byte) int {
+	parts, err := t.Lower(msg)
+	if err != nil {
+		return len(msg)
+	}
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	return n
+}
+
+// pick narrows what lift takes below the path: key is the member's own key
+// (nil for an array element), first the first key below the path's end on
+// the way to it (nil when there is none).
+type pick func(key, first []byte) bool
+
+func (t *Table) lift(msg []byte, under []string, want pick) ([]byte, []Ref) {
+	if t == nil || len(msg) < t.min {
 		return msg, nil
 	}
-	spans := t.scan(msg, under)
+	spans := t.scan(msg, under, want)
 	if len(spans) == 0 {
 		return msg, nil
 	}
@@ -169,22 +227,26 @@ type span struct{ start, end int }
 // tracks the container kinds (to tell keys from values) and how many of the
 // keys under the current position is inside. Input that turns out not to be
 // valid JSON gives what was found so far or nothing; it never panics.
-func (t *Table) scan(msg []byte, under []string) []span {
+func (t *Table) scan(msg []byte, under []string, want pick) []span {
 	var (
 		spans     []span
 		stackBuf  [32]byte
 		stack     = stackBuf[:0] // '{' or '[' per open container
-		matched   int            // under[:matched] are the keys of the open members on the path
-		expectKey bool           // the next string is an object key
+		keysBuf   [32][]byte
+		keys      = keysBuf[:0] // per open container: its member's key being read (objects), nil (arrays)
+		matched   int           // under[:matched] are the keys of the open members on the path
+		expectKey bool          // the next string is an object key
 	)
 	for i := 0; i < len(msg); {
 		switch c := msg[i]; c {
 		case '{':
 			stack = append(stack, '{')
+			keys = append(keys, nil)
 			expectKey = true
 			i++
 		case '[':
 			stack = append(stack, '[')
+			keys = append(keys, nil)
 			expectKey = false
 			i++
 		case '}', ']':
@@ -196,6 +258,7 @@ func (t *Table) scan(msg []byte, under []string) []span {
 				matched = d - 1
 			}
 			stack = stack[:d-1]
+			keys = keys[:d-1]
 			expectKey = false
 			i++
 		case ',':
@@ -220,8 +283,9 @@ func (t *Table) scan(msg []byte, under []string) []span {
 				if matched == d-1 && d-1 < len(under) && string(msg[i+1:end]) == under[d-1] {
 					matched = d
 				}
+				keys[d-1] = msg[i+1 : end]
 				expectKey = false
-			} else if matched == len(under) && end+1-i >= t.min && clean(msg[i+1:end]) {
+			} else if matched == len(under) && end+1-i >= t.min && clean(msg[i+1:end]) && picked(want, keys, len(under)) {
 				spans = append(spans, span{i, end + 1})
 			}
 			i = end + 1
@@ -230,6 +294,22 @@ func (t *Table) scan(msg []byte, under []string) []span {
 		}
 	}
 	return spans
+}
+
+// picked applies want to the value being read, whose containers' keys are
+// keys; the path's end is at depth n.
+func picked(want pick, keys [][]byte, n int) bool {
+	if want == nil {
+		return true
+	}
+	var key, first []byte
+	if d := len(keys); d > 0 {
+		key = keys[d-1]
+	}
+	if len(keys) > n {
+		first = keys[n]
+	}
+	return want(key, first)
 }
 
 // stringEnd is the index of the quote that closes the string literal opening

@@ -683,6 +683,28 @@ func serveTools(afterEOF func()) {
 		time.AfterFunc(50*time.Millisecond, func() { syscall.Kill(os.Getpid(), syscall.SIGSTOP) })
 		return text("wedging"), nil, nil
 	})
+	// mirror answers its arguments three ways: as structuredContent, as
+	// text (their JSON) and, when they have a string "message", as an
+	// image whose data is that string's bytes (base64 on the wire). With
+	// "ms" it first waits that long, or until cancelled.
+	mcp.AddTool(s, &mcp.Tool{Name: "mirror"}, func(ctx context.Context, _ *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
+		if ms, ok := in["ms"].(float64); ok {
+			select {
+			case <-time.After(time.Duration(ms) * time.Millisecond):
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		}
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, nil, err
+		}
+		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: in}
+		if m, ok := in["message"].(string); ok {
+			res.Content = append(res.Content, &mcp.ImageContent{Data: []byte(m), MIMEType: "application/octet-stream"})
+		}
+		return res, nil, nil
+	})
 	type size struct {
 		Bytes int `json:"bytes"`
 	}

@@ -32,6 +32,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 )
 
 // Transport is one connection over Reader (messages in) and Writer
@@ -39,6 +41,12 @@ import (
 type Transport struct {
 	Reader io.ReadCloser
 	Writer io.WriteCloser
+	// Bulk, if set, is lowered into every message written, and the large
+	// text of a tools/call's result is lifted into it when the call was
+	// written under a bulk.Scope of this table (its context carried one):
+	// the scope owns the strings (see internal/bulk). Nil: messages pass
+	// whole.
+	Bulk *bulk.Table
 }
 
 // Connect implements mcp.Transport. It starts the goroutine that reads.
@@ -48,6 +56,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		w:        t.Writer,
 		incoming: make(chan msgOrErr),
 		closed:   make(chan struct{}),
+		bulk:     t.Bulk,
 	}
 	// Reads happen on a goroutine of their own so that Read can return when
 	// its context ends or the connection is closed, as IOTransport's do.
@@ -70,6 +79,10 @@ type conn struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 	closeErr  error
+
+	bulk    *bulk.Table
+	pmu     sync.Mutex
+	pending map[jsonrpc.ID]*bulk.Scope // tools/calls written under a scope, not yet answered
 }
 
 func (c *conn) SessionID() string { return "" }
@@ -83,7 +96,7 @@ func (c *conn) readLoop(r *bufio.Reader) {
 		var msg jsonrpc.Message
 		if line = bytes.TrimSpace(line); len(line) > 0 && (err == nil || err == io.EOF) {
 			var derr error
-			msg, derr = decode(line)
+			msg, derr = c.decode(line)
 			if derr != nil {
 				err = derr
 			}
@@ -106,7 +119,7 @@ func (c *conn) readLoop(r *bufio.Reader) {
 }
 
 // decode is the message of one line, which must hold exactly one JSON value.
-func decode(line []byte) (jsonrpc.Message, error) {
+func (c *conn) decode(line []byte) (jsonrpc.Message, error) {
 	// go-sdk's decoder stops after the first value: "{…} {…}" would pass as
 	// its first half. IOTransport refuses what follows a value on its line.
 	if !json.Valid(line) {
@@ -115,7 +128,64 @@ func decode(line []byte) (jsonrpc.Message, error) {
 	if line[0] == '[' {
 		return nil, ErrBatch
 	}
-	return jsonrpc.DecodeMessage(line)
+	if c.expecting() {
+		if small, refs := c.bulk.LiftResult(line); refs != nil {
+			msg, err := jsonrpc.DecodeMessage(small)
+			if r, ok := msg.(*jsonrpc.Response); ok && err == nil {
+				if s := c.answered(r.ID); s != nil && s.Adopt(refs) {
+					return msg, nil
+				}
+			}
+			c.bulk.Release(refs...)
+		}
+	}
+	msg, err := jsonrpc.DecodeMessage(line)
+	if r, ok := msg.(*jsonrpc.Response); ok && err == nil {
+		c.answered(r.ID)
+	}
+	return msg, err
+}
+
+// expect notes a tools/call written under scope s: its result's large
+// strings may be lifted for s.
+func (c *conn) expect(id jsonrpc.ID, s *bulk.Scope) {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	if c.pending == nil {
+		c.pending = map[jsonrpc.ID]*bulk.Scope{}
+	}
+	if len(c.pending) >= 64 {
+		// Calls never answered (the caller gave up, the server never
+		// replied) leave their scope here: forget the ended ones.
+		for id, s := range c.pending {
+			if !s.Live() {
+				delete(c.pending, id)
+			}
+		}
+	}
+	c.pending[id] = s
+}
+
+// expecting reports whether some call awaits a result that may be lifted.
+func (c *conn) expecting() bool {
+	if c.bulk == nil {
+		return false
+	}
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	return len(c.pending) > 0
+}
+
+// answered forgets the call id answers, and returns its scope (or nil).
+func (c *conn) answered(id jsonrpc.ID) *bulk.Scope {
+	if c.bulk == nil {
+		return nil
+	}
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	s := c.pending[id]
+	delete(c.pending, id)
+	return s
 }
 
 // readLine reads up to the next newline and returns the line without it. A
@@ -162,14 +232,27 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return ctx.Err()
 	default:
 	}
+	if r, ok := msg.(*jsonrpc.Request); ok && c.bulk != nil && r.IsCall() && r.Method == "tools/call" {
+		if s := bulk.ScopeFrom(ctx); s != nil && s.Table() == c.bulk {
+			c.expect(r.ID, s) // before the server can answer
+		}
+	}
 	data, err := Encode(msg)
 	if err != nil {
 		return fmt.Errorf("marshaling message: %w", err)
 	}
+	parts, err := c.bulk.Lower(data)
+	if err != nil {
+		return fmt.Errorf("writing message: %w", err)
+	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	_, err = c.w.Write(data)
-	return err
+	for _, p := range parts {
+		if _, err := c.w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c *conn) Close() error {

@@ -38,6 +38,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/lineconn"
 )
 
@@ -55,6 +56,11 @@ type Transport struct {
 	// Logger receives a warning for each line answered with an error or
 	// dropped (its size and the reason, never its content). Nil discards.
 	Logger *slog.Logger
+	// Bulk, if set, is where the large strings of a tools/call's arguments
+	// wait while go-sdk handles the call (see internal/bulk): they are held
+	// under the call's id until its answer is written, and every message
+	// written is lowered through it. Nil: messages pass whole.
+	Bulk *bulk.Table
 }
 
 // Connect implements mcp.Transport. It starts the goroutine that reads lines.
@@ -75,6 +81,8 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		closed:   make(chan struct{}),
 		calls:    map[jsonrpc.ID]bool{},
 		outgoing: map[jsonrpc.ID]struct{}{},
+		bulk:     t.Bulk,
+		lifted:   map[jsonrpc.ID][]bulk.Ref{},
 	}
 	go c.readLoop(bufio.NewReaderSize(t.Reader, 64<<10), limit)
 	return c, nil
@@ -104,6 +112,9 @@ type conn struct {
 	writing   int                     // answers on their way out
 	outgoing  map[jsonrpc.ID]struct{} // colibri's own requests to the caller, not yet answered
 	idle      chan struct{}           // closed when nothing is pending while drain waits
+
+	bulk   *bulk.Table
+	lifted map[jsonrpc.ID][]bulk.Ref // the large strings of calls in flight, by call
 }
 
 func (c *conn) SessionID() string { return "" }
@@ -194,10 +205,14 @@ func (c *conn) decode(line []byte) jsonrpc.Message {
 		c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported: send one message per line", "batch", len(line))
 		return nil
 	}
-	msg, err := jsonrpc.DecodeMessage(line)
+	msg, refs, err := c.decodeLifting(line)
 	if err != nil {
 		c.reject(readableID(line), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error(), "invalid request", len(line))
 		return nil
+	}
+	if refs != nil {
+		// Only a call booked below keeps them (until its answer is written).
+		defer func() { c.bulk.Release(refs...) }()
 	}
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
@@ -218,7 +233,7 @@ func (c *conn) decode(line []byte) jsonrpc.Message {
 		}
 		switch {
 		case m.IsCall():
-			if !c.book(m.ID) {
+			if !c.book(m.ID, &refs) {
 				c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: id %v is already used by a request in flight", m.ID.Raw()), "id in use", len(line))
 				return nil
 			}
@@ -242,16 +257,38 @@ func (c *conn) decode(line []byte) jsonrpc.Message {
 	return msg
 }
 
-// book enters a call of the caller's; it reports false when its id is
-// already in flight. (go-sdk would drop such a call without an answer, and a
-// cancelled call is in flight until its handler returns.)
-func (c *conn) book(id jsonrpc.ID) bool {
+// decodeLifting decodes a line. The large strings of a tools/call's
+// arguments are lifted into the bulk table first, so that go-sdk decodes,
+// and colibri forwards, a message of a few hundred bytes; refs are the
+// strings lifted (nil for any other message, which is decoded whole).
+func (c *conn) decodeLifting(line []byte) (jsonrpc.Message, []bulk.Ref, error) {
+	if small, refs := c.bulk.Lift(line, "params", "arguments"); refs != nil {
+		if msg, err := jsonrpc.DecodeMessage(small); err == nil {
+			if r, ok := msg.(*jsonrpc.Request); ok && r.IsCall() && r.Method == "tools/call" {
+				return msg, refs, nil
+			}
+		}
+		c.bulk.Release(refs...)
+	}
+	msg, err := jsonrpc.DecodeMessage(line)
+	return msg, nil, err
+}
+
+// book enters a call of the caller's, and the strings lifted from it
+// (*refs, taken: the call owns them until its answer is written); it
+// reports false when its id is already in flight. (go-sdk would drop such a
+// call without an answer, and a cancelled call is in flight until its
+// handler returns.)
+func (c *conn) book(id jsonrpc.ID, refs *[]bulk.Ref) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, inUse := c.calls[id]; inUse {
 		return false
 	}
 	c.calls[id] = false
+	if *refs != nil {
+		c.lifted[id], *refs = *refs, nil
+	}
 	return true
 }
 
@@ -340,6 +377,19 @@ func (c *conn) writeLine(data []byte) error {
 	return err
 }
 
+// writeParts writes one message made of parts (a lowered message: see
+// internal/bulk), whole: no other message is written between its parts.
+func (c *conn) writeParts(parts [][]byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	for _, p := range parts {
+		if _, err := c.w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Read returns the next message. When the input has ended it first waits,
 // at most DrainTimeout, until every call read so far is answered: jsonrpc2
 // cancels what is still running as soon as Read reports the end.
@@ -403,6 +453,13 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	case *jsonrpc.Response:
 		c.mu.Lock()
 		cancelled, ok := c.calls[m.ID]
+		if refs := c.lifted[m.ID]; refs != nil {
+			// The call's strings are no longer needed once its answer is
+			// written: the hosted server was sent them before its handler
+			// returned.
+			delete(c.lifted, m.ID)
+			defer c.bulk.Release(refs...)
+		}
 		if ok {
 			delete(c.calls, m.ID)
 			if cancelled {
@@ -434,7 +491,7 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		err = fmt.Errorf("encoding a message: %w", err)
 	} else {
-		err = c.writeLine(data[:len(data)-1])
+		err = c.writeParts(c.lower(msg, data))
 	}
 	if answering {
 		c.mu.Lock()
@@ -445,7 +502,44 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return err
 }
 
+// lower puts the large strings lifted from messages (the caller's and the
+// hosted servers') back into an encoded message. A message with a
+// reference it cannot resolve is never written: an answer becomes an
+// internal error for its call, anything else is written without its
+// strings' owner knowing — which cannot happen, as only tools/call answers
+// carry references — so it is replaced by the same error form.
+func (c *conn) lower(msg jsonrpc.Message, data []byte) [][]byte {
+	parts, err := c.bulk.Lower(data)
+	if err == nil {
+		return parts
+	}
+	c.log.Error("stdio: a message held a large string colibri no longer has; answering an internal error instead", "err", err)
+	var id jsonrpc.ID
+	if r, ok := msg.(*jsonrpc.Response); ok {
+		id = r.ID
+	}
+	werr := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "colibri: internal error: part of this message was lost"}
+	var out []byte
+	if id.IsValid() {
+		out, err = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: werr})
+	} else {
+		out, err = json.Marshal(nullIDError{JSONRPC: "2.0", Error: werr})
+	}
+	if err != nil {
+		return nil
+	}
+	return [][]byte{out, []byte("\n")}
+}
+
 func (c *conn) Close() error {
-	c.closeOnce.Do(func() { close(c.closed) })
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for id, refs := range c.lifted {
+			c.bulk.Release(refs...)
+			delete(c.lifted, id)
+		}
+	})
 	return nil
 }
