@@ -479,7 +479,7 @@ func TestUnknownToolNamesTheTools(t *testing.T) {
 	h := newHarness(t, host.Options{})
 	_, err := h.CallTool(t.Context(), fake("ok"), "ecko", nil, nil)
 	e := wantKind(t, err, host.KindUnknownTool, host.PhaseList)
-	if !strings.Contains(e.Error(), `did you mean "echo"? its tools: any, big, count, crash, crash-idempotent, cwd, echo, env, flood, grow, hang, pid`) {
+	if !strings.Contains(e.Error(), `did you mean "echo"? its tools: any, big, count, crash, crash-idempotent, cwd, echo, env, flood, grow, hang, mirror, pid`) {
 		t.Errorf("message %q should suggest echo and name the tools", e.Error())
 	}
 	if n := len(h.spawned()); n != 1 {
