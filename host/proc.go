@@ -474,6 +474,7 @@ func (p *proc) track(ctx context.Context) context.Context { return ctx }
 func (p *proc) toolError(context.Context) bool            { return true }
 func (p *proc) tail() string                              { return p.stderrTail() }
 func (p *proc) closeConn()                                { p.closePipes() }
+func (p *proc) lowers() bool                              { return true } // lineconn, with the host's table
 func (p *proc) logger() *slog.Logger                      { return p.log }
 func (p *proc) redactor() *redactor                       { return p.redact }
 func (p *proc) procID() int                               { return p.pid }

@@ -146,6 +146,7 @@ func (r *remoteUp) toolError(ctx context.Context) bool {
 func (r *remoteUp) tail() string                          { return "" }
 func (r *remoteUp) unstick(context.Context) (stop func()) { return func() {} } // every request ends with its context
 func (r *remoteUp) closeConn()                            { r.conn.Close() }
+func (r *remoteUp) lowers() bool                          { return false } // go-sdk's HTTP transports
 func (r *remoteUp) logger() *slog.Logger                  { return r.log }
 func (r *remoteUp) redactor() *redactor                   { return r.redact }
 func (r *remoteUp) procID() int                           { return 0 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -134,6 +135,11 @@ func (s *session) callTool(ctx context.Context, name string, args any, caller *C
 	defer s.endOnExit(ph)()
 
 	params := &mcp.CallToolParams{Name: name, Arguments: sent(args)}
+	if raw, ok := params.Arguments.(json.RawMessage); ok && !s.up.lowers() {
+		// The caller's large strings may be references (internal/bulk):
+		// only colibri's own connection to a process puts them back.
+		params.Arguments = json.RawMessage(s.h.opts.Bulk.Flatten(raw))
+	}
 	if caller != nil && len(caller.Meta) > 0 {
 		params.Meta = maps.Clone(caller.Meta) // the progress token is added to a copy
 	}

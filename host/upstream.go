@@ -50,6 +50,10 @@ type upstream interface {
 	// unstick guards a phase against writes that no context ends; call
 	// the returned func when the phase returns.
 	unstick(ctx context.Context) (stop func())
+	// lowers reports whether the transport writes the references of the
+	// host's bulk table as the strings they stand for (internal/bulk), so
+	// that the caller's arguments may be sent with references.
+	lowers() bool
 	// closeConn drops the connection under the session (pipes, idle HTTP
 	// connections) without waiting.
 	closeConn()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -301,4 +303,32 @@ func TestBulkAuditRecord(t *testing.T) {
 	if *rec.ResultBytes < int64(len(msg)) {
 		t.Errorf("result_bytes %d, for a result of more than %d", *rec.ResultBytes, len(msg))
 	}
+}
+
+// A remote server is reached over go-sdk's HTTP transport, which knows
+// nothing of the table: it is sent the strings themselves.
+func TestBulkRemoteUpstreamGetsTheStrings(t *testing.T) {
+	t.Parallel()
+	remote := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
+	type in struct {
+		Message string `json:"message"`
+	}
+	mcp.AddTool(remote, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in in) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Echo: " + in.Message}}}, nil, nil
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return remote }, nil))
+	defer srv.Close()
+	table := bulk.New(bulkMin)
+	reg := &registry.Registry{Servers: map[string]*registry.Server{"far": {Name: "far", URL: srv.URL}}}
+	cs := faceWithBulk(t, table, reg, false)
+	msg := bigText(30 << 10)
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tools.CallToolTool,
+		Arguments: map[string]any{"server": "far", "name": "echo", "arguments": map[string]any{"message": msg}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(t, res); res.IsError || got != "Echo: "+msg {
+		t.Fatalf("isError %v, %.200q", res.IsError, got)
+	}
+	waitEmpty(t, table)
 }
