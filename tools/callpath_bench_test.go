@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/stdioserve"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
@@ -79,8 +80,10 @@ func colibriOverPipes(b *testing.B) *mcp.ClientSession {
 	reg := &registry.Registry{Servers: map[string]*registry.Server{
 		"warm": {Name: "warm", Command: fakeBin, Args: []string{"ok"}, Lifecycle: registry.Persistent},
 	}}
-	h := host.New(host.Options{Timeout: 30 * time.Second, TerminateGrace: 200 * time.Millisecond, MaxResultBytes: 64 << 20})
+	table := bulk.New(bulk.DefaultMin) // as colibri-mcp serve has it
+	h := host.New(host.Options{Timeout: 30 * time.Second, TerminateGrace: 200 * time.Millisecond, MaxResultBytes: 64 << 20, Bulk: table})
 	svc := tools.New(tools.Options{
+		Bulk:         table,
 		Registry:     func() (*registry.Registry, error) { return reg, nil },
 		ConfigPath:   "in-memory",
 		Host:         h,
@@ -89,7 +92,7 @@ func colibriOverPipes(b *testing.B) *mcp.ClientSession {
 	toServer, fromClient := io.Pipe()
 	toClient, fromServer := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	ss, err := svc.NewServer("bench").Connect(ctx, &stdioserve.Transport{Reader: toServer, Writer: fromServer, MaxMessageBytes: 64 << 20}, nil)
+	ss, err := svc.NewServer("bench").Connect(ctx, &stdioserve.Transport{Reader: toServer, Writer: fromServer, MaxMessageBytes: 64 << 20, Bulk: table}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -152,20 +152,34 @@ func (c *conn) readLoop(r *bufio.Reader, limit int) {
 // bytes read; err is the read error after the line (io.EOF at the end of the
 // input).
 func readLine(r *bufio.Reader, limit int) (line []byte, n int, tooLong bool, err error) {
+	// A line longer than the reader's buffer is gathered in chunks and
+	// copied once, at its size: appending to one slice would reallocate
+	// (clear and copy) it a score of times on the way to megabytes.
+	var chunks [][]byte
+	size := 0
 	for {
 		chunk, err := r.ReadSlice('\n')
 		n += len(chunk)
 		if !tooLong {
-			if len(line)+len(chunk)-2 > limit { // -2: room for the "\r\n", judged below (and no overflow for a limit near MaxInt)
-				tooLong, line = true, nil
+			if size+len(chunk)-2 > limit { // -2: room for the "\r\n", judged below (and no overflow for a limit near MaxInt)
+				tooLong, chunks = true, nil
 			} else {
-				line = append(line, chunk...)
+				chunks = append(chunks, bytes.Clone(chunk))
+				size += len(chunk)
 			}
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
 		if !tooLong {
+			if len(chunks) == 1 {
+				line = chunks[0]
+			} else {
+				line = make([]byte, 0, size)
+				for _, c := range chunks {
+					line = append(line, c...)
+				}
+			}
 			line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
 			if len(line) > limit {
 				tooLong, line = true, nil
