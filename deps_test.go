@@ -47,6 +47,10 @@ var forbidden = map[string][]string{
 	// lineconn frames and moves messages for go-sdk; it knows nothing else.
 	"internal/lineconn": {module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/urfave/cli"},
+	// bulk moves bytes by reference: it knows neither JSON-RPC nor MCP.
+	"internal/bulk": {"os/exec", "net", "net/http", module + "cmd", module + "host", module + "jail", module + "registry",
+		module + "tools", module + "internal/lineconn", module + "internal/stdioserve", "github.com/modelcontextprotocol/go-sdk",
+		"github.com/urfave/cli"},
 	// internal/remote is one kind of upstream, for host: HTTP and the SDK's
 	// client transports, nothing of host's or above, and no processes.
 	"internal/remote": {module + "host", module + "jail", module + "tools", module + "cmd",
@@ -67,6 +71,7 @@ var forbiddenDirect = map[string][]string{
 	"internal/stdioserve": {"os/exec"}, // go-sdk imports it (CommandTransport); the face must not
 	"internal/lineconn":   {"os/exec"},
 	"internal/editorconf": {"os"},      // pure: it reads no file (fmt imports os, so only directly)
+	"internal/bulk":       {"os"},      // no I/O of its own (fmt imports os, so only directly)
 	"internal/remote":     {"os/exec"}, // go-sdk imports it (CommandTransport); a remote upstream starts nothing
 }
 
