@@ -1,0 +1,127 @@
+package bulk
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// oracleSpans is what scan should find, worked out independently with
+// encoding/json's tokenizer: every string value (never a key) whose path
+// of raw keys from the top begins with under, at least min bytes long
+// (quotes included) and clean; want narrows it as for LiftResult.
+func oracleSpans(t testing.TB, msg []byte, under []string, min int, want pick) []span {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	dec.UseNumber()
+	type frame struct {
+		object bool
+		key    []byte // raw key of the member being read (objects)
+		isKey  bool   // the next string token is a key
+	}
+	var stack []*frame
+	var spans []span
+	for {
+		before := dec.InputOffset()
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return spans
+		}
+		if err != nil {
+			t.Fatalf("oracle: %v", err)
+		}
+		afterValue := func() {
+			if n := len(stack); n > 0 && stack[n-1].object {
+				stack[n-1].isKey = true
+			}
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{':
+				stack = append(stack, &frame{object: true, isKey: true})
+			case '[':
+				stack = append(stack, &frame{})
+			default:
+				stack = stack[:len(stack)-1]
+				afterValue()
+			}
+		case string:
+			start := before + int64(bytes.IndexByte(msg[before:], '"'))
+			end := dec.InputOffset()
+			lit := msg[start:end]
+			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].isKey {
+				stack[n-1].key = lit[1 : len(lit)-1]
+				stack[n-1].isKey = false
+				continue
+			}
+			// The path: the raw keys of the open objects; an array
+			// element breaks a path (nil key).
+			var keys [][]byte
+			for _, f := range stack {
+				if f.object {
+					keys = append(keys, f.key)
+				} else {
+					keys = append(keys, nil)
+				}
+			}
+			ok := len(keys) >= len(under)
+			for i := 0; ok && i < len(under); i++ {
+				ok = keys[i] != nil && string(keys[i]) == under[i]
+			}
+			if ok && len(lit) >= min && clean(lit[1:len(lit)-1]) && picked(want, keys, len(under)) {
+				spans = append(spans, span{int(start), int(end)})
+			}
+			afterValue()
+		default:
+			afterValue()
+		}
+	}
+}
+
+func checkScan(t *testing.T, msg []byte, under []string, want pick) {
+	t.Helper()
+	tab := New(4)
+	got := tab.scan(msg, under, want)
+	exp := oracleSpans(t, msg, under, 4, want)
+	if len(got) == 0 && len(exp) == 0 {
+		return
+	}
+	if !reflect.DeepEqual(got, exp) {
+		t.Fatalf("scan(%q, %q) = %v, want %v", msg, under, got, exp)
+	}
+}
+
+func FuzzScanPath(f *testing.F) {
+	for _, s := range []string{
+		`{"params":{"arguments":{"a":"hello world","b":["x\\\\","y\\\"z"]}}}`,
+		`{"method":"tools/call","params":{"name":"abcdef","arguments":"abcdef"},"id":"abcdef"}`,
+		`{"params":[{"arguments":"abcdef"}],"x":{"params":{"arguments":"abcdef"}}}`,
+		`{"params":{"arguments":{},"other":"abcdef"},"params2":"abcdef"}`,
+		`{"result":{"content":[{"type":"text","text":"abcdef"}],"structuredContent":{"x":"abcdef","text":["abcdef"]},"text":"abcdef"}}`,
+		`{"params":{"x":1,"arguments":{"abcdef":"abcdef"}}}`,
+	} {
+		f.Add([]byte(s), "params.arguments", false)
+		f.Add([]byte(s), "", false)
+		f.Add([]byte(s), "result", true)
+	}
+	f.Fuzz(func(t *testing.T, msg []byte, path string, result bool) {
+		if !json.Valid(msg) {
+			return
+		}
+		var under []string
+		if path != "" {
+			under = strings.Split(path, ".")
+		}
+		var want pick
+		if result {
+			under = []string{"result"}
+			want = func(key, first []byte) bool {
+				return string(key) == "text" || string(first) == "structuredContent"
+			}
+		}
+		checkScan(t, msg, under, want)
+	})
+}
