@@ -113,7 +113,7 @@ func TestHugeSchemaRefusedAtOnce(t *testing.T) {
 		if !errors.Is(err, schema.ErrLimit) {
 			t.Errorf("%s (%d bytes): err = %v, want ErrLimit", name, len(raw), err)
 		}
-		if d := time.Since(start); d > 100*time.Millisecond {
+		if d := time.Since(start); d > time.Second { // compiling it took minutes; refusing it takes a millisecond or two
 			t.Errorf("%s: refused after %v", name, d)
 		}
 	}
@@ -224,7 +224,7 @@ func TestCheckValue(t *testing.T) {
 		}
 		start := time.Now()
 		err := schema.DefaultLimits.CheckValue(v)
-		if d := time.Since(start); !errors.Is(err, schema.ErrLimit) || d > 50*time.Millisecond {
+		if d := time.Since(start); !errors.Is(err, schema.ErrLimit) || d > 500*time.Millisecond { // it stops at the first limit crossed: room for a loaded machine, none for a blow-up
 			t.Errorf("%s, n=%d: %v after %v, want ErrLimit at once", name, n, err, d)
 		}
 		_, raw := largest(shape)
