@@ -116,9 +116,13 @@ func New(min int) *Table {
 // with escapes does not match, and then nothing is lifted, which is always
 // correct.
 //
-// msg must be one valid JSON value (the caller checked json.Valid), and must
-// not be modified while a reference to it is live: the entries keep
-// sub-slices of msg (no copy). The lifted message is a new slice. When
+// msg may be any bytes. Only literals that are valid JSON strings are
+// lifted, and each is replaced by another valid JSON string, so the lifted
+// message is valid JSON exactly when msg is: a caller checks the smaller
+// one (json.Valid), not both. (String tokens are found alike by any JSON
+// lexer, whatever surrounds them; an error elsewhere stays where it was.)
+// msg must not be modified while a reference to it is live: the entries
+// keep sub-slices of msg (no copy). The lifted message is a new slice. When
 // nothing is lifted, Lift returns msg itself and nil.
 func (t *Table) Lift(msg []byte, under ...string) ([]byte, []Ref) {
 	return t.lift(msg, under, nil)
@@ -227,6 +231,8 @@ type span struct{ start, end int }
 // tracks the container kinds (to tell keys from values) and how many of the
 // keys under the current position is inside. Input that turns out not to be
 // valid JSON gives what was found so far or nothing; it never panics.
+// Whatever it gives, each span is a whole string token as a JSON lexer
+// reads msg (a quote outside a string always opens one).
 func (t *Table) scan(msg []byte, under []string, want pick) []span {
 	var (
 		spans     []span
@@ -335,12 +341,20 @@ func stringEnd(msg []byte, open int) int {
 	}
 }
 
-// clean reports whether a literal's contents (quotes excluded) decode to
-// exactly what they say: valid UTF-8 (encoding/json turns invalid bytes into
-// U+FFFD) and no escaped surrogate (a lone one decodes to U+FFFD too).
+// clean reports whether a literal's contents (quotes excluded) are a valid
+// JSON string that decodes to exactly what it says: valid UTF-8 (encoding/json
+// turns invalid bytes into U+FFFD), no control character, only JSON's
+// escapes, and no escaped surrogate (a lone one decodes to U+FFFD too). A
+// literal that is not a valid JSON string is never lifted, so that the
+// lifted message is valid JSON exactly when msg is.
 func clean(lit []byte) bool {
 	if !utf8.Valid(lit) {
 		return false
+	}
+	for _, b := range lit {
+		if b < 0x20 {
+			return false
+		}
 	}
 	for i := 0; ; {
 		k := bytes.IndexByte(lit[i:], '\\')
@@ -351,11 +365,15 @@ func clean(lit []byte) bool {
 		if i+1 >= len(lit) {
 			return false // not valid JSON
 		}
-		if lit[i+1] != 'u' {
-			i += 2 // \" \\ \/ \b \f \n \r \t
+		switch lit[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i += 2
 			continue
+		case 'u':
+		default:
+			return false // not valid JSON
 		}
-		if i+6 > len(lit) {
+		if i+6 > len(lit) || !isHex4(lit[i+2:i+6]) {
 			return false // not valid JSON
 		}
 		if isSurrogate(lit[i+2 : i+6]) {
@@ -363,6 +381,16 @@ func clean(lit []byte) bool {
 		}
 		i += 6
 	}
+}
+
+// isHex4 reports whether h is 4 hexadecimal digits.
+func isHex4(h []byte) bool {
+	for _, c := range h {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // isSurrogate reports whether the 4 hex digits h name U+D800–U+DFFF.

@@ -509,6 +509,11 @@ func FuzzLiftLower(f *testing.F) {
 		`"top level string"`,
 		`{"result":{"content":[{"type":"text","text":"a\"b\\c\/d\n"}]}}`,
 		"{\"a\":\"\xff\xfe invalid\"}",
+		`{"params":{"arguments":{"a":"bad \q escape","b":"ok string"}}}`,
+		"{\"params\":{\"arguments\":{\"a\":\"raw \x01 control\",\"b\":\"ok string\"}}}",
+		`{"params":{"arguments":{"a":"bad \u12G4 hex","b":"ok string"}}}`,
+		`{"params":{"arguments":{"a":"fine string"}}} trailing`,
+		`{"params" {"arguments":{"a":"fine string"}}}`,
 		`{"par\u0061ms":{"arguments":{"a":"hello"}}}`,
 		`[1, -2.5e3, true, false, null, {}, [], ""]`,
 	} {
@@ -517,14 +522,24 @@ func FuzzLiftLower(f *testing.F) {
 		f.Add([]byte(s), "result")
 	}
 	f.Fuzz(func(t *testing.T, msg []byte, path string) {
-		if !json.Valid(msg) {
-			return
-		}
 		var under []string
 		if path != "" {
 			under = strings.Split(path, ".")
 		}
 		tab := New(4)
+		// Any bytes: the lifted message is valid JSON exactly when msg is
+		// (the faces check the smaller one), and lowers back to msg.
+		lifted, refs := tab.Lift(msg, under...)
+		if json.Valid(lifted) != json.Valid(msg) {
+			t.Fatalf("json.Valid(lifted) = %v, json.Valid(msg) = %v\nmsg %q\nlifted %q", json.Valid(lifted), json.Valid(msg), msg, lifted)
+		}
+		if parts, err := tab.Lower(lifted); err != nil || !bytes.Equal(bytes.Join(parts, nil), msg) {
+			t.Fatalf("Lower(Lift(msg)) = %q, %v; want msg %q", bytes.Join(parts, nil), err, msg)
+		}
+		tab.Release(refs...)
+		if !json.Valid(msg) {
+			return
+		}
 		roundTrip(t, tab, msg, under...)
 		if n := tab.Len(); n != 0 {
 			t.Fatalf("Len() = %d after Release", n)

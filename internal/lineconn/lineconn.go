@@ -120,28 +120,35 @@ func (c *conn) readLoop(r *bufio.Reader) {
 
 // decode is the message of one line, which must hold exactly one JSON value.
 func (c *conn) decode(line []byte) (jsonrpc.Message, error) {
+	// The large text of a result colibri's caller awaits under a bulk scope
+	// waits in the scope; go-sdk decodes text, the same message but for it.
+	text, refs := line, []bulk.Ref(nil)
+	if c.expecting() {
+		text, refs = c.bulk.LiftResult(line)
+	}
 	// go-sdk's decoder stops after the first value: "{…} {…}" would pass as
 	// its first half. IOTransport refuses what follows a value on its line.
-	if !json.Valid(line) {
+	// (text is valid exactly when line is: internal/bulk lifts only valid
+	// strings.)
+	if !json.Valid(text) {
+		c.bulk.Release(refs...)
 		return nil, fmt.Errorf("invalid JSON-RPC message: not one JSON value (%d bytes)", len(line))
 	}
-	if line[0] == '[' {
+	if text[0] == '[' {
+		c.bulk.Release(refs...)
 		return nil, ErrBatch
 	}
-	if c.expecting() {
-		if small, refs := c.bulk.LiftResult(line); refs != nil {
-			msg, err := jsonrpc.DecodeMessage(small)
-			if r, ok := msg.(*jsonrpc.Response); ok && err == nil {
-				if s := c.answered(r.ID); s != nil && s.Adopt(refs) {
-					return msg, nil
-				}
-			}
-			c.bulk.Release(refs...)
+	msg, err := jsonrpc.DecodeMessage(text)
+	r, ok := msg.(*jsonrpc.Response)
+	if ok && err == nil {
+		if s := c.answered(r.ID); refs != nil && s != nil && s.Adopt(refs) {
+			return msg, nil
 		}
 	}
-	msg, err := jsonrpc.DecodeMessage(line)
-	if r, ok := msg.(*jsonrpc.Response); ok && err == nil {
-		c.answered(r.ID)
+	if refs != nil {
+		// Not the answer to a call awaited under a live scope: whole.
+		c.bulk.Release(refs...)
+		msg, err = jsonrpc.DecodeMessage(line)
 	}
 	return msg, err
 }

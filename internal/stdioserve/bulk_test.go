@@ -173,3 +173,30 @@ func TestBulkFaceReleasesCancelledAndClosedCalls(t *testing.T) {
 	f.in.Close()
 	f.waitEmpty()
 }
+
+// A line is checked once, with its large strings lifted: it must be refused
+// exactly when the whole line is not one JSON value.
+func TestBulkFaceRefusesWhatIsNotJSON(t *testing.T) {
+	f := newBulkFace(t)
+	big := strings.Repeat("j", 4096)
+	for i, line := range []string{
+		callLine(1, "structured", `{"big":"`+big+`"}`) + ` {"second":"value"}`,
+		callLine(2, "structured", `{"big":"`+big+"\x01"+`"}`),
+		callLine(3, "structured", `{"big":"`+big+`\q"}`),
+		callLine(4, "structured", `{"big":"`+big+`\u12G4"}`),
+		callLine(5, "structured", `{"big" "`+big+`"}`),
+	} {
+		f.send(line)
+		if got := f.recv(); !strings.Contains(got, `"code":-32700`) {
+			t.Errorf("line %d: %.200q, want a parse error", i+1, got)
+		}
+	}
+	if f.table.Len() != 0 {
+		t.Errorf("refused lines left %d strings in the table", f.table.Len())
+	}
+	// A valid one still goes through.
+	f.send(callLine(6, "structured", `{"big":"`+big+`"}`))
+	if got := f.recv(); !strings.Contains(got, big) {
+		t.Errorf("a valid call: %.200q", got)
+	}
+}

@@ -207,26 +207,37 @@ func trimLine(line []byte) []byte {
 // decode returns the message of one line, or nil after answering (or
 // dropping) a line that is not one.
 func (c *conn) decode(line []byte) jsonrpc.Message {
+	// The large strings of a tools/call's arguments wait in the bulk table
+	// while go-sdk handles the call; text is what go-sdk decodes, and what
+	// this function reads (the same message, but for those strings).
+	text, refs := c.bulk.Lift(line, "params", "arguments")
+	if refs != nil {
+		// Only a call booked below keeps them (until its answer is written).
+		defer func() { c.bulk.Release(refs...) }()
+	}
 	// One pass of its own: go-sdk's decoder ignores what follows the first
-	// value, so "{…} {…}" would otherwise pass as its first half.
-	if !json.Valid(line) {
+	// value, so "{…} {…}" would otherwise pass as its first half. (text is
+	// valid exactly when line is: internal/bulk lifts only valid strings.)
+	if !json.Valid(text) {
 		c.reject(jsonrpc.ID{}, jsonrpc.CodeParseError, "parse error: not one JSON value", "not JSON", len(line))
 		return nil
 	}
-	if line[0] == '[' {
+	if text[0] == '[' {
 		// go-sdk accepts batches only before 2025-06-18 and ends the session
 		// on some bad ones; colibri answers each line on its own.
 		c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported: send one message per line", "batch", len(line))
 		return nil
 	}
-	msg, refs, err := c.decodeLifting(line)
-	if err != nil {
-		c.reject(readableID(line), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error(), "invalid request", len(line))
-		return nil
+	msg, err := jsonrpc.DecodeMessage(text)
+	if r, ok := msg.(*jsonrpc.Request); refs != nil && (err != nil || !ok || !r.IsCall() || r.Method != "tools/call") {
+		// Only a call's arguments are lifted: anything else is decoded whole.
+		c.bulk.Release(refs...)
+		text, refs = line, nil
+		msg, err = jsonrpc.DecodeMessage(text)
 	}
-	if refs != nil {
-		// Only a call booked below keeps them (until its answer is written).
-		defer func() { c.bulk.Release(refs...) }()
+	if err != nil {
+		c.reject(readableID(text), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error(), "invalid request", len(line))
+		return nil
 	}
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
@@ -234,7 +245,7 @@ func (c *conn) decode(line []byte) jsonrpc.Message {
 		// (A notification written with "id": null is taken as meant, as
 		// go-sdk always took it.)
 		if m.ID.IsValid() || !notification {
-			if problem := idProblem(line, m.ID); problem != "" {
+			if problem := idProblem(text, m.ID); problem != "" {
 				c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "invalid request: "+problem, "unanswerable id", len(line))
 				return nil
 			}
@@ -262,30 +273,13 @@ func (c *conn) decode(line []byte) jsonrpc.Message {
 			}
 		}
 	case *jsonrpc.Response:
-		if idProblem(line, m.ID) != "" || !c.expected(m.ID) {
+		if idProblem(text, m.ID) != "" || !c.expected(m.ID) {
 			// JSON-RPC answers no response; go-sdk would drop it unsaid.
 			c.log.Warn("stdio: dropped a response to no request colibri made", "bytes", len(line))
 			return nil
 		}
 	}
 	return msg
-}
-
-// decodeLifting decodes a line. The large strings of a tools/call's
-// arguments are lifted into the bulk table first, so that go-sdk decodes,
-// and colibri forwards, a message of a few hundred bytes; refs are the
-// strings lifted (nil for any other message, which is decoded whole).
-func (c *conn) decodeLifting(line []byte) (jsonrpc.Message, []bulk.Ref, error) {
-	if small, refs := c.bulk.Lift(line, "params", "arguments"); refs != nil {
-		if msg, err := jsonrpc.DecodeMessage(small); err == nil {
-			if r, ok := msg.(*jsonrpc.Request); ok && r.IsCall() && r.Method == "tools/call" {
-				return msg, refs, nil
-			}
-		}
-		c.bulk.Release(refs...)
-	}
-	msg, err := jsonrpc.DecodeMessage(line)
-	return msg, nil, err
 }
 
 // book enters a call of the caller's, and the strings lifted from it
