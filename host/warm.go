@@ -241,9 +241,12 @@ func (w *warm) get(ctx context.Context, caller *Caller) (*session, error) {
 			case <-ctx.Done():
 				return nil, &Error{Kind: KindCancelled, Server: w.srv.Name, Phase: PhaseSpawn, Err: errCancelled}
 			}
-			if att.err != nil {
+			if att.err != nil && KindOf(att.err) != KindCancelled {
 				return nil, sharedErr(att.err) // the start it waited for failed
 			}
+			// Started, or the request that was starting it gave up (its
+			// caller cancelled): that is no failure of the server's, and
+			// this request starts it again rather than share the cancel.
 			continue
 		}
 		att := &startAttempt{done: make(chan struct{})}

@@ -2,9 +2,12 @@ package host_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -411,5 +414,60 @@ func TestWarmKeepalive(t *testing.T) {
 				t.Errorf("keepalive_ms 0: pinged %d times", pings["quiet"])
 			}
 		})
+	}
+}
+
+// A request that waits for a warm start another request began is not
+// failed when that other request's caller gives up: it starts the server
+// itself. (It used to get the other caller's cancellation.)
+func TestWarmWaiterOutlivesTheStartersCancel(t *testing.T) {
+	h := newHarness(t, host.Options{Timeout: 30 * time.Second})
+	gate := filepath.Join(t.TempDir(), "gate")
+	srv := persistent("gated")
+	srv.Env = map[string]string{"FAKEMCP_GATE": gate}
+
+	ctxA, cancelA := context.WithCancel(t.Context())
+	errA := make(chan error, 1)
+	go func() {
+		_, err := h.CallTool(ctxA, srv, "any", nil, nil)
+		errA <- err
+	}()
+	waitUntil(t, "the first request starts the server", func() bool { return len(h.spawned()) == 1 })
+
+	resB := make(chan error, 1)
+	go func() {
+		res, err := h.CallTool(t.Context(), srv, "any", nil, nil)
+		if err == nil && res.IsError {
+			err = errors.New("isError")
+		}
+		resB <- err
+	}()
+	// B is in warm.get once two goroutines are: with A's start under way,
+	// it can only wait for it.
+	waitUntil(t, "the second request waits for the start", func() bool {
+		buf := make([]byte, 1<<20)
+		return strings.Count(string(buf[:runtime.Stack(buf, true)]), "host.(*warm).get(") >= 2
+	})
+	cancelA()
+	if err := <-errA; host.KindOf(err) != host.KindCancelled {
+		t.Fatalf("the cancelled request: kind %s (%v), want cancelled", host.KindOf(err), err)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-resB; err != nil {
+		t.Fatalf("the waiting request failed with the other caller's cancel: %v", err)
+	}
+}
+
+// waitUntil waits, bounded, for cond.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }
