@@ -52,6 +52,9 @@ type proc struct {
 	stdoutEOF   atomic.Bool  // the server closed its stdout
 	stdinBroken atomic.Bool  // a write to the server's stdin failed: it closed it, or exited
 	bytesRead   atomic.Int64 // read from the server's stdout so far
+	// stalledSince is when the write to the server's stdin under way last
+	// made progress (UnixNano), 0 when none is under way (pipeWriter).
+	stalledSince atomic.Int64
 
 	redact *redactor // the secrets colibri expanded into its environment
 	limit  int64     // MaxResultBytes: one message from stdout at most
@@ -482,18 +485,34 @@ func (p *proc) usesSlot() bool                            { return true }
 
 // unstick guards a phase against a server that stopped reading its stdin:
 // the SDK writes a request synchronously, and no deadline unblocks a write to
-// a full pipe. If the phase is still running a moment after ctx ended, the
-// process is killed, which fails the write. Call the returned func when the
-// phase returns.
+// a full pipe. If, once ctx has ended, the phase is still running and a
+// write to the server has made no progress for unstickDelay, the process is
+// killed, which fails the write. A phase that is merely slow to return (its
+// cancellation queued behind other calls' writes to a busy warm server) is
+// left to return: killing a shared process would fail every call on it.
+// Call the returned func when the phase returns.
 func (p *proc) unstick(ctx context.Context) (stop func()) {
 	var mu sync.Mutex
 	var t *time.Timer
 	done := false
+	var check func()
+	check = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			return
+		}
+		if since := p.stalledSince.Load(); since != 0 && time.Since(time.Unix(0, since)) >= unstickDelay {
+			p.kill()
+			return
+		}
+		t = time.AfterFunc(unstickDelay, check)
+	}
 	stopAfter := context.AfterFunc(ctx, func() {
 		mu.Lock()
 		defer mu.Unlock()
 		if !done {
-			t = time.AfterFunc(unstickDelay, p.kill)
+			t = time.AfterFunc(unstickDelay, check)
 		}
 	})
 	return func() {
@@ -507,9 +526,10 @@ func (p *proc) unstick(ctx context.Context) (stop func()) {
 	}
 }
 
-// unstickDelay is how long a phase may take to return after its context
-// ended, before its process is killed to unblock it.
-const unstickDelay = 100 * time.Millisecond
+// unstickDelay is how long a write to a server's stdin may make no
+// progress, once its phase's context has ended, before the process is
+// killed to unblock it.
+const unstickDelay = time.Second
 
 // diagnose classifies a process's failure that is not colibri's own doing:
 // the server answered with a JSON-RPC error, or the connection broke (the

@@ -412,13 +412,27 @@ func (r *limitReader) Close() error {
 // pipeWriter is the hosted server's stdin as the SDK writes it.
 type pipeWriter struct{ p *proc }
 
+// Write writes b in pieces of at most a pipe's buffer, so that unstick
+// can tell a write that is making progress from one the server stopped
+// reading (p.stalledSince: when the last piece went).
 func (w pipeWriter) Write(b []byte) (int, error) {
-	n, err := w.p.stdin.Write(b)
-	if err != nil && errors.Is(err, syscall.EPIPE) {
-		// The server closed its stdin: it exited, or is about to.
-		w.p.stdinBroken.Store(true)
+	const piece = 64 << 10
+	n := 0
+	for n < len(b) {
+		w.p.stalledSince.Store(time.Now().UnixNano())
+		m, err := w.p.stdin.Write(b[n:min(len(b), n+piece)])
+		n += m
+		if err != nil {
+			w.p.stalledSince.Store(0)
+			if errors.Is(err, syscall.EPIPE) {
+				// The server closed its stdin: it exited, or is about to.
+				w.p.stdinBroken.Store(true)
+			}
+			return n, err
+		}
 	}
-	return n, err
+	w.p.stalledSince.Store(0)
+	return n, nil
 }
 
 func (w pipeWriter) Close() error {
