@@ -64,6 +64,12 @@ import (
 // DefaultMin is the smallest literal lifted, in bytes, quotes included.
 const DefaultMin = 64 << 10
 
+// maxDepth is the deepest nesting encoding/json accepts (its scanner's
+// maxNestingDepth): a message nested deeper is not valid JSON, so scan stops
+// there instead of keeping a stack as long as the message (25 bytes a level:
+// a line of 16 MiB of "[" would cost gigabytes).
+const maxDepth = 10000
+
 // maxIDDigits bounds the id of a reference literal: a uint64 has at most 20
 // decimal digits.
 const maxIDDigits = 20
@@ -245,15 +251,13 @@ func (t *Table) scan(msg []byte, under []string, want pick) []span {
 	)
 	for i := 0; i < len(msg); {
 		switch c := msg[i]; c {
-		case '{':
-			stack = append(stack, '{')
+		case '{', '[':
+			if len(stack) == maxDepth {
+				return nil // not valid JSON
+			}
+			stack = append(stack, c)
 			keys = append(keys, nil)
-			expectKey = true
-			i++
-		case '[':
-			stack = append(stack, '[')
-			keys = append(keys, nil)
-			expectKey = false
+			expectKey = c == '{'
 			i++
 		case '}', ']':
 			d := len(stack)
