@@ -46,6 +46,12 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 	timeout := srv.Timeout(h.opts.Timeout)
 	ph := newPhase(ctx, timeout, 0)
 	defer ph.stop()
+	if ctx.Err() != nil {
+		// The caller has given up already: start nothing. (A free process
+		// slot is taken whatever the context, and a warm request whose
+		// shared start was cancelled comes back here to start it itself.)
+		return nil, &Error{Kind: KindCancelled, Server: srv.Name, Phase: PhaseSpawn, Err: errCancelled}
+	}
 
 	up, err := h.startUpstream(ctx, ph, srv)
 	if err != nil {

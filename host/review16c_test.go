@@ -1,0 +1,76 @@
+package host_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// A request whose caller has already given up starts no process: not a
+// one-shot one, and not a warm one (a waiter whose shared start was
+// cancelled loops back to start the server itself, and must not when its
+// own caller is gone too).
+func TestCancelledRequestStartsNoProcess(t *testing.T) {
+	h := newHarness(t, host.Options{Timeout: 30 * time.Second})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, srv := range []*registry.Server{fake("ok"), persistent("ok")} {
+		_, err := h.CallTool(ctx, srv, "echo", map[string]any{"message": "hi"}, nil)
+		if host.KindOf(err) != host.KindCancelled {
+			t.Errorf("%s (%s): kind %s (%v), want cancelled", srv.Name, srv.Lifecycle, host.KindOf(err), err)
+		}
+	}
+	if n := len(h.spawned()); n != 0 {
+		t.Errorf("a cancelled request started %d processes", n)
+	}
+}
+
+// A storm of requests waiting for one warm start, all of whose callers give
+// up at once: none of them starts the server again (each waiter whose
+// shared start was cancelled loops back, with its own caller gone too), the
+// circuit breaker counts none of it, and the next request starts it once.
+func TestWarmStormOfCancelsStartsNothingMore(t *testing.T) {
+	h := newHarness(t, host.Options{Timeout: 30 * time.Second, CircuitThreshold: 1})
+	gate := filepath.Join(t.TempDir(), "gate")
+	srv := persistent("gated")
+	srv.Env = map[string]string{"FAKEMCP_GATE": gate}
+
+	const n = 32
+	ctx, cancel := context.WithCancel(t.Context())
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := h.CallTool(ctx, srv, "any", nil, nil)
+			errs <- err
+		}()
+	}
+	waitUntil(t, "every request is in warm.get", func() bool {
+		buf := make([]byte, 1<<20)
+		return strings.Count(string(buf[:runtime.Stack(buf, true)]), "host.(*warm).get(") >= n
+	})
+	cancel()
+	for range n {
+		if err := <-errs; host.KindOf(err) != host.KindCancelled {
+			t.Errorf("kind %s (%v), want cancelled", host.KindOf(err), err)
+		}
+	}
+	if got := len(h.spawned()); got != 1 {
+		t.Errorf("%d cancelled requests started %d processes, want 1", n, got)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.CallTool(t.Context(), srv, "any", nil, nil); err != nil {
+		t.Fatalf("the next request (the circuit must not be open): %v", err)
+	}
+	if got := len(h.spawned()); got != 2 {
+		t.Errorf("the next request: %d processes in all, want 2", got)
+	}
+}
