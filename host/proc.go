@@ -489,11 +489,13 @@ func (p *proc) usesSlot() bool                            { return true }
 // write to the server has made no progress for unstickDelay, the process is
 // killed, which fails the write. A phase that is merely slow to return (its
 // cancellation queued behind other calls' writes to a busy warm server) is
-// left to return: killing a shared process would fail every call on it.
-// Call the returned func when the phase returns.
+// left to return: killing a shared process would fail every call on it;
+// but not for longer than unstickCeiling. Call the returned func when the
+// phase returns.
 func (p *proc) unstick(ctx context.Context) (stop func()) {
 	var mu sync.Mutex
 	var t *time.Timer
+	var ended time.Time // when ctx ended
 	done := false
 	var check func()
 	check = func() {
@@ -502,7 +504,8 @@ func (p *proc) unstick(ctx context.Context) (stop func()) {
 		if done {
 			return
 		}
-		if since := p.stalledSince.Load(); since != 0 && time.Since(time.Unix(0, since)) >= unstickDelay {
+		since := p.stalledSince.Load()
+		if since != 0 && time.Since(time.Unix(0, since)) >= unstickDelay || time.Since(ended) >= unstickCeiling {
 			p.kill()
 			return
 		}
@@ -512,6 +515,7 @@ func (p *proc) unstick(ctx context.Context) (stop func()) {
 		mu.Lock()
 		defer mu.Unlock()
 		if !done {
+			ended = time.Now()
 			t = time.AfterFunc(unstickDelay, check)
 		}
 	})
@@ -530,6 +534,12 @@ func (p *proc) unstick(ctx context.Context) (stop func()) {
 // progress, once its phase's context has ended, before the process is
 // killed to unblock it.
 const unstickDelay = time.Second
+
+// unstickCeiling is how long a phase may take to return after its context
+// ended, progress or not: a server that reads its stdin at a trickle (a
+// 64 KiB piece a second) would otherwise hold a timed-out call for as long
+// as the bytes queued for it take, minutes for a few large calls.
+const unstickCeiling = 10 * time.Second
 
 // diagnose classifies a process's failure that is not colibri's own doing:
 // the server answered with a JSON-RPC error, or the connection broke (the

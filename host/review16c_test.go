@@ -74,3 +74,19 @@ func TestWarmStormOfCancelsStartsNothingMore(t *testing.T) {
 		t.Errorf("the next request: %d processes in all, want 2", got)
 	}
 }
+
+// A timed-out call whose request is still being written to a server that
+// reads its stdin at a trickle (64 KiB every half second: progress, but
+// 8 MiB take a minute) is answered within a bounded time after its timeout,
+// not when the last byte has gone.
+func TestTimedOutCallToATrickleReaderIsAnswered(t *testing.T) {
+	h := newHarness(t, host.Options{Timeout: 30 * time.Second})
+	srv := fake("slow-stdin")
+	srv.CallTimeout = 1000
+	srv.Env = map[string]string{"FAKEMCP_READ": "65536", "FAKEMCP_EVERY_MS": "500"}
+	start := time.Now()
+	_, err := h.CallTool(t.Context(), srv, "any", map[string]any{"payload": strings.Repeat("p", 8<<20)}, nil)
+	wantKind(t, err, host.KindTimeout, host.PhaseCall)
+	// The call's timeout, the 10 s ceiling, and slack for a loaded machine.
+	within(t, start, 20*time.Second)
+}

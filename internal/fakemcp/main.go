@@ -21,6 +21,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -280,6 +281,35 @@ var fakes = map[string]func(){
 			}
 		}
 		time.Sleep(time.Hour)
+	},
+	// Answers the handshake, then reads its stdin slowly and never answers:
+	// FAKEMCP_READ bytes every FAKEMCP_EVERY_MS (a server that makes
+	// progress, at a trickle).
+	"slow-stdin": func() {
+		r := bufio.NewReader(os.Stdin)
+		for n := 0; n < 2; {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				os.Exit(1)
+			}
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(line, &m) == nil && m.ID != nil {
+				rawHandshake(func(string, json.RawMessage) {})(m.Method, m.ID)
+				n++
+			}
+		}
+		size, _ := strconv.Atoi(os.Getenv("FAKEMCP_READ"))
+		every, _ := strconv.Atoi(os.Getenv("FAKEMCP_EVERY_MS"))
+		buf := make([]byte, size)
+		for {
+			if _, err := io.ReadFull(r, buf); err != nil {
+				time.Sleep(time.Hour)
+			}
+			time.Sleep(time.Duration(every) * time.Millisecond)
+		}
 	},
 	// Starts a grandchild that ignores SIGTERM and holds stdout, then serves.
 	"grandchild": func() {
