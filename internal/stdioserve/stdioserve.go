@@ -361,14 +361,7 @@ func (c *conn) reject(id jsonrpc.ID, code int64, message, reason string, size in
 		}
 		c.mu.Unlock()
 	}
-	werr := &jsonrpc.Error{Code: code, Message: message}
-	var data []byte
-	var err error
-	if id.IsValid() {
-		data, err = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: werr})
-	} else {
-		data, err = json.Marshal(nullIDError{JSONRPC: "2.0", Error: werr})
-	}
+	data, err := errorAnswer(id, code, message)
 	c.log.Warn("stdio: a line that is not a valid message was answered with an error", "reason", reason, "code", code, "bytes", size)
 	if err == nil {
 		err = c.writeLine(data)
@@ -510,12 +503,21 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return err
 }
 
-// lower puts the large strings lifted from messages (the caller's and the
-// hosted servers') back into an encoded message. A message with a
-// reference it cannot resolve is never written: an answer becomes an
-// internal error for its call, anything else is written without its
-// strings' owner knowing — which cannot happen, as only tools/call answers
-// carry references — so it is replaced by the same error form.
+// errorAnswer is a JSON-RPC error response under id, or under "id": null
+// when id is not valid.
+func errorAnswer(id jsonrpc.ID, code int64, message string) ([]byte, error) {
+	werr := &jsonrpc.Error{Code: code, Message: message}
+	if id.IsValid() {
+		return jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: werr})
+	}
+	return json.Marshal(nullIDError{JSONRPC: "2.0", Error: werr})
+}
+
+// lower puts back the large strings an encoded message refers to (lifted
+// from the caller's calls, or from hosted results). A message that refers
+// to a string the table no longer has is never written as it is: it is
+// replaced by an internal error, under its id when it is an answer (only
+// tools/call answers carry references).
 func (c *conn) lower(msg jsonrpc.Message, data []byte) [][]byte {
 	parts, err := c.bulk.Lower(data)
 	if err == nil {
@@ -526,13 +528,7 @@ func (c *conn) lower(msg jsonrpc.Message, data []byte) [][]byte {
 	if r, ok := msg.(*jsonrpc.Response); ok {
 		id = r.ID
 	}
-	werr := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "colibri: internal error: part of this message was lost"}
-	var out []byte
-	if id.IsValid() {
-		out, err = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: werr})
-	} else {
-		out, err = json.Marshal(nullIDError{JSONRPC: "2.0", Error: werr})
-	}
+	out, err := errorAnswer(id, jsonrpc.CodeInternalError, "colibri: internal error: part of this message was lost")
 	if err != nil {
 		return nil
 	}
