@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -89,4 +90,30 @@ func TestTimedOutCallToATrickleReaderIsAnswered(t *testing.T) {
 	wantKind(t, err, host.KindTimeout, host.PhaseCall)
 	// The call's timeout, the 10 s ceiling, and slack for a loaded machine.
 	within(t, start, 20*time.Second)
+}
+
+// A timed-out call whose request is still being written to a warm server
+// that reads steadily does not kill the server: the write finishes, the
+// call is answered timeout, and the process stays up for the next calls.
+// (Killed 100 ms after the timeout, as it once was, a shared process
+// failed every call on it.)
+func TestTimedOutCallWithAProgressingWriteKeepsTheWarmServer(t *testing.T) {
+	h := newHarness(t, host.Options{Timeout: 30 * time.Second})
+	srv := persistent("slow-stdin")
+	srv.CallTimeout = 200
+	// 64 KiB every 50 ms: 1 MiB takes ~0.8 s, each piece well within
+	// unstick's second.
+	srv.Env = map[string]string{"FAKEMCP_READ": "65536", "FAKEMCP_EVERY_MS": "50"}
+	_, err := h.CallTool(t.Context(), srv, "any", map[string]any{"payload": strings.Repeat("p", 1<<20)}, nil)
+	wantKind(t, err, host.KindTimeout, host.PhaseCall)
+	pids := h.spawned()
+	if len(pids) != 1 {
+		t.Fatalf("%d processes started, want 1", len(pids))
+	}
+	if err := syscall.Kill(pids[0], 0); err != nil {
+		t.Fatalf("the warm server is gone after one call's timeout: %v", err)
+	}
+	if st := h.Warm(srv.Name); len(st) != 1 || st[0].PID != pids[0] {
+		t.Errorf("warm processes %+v, want the one started (%d)", st, pids[0])
+	}
 }
