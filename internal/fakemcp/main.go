@@ -65,6 +65,27 @@ func record(pid int) {
 	}
 }
 
+// handshakeOnly answers initialize and tools/list on stdin, then returns
+// the reader, positioned after them.
+func handshakeOnly() *bufio.Reader {
+	r := bufio.NewReader(os.Stdin)
+	for n := 0; n < 2; {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			os.Exit(1)
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(line, &m) == nil && m.ID != nil {
+			rawHandshake(func(string, json.RawMessage) {})(m.Method, m.ID)
+			n++
+		}
+	}
+	return r
+}
+
 // spawn starts this binary as the fake name, sharing stdout and stderr, and
 // records its pid. A failure to start ends the fake loudly: a test that
 // counts on the child must never pass without it.
@@ -265,42 +286,14 @@ var fakes = map[string]func(){
 	},
 	// Answers the handshake, then never reads stdin again.
 	"no-stdin": func() {
-		r := bufio.NewReader(os.Stdin)
-		for n := 0; n < 2; {
-			line, err := r.ReadBytes('\n')
-			if err != nil {
-				os.Exit(1)
-			}
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-			}
-			if json.Unmarshal(line, &m) == nil && m.ID != nil {
-				rawHandshake(func(string, json.RawMessage) {})(m.Method, m.ID)
-				n++
-			}
-		}
+		handshakeOnly()
 		time.Sleep(time.Hour)
 	},
 	// Answers the handshake, then reads its stdin slowly and never answers:
 	// FAKEMCP_READ bytes every FAKEMCP_EVERY_MS (a server that makes
 	// progress, at a trickle).
 	"slow-stdin": func() {
-		r := bufio.NewReader(os.Stdin)
-		for n := 0; n < 2; {
-			line, err := r.ReadBytes('\n')
-			if err != nil {
-				os.Exit(1)
-			}
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-			}
-			if json.Unmarshal(line, &m) == nil && m.ID != nil {
-				rawHandshake(func(string, json.RawMessage) {})(m.Method, m.ID)
-				n++
-			}
-		}
+		r := handshakeOnly()
 		size, _ := strconv.Atoi(os.Getenv("FAKEMCP_READ"))
 		every, _ := strconv.Atoi(os.Getenv("FAKEMCP_EVERY_MS"))
 		buf := make([]byte, size)
