@@ -224,45 +224,47 @@ func TestBulkHostileCallerSeesNoDifference(t *testing.T) {
 // each answer holds its own call's strings, and nothing stays behind.
 func TestBulkParallelCallsOnOneWarmServer(t *testing.T) {
 	t.Parallel()
-	table := bulk.New(bulkMin)
-	cs := faceWithBulk(t, table, warmFake(), false)
-	var wg sync.WaitGroup
-	for i := range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			msg := strconv.Itoa(i) + bigText(20<<10+i*1000)
-			args := map[string]any{"message": msg, "n": i}
-			ctx := t.Context()
-			if i%4 == 3 {
-				// Cancelled while the hosted server holds it.
-				args["ms"] = 60_000
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, 200*time.Millisecond)
-				defer cancel()
-			}
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tools.CallToolTool,
-				Arguments: map[string]any{"server": "warm", "name": "mirror", "arguments": args}})
-			if i%4 == 3 {
-				if err == nil {
-					t.Errorf("call %d: not cancelled: %+v", i, res)
+	forFaces(t, func(t *testing.T, face string) {
+		table := bulk.New(bulkMin)
+		cs := faceWithBulk(t, face, table, warmFake(), false)
+		var wg sync.WaitGroup
+		for i := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				msg := strconv.Itoa(i) + bigText(20<<10+i*1000)
+				args := map[string]any{"message": msg, "n": i}
+				ctx := t.Context()
+				if i%4 == 3 {
+					// Cancelled while the hosted server holds it.
+					args["ms"] = 60_000
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, 200*time.Millisecond)
+					defer cancel()
 				}
-				return
-			}
-			if err != nil || res.IsError {
-				t.Errorf("call %d: %v %+v", i, err, res)
-				return
-			}
-			sc, _ := res.StructuredContent.(map[string]any)
-			if sc["message"] != msg {
-				t.Errorf("call %d: structuredContent holds another message (%.20q)", i, sc["message"])
-			}
-			var echoed map[string]any
-			if err := json.Unmarshal([]byte(textOf(t, res)), &echoed); err != nil || echoed["message"] != msg {
-				t.Errorf("call %d: text holds another message (%v)", i, err)
-			}
-		}()
-	}
-	wg.Wait()
-	waitEmpty(t, table)
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tools.CallToolTool,
+					Arguments: map[string]any{"server": "warm", "name": "mirror", "arguments": args}})
+				if i%4 == 3 {
+					if err == nil {
+						t.Errorf("call %d: not cancelled: %+v", i, res)
+					}
+					return
+				}
+				if err != nil || res.IsError {
+					t.Errorf("call %d: %v %+v", i, err, res)
+					return
+				}
+				sc, _ := res.StructuredContent.(map[string]any)
+				if sc["message"] != msg {
+					t.Errorf("call %d: structuredContent holds another message (%.20q)", i, sc["message"])
+				}
+				var echoed map[string]any
+				if err := json.Unmarshal([]byte(textOf(t, res)), &echoed); err != nil || echoed["message"] != msg {
+					t.Errorf("call %d: text holds another message (%v)", i, err)
+				}
+			}()
+		}
+		wg.Wait()
+		waitEmpty(t, table)
+	})
 }

@@ -69,10 +69,11 @@ type Options struct {
 	Audit    *audit.Writer
 	Digester *audit.Digester
 	Metrics  *metrics.Metrics
-	// Bulk is the stdio face's table of large strings (internal/bulk), nil
-	// elsewhere. A tools/call's arguments may then hold references to its
-	// strings: colibri reads them resolved (its schema checks, the audit
-	// digest) and forwards them as references, which the connections lower.
+	// Bulk is the face's table of large strings (internal/bulk), nil when
+	// the face lifts none. A tools/call's arguments may then hold references
+	// to its strings: colibri reads them resolved (its schema checks, the
+	// audit digest) and forwards them as references, which the connections
+	// lower.
 	Bulk *bulk.Table
 }
 

@@ -270,7 +270,7 @@ type settings struct {
 	audit    *audit.Writer
 	digester *audit.Digester
 	metrics  *metrics.Metrics
-	bulk     *bulk.Table // the stdio face's (serve without --http), else nil
+	bulk     *bulk.Table // serve's face's (stdio or HTTP), else nil
 }
 
 func readSettings(cmd *cli.Command, environ []string) (*settings, error) {

@@ -46,11 +46,9 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 		v, c := buildVersion(version, commit, debug.ReadBuildInfo) // as --version says them
 		s.metrics = metrics.New(metrics.Options{Version: v, Commit: c})
 	}
-	if s.httpAddr == "" {
-		// Large strings cross the stdio face by reference (internal/bulk):
-		// it lowers every message it writes. go-sdk's HTTP handler does not.
-		s.bulk = bulk.New(bulk.DefaultMin)
-	}
+	// Large strings cross either face by reference (internal/bulk): the
+	// face lowers every message it writes.
+	s.bulk = bulk.New(bulk.DefaultMin)
 	svc, h := newService(s)
 	defer h.Close()
 	defer svc.Close() // first: its background reads of hosted lists use the host

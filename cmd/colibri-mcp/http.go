@@ -30,6 +30,7 @@ func serveHTTP(ctx context.Context, s *settings, svc *tools.Service, hup onHUP) 
 		MaxBodyBytes:    maxMessage(s),
 		SessionTimeout:  s.sessionTimeout,
 		ShutdownTimeout: shutdownWait,
+		Bulk:            s.bulk,
 	})
 	if err != nil {
 		return usage(err)

@@ -30,6 +30,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
@@ -88,6 +89,11 @@ type Options struct {
 	IdleTimeout time.Duration
 	// ShutdownTimeout bounds how long calls in flight may finish once ctx ends.
 	ShutdownTimeout time.Duration
+
+	// Bulk, when set, is the table the Streamable HTTP face lifts a call's
+	// large strings into, and every response is lowered through (bulk.go).
+	// The tools and the host must share it.
+	Bulk *bulk.Table
 }
 
 // Server is colibri's HTTP face, listening from New on.
@@ -237,8 +243,8 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 		return s.calls.track(h)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", wrap(s.sessions.capStreamable(streamable)))
-	mux.Handle("/sse", wrap(sse))
+	mux.Handle("/mcp", wrap(s.sessions.capStreamable(s.lowerResponses(s.liftPOST(streamable)))))
+	mux.Handle("/sse", wrap(s.lowerResponses(sse)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprint(w, "ok")

@@ -1,0 +1,117 @@
+package httpserve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+)
+
+// The face's own share of moving large strings by reference (bulk.go). What
+// a caller sees of a hosted call through it, over Streamable HTTP and SSE,
+// is tested with the tools and the host in tools/bulk_test.go.
+
+// With a table, the body bound is still go-sdk's answer: 413, on /mcp, for a
+// body read past it, and nothing lifted from it.
+func TestBulkBodyLimit(t *testing.T) {
+	table := bulk.New(1 << 10)
+	ts := start(t, Options{MaxBodyBytes: 4000, Bulk: table})
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"pad":"` + strings.Repeat("p", 5000) + `"}}}`
+	if code, _, body := rawRequest(t, http.MethodPost, ts.URL(), "", nil, big); code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "exceeds 4000 bytes") {
+		t.Errorf("/mcp: %d %q, want 413 and go-sdk's reason", code, body)
+	}
+	if n := table.Lifted(); n != 0 {
+		t.Errorf("%d strings lifted from a body over the bound", n)
+	}
+}
+
+// Only a tools/call's arguments are lifted: another request with a large
+// string under params.arguments (prompts/get) reaches go-sdk whole, and a
+// handler reads the string itself, not a reference.
+func TestBulkOnlyToolsCallsAreLifted(t *testing.T) {
+	table := bulk.New(1 << 10)
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	s.AddPrompt(&mcp.Prompt{Name: "p", Arguments: []*mcp.PromptArgument{{Name: "text"}}}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		text := req.Params.Arguments["text"]
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text[:20]}}}}, nil
+	})
+	ts := start(t, Options{Server: s, Bulk: table})
+	cs := connect(t, ts.URL(), "")
+	res, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "p", Arguments: map[string]string{"text": strings.Repeat("t", 8<<10)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Messages[0].Content.(*mcp.TextContent).Text; got != strings.Repeat("t", 20) {
+		t.Errorf("the prompt's handler read %q, want the argument itself", got)
+	}
+	if table.Len() != 0 {
+		t.Errorf("the table holds %d strings after the request", table.Len())
+	}
+}
+
+// A message that refers to a string the table does not have is never
+// written as it is: an answer becomes an internal error under its id; any
+// other message is dropped. Both in an SSE event and in a JSON body.
+func TestBulkUnlowerableAnswer(t *testing.T) {
+	table := bulk.New(1 << 10)
+	// A reference of this table that was never lifted: the marker is the
+	// table's, so Lower refuses it.
+	lifted, refs := table.Lift([]byte(`{"params":{"arguments":{"x":"`+strings.Repeat("x", 2<<10)+`"}}}`), "params", "arguments")
+	table.Release(refs...)
+	var v struct {
+		Params struct{ Arguments struct{ X string } }
+	}
+	if err := json.Unmarshal(lifted, &v); err != nil || !strings.HasPrefix(v.Params.Arguments.X, "colibri-bulk-") {
+		t.Fatalf("no reference to work with: %v %q", err, lifted)
+	}
+	ref := v.Params.Arguments.X
+	answer := `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"` + ref + `"}]}}`
+	notification := `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + ref + `"}}`
+	for _, c := range []struct{ name, write, want string }{
+		{"sse answer", "event: message\nid: s_1\ndata: " + answer + "\n\n", "event: message\nid: s_1\ndata: " + lostJSON(t, 7) + "\n\n"},
+		{"json answer", answer, lostJSON(t, 7)},
+		{"sse notification", "event: message\ndata: " + notification + "\n\n", ""},
+		{"plain text", "colibri-bulk-but-not-json " + ref, ""},
+	} {
+		rec := httptest.NewRecorder()
+		logs := &bytes.Buffer{}
+		w := &lowering{ResponseWriter: rec, table: table, log: slog.New(slog.NewTextHandler(logs, nil))}
+		if n, err := w.Write([]byte(c.write)); err != nil || n != len(c.write) {
+			t.Errorf("%s: Write: %d, %v", c.name, n, err)
+		}
+		if got := rec.Body.String(); got != c.want {
+			t.Errorf("%s: wrote\n%q\nwant\n%q", c.name, got, c.want)
+		}
+		if strings.Contains(logs.String(), ref) || !strings.Contains(logs.String(), "no longer has") {
+			t.Errorf("%s: the log should say what happened, without the reference: %s", c.name, logs)
+		}
+	}
+}
+
+func lostJSON(t *testing.T, id int64) string {
+	t.Helper()
+	b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: mustID(t, id), Error: &jsonrpc.Error{
+		Code: jsonrpc.CodeInternalError, Message: "colibri: internal error: part of this message was lost"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func mustID(t *testing.T, id int64) jsonrpc.ID {
+	t.Helper()
+	v, err := jsonrpc.MakeID(float64(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
