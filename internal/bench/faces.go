@@ -10,12 +10,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// colibriEnv is added to the environment of colibri's own process (the
+// -colibri-env flag); hosted servers get colibri's explicit child
+// environment, without it.
+var colibriEnv []string
+
 // startFace starts colibri-mcp serving a registry with t's server (with the
 // given lifecycle, "" for the default) and connects the bench's client to
 // it through one of its faces: "stdio" (colibri is the client's child) or
 // "http" (Streamable HTTP on a loopback port). It returns colibri's pid, for
 // its memory.
 func startFace(colibri string, t target, lifecycle, face string, env []string) (*mcp.ClientSession, int, func(), error) {
+	env = append(append([]string(nil), env...), colibriEnv...)
 	entry := map[string]any{"command": t.command}
 	if len(t.args) > 0 {
 		entry["args"] = t.args

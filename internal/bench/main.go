@@ -42,7 +42,11 @@ func main() {
 	bigN := flag.Int("big", 10, "calls per side of the 8 MiB comparison")
 	bigSize := flag.Int("big-bytes", 8<<20, "the size of the big echo's message")
 	faces := flag.String("faces", "stdio,http", "colibri's faces measured in the warm and big rows")
+	extraEnv := flag.String("colibri-env", "", "KEY=VALUE pairs, comma-separated, for colibri's own process only, in the cold, warm and big rows (e.g. GOMEMLIMIT=40MiB)")
 	flag.Parse()
+	if *extraEnv != "" {
+		colibriEnv = strings.Split(*extraEnv, ",")
+	}
 
 	want := map[string]bool{}
 	for _, r := range strings.Split(*rows+","+strings.ReplaceAll(*only, "ab", "cold"), ",") {
@@ -71,7 +75,11 @@ func main() {
 	host, _ := os.Hostname()
 	loadavg, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("colibri-mcp bench: %s, %s/%s, %d CPUs, %s, %s, load average %s\n", host, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), time.Now().UTC().Format("2006-01-02 15:04 UTC"), orNA(strings.Join(strings.Fields(string(loadavg))[:min(3, len(strings.Fields(string(loadavg))))], " ")))
-	fmt.Printf("hosted servers' environment on both sides: PATH, HOME (NODE_EXTRA_CA_CERTS unset); the same go-sdk client on both sides\n\n")
+	fmt.Printf("hosted servers' environment on both sides: PATH, HOME (NODE_EXTRA_CA_CERTS unset); the same go-sdk client on both sides\n")
+	if len(colibriEnv) > 0 {
+		fmt.Printf("colibri's own process also has: %s\n", strings.Join(colibriEnv, " "))
+	}
+	fmt.Println()
 	if runs("cold") {
 		fmt.Printf("per-request (cold) call-tool through colibri vs a direct client that spawns, initializes and calls (A/B alternated)\n")
 		header()
