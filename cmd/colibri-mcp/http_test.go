@@ -440,3 +440,30 @@ func TestHTTPWarmProgressReachesItsOwnCaller(t *testing.T) {
 		}
 	}
 }
+
+// Strings of 64 KiB or more cross either face by reference (internal/bulk):
+// the face, the tools and the host must share one table. A result's strings
+// are lifted by the hosted connection whatever the face, so a face that did
+// not lower its writes would hand the caller references instead.
+func TestLargeStringsCrossBothFacesWhole(t *testing.T) {
+	t.Parallel()
+	reg := writeRegistry(t, registryDoc{"warm": {"command": demoBin, "lifecycle": "persistent"}})
+	msg := strings.Repeat("0123456789abcdef", 20<<10) // 320 KiB
+	h := startHTTPWith(t, "127.0.0.1:0", reg)
+	viaHTTP, err := connectHTTP(t, h.url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { viaHTTP.Close() })
+	for face, cs := range map[string]*mcp.ClientSession{"stdio": start(t, reg, nil).cs, "http": viaHTTP} {
+		for range 2 { // the warm server's first call, and a later one
+			res, err := cs.CallTool(t.Context(), hostedCall("warm", "echo", map[string]any{"message": msg}))
+			if err != nil {
+				t.Fatalf("%s: %v", face, err)
+			}
+			if got := textOf(res); res.IsError || got != "Echo: "+msg {
+				t.Fatalf("%s: isError %v, %d bytes back (%.60q…), want the echo of %d", face, res.IsError, len(got), got, len(msg))
+			}
+		}
+	}
+}
