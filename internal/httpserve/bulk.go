@@ -46,7 +46,7 @@ func (s *Server) liftPOST(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+		body, err := readBody(r.Body, r.ContentLength, limit)
 		if err != nil || int64(len(body)) > limit {
 			// go-sdk answers both (a 400, or a 413 from its own bound,
 			// which reads past this one): it is handed the body as read.
@@ -86,6 +86,19 @@ func (s *Server) lowerResponses(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next.ServeHTTP(&lowering{ResponseWriter: w, table: table, log: s.log}, r)
 	})
+}
+
+// readBody reads at most limit+1 bytes of a body. A body that says its
+// length is read into one buffer of that size (io.ReadAll would grow one by
+// doubling, copying an 8 MiB body a score of times and holding two at the
+// end); a length that is missing or wrong only costs growing.
+func readBody(body io.Reader, length, limit int64) ([]byte, error) {
+	if length < 0 || length > limit {
+		length = 0
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, length+bytes.MinRead))
+	_, err := buf.ReadFrom(io.LimitReader(body, limit+1))
+	return buf.Bytes(), err
 }
 
 // isToolsCall reports whether msg is a tools/call request (with an id).

@@ -115,3 +115,29 @@ func mustID(t *testing.T, id int64) jsonrpc.ID {
 	}
 	return v
 }
+
+// A body is read into one buffer of the length it says, whatever the
+// length says; never past the bound.
+func TestReadBody(t *testing.T) {
+	body := strings.Repeat("b", 100_000)
+	for _, c := range []struct {
+		name          string
+		length, limit int64
+		want          int
+	}{
+		{"its length", 100_000, 1 << 20, 100_000},
+		{"no length", -1, 1 << 20, 100_000},
+		{"a length too short", 10, 1 << 20, 100_000},
+		{"a length too long", 5 << 20, 1 << 20, 100_000},
+		{"past the bound", 100_000, 1000, 1001},
+	} {
+		got, err := readBody(strings.NewReader(body), c.length, c.limit)
+		if err != nil || len(got) != c.want || string(got) != body[:c.want] {
+			t.Errorf("%s: %d bytes, %v; want %d", c.name, len(got), err, c.want)
+		}
+	}
+	allocs := testing.AllocsPerRun(5, func() { readBody(strings.NewReader(body), int64(len(body)), 1<<20) })
+	if allocs > 3 {
+		t.Errorf("reading a body of the length it says took %v allocations, want one buffer", allocs)
+	}
+}
