@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -114,6 +116,117 @@ func mustID(t *testing.T, id int64) jsonrpc.ID {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// bulkCall POSTs a tools/call of tool "t" whose argument text is a string
+// the face lifts, on a session of ts, and returns when the call has entered
+// the MCP server's outermost middleware (held there until proceed is
+// closed): the caller then goes away (gone), and the POST ends.
+func bulkCall(t *testing.T, ts *testServer, text string, entered <-chan struct{}) (gone func()) {
+	t.Helper()
+	cs := connect(t, ts.URL(), "")
+	ctx, cancel := context.WithCancel(t.Context())
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{"text":"` + text + `"}}}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL(), strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-entered
+	return func() {
+		cancel()
+		<-done
+		if !ts.calls.wait(time.Now().Add(10 * time.Second)) {
+			t.Fatal("the POST did not end when its caller left")
+		}
+	}
+}
+
+// gateCalls adds, outside every other middleware, one that holds each
+// tools/call until proceed is closed, and sends what the rest returned.
+func gateCalls(s *mcp.Server) (entered, proceed chan struct{}, out chan error) {
+	entered, proceed, out = make(chan struct{}, 1), make(chan struct{}), make(chan error, 1)
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/call" {
+				return next(ctx, method, req)
+			}
+			entered <- struct{}{}
+			<-proceed
+			res, err := next(ctx, method, req)
+			out <- err
+			return res, err
+		}
+	})
+	return entered, proceed, out
+}
+
+// A call whose caller has gone still runs (go-sdk cancels a call only on
+// notifications/cancelled, before protocol 2026-07-28): it reads the strings
+// the face lifted from its arguments, however late, and they are released
+// when it returns.
+func TestBulkCallOutlivingItsPOSTKeepsItsArguments(t *testing.T) {
+	table := bulk.New(1 << 10)
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	running, proceed := make(chan struct{}, 1), make(chan struct{})
+	read := make(chan string, 1)
+	mcp.AddTool(s, &mcp.Tool{Name: "t"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*mcp.CallToolResult, any, error) {
+		running <- struct{}{}
+		<-proceed
+		v, _ := table.Value(in.Text)
+		read <- v
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	ts := start(t, Options{Server: s, Bulk: table})
+	text := strings.Repeat("t", 4<<10)
+	gone := bulkCall(t, ts, text, running)
+	gone()
+	close(proceed)
+	if v := <-read; v != text {
+		t.Errorf("the call read %d bytes %.60q, want the %d bytes its caller sent", len(v), v, len(text))
+	}
+	waitFor(t, "the table to be empty", func() bool { return table.Len() == 0 })
+}
+
+// A call that begins only after its POST has ended (its caller gone) has
+// lost its lifted strings: it does not run, and fails with an internal
+// error; nothing stays in the table.
+func TestBulkCallBeginningAfterItsPOSTDoesNotRun(t *testing.T) {
+	table := bulk.New(1 << 10)
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	ran := make(chan string, 1)
+	mcp.AddTool(s, &mcp.Tool{Name: "t"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*mcp.CallToolResult, any, error) {
+		ran <- in.Text
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	ts := start(t, Options{Server: s, Bulk: table})
+	entered, proceed, out := gateCalls(s)
+	gone := bulkCall(t, ts, strings.Repeat("t", 4<<10), entered)
+	gone()
+	if n := table.Len(); n != 0 {
+		t.Errorf("the table holds %d strings after the POST ended, with no call holding them", n)
+	}
+	close(proceed)
+	var rpcErr *jsonrpc.Error
+	if err := <-out; !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInternalError || rpcErr.Message != "colibri: the request ended before its call began" {
+		t.Errorf("the call: %v, want colibri's internal error", err)
+	}
+	select {
+	case v := <-ran:
+		t.Errorf("the tool ran, on %.60q", v)
+	default:
+	}
 }
 
 // A body is read into one buffer of the length it says, whatever the

@@ -106,6 +106,7 @@ type Server struct {
 	calls    inflight // POST requests
 	sessions *sessions
 	refused  refusals // the warnings about refused requests, rate-limited
+	leases   leases   // the large strings lifted from POSTs (bulk.go)
 }
 
 // New checks the options, reads the token file and listens. Every error it
@@ -119,7 +120,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--http / COLIBRI_MCP_HTTP: %q: want HOST:PORT: %w", opts.Addr, err)
 	}
-	s := &Server{opts: opts, log: opts.Logger}
+	s := &Server{opts: opts, log: opts.Logger, leases: newLeases(opts.Bulk)}
 	if opts.TokenFile != "" {
 		s.tokens = &tokenSet{}
 		if err := s.tokens.load(opts.TokenFile); err != nil {
@@ -140,6 +141,10 @@ func New(opts Options) (*Server, error) {
 		MaxHeaderBytes:    opts.MaxHeaderBytes,
 		IdleTimeout:       opts.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	if opts.Bulk != nil {
+		// A call holds the strings lifted from its POST while it runs.
+		opts.Server.AddReceivingMiddleware(s.holdLease)
 	}
 	return s, nil
 }

@@ -1,0 +1,345 @@
+package tools_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/audit"
+	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
+	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools"
+)
+
+// Large strings crossing the Streamable HTTP face by reference, driven with
+// raw HTTP as a careless or hostile caller drives it.
+
+// rawHTTP is colibri's HTTP face, as colibri-mcp serve --http wires it,
+// with a session opened by raw requests.
+type rawHTTP struct {
+	t       *testing.T
+	url     string
+	session string
+	logs    *syncbuf.Buffer // the face's log, at debug
+}
+
+func newRawHTTP(t *testing.T, table *bulk.Table, reg *registry.Registry, opts tools.Options) *rawHTTP {
+	t.Helper()
+	h := host.New(host.Options{Timeout: 30 * time.Second, TerminateGrace: 200 * time.Millisecond, Bulk: table})
+	opts.Registry = func() (*registry.Registry, error) { return reg, nil }
+	opts.ConfigPath, opts.Host, opts.ExternalCall, opts.Bulk = "in-memory", h, true, table
+	svc := tools.New(opts)
+	logs := &syncbuf.Buffer{}
+	srv, err := httpserve.New(httpserve.Options{Addr: "127.0.0.1:0", Server: svc.NewServer("test"), Bulk: table, MaxBodyBytes: 64 << 20,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		svc.Close()
+		h.Close()
+	})
+	f := &rawHTTP{t: t, url: srv.URL(), logs: logs}
+	resp := f.post(t.Context(), `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	f.session = resp.Header.Get("Mcp-Session-Id")
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if f.session == "" {
+		t.Fatal("initialize: no session")
+	}
+	resp = f.post(t.Context(), `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp.Body.Close()
+	return f
+}
+
+// post sends one POST of body on the session and returns the response.
+func (f *rawHTTP) post(ctx context.Context, body string) *http.Response {
+	f.t.Helper()
+	resp := f.postOrErr(ctx, body)
+	if resp == nil {
+		f.t.Fatal("POST failed")
+	}
+	return resp
+}
+
+// postOrErr is post, nil when the request fails (the caller went away).
+func (f *rawHTTP) postOrErr(ctx context.Context, body string) *http.Response {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url, strings.NewReader(body))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if f.session != "" {
+		req.Header.Set("Mcp-Session-Id", f.session)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil
+	}
+	return resp
+}
+
+// waitPOSTEnded waits until the face has ended the POST of a call whose
+// caller left: it says so, or (before the call held its strings) the table
+// is empty.
+func (f *rawHTTP) waitPOSTEnded(table *bulk.Table) {
+	f.t.Helper()
+	eventually(f.t, "the POST to end", func() bool {
+		return strings.Contains(f.logs.String(), "a POST ended before its call returned") || table.Len() == 0
+	})
+}
+
+// answer reads a POST's response to its end and returns its data lines.
+func (f *rawHTTP) answer(resp *http.Response) []string {
+	f.t.Helper()
+	defer resp.Body.Close()
+	var data []string
+	r := bufio.NewReaderSize(resp.Body, 1<<20)
+	for {
+		l, err := r.ReadString('\n')
+		if d, ok := strings.CutPrefix(l, "data: "); ok {
+			data = append(data, strings.TrimSuffix(d, "\n"))
+		}
+		if err != nil {
+			return data
+		}
+	}
+}
+
+// eventually waits until cond holds, failing the test after 10 seconds.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A caller that goes away after sending a call does not stop the call
+// (stateful sessions before 2026-07-28: go-sdk does not cancel it), so the
+// hosted server is still sent it, later. It must be sent the caller's
+// strings, not their references: a remote server (sent flattened
+// arguments) would run its tool on "colibri-bulk-…", and learn the marker.
+func TestBulkHTTPCallerGoneBeforeTheCallIsForwarded(t *testing.T) {
+	t.Parallel()
+	gate := make(chan struct{})
+	got := make(chan string, 1)
+	remote := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
+	type in struct {
+		Message string `json:"message"`
+	}
+	mcp.AddTool(remote, &mcp.Tool{Name: "write"}, func(_ context.Context, _ *mcp.CallToolRequest, in in) (*mcp.CallToolResult, any, error) {
+		got <- in.Message
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "written"}}}, nil, nil
+	})
+	remoteHTTP := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return remote }, nil)
+	reached := make(chan struct{}, 100)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached <- struct{}{}
+		<-gate // colibri reaches the remote only once the test says so
+		remoteHTTP.ServeHTTP(w, r)
+	}))
+	var opened sync.Once
+	open := func() { opened.Do(func() { close(gate) }) }
+	defer srv.Close()
+	defer open()
+	table := bulk.New(bulkMin)
+	reg := &registry.Registry{Servers: map[string]*registry.Server{"far": {Name: "far", URL: srv.URL}}}
+	f := newRawHTTP(t, table, reg, tools.Options{})
+
+	msg := strings.Repeat("m", 3*bulkMin)
+	ctx, gone := context.WithCancel(t.Context())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"`+tools.CallToolTool+`","arguments":{"server":"far","name":"write","arguments":{"message":"`+msg+`"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Session-Id", f.session)
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-reached // the call runs: colibri connects to the remote
+	gone()    // and the caller goes away
+	<-sent
+	f.waitPOSTEnded(table) // the call goes on
+	select {
+	case <-got:
+		t.Fatal("the remote was called before the gate opened")
+	default:
+	}
+	open()
+	select {
+	case m := <-got:
+		if m != msg {
+			t.Errorf("the remote tool ran on %d bytes %.60q, want the %d bytes the caller sent", len(m), m, len(msg))
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the remote tool never ran")
+	}
+	eventually(t, "the table to be empty", func() bool { return table.Len() == 0 })
+}
+
+// The same over a warm server colibri starts: the call that was left by its
+// caller must not break the warm server's connection for the next caller.
+func TestBulkHTTPCallerGoneLeavesTheWarmServerWorking(t *testing.T) {
+	t.Parallel()
+	gate, pids := filepath.Join(t.TempDir(), "gate"), t.TempDir()
+	reg := &registry.Registry{Servers: map[string]*registry.Server{
+		"warm": {Name: "warm", Command: fakeBin, Args: []string{"gated"}, Lifecycle: registry.Persistent,
+			Env: map[string]string{"FAKEMCP_GATE": gate, "FAKEMCP_PIDS": pids}},
+	}}
+	table := bulk.New(bulkMin)
+	f := newRawHTTP(t, table, reg, tools.Options{})
+	msg := strings.Repeat("m", 3*bulkMin)
+	ctx, gone := context.WithCancel(t.Context())
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		resp := f.postOrErr(ctx, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"`+tools.CallToolTool+`","arguments":{"server":"warm","name":"any","arguments":{"message":"`+msg+`"}}}}`)
+		if resp != nil {
+			resp.Body.Close()
+		}
+	}()
+	eventually(t, "the call to start the warm server", func() bool { ents, _ := os.ReadDir(pids); return len(ents) > 0 })
+	gone()
+	<-sent
+	f.waitPOSTEnded(table)
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		resp := f.post(t.Context(), `{"jsonrpc":"2.0","id":`+strconv.Itoa(100+i)+`,"method":"tools/call","params":{"name":"`+tools.CallToolTool+`","arguments":{"server":"warm","name":"any","arguments":{}}}}`)
+		data := f.answer(resp)
+		if len(data) != 1 || !strings.Contains(data[0], `"polite"`) {
+			t.Errorf("call %d after the caller left: %.400q", i, data)
+		}
+	}
+}
+
+// The hostile caller's messages of bulk_hostile_test.go, each POSTed on a
+// Streamable HTTP session: answered as without the bulk table, never a
+// reference written (to the caller or the audit log), and no string kept
+// once every POST has ended.
+func TestBulkHTTPHostileCallerSeesNoDifference(t *testing.T) {
+	t.Parallel()
+	for _, aggregate := range []bool{false, true} {
+		want, _ := runHostileHTTP(t, nil, aggregate)
+		table := bulk.New(bulkMin)
+		got, auditPath := runHostileHTTP(t, table, aggregate)
+		if table.Lifted() == 0 {
+			t.Fatal("nothing was lifted")
+		}
+		for id, w := range want {
+			if !reflect.DeepEqual(got[id], w) {
+				t.Errorf("aggregate %v: answer %s differs with the bulk table:\n got %.600v\nwant %.600v", aggregate, id, got[id], w)
+			}
+		}
+		waitEmpty(t, table)
+		b, err := os.ReadFile(auditPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte("colibri-bulk-")) {
+			t.Errorf("the audit log holds a reference: %.500q", b)
+		}
+	}
+}
+
+// runHostileHTTP POSTs the hostile lines and returns the answers by id (or
+// the HTTP status of a POST refused), once every POST has ended.
+func runHostileHTTP(t *testing.T, table *bulk.Table, aggregate bool) (map[string]any, string) {
+	t.Helper()
+	auditPath := filepath.Join(t.TempDir(), "audit.log")
+	w, err := audit.Open(auditPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	f := newRawHTTP(t, table, warmFake(), tools.Options{Audit: w, Aggregate: aggregate})
+	if aggregate { // the hosted list, before a call names warm__echo
+		f.answer(f.post(t.Context(), `{"jsonrpc":"2.0","id":"list","method":"tools/list"}`))
+	}
+	answers := map[string]any{}
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for k, l := range hostileLines(aggregate) {
+		if strings.Contains(l[0], `"id":16,`) || strings.Contains(l[0], "notifications/cancelled") {
+			// A call in flight whose id is reused, then cancelled: over
+			// HTTP, nothing orders the three POSTs (go-sdk writes a POST's
+			// headers with its first event).
+			continue
+		}
+		ended := make(chan struct{})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(ended)
+			resp := f.postOrErr(ctx, l[0])
+			if resp == nil {
+				return
+			}
+			data := f.answer(resp)
+			mu.Lock()
+			defer mu.Unlock()
+			for _, d := range data {
+				if strings.Contains(d, "colibri-bulk-") {
+					t.Errorf("line %d: a reference was written to the caller: %.300q", k, d)
+				}
+				var v map[string]any
+				if err := json.Unmarshal([]byte(d), &v); err != nil {
+					t.Errorf("line %d: %v: %.300q", k, err, d)
+					continue
+				}
+				if id, _ := json.Marshal(v["id"]); l[1] != "" && string(id) == l[1] {
+					answers[l[1]] = v
+				}
+			}
+			if l[1] != "" && answers[l[1]] == nil {
+				answers[l[1]] = resp.StatusCode // refused
+			}
+		}()
+		if l[1] != "" {
+			<-ended
+		}
+	}
+	cancel()
+	wg.Wait()
+	return answers, auditPath
+}
