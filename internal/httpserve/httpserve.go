@@ -452,3 +452,18 @@ func (w *responseWriter) FlushError() error {
 func (w *responseWriter) Flush() { _ = w.FlushError() }
 
 func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// observed is observe's responseWriter below w, which other writers (the
+// bulk table's lowering) may wrap, or nil.
+func observed(w http.ResponseWriter) *responseWriter {
+	for {
+		switch v := w.(type) {
+		case *responseWriter:
+			return v
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = v.Unwrap()
+		default:
+			return nil
+		}
+	}
+}

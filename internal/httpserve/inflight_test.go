@@ -5,11 +5,14 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 )
 
 // holdServer is an MCP server with one tool, hold, that says when it runs and
@@ -275,5 +278,37 @@ func TestShutdownDoesNotWaitForStreams(t *testing.T) {
 	io.Copy(io.Discard, resp.Body) // returns once the stream has ended
 	if ev, _ := sse.next(); ev != "" {
 		t.Errorf("the /sse stream went on after the shutdown: event %q", ev)
+	}
+}
+
+// Events sent on an SSE session's stream, outside any request, keep the
+// session from idling out, as requests do; with the bulk table too, whose
+// lowering stands between go-sdk and the face's writer.
+func TestSSEEventsKeepTheSessionFromIdling(t *testing.T) {
+	const timeout = 600 * time.Millisecond
+	for name, table := range map[string]*bulk.Table{"plain": nil, "bulk": bulk.New(1 << 10)} {
+		t.Run(name, func(t *testing.T) {
+			ts := start(t, Options{SessionTimeout: timeout, Bulk: table})
+			c := openSSE(t, ts)
+			var ss *mcp.ServerSession
+			waitFor(t, "the session", func() bool {
+				for s := range ts.opts.Server.Sessions() {
+					ss = s
+				}
+				return ss != nil
+			})
+			// An event every tenth of the timeout, for four timeouts; each is
+			// read as it comes. (What is checked is that the session does not
+			// end, which takes the time.)
+			for i := range 40 {
+				if err := ss.NotifyProgress(t.Context(), &mcp.ProgressNotificationParams{ProgressToken: "keep", Progress: float64(i)}); err != nil {
+					t.Fatalf("event %d (after %v): %v: the session idled out while events flowed", i, time.Duration(i)*timeout/10, err)
+				}
+				if ev, data := c.next(); ev != "message" || !strings.Contains(data, `"progress":`+strconv.Itoa(i)) {
+					t.Fatalf("event %d: %q %q", i, ev, data)
+				}
+				time.Sleep(timeout / 10)
+			}
+		})
 	}
 }

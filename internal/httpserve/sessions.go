@@ -214,7 +214,7 @@ func (h *sseHandler) open(w http.ResponseWriter, r *http.Request) {
 		})
 		defer ss.stopTimer()
 	}
-	if rw, ok := w.(*responseWriter); ok {
+	if rw := observed(w); rw != nil {
 		rw.onWrite = ss.touch // events sent: the session is in use
 	}
 	s := h.sessions
