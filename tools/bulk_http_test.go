@@ -343,3 +343,40 @@ func runHostileHTTP(t *testing.T, table *bulk.Table, aggregate bool) (map[string
 	wg.Wait()
 	return answers, auditPath
 }
+
+// A batch (protocol 2025-03-26 and before allow them over HTTP) of two calls
+// with large arguments: each answered with its own strings, nothing left in
+// the table.
+func TestBulkHTTPBatchOfCalls(t *testing.T) {
+	t.Parallel()
+	table := bulk.New(bulkMin)
+	f := newRawHTTP(t, table, warmFake(), tools.Options{})
+	one, two := strings.Repeat("1", 3*bulkMin), strings.Repeat("2", 3*bulkMin)
+	call := func(id, msg string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + tools.CallToolTool + `","arguments":{"server":"warm","name":"echo","arguments":{"message":"` + msg + `"}}}}`
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, f.url, strings.NewReader("["+call("1", one)+","+call("2", two)+"]"))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-03-26")
+	req.Header.Set("Mcp-Session-Id", f.session)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, d := range f.answer(resp) {
+		var v struct {
+			ID     json.Number
+			Result *mcp.CallToolResult
+		}
+		if err := json.Unmarshal([]byte(d), &v); err != nil || v.Result == nil {
+			t.Fatalf("%v: %.300q", err, d)
+		}
+		got[v.ID.String()] = textOf(t, v.Result)
+	}
+	if got["1"] != "Echo: "+one || got["2"] != "Echo: "+two {
+		t.Errorf("answers %d: 1 %.40q…, 2 %.40q…", len(got), got["1"], got["2"])
+	}
+	waitEmpty(t, table)
+}
