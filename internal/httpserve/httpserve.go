@@ -226,7 +226,11 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 		// The guard below does this, case-insensitively (go-sdk's refuses
 		// "LOCALHOST").
 		DisableLocalhostProtection: true,
-		// The caller going away cancels the hosted call and ends its process.
+		// Under protocol 2026-07-28, the caller going away cancels its call.
+		// (go-sdk applies it only to stateless servers; colibri's sessions
+		// speak the versions before it, where MCP says a disconnection
+		// SHOULD NOT be taken for a cancellation: a call is cancelled by
+		// notifications/cancelled, and one whose caller left runs on.)
 		PropagateRequestCancellation: true,
 	})
 	sse := &sseHandler{server: s.opts.Server, maxBody: s.opts.MaxBodyBytes, timeout: s.opts.SessionTimeout, sessions: s.sessions, log: s.log}
