@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
 // Large strings cross the HTTP face by reference, as they cross the stdio
@@ -138,6 +139,13 @@ func (s *Server) liftPOST(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		// A call is made on a session, and the caller's session is checked
+		// before its body is read (go-sdk refuses another principal's, or
+		// one unknown, without reading it): so here too.
+		if id := r.Header.Get("Mcp-Session-Id"); id == "" || !s.sessions.mayHold(id, tools.Principal(r.Context())) {
 			next.ServeHTTP(w, r)
 			return
 		}

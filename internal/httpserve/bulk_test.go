@@ -1,11 +1,14 @@
 package httpserve
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -252,5 +255,44 @@ func TestReadBody(t *testing.T) {
 	allocs := testing.AllocsPerRun(5, func() { readBody(strings.NewReader(body), int64(len(body)), 1<<20) })
 	if allocs > 3 {
 		t.Errorf("reading a body of the length it says took %v allocations, want one buffer", allocs)
+	}
+}
+
+// With the bulk table, the face reads a body ahead of go-sdk only for a
+// session the caller holds: a POST on another principal's session (403) or
+// on no session known (404) is still refused before any of its body is read.
+func TestBulkSessionRefusedBeforeBody(t *testing.T) {
+	ts := start(t, Options{TokenFile: writeTokens(t, "alice alice-token\nbob bob-token\n"), Bulk: bulk.New(1 << 10)})
+	alice := connect(t, ts.URL(), "alice-token")
+	for _, c := range []struct {
+		name, token, session string
+		want                 int
+	}{
+		{"another's session", "bob-token", alice.ID(), http.StatusForbidden},
+		{"no such session", "alice-token", "no-such-session", http.StatusNotFound},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", ts.ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			// Headers announcing a body that never comes.
+			fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+				"Authorization: Bearer %s\r\nMcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: 100000\r\n\r\n", ts.ln.Addr(), c.token, c.session)
+			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatalf("no answer before the body: %v", err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != c.want {
+				t.Errorf("status %d, want %d", resp.StatusCode, c.want)
+			}
+		})
+	}
+	// And alice's own session takes a call.
+	if got := whoami(t, alice); got != "alice|alice" {
+		t.Errorf("alice's session: %q", got)
 	}
 }

@@ -97,6 +97,25 @@ func (s *sessions) capStreamable(next http.Handler) http.Handler {
 	})
 }
 
+// mayHold reports whether principal may hold the Streamable HTTP session
+// id: colibri recorded it as principal's, or it is live and not recorded yet
+// (the POST that opened it is still returning). A session of another
+// principal's, or one unknown, is go-sdk's to refuse.
+func (s *sessions) mayHold(id, principal string) bool {
+	s.mu.Lock()
+	owner, recorded := s.streamable[id]
+	s.mu.Unlock()
+	if recorded {
+		return owner == principal
+	}
+	for ss := range s.server.Sessions() {
+		if ss.ID() == id {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *sessions) closeAll() {
 	s.mu.Lock()
 	var open []*sseSession
