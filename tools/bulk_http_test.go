@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -379,4 +381,34 @@ func TestBulkHTTPBatchOfCalls(t *testing.T) {
 		t.Errorf("answers %d: 1 %.40q…, 2 %.40q…", len(got), got["1"], got["2"])
 	}
 	waitEmpty(t, table)
+}
+
+// A caller that hangs up while a large answer is being written to it: the
+// strings of the call and of its result are released, and the warm server
+// goes on serving.
+func TestBulkHTTPCallerGoneMidAnswer(t *testing.T) {
+	t.Parallel()
+	table := bulk.New(bulkMin)
+	f := newRawHTTP(t, table, warmFake(), tools.Options{})
+	msg := strings.Repeat("m", 4<<20)
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + tools.CallToolTool + `","arguments":{"server":"warm","name":"echo","arguments":{"message":"` + msg + `"}}}}`
+	conn, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(f.url, "http://"), "/mcp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+		"Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: %d\r\n\r\n%s", conn.RemoteAddr(), f.session, len(body), body)
+	// The answer has begun: its headers and the start of its event.
+	conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	start := make([]byte, 64<<10)
+	if n, err := io.ReadFull(conn, start); err != nil {
+		t.Fatalf("reading the start of the answer: %v: %.300q", err, start[:n])
+	}
+	conn.Close()
+	waitEmpty(t, table)
+	data := f.answer(f.post(t.Context(), `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"`+tools.CallToolTool+`","arguments":{"server":"warm","name":"echo","arguments":{"message":"again"}}}}`))
+	if len(data) != 1 || !strings.Contains(data[0], `"Echo: again"`) {
+		t.Errorf("the next call: %.300q", data)
+	}
 }
