@@ -285,9 +285,12 @@ func TestShutdownDoesNotWaitForStreams(t *testing.T) {
 // session from idling out, as requests do; with the bulk table too, whose
 // lowering stands between go-sdk and the face's writer.
 func TestSSEEventsKeepTheSessionFromIdling(t *testing.T) {
-	const timeout = 600 * time.Millisecond
+	// The timeout is fifteen times the pace of the events: only a stall of
+	// the machine longer than 1.4 s could end the session.
+	const timeout = 1500 * time.Millisecond
 	for name, table := range map[string]*bulk.Table{"plain": nil, "bulk": bulk.New(1 << 10)} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			ts := start(t, Options{SessionTimeout: timeout, Bulk: table})
 			c := openSSE(t, ts)
 			var ss *mcp.ServerSession
@@ -297,17 +300,17 @@ func TestSSEEventsKeepTheSessionFromIdling(t *testing.T) {
 				}
 				return ss != nil
 			})
-			// An event every tenth of the timeout, for four timeouts; each is
-			// read as it comes. (What is checked is that the session does not
-			// end, which takes the time.)
-			for i := range 40 {
+			// An event every 100 ms, for two timeouts; each is read as it
+			// comes. (What is checked is that the session does not end, which
+			// takes the time.)
+			for i := range 30 {
 				if err := ss.NotifyProgress(t.Context(), &mcp.ProgressNotificationParams{ProgressToken: "keep", Progress: float64(i)}); err != nil {
-					t.Fatalf("event %d (after %v): %v: the session idled out while events flowed", i, time.Duration(i)*timeout/10, err)
+					t.Fatalf("event %d (after %v): %v: the session idled out while events flowed", i, time.Duration(i)*100*time.Millisecond, err)
 				}
 				if ev, data := c.next(); ev != "message" || !strings.Contains(data, `"progress":`+strconv.Itoa(i)) {
 					t.Fatalf("event %d: %q %q", i, ev, data)
 				}
-				time.Sleep(timeout / 10)
+				time.Sleep(100 * time.Millisecond)
 			}
 		})
 	}
