@@ -144,7 +144,14 @@ func (s *session) callTool(ctx context.Context, name string, args any, caller *C
 	if raw, ok := params.Arguments.(json.RawMessage); ok && !s.up.lowers() {
 		// The caller's large strings may be references (internal/bulk):
 		// only colibri's own connection to a process puts them back.
-		params.Arguments = json.RawMessage(s.h.opts.Bulk.Flatten(raw))
+		joined, err := s.h.opts.Bulk.Joined(raw)
+		if err != nil {
+			// A string that is no longer there: the call must not be sent
+			// with a reference in its place (nor the table's marker).
+			return nil, &Error{Kind: KindInternal, Server: s.srv.Name, Tool: name, Phase: PhaseCall,
+				Err: errors.New("part of the arguments was lost before they were sent")}
+		}
+		params.Arguments = json.RawMessage(joined)
 	}
 	if caller != nil && len(caller.Meta) > 0 {
 		params.Meta = maps.Clone(caller.Meta) // the progress token is added to a copy

@@ -169,6 +169,21 @@ func (t *Table) Flatten(msg []byte) []byte {
 	return bytes.Join(parts, nil)
 }
 
+// Joined is msg lowered into one slice, or Lower's error: for a message
+// that leaves colibri whole through a connection that does not lower (a
+// remote upstream's), where a reference that cannot be put back must stop
+// the message, not travel as text.
+func (t *Table) Joined(msg []byte) ([]byte, error) {
+	parts, err := t.Lower(msg)
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	return bytes.Join(parts, nil), nil
+}
+
 // LoweredLen is the length msg has once lowered: what a caller is sent
 // (an audit record's result_bytes). msg whose lowering fails counts as it is.
 func (t *Table) LoweredLen(msg []byte) int {
