@@ -285,6 +285,7 @@ func TestShutdownDoesNotWaitForStreams(t *testing.T) {
 // session from idling out, as requests do; with the bulk table too, whose
 // lowering stands between go-sdk and the face's writer.
 func TestSSEEventsKeepTheSessionFromIdling(t *testing.T) {
+	t.Parallel() // it takes its time waiting; parallel tests never overlap the ones that measure
 	// The timeout is fifteen times the pace of the events: only a stall of
 	// the machine longer than 1.4 s could end the session.
 	const timeout = 1500 * time.Millisecond
