@@ -169,7 +169,7 @@ func hostileLines(aggregate bool) [][2]string {
 }
 
 // runHostile sends the hostile lines and returns the answers by id.
-func runHostile(t *testing.T, table *bulk.Table, aggregate bool) (map[string]any, *rawFace) {
+func runHostile(t *testing.T, table *bulk.Table, aggregate bool) (map[string]any, string) {
 	f := newRawFace(t, table, warmFake(), aggregate)
 	answers := map[string]any{}
 	for k, l := range hostileLines(aggregate) {
@@ -187,36 +187,45 @@ func runHostile(t *testing.T, table *bulk.Table, aggregate bool) (map[string]any
 		}
 		answers[l[1]] = v
 	}
-	return answers, f
+	return answers, f.audit
 }
 
 func jsonInt(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 // Whatever a caller sends, colibri answers it as it would without the
 // bulk table, never writes a reference (to the caller, or in the audit
-// log), and keeps no string once every call is answered.
+// log), and keeps no string once every call is answered: over stdio (one
+// line at a time), and over Streamable HTTP (each line a POST).
 func TestBulkHostileCallerSeesNoDifference(t *testing.T) {
 	t.Parallel()
-	for _, aggregate := range []bool{false, true} {
-		want, _ := runHostile(t, nil, aggregate)
-		table := bulk.New(bulkMin)
-		got, f := runHostile(t, table, aggregate)
-		if table.Lifted() == 0 {
-			t.Fatal("nothing was lifted")
-		}
-		for id, w := range want {
-			if !reflect.DeepEqual(got[id], w) {
-				t.Errorf("aggregate %v: answer %s differs with the bulk table:\n got %.600v\nwant %.600v", aggregate, id, got[id], w)
+	for face, run := range map[string]func(*testing.T, *bulk.Table, bool) (map[string]any, string){
+		"stdio": runHostile,
+		"http":  runHostileHTTP,
+	} {
+		t.Run(face, func(t *testing.T) {
+			t.Parallel()
+			for _, aggregate := range []bool{false, true} {
+				want, _ := run(t, nil, aggregate)
+				table := bulk.New(bulkMin)
+				got, auditPath := run(t, table, aggregate)
+				if table.Lifted() == 0 {
+					t.Fatal("nothing was lifted")
+				}
+				for id, w := range want {
+					if !reflect.DeepEqual(got[id], w) {
+						t.Errorf("aggregate %v: answer %s differs with the bulk table:\n got %.600v\nwant %.600v", aggregate, id, got[id], w)
+					}
+				}
+				waitEmpty(t, table)
+				b, err := os.ReadFile(auditPath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if bytes.Contains(b, []byte("colibri-bulk-")) {
+					t.Errorf("the audit log holds a reference: %.500q", b)
+				}
 			}
-		}
-		waitEmpty(t, table)
-		b, err := os.ReadFile(f.audit)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if bytes.Contains(b, []byte("colibri-bulk-")) {
-			t.Errorf("the audit log holds a reference: %.500q", b)
-		}
+		})
 	}
 }
 
