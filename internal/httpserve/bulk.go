@@ -199,17 +199,39 @@ func (s *Server) lowerResponses(next http.Handler) http.Handler {
 	})
 }
 
-// readBody reads at most limit+1 bytes of a body. A body that says its
-// length is read into one buffer of that size (io.ReadAll would grow one by
-// doubling, copying an 8 MiB body a score of times and holding two at the
-// end); a length that is missing or wrong only costs growing.
+// readBody reads at most limit+1 bytes of a body. Its buffer grows by
+// doubling as bytes arrive (a length the caller claims is no reason to
+// allocate it: a body that never comes would cost nothing to send), but
+// never past the length the body says: an 8 MiB body ends in a buffer of its
+// size, not 16 MiB.
 func readBody(body io.Reader, length, limit int64) ([]byte, error) {
-	if length < 0 || length > limit {
-		length = 0
+	end := limit + 1 // read one byte past the bound to tell a body over it
+	if length >= 0 && length < end {
+		end = length + 1 // the byte past it: where Read says EOF
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, length+bytes.MinRead))
-	_, err := buf.ReadFrom(io.LimitReader(body, limit+1))
-	return buf.Bytes(), err
+	buf := make([]byte, 0, min(end, 64<<10))
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) > limit {
+				return buf, nil
+			}
+			size := 2 * int64(cap(buf))
+			if int64(len(buf)) < end {
+				size = min(size, end) // up to the length said (a wrong one: doubling on)
+			}
+			grown := make([]byte, len(buf), min(size, limit+1))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // isToolsCall reports whether msg is a tools/call request (with an id).

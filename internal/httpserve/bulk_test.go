@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -252,9 +253,28 @@ func TestReadBody(t *testing.T) {
 			t.Errorf("%s: %d bytes, %v; want %d", c.name, len(got), err, c.want)
 		}
 	}
+	// Grown by doubling, to the length the body says and no further.
+	if got, _ := readBody(strings.NewReader(body), int64(len(body)), 1<<20); cap(got) != len(body)+1 {
+		t.Errorf("a body of %d bytes ended in a buffer of %d", len(body), cap(got))
+	}
 	allocs := testing.AllocsPerRun(5, func() { readBody(strings.NewReader(body), int64(len(body)), 1<<20) })
 	if allocs > 3 {
-		t.Errorf("reading a body of the length it says took %v allocations, want one buffer", allocs)
+		t.Errorf("reading a body of the length it says took %v allocations", allocs)
+	}
+	// A length that is wrong only costs doubling.
+	if allocs := testing.AllocsPerRun(5, func() { readBody(strings.NewReader(body), 10, 1<<20) }); allocs > 30 {
+		t.Errorf("a body longer than it said took %v allocations to read", allocs)
+	}
+	// A length claimed is not allocated before the bytes come: a caller
+	// that says 16 MiB and sends 10 bytes costs kilobytes.
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if got, err := readBody(strings.NewReader("0123456789"), 16<<20, 32<<20); err != nil || string(got) != "0123456789" {
+		t.Fatalf("%q %v", got, err)
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("a body that claims 16 MiB and holds 10 bytes cost %d bytes", n)
 	}
 }
 
