@@ -201,9 +201,9 @@ func (s *Server) lowerResponses(next http.Handler) http.Handler {
 
 // readBody reads at most limit+1 bytes of a body. Its buffer grows by
 // doubling as bytes arrive (a length the caller claims is no reason to
-// allocate it: a body that never comes would cost nothing to send), but
-// never past the length the body says: an 8 MiB body ends in a buffer of its
-// size, not 16 MiB.
+// allocate it: a body that never comes would cost nothing to send, so a
+// buffer is at most about twice what has arrived), and ends at the length
+// the body says: an 8 MiB body ends in a buffer of its size, not 16 MiB.
 func readBody(body io.Reader, length, limit int64) ([]byte, error) {
 	end := limit + 1 // read one byte past the bound to tell a body over it
 	if length >= 0 && length < end {
@@ -216,8 +216,11 @@ func readBody(body io.Reader, length, limit int64) ([]byte, error) {
 				return buf, nil
 			}
 			size := 2 * int64(cap(buf))
-			if int64(len(buf)) < end {
-				size = min(size, end) // up to the length said (a wrong one: doubling on)
+			if int64(len(buf)) < end && 2*size >= end {
+				// Straight to the length said once it is less than two
+				// doublings away: an 8 MiB body goes 4 MiB → 8 MiB, not
+				// 4 → 8 → 8 MiB and a byte. (A wrong length: doubling on.)
+				size = end
 			}
 			grown := make([]byte, len(buf), min(size, limit+1))
 			copy(grown, buf)

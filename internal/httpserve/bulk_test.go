@@ -253,9 +253,18 @@ func TestReadBody(t *testing.T) {
 			t.Errorf("%s: %d bytes, %v; want %d", c.name, len(got), err, c.want)
 		}
 	}
-	// Grown by doubling, to the length the body says and no further.
+	// Grown by doubling, to the length the body says and no further, and
+	// never through a buffer of that length short of its last byte.
 	if got, _ := readBody(strings.NewReader(body), int64(len(body)), 1<<20); cap(got) != len(body)+1 {
 		t.Errorf("a body of %d bytes ended in a buffer of %d", len(body), cap(got))
+	}
+	big := strings.Repeat("b", 8<<20)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	readBody(strings.NewReader(big), int64(len(big)), 16<<20)
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 17<<20 {
+		t.Errorf("reading an 8 MiB body allocated %d bytes, want its buffer and the smaller ones before it (16 MiB)", n)
 	}
 	allocs := testing.AllocsPerRun(5, func() { readBody(strings.NewReader(body), int64(len(body)), 1<<20) })
 	if allocs > 3 {
@@ -267,7 +276,6 @@ func TestReadBody(t *testing.T) {
 	}
 	// A length claimed is not allocated before the bytes come: a caller
 	// that says 16 MiB and sends 10 bytes costs kilobytes.
-	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	if got, err := readBody(strings.NewReader("0123456789"), 16<<20, 32<<20); err != nil || string(got) != "0123456789" {
 		t.Fatalf("%q %v", got, err)
