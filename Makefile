@@ -26,7 +26,7 @@ build: ## build bin/colibri-mcp and the demo server bin/demo-mcp-server (BIN=dir
 demo: build ## build, then drive colibri-mcp through servers → list-tools → call on the example registry
 	@./scripts/demo.sh
 
-test: lint cross fuzz unit ## what CI runs (~4 min warm): lint, FreeBSD compile, a short fuzz, the race tests with the real peers
+test: lint cross fuzz unit ## what CI runs (~4½ min warm): lint, FreeBSD type-check, a short fuzz, the race tests with the real peers
 
 unit: peers ## go test -race ./... (integration tests host the real server-everything; -parallel 4, as most tests wait on processes, not CPU)
 	$(GO) test -race -count=1 -parallel 4 ./...

@@ -1,9 +1,10 @@
 // Package bulk moves large JSON string values past go-sdk by reference.
 //
 // A tool call carrying an 8 MiB string would otherwise be decoded and
-// re-encoded by go-sdk several times on its way through colibri. The two
-// connections colibri owns (its stdio face and its hosted connection) see
-// every message as bytes before go-sdk does, and after it is done. So on the
+// re-encoded by go-sdk several times on its way through colibri. The
+// connections colibri owns (its stdio face, its HTTP face around go-sdk's
+// handlers, and its hosted connection) see every message as bytes before
+// go-sdk does, and after it is done. So on the
 // way in, Lift replaces each large string literal of a message with a short
 // reference literal and keeps the original bytes in a Table; go-sdk then
 // decodes, routes and re-encodes a message of a few hundred bytes. On the way
@@ -30,10 +31,11 @@
 //
 // # Ownership
 //
-// Every reference has exactly one owner, who releases it: the face releases
+// Every reference has one owner, who releases it: the stdio face releases
 // the references of a request when it has written the request's response
-// (keyed by the request's ID), and a Scope (WithScope) releases what it
-// adopted when its context is done. Release is what frees the memory: an
+// (keyed by the request's ID); the HTTP face when both the POST and its call
+// have let go of them; and a Scope (WithScope) releases what it adopted when
+// its context is done. Release is what frees the memory: an
 // entry keeps a sub-slice of the message it was lifted from.
 //
 // # The safety net

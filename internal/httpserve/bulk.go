@@ -117,7 +117,7 @@ func (s *Server) holdLease(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		if !s.leases.hold(key) {
-			s.log.Debug("http: a call began after its caller had gone; its large strings are gone, so it does not run")
+			s.log.Info("http: a call began after its caller had gone; its large strings are gone, so it does not run")
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "colibri: the request ended before its call began"}
 		}
 		defer s.leases.drop(key)
