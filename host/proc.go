@@ -373,11 +373,16 @@ func (p *proc) exitedWithError() bool {
 
 // stderrTail is the last of the server's stderr. When the process has
 // exited, its final lines (usually the reason) may still be in the pipe:
-// they are read first, waiting a moment at most, since a grandchild may
-// still hold stderr open.
+// they are read first. The wait is bounded, since a grandchild may still
+// hold stderr open; the bound is generous (the reader must be scheduled,
+// and a machine starting forty servers at once under the race detector
+// took more than 200 ms), and only a server that left such a grandchild
+// behind ever waits it out.
+const stderrDrainWait = time.Second
+
 func (p *proc) stderrTail() string {
 	if p.hasExited(0) {
-		t := time.NewTimer(200 * time.Millisecond)
+		t := time.NewTimer(stderrDrainWait)
 		defer t.Stop()
 		select {
 		case <-p.stderrDone:
