@@ -10,7 +10,7 @@ BIN     ?= bin
 # A count, not a duration: Go 1.26's fuzz coordinator can fail a run with a
 # spurious "context deadline exceeded" at a -fuzztime deadline (golang/go#75804,
 # fixed in Go 1.27); a count has no deadline.
-FUZZTIME ?= 20000x
+FUZZTIME ?= 10000x
 FUZZ_TARGETS := FuzzWrap:./jail FuzzParse:./registry FuzzCallArguments:./tools FuzzExposedNames:./tools FuzzStripJSONC:./internal/editorconf FuzzDecide:./policy FuzzMatch:./policy FuzzCanonical:./audit FuzzMember:./internal/stdioserve FuzzLiftLower:./internal/bulk FuzzScanPath:./internal/bulk
 
 .DEFAULT_GOAL := help
@@ -31,7 +31,7 @@ test: lint cross fuzz unit ## what CI runs (~4½ min warm): lint, FreeBSD type-c
 unit: peers ## go test -race ./... (integration tests host the real server-everything; -parallel 4, as most tests wait on processes, not CPU)
 	$(GO) test -race -count=1 -parallel 4 ./...
 
-fuzz: ## run each fuzz target for FUZZTIME (default 20000 inputs); the seed corpora also run in `make unit`
+fuzz: ## run each fuzz target for FUZZTIME (default 10000 inputs); the seed corpora also run in `make unit`
 	@for t in $(FUZZ_TARGETS); do \
 		echo "$(GO) test -run '^$$' -fuzz '^$${t%%:*}$$' -fuzztime $(FUZZTIME) $${t#*:}"; \
 		$(GO) test -run '^$$' -fuzz "^$${t%%:*}\$$" -fuzztime $(FUZZTIME) $${t#*:} || exit 1; \
