@@ -60,7 +60,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"unicode/utf8"
 )
 
 // DefaultMin is the smallest literal lifted, in bytes, quotes included.
@@ -85,7 +84,11 @@ type Table struct {
 
 	mu      sync.Mutex
 	next    uint64
-	entries map[Ref][]byte // the literal, quotes included; a sub-slice of the lifted message
+	entries map[Ref][][]byte // the literal, quotes included: sub-slices of the lifted message
+	held    int64            // the bytes of entries
+	watchAt int64            // Watch's threshold; 0: no watch
+	watch   func(over bool)
+	over    bool // held >= watchAt, as watch was last told
 
 	scopeEnded func() // tests only: called after a scope has released its references
 }
@@ -107,7 +110,7 @@ func New(min int) *Table {
 	return &Table{
 		min:     min,
 		marker:  "colibri-bulk-" + hex.EncodeToString(b[:]) + "-",
-		entries: make(map[Ref][]byte),
+		entries: make(map[Ref][][]byte),
 	}
 }
 
@@ -133,7 +136,15 @@ func New(min int) *Table {
 // keep sub-slices of msg (no copy). The lifted message is a new slice. When
 // nothing is lifted, Lift returns msg itself and nil.
 func (t *Table) Lift(msg []byte, under ...string) ([]byte, []Ref) {
-	return t.lift(msg, under, nil)
+	return t.lift([][]byte{msg}, under, nil)
+}
+
+// LiftParts is Lift of the message that is parts joined, without joining
+// them: a lifted literal is kept as sub-slices of the parts, so a line read
+// in pieces is held once. The lifted message is a new slice; with nothing
+// lifted, it is parts joined (the one part itself, if there is one).
+func (t *Table) LiftParts(parts [][]byte, under ...string) ([]byte, []Ref) {
+	return t.lift(parts, under, nil)
 }
 
 // LiftResult lifts, from a JSON-RPC response carrying an MCP result, the
@@ -143,7 +154,12 @@ func (t *Table) Lift(msg []byte, under ...string) ([]byte, []Ref) {
 // decodes the base64 of "data" and "blob" to bytes, and a reference is not
 // base64.
 func (t *Table) LiftResult(msg []byte) ([]byte, []Ref) {
-	return t.lift(msg, []string{"result"}, func(key, first []byte) bool {
+	return t.LiftResultParts([][]byte{msg})
+}
+
+// LiftResultParts is LiftResult of parts joined, as LiftParts is Lift.
+func (t *Table) LiftResultParts(parts [][]byte) ([]byte, []Ref) {
+	return t.lift(parts, []string{"result"}, func(key, first []byte) bool {
 		return string(key) == "text" || string(first) == "structuredContent"
 	})
 }
@@ -205,37 +221,52 @@ func (t *Table) LoweredLen(msg []byte) int {
 // the way to it (nil when there is none).
 type pick func(key, first []byte) bool
 
-func (t *Table) lift(msg []byte, under []string, want pick) ([]byte, []Ref) {
-	if t == nil || len(msg) < t.min {
-		return msg, nil
+func (t *Table) lift(parts [][]byte, under []string, want pick) ([]byte, []Ref) {
+	r := newRope(parts)
+	if t == nil || r.len() < t.min {
+		return join(parts), nil
 	}
-	spans := t.scan(msg, under, want)
+	spans := t.scan(r, under, want)
 	if len(spans) == 0 {
-		return msg, nil
+		return join(parts), nil
 	}
-	size := len(msg)
+	size := r.len()
 	for _, sp := range spans {
 		size -= sp.end - sp.start
 	}
 	size += len(spans) * (2 + len(t.marker) + maxIDDigits)
 
 	refs := make([]Ref, len(spans))
+	lits := make([][][]byte, len(spans))
+	for k, sp := range spans {
+		lits[k] = r.pieces(sp.start, sp.end)
+	}
 	t.mu.Lock()
 	for k, sp := range spans {
 		t.next++
 		refs[k] = Ref(t.next)
-		t.entries[refs[k]] = msg[sp.start:sp.end:sp.end]
+		t.entries[refs[k]] = lits[k]
+		t.held += int64(sp.end - sp.start)
 	}
+	t.watched()
 	t.mu.Unlock()
 
 	out := make([]byte, 0, size)
 	prev := 0
 	for k, sp := range spans {
-		out = append(out, msg[prev:sp.start]...)
+		out = r.appendRange(out, prev, sp.start)
 		out = t.appendRef(out, refs[k])
 		prev = sp.end
 	}
-	return append(out, msg[prev:]...), refs
+	return r.appendRange(out, prev, r.len()), refs
+}
+
+// join is parts as one slice: the one part itself, or a copy.
+func join(parts [][]byte) []byte {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return bytes.Join(parts, nil)
 }
 
 // appendRef appends the reference literal of r, quotes included.
@@ -246,8 +277,8 @@ func (t *Table) appendRef(out []byte, r Ref) []byte {
 	return append(out, '"')
 }
 
-// span is a string literal in a message: msg[start] is its opening quote,
-// msg[end-1] its closing one.
+// span is a string literal in a message: the byte at offset start is its
+// opening quote, the one at end-1 its closing one.
 type span struct{ start, end int }
 
 // scan returns the literals Lift replaces, in order: one pass over msg that
@@ -256,7 +287,7 @@ type span struct{ start, end int }
 // valid JSON gives what was found so far or nothing; it never panics.
 // Whatever it gives, each span is a whole string token as a JSON lexer
 // reads msg (a quote outside a string always opens one).
-func (t *Table) scan(msg []byte, under []string, want pick) []span {
+func (t *Table) scan(msg *rope, under []string, want pick) []span {
 	var (
 		spans     []span
 		stackBuf  [32]byte
@@ -266,8 +297,8 @@ func (t *Table) scan(msg []byte, under []string, want pick) []span {
 		matched   int           // under[:matched] are the keys of the open members on the path
 		expectKey bool          // the next string is an object key
 	)
-	for i := 0; i < len(msg); {
-		switch c := msg[i]; c {
+	for i, n := 0, msg.len(); i < n; {
+		switch c := msg.at(i); c {
 		case '{', '[':
 			if len(stack) == maxDepth {
 				return nil // not valid JSON
@@ -299,7 +330,7 @@ func (t *Table) scan(msg []byte, under []string, want pick) []span {
 			expectKey = stack[d-1] == '{'
 			i++
 		case '"':
-			end := stringEnd(msg, i)
+			end := msg.stringEnd(i)
 			if end < 0 {
 				return nil
 			}
@@ -307,12 +338,12 @@ func (t *Table) scan(msg []byte, under []string, want pick) []span {
 			if expectKey {
 				// A key of the object at depth d continues the path if the
 				// path so far led here.
-				if matched == d-1 && d-1 < len(under) && string(msg[i+1:end]) == under[d-1] {
+				if matched == d-1 && d-1 < len(under) && msg.equal(i+1, end, under[d-1]) {
 					matched = d
 				}
-				keys[d-1] = msg[i+1 : end]
+				keys[d-1] = msg.key(i+1, end)
 				expectKey = false
-			} else if matched == len(under) && end+1-i >= t.min && clean(msg[i+1:end]) && picked(want, keys, len(under)) {
+			} else if matched == len(under) && end+1-i >= t.min && picked(want, keys, len(under)) && msg.clean(i+1, end) {
 				spans = append(spans, span{i, end + 1})
 			}
 			i = end + 1
@@ -337,71 +368,6 @@ func picked(want pick, keys [][]byte, n int) bool {
 		first = keys[n]
 	}
 	return want(key, first)
-}
-
-// stringEnd is the index of the quote that closes the string literal opening
-// at msg[open], or -1. A quote is escaped when an odd number of backslashes
-// stands before it. Each backslash is counted at most once over the whole
-// literal (a run ends at the previous quote), so this is linear, and
-// bytes.IndexByte makes a long literal fast.
-func stringEnd(msg []byte, open int) int {
-	for j := open + 1; ; {
-		k := bytes.IndexByte(msg[j:], '"')
-		if k < 0 {
-			return -1
-		}
-		q := j + k
-		n := 0
-		for p := q - 1; p > open && msg[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return q
-		}
-		j = q + 1
-	}
-}
-
-// clean reports whether a literal's contents (quotes excluded) are a valid
-// JSON string that decodes to exactly what it says: valid UTF-8 (encoding/json
-// turns invalid bytes into U+FFFD), no control character, only JSON's
-// escapes, and no escaped surrogate (a lone one decodes to U+FFFD too). A
-// literal that is not a valid JSON string is never lifted, so that the
-// lifted message is valid JSON exactly when msg is.
-func clean(lit []byte) bool {
-	if !utf8.Valid(lit) {
-		return false
-	}
-	for _, b := range lit {
-		if b < 0x20 {
-			return false
-		}
-	}
-	for i := 0; ; {
-		k := bytes.IndexByte(lit[i:], '\\')
-		if k < 0 {
-			return true
-		}
-		i += k
-		if i+1 >= len(lit) {
-			return false // not valid JSON
-		}
-		switch lit[i+1] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			i += 2
-			continue
-		case 'u':
-		default:
-			return false // not valid JSON
-		}
-		if i+6 > len(lit) || !isHex4(lit[i+2:i+6]) {
-			return false // not valid JSON
-		}
-		if isSurrogate(lit[i+2 : i+6]) {
-			return false
-		}
-		i += 6
-	}
 }
 
 // isHex4 reports whether h is 4 hexadecimal digits.
@@ -433,9 +399,47 @@ func (t *Table) Release(refs ...Ref) {
 	}
 	t.mu.Lock()
 	for _, r := range refs {
-		delete(t.entries, r)
+		if lit, ok := t.entries[r]; ok {
+			for _, p := range lit {
+				t.held -= int64(len(p))
+			}
+			delete(t.entries, r)
+		}
 	}
+	t.watched()
 	t.mu.Unlock()
+}
+
+// Watch has f told when the bytes the table holds (its live entries) reach
+// n, with f(true), and when they fall below n again, with f(false): a
+// process can collect garbage more eagerly while it holds megabytes of
+// messages (colibri's serve lowers GOGC then). f runs with the table
+// locked, in the order of the changes, and must be quick and not use the
+// table. Call Watch before the table is used.
+func (t *Table) Watch(n int64, f func(over bool)) {
+	t.watchAt, t.watch = n, f
+}
+
+// watched tells the watch, if the held bytes crossed its threshold; t.mu
+// is held.
+func (t *Table) watched() {
+	if t.watch == nil {
+		return
+	}
+	if over := t.held >= t.watchAt; over != t.over {
+		t.over = over
+		t.watch(over)
+	}
+}
+
+// Held is the bytes of the table's live entries.
+func (t *Table) Held() int64 {
+	if t == nil {
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.held
 }
 
 // Len is the number of live entries (for tests and leak checks).
@@ -469,6 +473,7 @@ func (t *Table) Lower(msg []byte) ([][]byte, error) {
 	}
 	var segs [][]byte
 	prev := 0 // msg[prev:] is not in segs yet
+	r := newRope([][]byte{msg})
 	// Walk the string literals from the start: only the walk knows whether a
 	// quote before a marker opens a literal or is escaped inside one.
 	for i := 0; next >= 0; {
@@ -477,7 +482,7 @@ func (t *Table) Lower(msg []byte) ([][]byte, error) {
 			return nil, fmt.Errorf("bulk: reference marker at byte %d is outside a string", next)
 		}
 		open := i + k
-		end := stringEnd(msg, open)
+		end := r.stringEnd(open)
 		if end < 0 {
 			return nil, fmt.Errorf("bulk: reference marker at byte %d is in an unterminated string", next)
 		}
@@ -489,17 +494,18 @@ func (t *Table) Lower(msg []byte) ([][]byte, error) {
 			return nil, fmt.Errorf("bulk: reference marker at byte %d is inside a longer string", next)
 		}
 		digits := msg[next+len(marker) : end]
-		r, ok := parseID(digits)
+		id, ok := parseID(digits)
 		if !ok {
 			return nil, fmt.Errorf("bulk: reference at byte %d is not a whole reference (marker, decimal id, quote)", next)
 		}
 		t.mu.Lock()
-		lit, live := t.entries[r]
+		lit, live := t.entries[id]
 		t.mu.Unlock()
 		if !live {
-			return nil, fmt.Errorf("bulk: reference %d at byte %d is unknown or released", r, next)
+			return nil, fmt.Errorf("bulk: reference %d at byte %d is unknown or released", id, next)
 		}
-		segs = append(segs, msg[prev:open], lit)
+		segs = append(segs, msg[prev:open])
+		segs = append(segs, lit...)
 		prev = end + 1
 		i = end + 1
 		if j := bytes.Index(msg[i:], marker); j >= 0 {
@@ -539,8 +545,9 @@ func (t *Table) ref(s string) (Ref, bool) {
 	return parseID([]byte(s[len(t.marker):]))
 }
 
-// lookup is the literal s refers to, if s is a live reference of t.
-func (t *Table) lookup(s string) ([]byte, bool) {
+// lookup is the literal s refers to (its pieces), if s is a live reference
+// of t.
+func (t *Table) lookup(s string) ([][]byte, bool) {
 	if t == nil {
 		return nil, false
 	}
@@ -562,7 +569,11 @@ func (t *Table) Size(s string) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	return len(lit), true
+	n := 0
+	for _, p := range lit {
+		n += len(p)
+	}
+	return n, true
 }
 
 // Value returns the decoded string a reference string stands for (what
@@ -570,10 +581,11 @@ func (t *Table) Size(s string) (int, bool) {
 // is not a live reference of t. The result is a copy: it stays valid after
 // the reference is released.
 func (t *Table) Value(s string) (string, bool) {
-	lit, ok := t.lookup(s)
+	pieces, ok := t.lookup(s)
 	if !ok {
 		return s, false
 	}
+	lit := join(pieces)
 	body := lit[1 : len(lit)-1]
 	if bytes.IndexByte(body, '\\') < 0 {
 		return string(body), true // a clean literal with no escape is its bytes

@@ -188,7 +188,7 @@ func TestLiftShape(t *testing.T) {
 	tab.mu.Lock()
 	lit := tab.entries[1]
 	tab.mu.Unlock()
-	if &lit[0] != &msg[len(`{"params":{"arguments":{"text":`)] {
+	if len(lit) != 1 || &lit[0][0] != &msg[len(`{"params":{"arguments":{"text":`)] {
 		t.Errorf("the entry is not msg's own bytes")
 	}
 	// The reference survives an encoding/json round trip byte for byte, as
@@ -497,8 +497,8 @@ func TestConcurrentUse(t *testing.T) {
 	for range 8 * 50 {
 		waitEnded(t, ended)
 	}
-	if n := tab.Len(); n != 0 {
-		t.Fatalf("Len() = %d after every owner released, want 0", n)
+	if n, held := tab.Len(), tab.Held(); n != 0 || held != 0 {
+		t.Fatalf("Len() = %d, Held() = %d after every owner released, want 0", n, held)
 	}
 }
 
@@ -538,6 +538,19 @@ func FuzzLiftLower(f *testing.F) {
 			t.Fatalf("Lower(Lift(msg)) = %q, %v; want msg %q", bytes.Join(parts, nil), err, msg)
 		}
 		tab.Release(refs...)
+		// Lifted from parts, the same message (but for the ids) and the
+		// same bytes back.
+		for _, n := range []int{1, 3, 64} {
+			pt := New(4)
+			fromParts, prefs := pt.LiftParts(splits(msg, n), under...)
+			if got := bytes.ReplaceAll(fromParts, []byte(pt.marker), []byte(tab.marker)); !bytes.Equal(got, lifted) {
+				t.Fatalf("LiftParts(msg in parts of %d) = %q, want %q\nmsg %q", n, got, lifted, msg)
+			}
+			if parts, err := pt.Lower(fromParts); err != nil || !bytes.Equal(bytes.Join(parts, nil), msg) {
+				t.Fatalf("Lower(LiftParts(msg in parts of %d)) = %q, %v; want msg %q", n, bytes.Join(parts, nil), err, msg)
+			}
+			pt.Release(prefs...)
+		}
 		if !json.Valid(msg) {
 			return
 		}
@@ -619,5 +632,111 @@ func TestLiftDeepNestingIsCheap(t *testing.T) {
 	}
 	if n := after.TotalAlloc - before.TotalAlloc; n > uint64(len(msg)) {
 		t.Errorf("Lift of a 1 MiB line of %q allocated %d bytes", "[", n)
+	}
+}
+
+// A line read in 64 KiB pieces is lifted from the pieces: the literal is
+// kept as sub-slices of them, not gathered into a copy.
+func TestLiftPartsKeepsThePieces(t *testing.T) {
+	tab := New(DefaultMin)
+	msg := big8MiB()
+	parts := splits(msg, 64<<10)
+	lifted, refs := tab.LiftParts(parts, "params", "arguments")
+	if len(refs) != 1 {
+		t.Fatalf("lifted %d literals, want 1", len(refs))
+	}
+	defer tab.Release(refs...)
+	if len(lifted) > 200 {
+		t.Fatalf("lifted message of %d bytes", len(lifted))
+	}
+	tab.mu.Lock()
+	lit := tab.entries[refs[0]]
+	tab.mu.Unlock()
+	if len(lit) < len(parts)-1 {
+		t.Fatalf("the literal is %d pieces, want one per part it spans (%d parts)", len(lit), len(parts))
+	}
+	for k, p := range lit[1:] {
+		if &p[0] != &parts[k+1][0] {
+			t.Fatalf("piece %d is not part %d's own bytes", k+1, k+1)
+		}
+	}
+	got, err := tab.Lower(lifted)
+	if err != nil || !bytes.Equal(bytes.Join(got, nil), msg) {
+		t.Fatalf("Lower: %v, or not the message", err)
+	}
+}
+
+// A character, an escape or a backslash before a quote cut by a part's end
+// is read as if the parts were one: every cut of these literals lifts (or
+// refuses) as the whole does.
+func TestLiftPartsAcrossCuts(t *testing.T) {
+	for _, body := range []string{
+		`aé€😀b`,             // two-, three- and four-byte characters
+		`a\u00e9\n\"\\b`,    // escapes
+		`a\\\"b\\`,          // backslash runs before quotes
+		"a\xe2\x82b",        // a character cut short: not lifted
+		`a\ud83d\ude00b`,    // escaped surrogates: not lifted
+		"a\x01b",            // a raw control character: not lifted
+		`a\u12G4b`,          // a bad escape: not lifted
+		`\u00e9\u00e9\u00e`, // an escape cut short by the end: not JSON
+	} {
+		msg := []byte(`{"params":{"arguments":{"k":"` + body + `"}}}`)
+		whole, wrefs := New(4).Lift(msg, "params", "arguments")
+		for cut := 1; cut < len(msg); cut++ {
+			tab := New(4)
+			lifted, refs := tab.LiftParts([][]byte{msg[:cut], msg[cut:]}, "params", "arguments")
+			if len(refs) != len(wrefs) || len(lifted) != len(whole) {
+				t.Fatalf("%q cut at %d: %d refs, %q; whole: %d refs, %q", msg, cut, len(refs), lifted, len(wrefs), whole)
+			}
+			if parts, err := tab.Lower(lifted); err != nil || !bytes.Equal(bytes.Join(parts, nil), msg) {
+				t.Fatalf("%q cut at %d: Lower = %q, %v", msg, cut, bytes.Join(parts, nil), err)
+			}
+		}
+	}
+}
+
+func BenchmarkLiftParts8MiB(b *testing.B) {
+	tab := New(DefaultMin)
+	msg := big8MiB()
+	parts := splits(msg, 64<<10)
+	b.SetBytes(int64(len(msg)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_, refs := tab.LiftParts(parts, "params", "arguments")
+		if len(refs) != 1 {
+			b.Fatalf("lifted %d", len(refs))
+		}
+		tab.Release(refs...)
+	}
+}
+
+// The table counts the bytes it holds, and tells its watch when they cross
+// the threshold, once each way.
+func TestHeldAndWatch(t *testing.T) {
+	tab := New(100)
+	var told []bool
+	tab.Watch(500, func(over bool) { told = append(told, over) })
+	lit := func(n int) []byte { return []byte(`{"a":"` + x(n-2) + `"}`) }
+	_, r1 := tab.Lift(lit(300))
+	if tab.Held() != 300 || len(told) != 0 {
+		t.Fatalf("one 300-byte literal: held %d, told %v", tab.Held(), told)
+	}
+	_, r2 := tab.LiftParts(splits(lit(300), 7))
+	_, r3 := tab.Lift(lit(300))
+	if tab.Held() != 900 || !reflect.DeepEqual(told, []bool{true}) {
+		t.Fatalf("three: held %d, told %v; want 900, [true]", tab.Held(), told)
+	}
+	tab.Release(r1...)
+	tab.Release(r1...) // again: nothing
+	if tab.Held() != 600 || len(told) != 1 {
+		t.Fatalf("two left: held %d, told %v", tab.Held(), told)
+	}
+	tab.Release(r2...)
+	if tab.Held() != 300 || !reflect.DeepEqual(told, []bool{true, false}) {
+		t.Fatalf("one left: held %d, told %v; want 300, [true false]", tab.Held(), told)
+	}
+	tab.Release(r3...)
+	if tab.Held() != 0 || tab.Len() != 0 {
+		t.Fatalf("none left: held %d, %d entries", tab.Held(), tab.Len())
 	}
 }
