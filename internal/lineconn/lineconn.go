@@ -22,7 +22,6 @@ package lineconn
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -92,11 +91,11 @@ var ErrBatch = errors.New("JSON-RPC batches are not supported (MCP 2025-06-18 an
 
 func (c *conn) readLoop(r *bufio.Reader) {
 	for {
-		line, err := readLine(r)
+		parts, _, _, err := ReadLine(r, 0)
 		var msg jsonrpc.Message
-		if line = bytes.TrimSpace(line); len(line) > 0 && (err == nil || err == io.EOF) {
+		if parts = TrimSpace(parts); len(parts) > 0 && (err == nil || err == io.EOF) {
 			var derr error
-			msg, derr = c.decode(line)
+			msg, derr = c.decode(parts)
 			if derr != nil {
 				err = derr
 			}
@@ -118,21 +117,26 @@ func (c *conn) readLoop(r *bufio.Reader) {
 	}
 }
 
-// decode is the message of one line, which must hold exactly one JSON value.
-func (c *conn) decode(line []byte) (jsonrpc.Message, error) {
+// decode is the message of one line (its parts, as read), which must hold
+// exactly one JSON value.
+func (c *conn) decode(parts [][]byte) (jsonrpc.Message, error) {
 	// The large text of a result colibri's caller awaits under a bulk scope
-	// waits in the scope; go-sdk decodes text, the same message but for it.
-	text, refs := line, []bulk.Ref(nil)
+	// waits in the scope, kept as pieces of the parts; go-sdk decodes text,
+	// the same message but for it.
+	var text []byte
+	var refs []bulk.Ref
 	if c.expecting() {
-		text, refs = c.bulk.LiftResult(line)
+		text, refs = c.bulk.LiftResultParts(parts)
+	} else {
+		text = Join(parts)
 	}
 	// go-sdk's decoder stops after the first value: "{…} {…}" would pass as
 	// its first half. IOTransport refuses what follows a value on its line.
-	// (text is valid exactly when line is: internal/bulk lifts only valid
-	// strings.)
+	// (text is valid exactly when the line is: internal/bulk lifts only
+	// valid strings.)
 	if !json.Valid(text) {
 		c.bulk.Release(refs...)
-		return nil, fmt.Errorf("invalid JSON-RPC message: not one JSON value (%d bytes)", len(line))
+		return nil, fmt.Errorf("invalid JSON-RPC message: not one JSON value (%d bytes)", Len(parts))
 	}
 	if text[0] == '[' {
 		c.bulk.Release(refs...)
@@ -148,7 +152,7 @@ func (c *conn) decode(line []byte) (jsonrpc.Message, error) {
 	if refs != nil {
 		// Not the answer to a call awaited under a live scope: whole.
 		c.bulk.Release(refs...)
-		msg, err = jsonrpc.DecodeMessage(line)
+		msg, err = jsonrpc.DecodeMessage(Join(parts))
 	}
 	return msg, err
 }
@@ -193,28 +197,6 @@ func (c *conn) answered(id jsonrpc.ID) *bulk.Scope {
 	s := c.pending[id]
 	delete(c.pending, id)
 	return s
-}
-
-// readLine reads up to the next newline and returns the line without it. A
-// line that fits the reader's buffer is copied once at its size; a longer
-// one is gathered in chunks and copied once more, at its size.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	chunk, err := r.ReadSlice('\n')
-	if !errors.Is(err, bufio.ErrBufferFull) {
-		return bytes.Clone(chunk), err
-	}
-	chunks := [][]byte{bytes.Clone(chunk)}
-	n := len(chunk)
-	for errors.Is(err, bufio.ErrBufferFull) {
-		chunk, err = r.ReadSlice('\n')
-		chunks = append(chunks, bytes.Clone(chunk))
-		n += len(chunk)
-	}
-	line := make([]byte, 0, n)
-	for _, c := range chunks {
-		line = append(line, c...)
-	}
-	return line, err
 }
 
 func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {

@@ -151,7 +151,7 @@ func TestConcurrentWrites(t *testing.T) {
 			if err != nil {
 				break
 			}
-			if m, err := (&conn{}).decode(bytes.TrimSuffix(line, []byte("\n"))); err != nil || len(m.(*jsonrpc.Request).Params) != len(big)+8 {
+			if m, err := (&conn{}).decode([][]byte{bytes.TrimSuffix(line, []byte("\n"))}); err != nil || len(m.(*jsonrpc.Request).Params) != len(big)+8 {
 				t.Errorf("line %d is not one whole message: %v", n, err)
 			}
 			n++

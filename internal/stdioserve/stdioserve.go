@@ -27,7 +27,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -124,11 +123,11 @@ func (c *conn) SessionID() string { return "" }
 // error) ends it.
 func (c *conn) readLoop(r *bufio.Reader, limit int) {
 	for {
-		line, n, tooLong, err := readLine(r, limit)
+		parts, n, tooLong, err := lineconn.ReadLine(r, limit)
 		if tooLong {
 			c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message larger than %d bytes", limit), "too large", n)
-		} else if line = trimLine(line); len(line) > 0 {
-			if msg := c.decode(line); msg != nil {
+		} else if parts = trimLine(parts); len(parts) > 0 {
+			if msg := c.decode(parts); msg != nil {
 				select {
 				case c.incoming <- msgOrErr{msg: msg}:
 				case <-c.closed:
@@ -146,71 +145,33 @@ func (c *conn) readLoop(r *bufio.Reader, limit int) {
 	}
 }
 
-// readLine reads up to the next newline and returns the line without its end
-// ("\n" or "\r\n"; at the end of the input, none). A line longer than limit
-// is read to its end but not kept: tooLong is set and line is nil. n is the
-// bytes read; err is the read error after the line (io.EOF at the end of the
-// input).
-func readLine(r *bufio.Reader, limit int) (line []byte, n int, tooLong bool, err error) {
-	// A line longer than the reader's buffer is gathered in chunks and
-	// copied once, at its size: appending to one slice would reallocate
-	// (clear and copy) it a score of times on the way to megabytes.
-	var chunks [][]byte
-	size := 0
-	for {
-		chunk, err := r.ReadSlice('\n')
-		n += len(chunk)
-		if !tooLong {
-			if size+len(chunk)-2 > limit { // -2: room for the "\r\n", judged below (and no overflow for a limit near MaxInt)
-				tooLong, chunks = true, nil
-			} else {
-				chunks = append(chunks, bytes.Clone(chunk))
-				size += len(chunk)
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if !tooLong {
-			if len(chunks) == 1 {
-				line = chunks[0]
-			} else {
-				line = make([]byte, 0, size)
-				for _, c := range chunks {
-					line = append(line, c...)
-				}
-			}
-			line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
-			if len(line) > limit {
-				tooLong, line = true, nil
-			}
-		}
-		return line, n, tooLong, err
-	}
-}
-
 // byteOrderMark is U+FEFF in UTF-8, which some Windows tools put before
 // every text they write.
 var byteOrderMark = []byte("\xef\xbb\xbf")
 
-// trimLine drops the white space around a line and a byte order mark before
-// it: RFC 8259 section 8.1 lets a parser ignore one "in the interests of
-// interoperability".
-func trimLine(line []byte) []byte {
-	line = bytes.TrimSpace(line)
-	if rest, ok := bytes.CutPrefix(line, byteOrderMark); ok {
-		line = bytes.TrimSpace(rest)
+// trimLine drops the white space around a line (its parts, as read) and a
+// byte order mark before it: RFC 8259 section 8.1 lets a parser ignore one
+// "in the interests of interoperability".
+func trimLine(parts [][]byte) [][]byte {
+	parts = lineconn.TrimSpace(parts)
+	if len(parts) > 0 {
+		if rest, ok := bytes.CutPrefix(parts[0], byteOrderMark); ok {
+			parts[0] = rest
+			parts = lineconn.TrimSpace(parts)
+		}
 	}
-	return line
+	return parts
 }
 
 // decode returns the message of one line, or nil after answering (or
 // dropping) a line that is not one.
-func (c *conn) decode(line []byte) jsonrpc.Message {
-	// The large strings of a tools/call's arguments wait in the bulk table
-	// while go-sdk handles the call; text is what go-sdk decodes, and what
-	// this function reads (the same message, but for those strings).
-	text, refs := c.bulk.Lift(line, "params", "arguments")
+func (c *conn) decode(parts [][]byte) jsonrpc.Message {
+	// The large strings of a tools/call's arguments wait in the bulk table,
+	// kept as pieces of the parts, while go-sdk handles the call; text is
+	// what go-sdk decodes, and what this function reads (the same message,
+	// but for those strings).
+	size := lineconn.Len(parts)
+	text, refs := c.bulk.LiftParts(parts, "params", "arguments")
 	if refs != nil {
 		// Only a call booked below keeps them (until its answer is written).
 		defer func() { c.bulk.Release(refs...) }()
@@ -219,24 +180,24 @@ func (c *conn) decode(line []byte) jsonrpc.Message {
 	// value, so "{…} {…}" would otherwise pass as its first half. (text is
 	// valid exactly when line is: internal/bulk lifts only valid strings.)
 	if !json.Valid(text) {
-		c.reject(jsonrpc.ID{}, jsonrpc.CodeParseError, "parse error: not one JSON value", "not JSON", len(line))
+		c.reject(jsonrpc.ID{}, jsonrpc.CodeParseError, "parse error: not one JSON value", "not JSON", size)
 		return nil
 	}
 	if text[0] == '[' {
 		// go-sdk accepts batches only before 2025-06-18 and ends the session
 		// on some bad ones; colibri answers each line on its own.
-		c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported: send one message per line", "batch", len(line))
+		c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported: send one message per line", "batch", size)
 		return nil
 	}
 	msg, err := jsonrpc.DecodeMessage(text)
 	if r, ok := msg.(*jsonrpc.Request); refs != nil && (err != nil || !ok || !r.IsCall() || r.Method != "tools/call") {
 		// Only a call's arguments are lifted: anything else is decoded whole.
 		c.bulk.Release(refs...)
-		text, refs = line, nil
+		text, refs = lineconn.Join(parts), nil
 		msg, err = jsonrpc.DecodeMessage(text)
 	}
 	if err != nil {
-		c.reject(readableID(text), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error(), "invalid request", len(line))
+		c.reject(readableID(text), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error(), "invalid request", size)
 		return nil
 	}
 	switch m := msg.(type) {
@@ -246,20 +207,20 @@ func (c *conn) decode(line []byte) jsonrpc.Message {
 		// go-sdk always took it.)
 		if m.ID.IsValid() || !notification {
 			if problem := idProblem(text, m.ID); problem != "" {
-				c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "invalid request: "+problem, "unanswerable id", len(line))
+				c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "invalid request: "+problem, "unanswerable id", size)
 				return nil
 			}
 		}
 		if m.ID.IsValid() && notification {
 			// go-sdk would still act on it (a "notifications/cancelled" with
 			// an id cancels the call it names) and then answer it.
-			c.reject(m.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: %q is a notification, which has no id", m.Method), "notification with an id", len(line))
+			c.reject(m.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: %q is a notification, which has no id", m.Method), "notification with an id", size)
 			return nil
 		}
 		switch {
 		case m.IsCall():
 			if !c.book(m.ID, &refs) {
-				c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: id %v is already used by a request in flight", m.ID.Raw()), "id in use", len(line))
+				c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: id %v is already used by a request in flight", m.ID.Raw()), "id in use", size)
 				return nil
 			}
 		case m.Method == "notifications/cancelled":
@@ -275,7 +236,7 @@ func (c *conn) decode(line []byte) jsonrpc.Message {
 	case *jsonrpc.Response:
 		if idProblem(text, m.ID) != "" || !c.expected(m.ID) {
 			// JSON-RPC answers no response; go-sdk would drop it unsaid.
-			c.log.Warn("stdio: dropped a response to no request colibri made", "bytes", len(line))
+			c.log.Warn("stdio: dropped a response to no request colibri made", "bytes", size)
 			return nil
 		}
 	}
