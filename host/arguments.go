@@ -7,7 +7,9 @@ import "encoding/json"
 // the same object as the caller sent it, which is what the hosted server
 // receives. The arguments are decoded once (by whoever builds Arguments)
 // and never encoded again: Raw is forwarded as it came, its key order and
-// numbers unchanged. Raw must be the encoding of Value.
+// numbers unchanged. Raw must be the encoding of Value. Strings lifted
+// into Options.Bulk may stand as their references in both: the schema check
+// resolves them when the schema reads strings' values.
 //
 //	h.CallTool(ctx, srv, "echo", &host.Arguments{Value: decoded, Raw: raw}, caller)
 //

@@ -59,8 +59,10 @@ type Options struct {
 	// Bulk, if set, is the table the caller's face lifts large strings into
 	// (internal/bulk): hosted servers are sent them lowered back, and the
 	// large text of a result is lifted into it for a call made under one of
-	// its scopes. Only a face that lowers every message it writes through
-	// the same table may set it (colibri's stdio face).
+	// its scopes; a schema check that reads what a string says resolves
+	// the references in Arguments.Value through it. Only a face that lowers
+	// every message it writes through the same table may set it (colibri's
+	// stdio and HTTP faces).
 	Bulk *bulk.Table
 	// JailPriv and JailHelper: how jail commands gain privilege.
 	JailPriv   jail.Priv

@@ -36,6 +36,10 @@ type compiledSchema struct {
 	schema   *jsonschema.Schema
 	err      error
 	reported atomic.Bool // an uncheckable schema is logged once
+	// readsStrings: the schema has a keyword that reads what a string says
+	// (readsStrings), so its check needs the real value of a string lifted
+	// into the bulk table, not the reference standing for it.
+	readsStrings bool
 }
 
 // maxSchemaCacheEntries bounds the cache: past it, schemas are compiled for
@@ -48,16 +52,16 @@ const compileBudget = 2 * time.Second
 
 // get returns the compiled schema for raw JSON, or why it cannot be used;
 // the entry is nil when ctx ended first.
-func (c *schemaCache) get(ctx context.Context, raw []byte) (*compiledSchema, error) {
+func (c *schemaCache) get(ctx context.Context, raw []byte, reads bool) (*compiledSchema, error) {
 	key := sha256.Sum256(raw)
 	v, ok := c.m.Load(key)
 	if !ok {
 		if c.n.Load() >= maxSchemaCacheEntries {
 			sch, err := schema.Compile(ctx, raw)
-			return &compiledSchema{schema: sch, err: err}, err
+			return &compiledSchema{schema: sch, err: err, readsStrings: reads}, err
 		}
 		var loaded bool
-		v, loaded = c.m.LoadOrStore(key, &compiledSchema{done: make(chan struct{})})
+		v, loaded = c.m.LoadOrStore(key, &compiledSchema{done: make(chan struct{}), readsStrings: reads})
 		if !loaded {
 			c.n.Add(1)
 			cs := v.(*compiledSchema)
@@ -119,7 +123,45 @@ func (c *schemaCache) compile(ctx context.Context, v any) (*compiledSchema, erro
 	if err != nil {
 		return &compiledSchema{err: err}, err
 	}
-	return c.get(ctx, raw)
+	return c.get(ctx, raw, readsStrings(v))
+}
+
+// stringKeywords are the JSON Schema keywords whose outcome can depend on
+// what a string says rather than on its being a string: its length, its
+// pattern or format, its content, and the comparisons of values (enum,
+// const, uniqueItems).
+var stringKeywords = map[string]bool{
+	"minLength": true, "maxLength": true, "pattern": true, "format": true,
+	"contentEncoding": true, "contentMediaType": true, "contentSchema": true,
+	"enum": true, "const": true, "uniqueItems": true,
+}
+
+// readsStrings reports whether a schema (decoded JSON, already within
+// internal/schema's limits) has one of stringKeywords as a key anywhere.
+// Only then can its check tell a reference to a string lifted into the
+// bulk table (internal/bulk) from the string it stands for: every other
+// keyword sees a string. A key of that name that is not a keyword (a
+// property called "pattern") counts too, which costs only the resolving;
+// so does a schema that is not plain decoded JSON.
+func readsStrings(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if stringKeywords[k] || readsStrings(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if readsStrings(e) {
+				return true
+			}
+		}
+	case string, float64, json.Number, bool, nil:
+	default:
+		return true
+	}
+	return false
 }
 
 // validateArgs checks args (decoded JSON) against a hosted tool's input
@@ -141,6 +183,10 @@ func (h *Host) validateArgs(ctx context.Context, server string, tool *mcp.Tool, 
 	args = checked(args)
 	if args == nil {
 		args = map[string]any{}
+	}
+	if cs.readsStrings {
+		// The real values of lifted strings: copies, for the check only.
+		args = h.opts.Bulk.Resolve(args)
 	}
 	if err := cs.schema.Validate(args); err != nil {
 		var parts []string

@@ -430,10 +430,10 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	if err != nil {
 		return nil, &host.Error{Kind: host.KindInvalidArguments, Server: server, Tool: name, Phase: host.PhaseCall, Err: err}
 	}
-	// The schema check reads the strings lifted into the bulk table; the
-	// hosted server is sent their references, lowered on the way out.
-	checked, _ := s.opts.Bulk.Resolve(decoded).(map[string]any)
-	res, err := s.opts.Host.CallTool(ctx, srv, name, &host.Arguments{Value: checked, Raw: sent}, caller)
+	// Strings lifted into the bulk table stay references: the host's schema
+	// check reads their values only when the schema looks at what a string
+	// says, and the hosted server is sent them lowered, on the way out.
+	res, err := s.opts.Host.CallTool(ctx, srv, name, &host.Arguments{Value: decoded, Raw: sent}, caller)
 	if host.KindOf(err) == host.KindUnknownTool && !reg.Rules(srv).Empty() {
 		// The host's hint names every tool the server lists: name only
 		// those the caller may see, from the list the call just read.
