@@ -149,40 +149,42 @@ func (s *Server) liftPOST(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := readBody(r.Body, r.ContentLength, limit)
-		if err != nil || int64(len(body)) > limit {
+		parts, n, err := readBody(r.Body, limit)
+		if err != nil || n > limit {
 			// go-sdk answers both (a 400, or a 413 from its own bound,
 			// which reads past this one): it is handed the body as read.
-			rest := r.Body
+			var rest io.Reader = r.Body
 			if err != nil {
-				rest = io.NopCloser(errReader{err})
+				rest = errReader{err}
 			}
-			r.Body = struct {
-				io.Reader
-				io.Closer
-			}{io.MultiReader(bytes.NewReader(body), rest), r.Body}
+			r.Body = bodyOf(parts, rest, r.Body)
 			next.ServeHTTP(w, r)
 			return
 		}
-		if lifted, refs := table.Lift(body, "params", "arguments"); refs != nil {
-			if isToolsCall(lifted) {
-				// Released once go-sdk has written (or dropped) the answer
-				// and the call has returned.
-				key := s.leases.open(refs)
-				defer func() {
-					if !s.leases.drop(key) {
-						// (go-sdk writes an answer after the call returns.)
-						s.log.Debug("http: a POST ended before its call returned (its caller left, or its session closed); the call keeps its large strings until it returns")
-					}
-				}()
-				r = r.Clone(r.Context())
-				r.Header.Set(leaseHeader, key) // a caller's own is replaced
-				body = lifted
-			} else {
-				table.Release(refs...) // only a call's arguments are lifted: anything else goes whole
-			}
+		body, refs := table.LiftParts(parts, "params", "arguments")
+		switch {
+		case refs != nil && isToolsCall(body):
+			// Released once go-sdk has written (or dropped) the answer and
+			// the call has returned.
+			key := s.leases.open(refs)
+			defer func() {
+				if !s.leases.drop(key) {
+					// (go-sdk writes an answer after the call returns.)
+					s.log.Debug("http: a POST ended before its call returned (its caller left, or its session closed); the call keeps its large strings until it returns")
+				}
+			}()
+			r = r.Clone(r.Context())
+			r.Header.Set(leaseHeader, key) // a caller's own is replaced
+		case refs != nil:
+			// Only a call's arguments are lifted: anything else goes whole.
+			table.Release(refs...)
+			body = nil
 		}
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		if body != nil {
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		} else {
+			r.Body, r.ContentLength = bodyOf(parts, nil, r.Body), n
+		}
 		next.ServeHTTP(w, r)
 	})
 }
@@ -199,42 +201,49 @@ func (s *Server) lowerResponses(next http.Handler) http.Handler {
 	})
 }
 
-// readBody reads at most limit+1 bytes of a body. Its buffer grows by
-// doubling as bytes arrive (a length the caller claims is no reason to
-// allocate it: a body that never comes would cost nothing to send, so a
-// buffer is at most about twice what has arrived), and ends at the length
-// the body says: an 8 MiB body ends in a buffer of its size, not 16 MiB.
-func readBody(body io.Reader, length, limit int64) ([]byte, error) {
-	end := limit + 1 // read one byte past the bound to tell a body over it
-	if length >= 0 && length < end {
-		end = length + 1 // the byte past it: where Read says EOF
-	}
-	buf := make([]byte, 0, min(end, 64<<10))
-	for {
-		if len(buf) == cap(buf) {
-			if int64(len(buf)) > limit {
-				return buf, nil
-			}
-			size := 2 * int64(cap(buf))
-			if int64(len(buf)) < end && 2*size >= end {
-				// Straight to the length said once it is less than two
-				// doublings away: an 8 MiB body goes 4 MiB → 8 MiB, not
-				// 4 → 8 → 8 MiB and a byte. (A wrong length: doubling on.)
-				size = end
-			}
-			grown := make([]byte, len(buf), min(size, limit+1))
-			copy(grown, buf)
-			buf = grown
+// bodyPiece is the size of the pieces a body is read in.
+const bodyPiece = 64 << 10
+
+// readBody reads at most limit+1 bytes of a body (one past the bound, to
+// tell a body over it), in pieces of 64 KiB: memory grows with the bytes
+// that arrive, whatever length the caller claims, and an 8 MiB body is held
+// once, in pieces that internal/bulk lifts from (bulk.Table.LiftParts),
+// never gathered or grown by copying. n is the bytes read.
+func readBody(body io.Reader, limit int64) (parts [][]byte, n int64, err error) {
+	for n <= limit {
+		piece := make([]byte, 0, min(bodyPiece, limit+1-n))
+		for len(piece) < cap(piece) && err == nil {
+			var k int
+			k, err = body.Read(piece[len(piece):cap(piece)])
+			piece = piece[:len(piece)+k]
 		}
-		n, err := body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
+		if len(piece) > 0 {
+			parts = append(parts, piece)
+			n += int64(len(piece))
+		}
 		if err == io.EOF {
-			return buf, nil
+			return parts, n, nil
 		}
 		if err != nil {
-			return buf, err
+			return parts, n, err
 		}
 	}
+	return parts, n, nil
+}
+
+// bodyOf is a request body that reads parts, then rest.
+func bodyOf(parts [][]byte, rest io.Reader, closer io.Closer) io.ReadCloser {
+	readers := make([]io.Reader, 0, len(parts)+1)
+	for _, p := range parts {
+		readers = append(readers, bytes.NewReader(p))
+	}
+	if rest != nil {
+		readers = append(readers, rest)
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(readers...), closer}
 }
 
 // isToolsCall reports whether msg is a tools/call request (with an id).
