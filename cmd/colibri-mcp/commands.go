@@ -49,6 +49,7 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	// Large strings cross either face by reference (internal/bulk): the
 	// face lowers every message it writes.
 	s.bulk = bulk.New(bulk.DefaultMin)
+	collectEagerly(s.bulk, envLookup(s.environ))
 	svc, h := newService(s)
 	defer h.Close()
 	defer svc.Close() // first: its background reads of hosted lists use the host
