@@ -3,6 +3,7 @@ package bulk
 import (
 	"bytes"
 	"encoding/json"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -85,4 +86,34 @@ func FuzzLiftCuts(f *testing.F) {
 			t.Fatalf("after Release: Len() = %d, Held() = %d", n, h)
 		}
 	})
+}
+
+// The value of a string lifted from pieces is one copy of it: the pieces
+// are not gathered into another first (the schema check resolves an 8 MiB
+// argument this way).
+func TestValueOfPiecesIsOneCopy(t *testing.T) {
+	tab := New(DefaultMin)
+	text := strings.Repeat("lorem ipsum \u00e9 ", 8<<20/15)
+	msg := []byte(`{"params":{"arguments":{"text":"` + text + `"}}}`)
+	lifted, refs := tab.LiftParts(splits(msg, 64<<10), "params", "arguments")
+	if len(refs) != 1 {
+		t.Fatalf("lifted %d strings, want 1", len(refs))
+	}
+	defer tab.Release(refs...)
+	var v struct {
+		Params struct{ Arguments struct{ Text string } }
+	}
+	if err := json.Unmarshal(lifted, &v); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, ok := tab.Value(v.Params.Arguments.Text)
+	runtime.ReadMemStats(&after)
+	if !ok || got != text {
+		t.Fatalf("Value: %d bytes, %v; want the %d bytes of the text", len(got), ok, len(text))
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > uint64(len(text))+64<<10 {
+		t.Errorf("Value of an %d-byte string allocated %d bytes, want one copy", len(text), n)
+	}
 }
