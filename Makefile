@@ -11,7 +11,7 @@ BIN     ?= bin
 # spurious "context deadline exceeded" at a -fuzztime deadline (golang/go#75804,
 # fixed in Go 1.27); a count has no deadline.
 FUZZTIME ?= 10000x
-FUZZ_TARGETS := FuzzWrap:./jail FuzzParse:./registry FuzzCallArguments:./tools FuzzExposedNames:./tools FuzzStripJSONC:./internal/editorconf FuzzDecide:./policy FuzzMatch:./policy FuzzCanonical:./audit FuzzMember:./internal/stdioserve FuzzLiftLower:./internal/bulk FuzzScanPath:./internal/bulk
+FUZZ_TARGETS := FuzzWrap:./jail FuzzParse:./registry FuzzCallArguments:./tools FuzzExposedNames:./tools FuzzStripJSONC:./internal/editorconf FuzzDecide:./policy FuzzMatch:./policy FuzzCanonical:./audit FuzzMember:./internal/stdioserve FuzzLiftLower:./internal/bulk FuzzScanPath:./internal/bulk FuzzLiftCuts:./internal/bulk FuzzTrimSpace:./internal/lineconn
 
 .DEFAULT_GOAL := help
 .PHONY: help build demo test unit fuzz fuzz-long bench lint cross release peers install install-test check-all clean

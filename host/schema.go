@@ -136,18 +136,31 @@ var stringKeywords = map[string]bool{
 	"enum": true, "const": true, "uniqueItems": true,
 }
 
+// refKeywords are the keywords that apply a schema named by a URI.
+var refKeywords = map[string]bool{"$ref": true, "$dynamicRef": true, "$recursiveRef": true}
+
 // readsStrings reports whether a schema (decoded JSON, already within
-// internal/schema's limits) has one of stringKeywords as a key anywhere.
-// Only then can its check tell a reference to a string lifted into the
-// bulk table (internal/bulk) from the string it stands for: every other
-// keyword sees a string. A key of that name that is not a keyword (a
-// property called "pattern") counts too, which costs only the resolving;
-// so does a schema that is not plain decoded JSON.
+// internal/schema's limits) has one of stringKeywords as a key anywhere, or
+// refers to another document. Only then can its check tell a reference to
+// a string lifted into the bulk table (internal/bulk) from the string it
+// stands for: every other keyword sees a string. A key of that name that is
+// not a keyword (a property called "pattern") counts too, which costs only
+// the resolving; so does a schema that is not plain decoded JSON.
+//
+// The other document can only be a JSON Schema meta-schema (internal/schema
+// follows no other external reference, but the compiler holds the drafts'
+// meta-schemas), and those read strings: "pattern" on "$id" and "$anchor",
+// formats in draft-07 and before. A reference that is not a fragment of
+// this document ("#…") counts, whatever it names: the walk cannot see what
+// it applies.
 func readsStrings(v any) bool {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, e := range v {
 			if stringKeywords[k] || readsStrings(e) {
+				return true
+			}
+			if s, ok := e.(string); ok && refKeywords[k] && !strings.HasPrefix(s, "#") {
 				return true
 			}
 		}

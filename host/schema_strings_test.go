@@ -32,6 +32,11 @@ func TestReadsStrings(t *testing.T) {
 		{`{"type":"object","properties":{"m":{"contentMediaType":"application/json"}}}`, true},
 		{`{"$defs":{"s":{"maxLength":3}},"properties":{"m":{"$ref":"#/$defs/s"}}}`, true},
 		{`{"type":"object","properties":{"pattern":{"type":"string"}}}`, true}, // a property's name: counted, harmlessly
+		{`{"$defs":{"s":{"type":"string"}},"properties":{"m":{"$ref":"#/$defs/s"}}}`, false},
+		{`{"type":"object","$ref":"https://json-schema.org/draft/2020-12/schema"}`, true}, // a meta-schema: "pattern" on "$anchor"
+		{`{"properties":{"m":{"$dynamicRef":"https://json-schema.org/draft/2020-12/schema#meta"}}}`, true},
+		{`{"properties":{"m":{"$recursiveRef":"http://json-schema.org/draft/2019-09/schema"}}}`, true},
+		{`{"properties":{"$ref":{"type":"string"}}}`, false}, // a property's name, not a reference
 	} {
 		if got := readsStrings(decode(c.schema)); got != c.reads {
 			t.Errorf("readsStrings(%s) = %v, want %v", c.schema, got, c.reads)

@@ -59,6 +59,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -585,11 +586,24 @@ func (t *Table) Value(s string) (string, bool) {
 	if !ok {
 		return s, false
 	}
-	lit := join(pieces)
-	body := lit[1 : len(lit)-1]
-	if bytes.IndexByte(body, '\\') < 0 {
-		return string(body), true // a clean literal with no escape is its bytes
+	n, escaped := 0, false
+	for _, p := range pieces {
+		n += len(p)
+		escaped = escaped || bytes.IndexByte(p, '\\') >= 0
 	}
+	if !escaped {
+		// A clean literal with no escape is its bytes: copied once, from
+		// the pieces, without the quotes.
+		var b strings.Builder
+		b.Grow(n - 2)
+		off := 0
+		for _, p := range pieces {
+			b.Write(p[max(0, 1-off):min(len(p), n-1-off)])
+			off += len(p)
+		}
+		return b.String(), true
+	}
+	lit := join(pieces)
 	var v string
 	if err := json.Unmarshal(lit, &v); err != nil {
 		return s, false // Lift was given invalid JSON, against its contract

@@ -211,7 +211,11 @@ const bodyPiece = 64 << 10
 // never gathered or grown by copying. n is the bytes read.
 func readBody(body io.Reader, limit int64) (parts [][]byte, n int64, err error) {
 	for n <= limit {
-		piece := make([]byte, 0, min(bodyPiece, limit+1-n))
+		size := int64(bodyPiece)
+		if room := limit - n; room < size {
+			size = room + 1 // to one past the bound (limit+1 could wrap around)
+		}
+		piece := make([]byte, 0, size)
 		for len(piece) < cap(piece) && err == nil {
 			var k int
 			k, err = body.Read(piece[len(piece):cap(piece)])

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"unicode"
+	"unicode/utf8"
 )
 
 // ReadLine reads up to and with the next newline, and returns the line as
@@ -64,26 +65,123 @@ func newlineLen(parts [][]byte) int {
 	return end
 }
 
-// TrimSpace is parts without the white space before and after their bytes
-// (as bytes.TrimSpace would trim them joined, but for a multi-byte Unicode
-// space cut between two parts, which is kept: a line that begins with a
-// buffer's worth of white space is not a message anyway).
+// TrimSpace is parts without the white space before and after their bytes,
+// as bytes.TrimSpace would trim them joined: a multi-byte Unicode space
+// (U+00A0, U+2028…) cut between two parts is read across the cut, so that
+// where the reader's buffer happened to cut a line changes nothing.
 func TrimSpace(parts [][]byte) [][]byte {
 	for len(parts) > 0 {
-		if p := bytes.TrimLeftFunc(parts[0], unicode.IsSpace); len(p) > 0 {
-			parts[0] = p
+		p := bytes.TrimLeftFunc(parts[0], unicode.IsSpace)
+		if len(p) == 0 {
+			parts = parts[1:]
+			continue
+		}
+		parts[0] = p
+		if utf8.FullRune(p) || len(parts) == 1 {
 			break
 		}
-		parts = parts[1:]
+		// p begins with a character its part's end cuts.
+		var head [utf8.UTFMax]byte
+		r, size := utf8.DecodeRune(gather(head[:0], parts))
+		if !unicode.IsSpace(r) {
+			break
+		}
+		parts = dropFront(parts, size)
 	}
 	for len(parts) > 0 {
-		if p := bytes.TrimRightFunc(parts[len(parts)-1], unicode.IsSpace); len(p) > 0 {
-			parts[len(parts)-1] = p
+		last := len(parts) - 1
+		p := bytes.TrimRightFunc(parts[last], unicode.IsSpace)
+		if len(p) == 0 {
+			parts = parts[:last]
+			continue
+		}
+		parts[last] = p
+		if last == 0 {
 			break
 		}
-		parts = parts[:len(parts)-1]
+		// The last character may begin in an earlier part.
+		var tail [utf8.UTFMax]byte
+		r, size := utf8.DecodeLastRune(gatherLast(tail[:0], parts))
+		if size <= len(p) || !unicode.IsSpace(r) {
+			break // a character of p, not white space (or it would be gone)
+		}
+		parts = dropBack(parts, size)
 	}
 	return parts
+}
+
+// gather appends to dst (of capacity utf8.UTFMax) the first bytes of parts,
+// up to its capacity.
+func gather(dst []byte, parts [][]byte) []byte {
+	for _, p := range parts {
+		dst = append(dst, p[:min(len(p), cap(dst)-len(dst))]...)
+		if len(dst) == cap(dst) {
+			break
+		}
+	}
+	return dst
+}
+
+// gatherLast is the last bytes of parts, up to dst's capacity (utf8.UTFMax),
+// in dst.
+func gatherLast(dst []byte, parts [][]byte) []byte {
+	n := 0
+	for k := len(parts) - 1; k >= 0 && n < cap(dst); k-- {
+		n += min(len(parts[k]), cap(dst)-n)
+	}
+	dst = dst[:n]
+	for k := len(parts) - 1; k >= 0 && n > 0; k-- {
+		p := parts[k]
+		c := min(len(p), n)
+		n -= c
+		copy(dst[n:], p[len(p)-c:])
+	}
+	return dst
+}
+
+// dropFront is parts without their first n bytes.
+func dropFront(parts [][]byte, n int) [][]byte {
+	for n > 0 && len(parts) > 0 {
+		c := min(n, len(parts[0]))
+		if parts[0] = parts[0][c:]; len(parts[0]) == 0 {
+			parts = parts[1:]
+		}
+		n -= c
+	}
+	return parts
+}
+
+// dropBack is parts without their last n bytes.
+func dropBack(parts [][]byte, n int) [][]byte {
+	for n > 0 && len(parts) > 0 {
+		last := len(parts) - 1
+		c := min(n, len(parts[last]))
+		if parts[last] = parts[last][:len(parts[last])-c]; len(parts[last]) == 0 {
+			parts = parts[:last]
+		}
+		n -= c
+	}
+	return parts
+}
+
+// CutPrefix is parts without prefix before their bytes, and true; or parts
+// and false when they do not begin with it. prefix may be cut between parts.
+func CutPrefix(parts [][]byte, prefix []byte) ([][]byte, bool) {
+	rest := prefix
+	for _, p := range parts {
+		if len(rest) == 0 {
+			break
+		}
+		c := min(len(p), len(rest))
+		if !bytes.Equal(p[:c], rest[:c]) {
+			return parts, false
+		}
+		rest = rest[c:]
+	}
+	if len(rest) > 0 {
+		return parts, false
+	}
+	return dropFront(parts, len(prefix)), true
 }
 
 // Join is parts as one slice: the one part itself when there is one.

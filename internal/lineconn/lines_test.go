@@ -85,3 +85,63 @@ func TestTrimSpace(t *testing.T) {
 		}
 	}
 }
+
+// cutAt is b cut at the offsets cuts names (each byte a step forward from
+// the last cut, 0 making an empty part).
+func cutAt(b, cuts []byte) [][]byte {
+	var parts [][]byte
+	for _, c := range cuts {
+		n := min(int(c), len(b))
+		parts, b = append(parts, b[:n]), b[n:]
+	}
+	return append(parts, b)
+}
+
+// TrimSpace of a line's pieces is bytes.TrimSpace of the line, wherever the
+// pieces are cut: also through a multi-byte white space character (U+00A0,
+// U+2028), which a line of 64 KiB or more may have cut by the reader's
+// buffer after its message.
+func FuzzTrimSpace(f *testing.F) {
+	for _, s := range []string{
+		"{\"a\":1}\u00a0\n",
+		" \u2028\t{}\u0085 \r\n",
+		"\u00a0\u00a0x\u3000",
+		"\xc2 {} \xe2\x80",
+	} {
+		f.Add([]byte(s), []byte{1, 0, 2, 1, 1})
+		f.Add([]byte(s), []byte{8, 1})
+		f.Add([]byte(s), []byte{2, 1, 1, 1, 1, 1, 1, 1})
+	}
+	f.Fuzz(func(t *testing.T, line, cuts []byte) {
+		parts := cutAt(bytes.Clone(line), cuts)
+		if got, want := bytes.Join(TrimSpace(parts), nil), bytes.TrimSpace(line); !bytes.Equal(got, want) {
+			t.Fatalf("TrimSpace(%q) = %q, want %q", cutAt(line, cuts), got, want)
+		}
+	})
+}
+
+// CutPrefix finds a prefix cut between parts, empty ones too.
+func TestCutPrefix(t *testing.T) {
+	bom := []byte("\xef\xbb\xbf")
+	for _, c := range []struct {
+		parts []string
+		rest  string
+		ok    bool
+	}{
+		{[]string{"\xef\xbb\xbf{}"}, "{}", true},
+		{[]string{"\xef", "", "\xbb", "\xbf{", "}"}, "{}", true},
+		{[]string{"\xef\xbb", "\xbf"}, "", true},
+		{[]string{"\xef\xbb"}, "\xef\xbb", false},
+		{[]string{"\xef", "x\xbf"}, "\xefx\xbf", false},
+		{nil, "", false},
+	} {
+		var parts [][]byte
+		for _, p := range c.parts {
+			parts = append(parts, []byte(p))
+		}
+		rest, ok := CutPrefix(parts, bom)
+		if got := string(bytes.Join(rest, nil)); got != c.rest || ok != c.ok {
+			t.Errorf("CutPrefix(%q) = %q, %v; want %q, %v", c.parts, got, ok, c.rest, c.ok)
+		}
+	}
+}

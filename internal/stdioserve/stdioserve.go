@@ -24,7 +24,6 @@ package stdioserve
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -154,11 +153,8 @@ var byteOrderMark = []byte("\xef\xbb\xbf")
 // "in the interests of interoperability".
 func trimLine(parts [][]byte) [][]byte {
 	parts = lineconn.TrimSpace(parts)
-	if len(parts) > 0 {
-		if rest, ok := bytes.CutPrefix(parts[0], byteOrderMark); ok {
-			parts[0] = rest
-			parts = lineconn.TrimSpace(parts)
-		}
+	if rest, ok := lineconn.CutPrefix(parts, byteOrderMark); ok {
+		parts = lineconn.TrimSpace(rest)
 	}
 	return parts
 }
