@@ -298,8 +298,16 @@ func (t *Table) scan(msg *rope, under []string, want pick) []span {
 		matched   int           // under[:matched] are the keys of the open members on the path
 		expectKey bool          // the next string is an object key
 	)
+	var (
+		cur      []byte // the piece holding offset i, from offset curStart
+		curStart int
+	)
 	for i, n := 0, msg.len(); i < n; {
-		switch c := msg.at(i); c {
+		if i < curStart || i-curStart >= len(cur) {
+			k := msg.part(i)
+			cur, curStart = msg.parts[k], msg.starts[k]
+		}
+		switch c := cur[i-curStart]; c {
 		case '{', '[':
 			if len(stack) == maxDepth {
 				return nil // not valid JSON
@@ -349,11 +357,19 @@ func (t *Table) scan(msg *rope, under []string, want pick) []span {
 			}
 			i = end + 1
 		default: // white space, ':', and the bytes of numbers, true, false, null
-			i++
+			// Up to the next byte that matters, in this piece.
+			j := i - curStart + 1
+			for j < len(cur) && !structural[cur[j]] {
+				j++
+			}
+			i = curStart + j
 		}
 	}
 	return spans
 }
+
+// structural marks the bytes scan acts on; it skips runs of the others.
+var structural = [256]bool{'{': true, '[': true, '}': true, ']': true, ',': true, '"': true}
 
 // picked applies want to the value being read, whose containers' keys are
 // keys; the path's end is at depth n.
