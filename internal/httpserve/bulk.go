@@ -149,7 +149,7 @@ func (s *Server) liftPOST(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		parts, n, err := readBody(r.Body, limit)
+		parts, n, err := readBody(r.Body, r.ContentLength, limit)
 		if err != nil || n > limit {
 			// go-sdk answers both (a 400, or a 413 from its own bound,
 			// which reads past this one): it is handed the body as read.
@@ -205,15 +205,23 @@ func (s *Server) lowerResponses(next http.Handler) http.Handler {
 const bodyPiece = 64 << 10
 
 // readBody reads at most limit+1 bytes of a body (one past the bound, to
-// tell a body over it), in pieces of 64 KiB: memory grows with the bytes
-// that arrive, whatever length the caller claims, and an 8 MiB body is held
-// once, in pieces that internal/bulk lifts from (bulk.Table.LiftParts),
-// never gathered or grown by copying. n is the bytes read.
-func readBody(body io.Reader, limit int64) (parts [][]byte, n int64, err error) {
+// tell a body over it), in pieces of at most 64 KiB: memory grows with the
+// bytes that arrive, whatever length the caller claims (length, -1 when
+// unknown, only ever makes a piece smaller: a small body costs its size),
+// and an 8 MiB body is held once, in pieces that internal/bulk lifts from
+// (bulk.Table.LiftParts), never gathered or grown by copying. n is the
+// bytes read.
+func readBody(body io.Reader, length, limit int64) (parts [][]byte, n int64, err error) {
 	for n <= limit {
 		size := int64(bodyPiece)
 		if room := limit - n; room < size {
 			size = room + 1 // to one past the bound (limit+1 could wrap around)
+		}
+		if left := length - n; length >= 0 && left >= 0 && left < size {
+			// What the body says is left, and a byte to see its end: a
+			// small body costs its size, not a piece (a claimed length is
+			// only ever a smaller piece).
+			size = left + 1
 		}
 		piece := make([]byte, 0, size)
 		for len(piece) < cap(piece) && err == nil {

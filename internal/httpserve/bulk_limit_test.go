@@ -19,7 +19,7 @@ import (
 // other: one past it does not wrap around.
 func TestBulkLargestBodyBound(t *testing.T) {
 	for _, limit := range []int64{math.MaxInt64, math.MaxInt64 - 1} {
-		parts, n, err := readBody(strings.NewReader("0123456789"), limit)
+		parts, n, err := readBody(strings.NewReader("0123456789"), -1, limit)
 		if err != nil || n != 10 || string(bytes.Join(parts, nil)) != "0123456789" {
 			t.Errorf("limit %d: %q, %d, %v", limit, bytes.Join(parts, nil), n, err)
 		}

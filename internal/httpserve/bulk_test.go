@@ -235,35 +235,49 @@ func TestBulkCallBeginningAfterItsPOSTDoesNotRun(t *testing.T) {
 	}
 }
 
-// A body is read into one buffer of the length it says, whatever the
-// length says; never past the bound.
+// A body is read whole in pieces of at most 64 KiB, whatever length it
+// claims; never past the bound.
 func TestReadBody(t *testing.T) {
 	body := strings.Repeat("b", 100_000)
 	for _, c := range []struct {
-		name  string
-		body  io.Reader
-		limit int64
-		want  int
+		name          string
+		body          io.Reader
+		length, limit int64
+		want          int
 	}{
-		{"whole", strings.NewReader(body), 1 << 20, 100_000},
-		{"a byte at a time", iotest.OneByteReader(strings.NewReader(body)), 1 << 20, 100_000},
-		{"past the bound", strings.NewReader(body), 1000, 1001},
-		{"at the bound", strings.NewReader(body), 100_000, 100_000},
-		{"empty", strings.NewReader(""), 1000, 0},
+		{"whole", strings.NewReader(body), -1, 1 << 20, 100_000},
+		{"its length", strings.NewReader(body), 100_000, 1 << 20, 100_000},
+		{"a length too short", strings.NewReader(body), 10, 1 << 20, 100_000},
+		{"a length too long", strings.NewReader(body), 5 << 20, 1 << 20, 100_000},
+		{"a byte at a time", iotest.OneByteReader(strings.NewReader(body)), -1, 1 << 20, 100_000},
+		{"past the bound", strings.NewReader(body), -1, 1000, 1001},
+		{"past the bound, its length", strings.NewReader(body), 100_000, 1000, 1001},
+		{"at the bound", strings.NewReader(body), -1, 100_000, 100_000},
+		{"empty", strings.NewReader(""), -1, 1000, 0},
+		{"empty, its length", strings.NewReader(""), 0, 1000, 0},
 	} {
-		parts, n, err := readBody(c.body, c.limit)
+		parts, n, err := readBody(c.body, c.length, c.limit)
 		got := bytes.Join(parts, nil)
 		if err != nil || n != int64(c.want) || string(got) != body[:c.want] {
 			t.Errorf("%s: %d bytes (n %d), %v; want %d", c.name, len(got), n, err, c.want)
 		}
-		for k, p := range parts[:max(len(parts)-1, 0)] {
-			if len(p) != bodyPiece {
-				t.Errorf("%s: piece %d of %d holds %d bytes, want %d", c.name, k, len(parts), len(p), bodyPiece)
+		for k, p := range parts {
+			if len(p) > bodyPiece {
+				t.Errorf("%s: piece %d of %d holds %d bytes, more than %d", c.name, k, len(parts), len(p), bodyPiece)
 			}
 		}
 	}
+	// A small body of the length it says costs its size, not a piece.
+	small := strings.Repeat("s", 300)
+	if allocs := testing.AllocsPerRun(10, func() {
+		if parts, n, err := readBody(strings.NewReader(small), int64(len(small)), 1<<20); err != nil || n != 300 || len(parts) != 1 || cap(parts[0]) > 512 {
+			t.Fatalf("a 300-byte body: %d parts, n %d, %v", len(parts), n, err)
+		}
+	}); allocs > 3 {
+		t.Errorf("a 300-byte body took %v allocations", allocs)
+	}
 	// A read error is returned with what came before it.
-	if parts, n, err := readBody(io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(io.ErrUnexpectedEOF)), 1000); err != io.ErrUnexpectedEOF || n != 3 || string(bytes.Join(parts, nil)) != "abc" {
+	if parts, n, err := readBody(io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(io.ErrUnexpectedEOF)), -1, 1000); err != io.ErrUnexpectedEOF || n != 3 || string(bytes.Join(parts, nil)) != "abc" {
 		t.Errorf("a failing body: %q, %d, %v", bytes.Join(parts, nil), n, err)
 	}
 	// An 8 MiB body is held once, in its pieces: nothing is grown by
@@ -271,7 +285,7 @@ func TestReadBody(t *testing.T) {
 	big := strings.Repeat("b", 8<<20)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	readBody(strings.NewReader(big), 16<<20)
+	readBody(strings.NewReader(big), -1, 16<<20)
 	runtime.ReadMemStats(&after)
 	if n := after.TotalAlloc - before.TotalAlloc; n > 8<<20+128<<10 {
 		t.Errorf("reading an 8 MiB body allocated %d bytes, want its size and the list of its pieces", n)
@@ -279,7 +293,7 @@ func TestReadBody(t *testing.T) {
 	// A body that ends early costs what came: a caller that says 16 MiB
 	// and sends 10 bytes costs one piece.
 	runtime.ReadMemStats(&before)
-	if parts, _, err := readBody(strings.NewReader("0123456789"), 32<<20); err != nil || string(bytes.Join(parts, nil)) != "0123456789" {
+	if parts, _, err := readBody(strings.NewReader("0123456789"), -1, 32<<20); err != nil || string(bytes.Join(parts, nil)) != "0123456789" {
 		t.Fatalf("%q %v", parts, err)
 	}
 	runtime.ReadMemStats(&after)
