@@ -1,7 +1,9 @@
 package proc
 
 import (
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -88,11 +90,12 @@ func killDescendants(pid int) (int, error) {
 
 // children lists this process's children: from the "children" file of
 // each of its threads (Linux 3.5 and later, CONFIG_PROC_CHILDREN), a read
-// per thread; where the kernel has none, from the whole process table, a
-// read per process on the machine (a millisecond or more, which a teardown
-// would spend while the next request's spawn waits: see ReapAdopted).
+// per thread; where the kernel has none, or the files never read the same
+// twice, from the whole process table, a read per process on the machine
+// (a millisecond or more, which a teardown would spend while the next
+// request's spawn waits: see ReapAdopted).
 func children() []int {
-	if out, ok := taskChildren(); ok {
+	if out, ok := stableTaskChildren(); ok {
 		return out
 	}
 	self := os.Getpid()
@@ -105,15 +108,44 @@ func children() []int {
 	return out
 }
 
-// taskChildren reads /proc/self/task/*/children (an orphan is adopted by
-// whichever of the reaper's threads the kernel picks); ok is false when
+// stableTaskChildren reads the threads' children files until two reads in
+// a row name the same children. One read alone may miss a child: the
+// kernel walks a thread's list by position, so a child reaped while the
+// list is read (another request's server ending) moves the ones after it
+// back a place, and one of them is skipped (the kernel documents the file
+// as exact only while the process and its children are stopped); a thread
+// that ends hands its children to a thread that may already have been
+// read. A child reaped during a read was named by it and is gone from the
+// next, so two reads that agree saw no such change. ok is false when the
+// kernel has no such file, or the reads never agreed.
+func stableTaskChildren() ([]int, bool) {
+	prev, ok := taskChildren()
+	if !ok {
+		return nil, false
+	}
+	for range 8 {
+		cur, ok := taskChildren()
+		if !ok {
+			return nil, false
+		}
+		if maps.Equal(prev, cur) {
+			return slices.Collect(maps.Keys(cur)), true
+		}
+		prev = cur
+	}
+	return nil, false
+}
+
+// taskChildren reads /proc/self/task/*/children once (an orphan is adopted
+// by whichever of the reaper's threads the kernel picks); ok is false when
 // the kernel has no such file.
-func taskChildren() (out []int, ok bool) {
+func taskChildren() (out map[int]bool, ok bool) {
 	self := strconv.Itoa(os.Getpid())
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return nil, false
 	}
+	out = map[int]bool{}
 	for _, t := range tasks {
 		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
 		if err != nil {
@@ -124,7 +156,7 @@ func taskChildren() (out []int, ok bool) {
 		}
 		for _, f := range strings.Fields(string(b)) {
 			if pid, err := strconv.Atoi(f); err == nil {
-				out = append(out, pid)
+				out[pid] = true
 			}
 		}
 	}
