@@ -25,7 +25,8 @@
 // Lower only when the marker is right, so a caller cannot name another
 // caller's value.
 //
-// Only "clean" literals are lifted: valid UTF-8 and no escaped surrogate.
+// Only "clean" literals are lifted: valid UTF-8, and no escaped surrogate
+// but in a pair (a high one, then a low one: the character they name).
 // Such a literal decodes to exactly what it says, so writing it back
 // unchanged means the same as decoding and re-encoding it would.
 //
@@ -397,16 +398,20 @@ func isHex4(h []byte) bool {
 	return true
 }
 
-// isSurrogate reports whether the 4 hex digits h name U+D800–U+DFFF.
-func isSurrogate(h []byte) bool {
+// surrogate tells whether the 4 hex digits h name a UTF-16 surrogate:
+// 'h' for a high one (U+D800–U+DBFF), 'l' for a low one (U+DC00–U+DFFF),
+// 0 for neither.
+func surrogate(h []byte) byte {
 	if h[0] != 'd' && h[0] != 'D' {
-		return false
+		return 0
 	}
 	switch h[1] {
-	case '8', '9', 'a', 'b', 'c', 'd', 'e', 'f', 'A', 'B', 'C', 'D', 'E', 'F':
-		return true
+	case '8', '9', 'a', 'b', 'A', 'B':
+		return 'h'
+	case 'c', 'd', 'e', 'f', 'C', 'D', 'E', 'F':
+		return 'l'
 	}
-	return false
+	return 0
 }
 
 // Release drops entries. Unknown or already released refs are ignored.

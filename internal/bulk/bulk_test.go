@@ -128,9 +128,12 @@ func TestLiftLowerRoundTrip(t *testing.T) {
 		{"invalid UTF-8 is not lifted",
 			"{\"params\":{\"arguments\":{\"a\":\"" + x(20) + "\xff\xfe\",\"b\":\"" + L2 + "\"}}}",
 			args, []string{L2}},
-		{"an escaped surrogate is not lifted",
-			`{"params":{"arguments":{"a":"` + x(20) + `\ud800","b":"` + x(20) + `\uDBFF\uDC00","c":"\uDfFf` + x(20) + `"}}}`,
+		{"an escaped surrogate alone is not lifted",
+			`{"params":{"arguments":{"a":"` + x(20) + `\ud800","b":"` + x(20) + `\uDC00\uDBFF","c":"\uDfFf` + x(20) + `","d":"` + x(20) + `\ud83d\u0041","e":"` + x(20) + `\ud83d\\ude00"}}}`,
 			args, nil},
+		{"an escaped pair is lifted: it decodes to the character it names",
+			`{"params":{"arguments":{"a":"` + x(20) + `\ud83d\ude00","b":"` + x(20) + `\uDBFF\uDFFF"}}}`,
+			args, []string{x(20) + "\U0001F600", x(20) + "\U0010FFFF"}},
 		{"other escapes are lifted",
 			`{"params":{"arguments":{"a":"` + x(20) + `\u00e9\n\t\/\uD7FF\ue000","b":"` + x(20) + `\\ud800"}}}`,
 			args, []string{x(20) + "\u00e9\n\t/\ud7ff\ue000", x(20) + `\ud800`}},
@@ -675,7 +678,8 @@ func TestLiftPartsAcrossCuts(t *testing.T) {
 		`a\u00e9\n\"\\b`,    // escapes
 		`a\\\"b\\`,          // backslash runs before quotes
 		"a\xe2\x82b",        // a character cut short: not lifted
-		`a\ud83d\ude00b`,    // escaped surrogates: not lifted
+		`a\ud83d\ude00b`,    // an escaped pair
+		`a\ud83d b`,         // an escaped surrogate alone: not lifted
 		"a\x01b",            // a raw control character: not lifted
 		`a\u12G4b`,          // a bad escape: not lifted
 		`\u00e9\u00e9\u00e`, // an escape cut short by the end: not JSON

@@ -146,8 +146,8 @@ func (r *rope) stringEnd(open int) int {
 // clean reports whether the contents of a literal (from a to b, quotes
 // excluded) are a valid JSON string that decodes to exactly what it says:
 // valid UTF-8 (encoding/json turns invalid bytes into U+FFFD), no control
-// character, only JSON's escapes, and no escaped surrogate (a lone one
-// decodes to U+FFFD too). A literal that is not a valid JSON string is never
+// character, only JSON's escapes, and no escaped surrogate but in a pair,
+// high then low (a lone one decodes to U+FFFD too). A literal that is not a valid JSON string is never
 // lifted, so that the lifted message is valid JSON exactly when msg is.
 func (r *rope) clean(a, b int) bool {
 	// UTF-8 and control characters, a part at a time; a character cut by
@@ -212,9 +212,23 @@ func (r *rope) clean(a, b int) bool {
 		}
 		var h [4]byte
 		r.appendRange(h[:0], k+2, k+6)
-		if !isHex4(h[:]) || isSurrogate(h[:]) {
-			return false
+		if !isHex4(h[:]) {
+			return false // not valid JSON
 		}
 		i = k + 6
+		switch surrogate(h[:]) {
+		case 'l':
+			return false // alone
+		case 'h':
+			// Clean only as a pair: "\uD83D\uDE00" is 😀.
+			if i+6 > b || r.at(i) != '\\' || r.at(i+1) != 'u' {
+				return false
+			}
+			r.appendRange(h[:0], i+2, i+6)
+			if !isHex4(h[:]) || surrogate(h[:]) != 'l' {
+				return false
+			}
+			i += 6
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -85,23 +87,36 @@ func oracleSpans(t testing.TB, msg []byte, under []string, min int, want pick) [
 
 // oracleClean is clean worked out another way: the literal decodes
 // (encoding/json: escapes and control characters), its raw bytes are valid
-// UTF-8, and no \u escape names a surrogate.
+// UTF-8, and every \u escape of a surrogate is half of a pair that
+// unicode/utf16 decodes to a character.
 func oracleClean(lit []byte) bool {
 	var s string
 	if json.Unmarshal(lit, &s) != nil || !utf8.Valid(lit) {
 		return false
 	}
 	body := lit[1 : len(lit)-1]
+	unit := func(h []byte) rune {
+		n, _ := strconv.ParseUint(string(h), 16, 32)
+		return rune(n)
+	}
 	for i := 0; i < len(body); i++ {
 		if body[i] != '\\' {
 			continue
 		}
-		if body[i+1] == 'u' {
-			if n, _ := strconv.ParseUint(string(body[i+2:i+6]), 16, 32); 0xd800 <= n && n <= 0xdfff {
-				return false
-			}
+		if body[i+1] != 'u' {
+			i++
+			continue
 		}
-		i++
+		r1 := unit(body[i+2 : i+6])
+		if !utf16.IsSurrogate(r1) {
+			i += 5
+			continue
+		}
+		if i+12 > len(body) || body[i+6] != '\\' || body[i+7] != 'u' ||
+			utf16.DecodeRune(r1, unit(body[i+8:i+12])) == unicode.ReplacementChar {
+			return false
+		}
+		i += 11
 	}
 	return true
 }
