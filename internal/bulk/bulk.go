@@ -37,7 +37,7 @@
 // (keyed by the request's ID); the HTTP face when both the POST and its call
 // have let go of them; and a Scope (WithScope) releases what it adopted when
 // its context is done. Release is what frees the memory: an
-// entry keeps a sub-slice of the message it was lifted from.
+// entry keeps sub-slices of the message (or of the pieces) it was lifted from.
 //
 // # The safety net
 //
