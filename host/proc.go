@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -60,7 +61,9 @@ type proc struct {
 	limit  int64     // MaxResultBytes: one message from stdout at most
 	bulk   *bulk.Table
 
-	closeOnce sync.Once
+	inputOnce   sync.Once
+	inputClosed atomic.Bool // colibri closed the server's stdin (closeInput)
+	closeOnce   sync.Once
 }
 
 // childEnvNames are the only variables of colibri's own environment that
@@ -419,7 +422,7 @@ func (p *proc) kill() {
 // 2×grace plus a short reap; it is meant to run after the caller has its
 // answer.
 func (p *proc) stop(grace time.Duration) {
-	p.closePipes()
+	p.closeInput()
 	if !p.hasExited(grace) {
 		if err := killGroup(p.pid, syscall.SIGTERM); err != nil && errors.Is(err, syscall.EPERM) {
 			// A child that changed user (jexec -U, mdo) cannot be signalled
@@ -435,6 +438,9 @@ func (p *proc) stop(grace time.Duration) {
 	if !p.hasExited(reapWait) {
 		p.log.Warn("the server's process did not exit after SIGKILL", "waited", reapWait)
 	}
+	// A process that escaped the group may still hold stdout: the drain
+	// ends here, as the stderr reader does below.
+	p.closePipes()
 	// A process that escaped the group (setsid) may still hold stderr; stop
 	// reading it rather than leak the reader.
 	t := time.NewTimer(reapWait)
@@ -453,8 +459,34 @@ const reapWait = 2 * time.Second
 // stdin, and the SDK's reader returns.
 func (p *proc) closePipes() {
 	p.closeOnce.Do(func() {
+		p.inputClosed.Store(true)
 		p.stdin.Close()
 		p.stdout.Close()
+	})
+}
+
+// drainLimit bounds what colibri reads from a server's stdout once it has
+// closed the server's stdin: room for a last log message, or the answer a
+// cancelled call was writing. Past it the pipe is closed, and a server still
+// writing meets EPIPE (SIGPIPE, for most).
+const drainLimit = 1 << 20
+
+// closeInput is the polite stop, the first step of the MCP shutdown: our
+// end of the server's stdin closes, and the server reads EOF. Its stdout
+// stays open, read and discarded (up to drainLimit) until the server
+// closes it, so that what it writes as it leaves (servers log their
+// shutdown; one cancelled mid-call may still answer) does not kill it with
+// SIGPIPE on a pipe colibri closed under it. closePipes, which stop calls
+// once the process has ended, closes stdout in the end.
+func (p *proc) closeInput() {
+	p.inputOnce.Do(func() {
+		p.inputClosed.Store(true)
+		p.stdin.Close()
+		go func() {
+			if n, _ := io.CopyN(io.Discard, p.stdout, drainLimit); n == drainLimit {
+				p.closePipes()
+			}
+		}()
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -375,11 +376,17 @@ type limitReader struct {
 var errTooLarge = errors.New("message larger than COLIBRI_MCP_MAX_RESULT_BYTES")
 
 func (r *limitReader) Read(b []byte) (int, error) {
+	if r.p.inputClosed.Load() {
+		// The connection is closed; what the server still writes is the
+		// drain's (closeInput), not a message's.
+		return 0, os.ErrClosed
+	}
 	n, err := r.p.stdout.Read(b)
 	r.p.bytesRead.Add(int64(n))
-	if err == io.EOF {
+	if err == io.EOF && !r.p.inputClosed.Load() {
 		// The server closed its stdout (usually: it exited), as opposed
-		// to colibri closing the pipe after a protocol error.
+		// to leaving after colibri closed its stdin (a protocol error, the
+		// end of the session).
 		r.p.stdoutEOF.Store(true)
 	}
 	chunk := b[:n]
@@ -404,8 +411,10 @@ func (r *limitReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// Close is the SDK closing the connection: stdin closes, and stdout is
+// drained until the server leaves (closeInput).
 func (r *limitReader) Close() error {
-	r.p.closePipes()
+	r.p.closeInput()
 	return nil
 }
 
@@ -436,6 +445,6 @@ func (w pipeWriter) Write(b []byte) (int, error) {
 }
 
 func (w pipeWriter) Close() error {
-	w.p.closePipes()
+	w.p.closeInput()
 	return nil
 }

@@ -18,6 +18,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -183,6 +184,27 @@ var fakes = map[string]func(){
 	"escapes-dying": func() {
 		fmt.Fprintln(os.Stderr, "dying \x1b]0;pwned\x07 \x1b[2J")
 		os.Exit(3)
+	},
+	// Like polite, but says goodbye on stdout after its stdin closes, a
+	// moment later, as servers that log their shutdown do; then it says on
+	// stderr that it could, and leaves. (A Go program writing to a closed
+	// pipe on stdout dies of SIGPIPE instead.)
+	"goodbye": func() {
+		servePolite()
+		time.Sleep(100 * time.Millisecond)
+		os.Stdout.WriteString(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"goodbye"}}` + "\n")
+		fmt.Fprintln(os.Stderr, "fakemcp: said goodbye")
+	},
+	// Like polite, but when its stdin closes it writes to stdout without
+	// end, 64 KiB at a time, saying on stderr how much it wrote so far.
+	"flood-at-exit": func() {
+		servePolite()
+		chunk := bytes.Repeat([]byte("x"), 64<<10)
+		for total := 0; ; {
+			os.Stdout.Write(chunk)
+			total += len(chunk)
+			fmt.Fprintf(os.Stderr, "fakemcp: wrote %d\n", total)
+		}
 	},
 	// Answers calls, and stays when its stdin closes.
 	"linger": func() {
