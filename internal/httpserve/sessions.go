@@ -83,37 +83,58 @@ func (s *sessions) capStreamable(next http.Handler) http.Handler {
 		}
 		s.pending[principal]++
 		s.mu.Unlock()
-		defer func() {
+		// The session is recorded as its principal's as the response's
+		// headers go out, which name it: before its caller can send another
+		// request on it (mayHold), not once go-sdk's handler has returned.
+		rec := &recordSession{ResponseWriter: w, record: func() {
 			s.mu.Lock()
+			defer s.mu.Unlock()
 			if s.pending[principal]--; s.pending[principal] == 0 {
 				delete(s.pending, principal)
 			}
 			if id := w.Header().Get("Mcp-Session-Id"); id != "" {
 				s.streamable[id] = principal
 			}
-			s.mu.Unlock()
-		}()
-		next.ServeHTTP(w, r)
+		}}
+		defer rec.once.Do(rec.record) // nothing was written
+		next.ServeHTTP(rec, r)
 	})
 }
 
+// recordSession calls record once, when the response's headers are about to
+// be written (or, failing that, when the handler returns).
+type recordSession struct {
+	http.ResponseWriter
+	record func()
+	once   sync.Once
+}
+
+func (w *recordSession) WriteHeader(code int) {
+	w.once.Do(w.record)
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recordSession) Write(b []byte) (int, error) {
+	w.once.Do(w.record)
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *recordSession) Flush() {
+	w.once.Do(w.record)
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *recordSession) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 // mayHold reports whether principal may hold the Streamable HTTP session
-// id: colibri recorded it as principal's, or it is live and not recorded yet
-// (the POST that opened it is still returning). A session of another
-// principal's, or one unknown, is go-sdk's to refuse.
+// id: colibri recorded it as principal's (capStreamable, before the id
+// reached anyone). A session of another principal's, or one unknown, is
+// go-sdk's to refuse.
 func (s *sessions) mayHold(id, principal string) bool {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	owner, recorded := s.streamable[id]
-	s.mu.Unlock()
-	if recorded {
-		return owner == principal
-	}
-	for ss := range s.server.Sessions() {
-		if ss.ID() == id {
-			return true
-		}
-	}
-	return false
+	return recorded && owner == principal
 }
 
 func (s *sessions) closeAll() {
