@@ -41,18 +41,20 @@ type rawHTTP struct {
 	logs    *syncbuf.Buffer // the face's log, at debug
 }
 
-func newRawHTTP(t *testing.T, table *bulk.Table, reg *registry.Registry, opts tools.Options) *rawHTTP {
+func newRawHTTP(t *testing.T, table *bulk.Table, reg *registry.Registry, opts tools.Options, outermost ...mcp.Middleware) *rawHTTP {
 	t.Helper()
 	h := host.New(host.Options{Timeout: 30 * time.Second, TerminateGrace: 200 * time.Millisecond, Bulk: table})
 	opts.Registry = func() (*registry.Registry, error) { return reg, nil }
 	opts.ConfigPath, opts.Host, opts.ExternalCall, opts.Bulk = "in-memory", h, true, table
 	svc := tools.New(opts)
 	logs := &syncbuf.Buffer{}
-	srv, err := httpserve.New(httpserve.Options{Addr: "127.0.0.1:0", Server: svc.NewServer("test"), Bulk: table, MaxBodyBytes: 64 << 20,
+	server := svc.NewServer("test")
+	srv, err := httpserve.New(httpserve.Options{Addr: "127.0.0.1:0", Server: server, Refused: svc.Refused, Bulk: table, MaxBodyBytes: 64 << 20,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
 	}
+	server.AddReceivingMiddleware(outermost...) // added last: outside the face's own
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx) }()
@@ -213,6 +215,61 @@ func TestBulkHTTPCallerGoneBeforeTheCallIsForwarded(t *testing.T) {
 		t.Fatal("the remote tool never ran")
 	}
 	waitEmpty(t, table)
+}
+
+// A call that go-sdk begins only after its POST has ended (its caller gone,
+// and with it the strings lifted from its arguments) does not run, and is
+// audited as a failed call all the same: one line, error kind internal,
+// with no digest of arguments colibri no longer holds.
+func TestBulkHTTPCallBeginningAfterItsPOSTIsAudited(t *testing.T) {
+	t.Parallel()
+	auditPath := filepath.Join(t.TempDir(), "audit.log")
+	w, err := audit.Open(auditPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	entered, proceed := make(chan struct{}, 1), make(chan struct{})
+	gate := func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" {
+				entered <- struct{}{}
+				<-proceed
+			}
+			return next(ctx, method, req)
+		}
+	}
+	table := bulk.New(bulkMin)
+	f := newRawHTTP(t, table, warmFake(), tools.Options{Audit: w}, gate)
+	ctx, gone := context.WithCancel(t.Context())
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		if resp := f.postOrErr(ctx, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"`+tools.CallToolTool+
+			`","arguments":{"server":"warm","name":"echo","arguments":{"message":"`+strings.Repeat("m", 2*bulkMin)+`"}}}}`); resp != nil {
+			resp.Body.Close()
+		}
+	}()
+	<-entered
+	gone()
+	<-ended
+	f.waitPOSTEnded(table)
+	close(proceed)
+	eventually(t, "the audit line", func() bool {
+		b, _ := os.ReadFile(auditPath)
+		return len(b) > 0
+	})
+	b, _ := os.ReadFile(auditPath)
+	var rec map[string]any
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatalf("%v: %q", err, b)
+	}
+	if rec["server"] != "warm" || rec["tool"] != "echo" || rec["outcome"] != "error" || rec["error_kind"] != "internal" || rec["args"] != nil {
+		t.Errorf("audit line %s, want warm/echo, outcome error, error_kind internal, no args", b)
+	}
+	if strings.Contains(f.logs.String(), "colibri-bulk-") {
+		t.Error("a reference reached the face's log")
+	}
 }
 
 // The same over a warm server colibri starts: the call that was left by its

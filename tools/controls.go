@@ -25,30 +25,45 @@ import (
 // timed.
 func (s *Service) controls(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		ctx = reqid.With(ctx, reqid.New())
-		start := time.Now()
-		var call *hostedCall
-		if s.opts.Audit != nil || s.opts.Metrics != nil { // else the input is not read twice
-			call = s.hostedCallOf(method, req)
-		}
-		if call != nil {
-			ctx = withNote(ctx, call.note)
-		}
-		res, err := next(ctx, method, req)
-		took := time.Since(start)
-		if call != nil {
-			var detail *ErrorDetail
-			r, _ := res.(*mcp.CallToolResult)
-			if r != nil {
-				detail = colibriError(r)
-			} else if err != nil {
-				detail = &ErrorDetail{Kind: host.KindInternal}
-			}
-			s.finishCall(ctx, call, req.GetSession(), r, detail, start, took)
-		}
-		s.opts.Metrics.ServerOperation(method, took, serverErrorType(res, err))
-		return res, err
+		return s.control(ctx, method, req, next)
 	}
+}
+
+// Refused records a request that colibri's transport refused to run, with
+// err (an HTTP call that began after its POST had ended, and with it the
+// strings lifted from its arguments), as controls records any request: a
+// refused call of a hosted tool gets its audit line (error kind internal)
+// and is counted.
+func (s *Service) Refused(ctx context.Context, method string, req mcp.Request, err error) {
+	s.control(ctx, method, req, func(context.Context, string, mcp.Request) (mcp.Result, error) {
+		return nil, err
+	})
+}
+
+func (s *Service) control(ctx context.Context, method string, req mcp.Request, handle mcp.MethodHandler) (mcp.Result, error) {
+	ctx = reqid.With(ctx, reqid.New())
+	start := time.Now()
+	var call *hostedCall
+	if s.opts.Audit != nil || s.opts.Metrics != nil { // else the input is not read twice
+		call = s.hostedCallOf(method, req)
+	}
+	if call != nil {
+		ctx = withNote(ctx, call.note)
+	}
+	res, err := handle(ctx, method, req)
+	took := time.Since(start)
+	if call != nil {
+		var detail *ErrorDetail
+		r, _ := res.(*mcp.CallToolResult)
+		if r != nil {
+			detail = colibriError(r)
+		} else if err != nil {
+			detail = &ErrorDetail{Kind: host.KindInternal}
+		}
+		s.finishCall(ctx, call, req.GetSession(), r, detail, start, took)
+	}
+	s.opts.Metrics.ServerOperation(method, took, serverErrorType(res, err))
+	return res, err
 }
 
 // hostedCall is one call of a hosted tool, as its caller asked for it.
@@ -151,8 +166,10 @@ func (s *Service) finishCall(ctx context.Context, call *hostedCall, session mcp.
 	if digester == nil {
 		digester = audit.NewDigester(nil)
 	}
-	args := digester.Digest(s.opts.Bulk.Flatten(call.args)) // what the hosted server was sent
-	rec.Args = &args
+	if flat, err := s.opts.Bulk.Joined(call.args); err == nil {
+		args := digester.Digest(flat) // what the hosted server was sent
+		rec.Args = &args
+	} // else its large strings are gone (a refused call's): no digest of their references
 	if d := call.note.decision(); d != nil {
 		rec.Policy = &audit.Policy{Decision: "allow", Rule: d.Rule}
 		if !d.Allow {

@@ -25,6 +25,7 @@ func serveHTTP(ctx context.Context, s *settings, svc *tools.Service, hup onHUP) 
 	srv, err := httpserve.New(httpserve.Options{
 		Addr:            s.httpAddr,
 		Server:          svc.NewServer(version),
+		Refused:         svc.Refused,
 		TokenFile:       s.tokenFile,
 		Logger:          s.logger,
 		MaxBodyBytes:    maxMessage(s),

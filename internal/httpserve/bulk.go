@@ -104,9 +104,11 @@ func (l *leases) drop(key string) bool {
 	return true
 }
 
-// holdLease is a receiving middleware of the MCP server: a tools/call whose
-// POST lifted its arguments holds them while it runs; one whose POST has
-// ended (its caller gone before the call began) fails without running.
+// holdLease is a receiving middleware of the MCP server, outside colibri's
+// own (so that a call holds its strings until its audit line is written):
+// a tools/call whose POST lifted its arguments holds them while it runs;
+// one whose POST has ended (its caller gone before the call began) fails
+// without running (Options.Refused records it).
 func (s *Server) holdLease(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		key := ""
@@ -118,11 +120,20 @@ func (s *Server) holdLease(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if !s.leases.hold(key) {
 			s.log.Info("http: a call began after its caller had gone; its large strings are gone, so it does not run")
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "colibri: the request ended before its call began"}
+			return s.refuse(ctx, method, req, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "colibri: the request ended before its call began"})
 		}
 		defer s.leases.drop(key)
 		return next(ctx, method, req)
 	}
+}
+
+// refuse answers err to a request the face refuses to run, and tells
+// Options.Refused.
+func (s *Server) refuse(ctx context.Context, method string, req mcp.Request, err error) (mcp.Result, error) {
+	if s.opts.Refused != nil {
+		s.opts.Refused(ctx, method, req, err)
+	}
+	return nil, err
 }
 
 // liftPOST lifts the large strings of a POST's tools/call arguments, which
