@@ -382,8 +382,17 @@ func (r *limitReader) Read(b []byte) (int, error) {
 		return 0, os.ErrClosed
 	}
 	n, err := r.p.stdout.Read(b)
+	if r.p.inputClosed.Load() {
+		// colibri closed the connection while this read waited (the SDK's
+		// reader is always in one): what it got is the drain's as well.
+		// Reads of the pipe take turns, so this one had the server's first
+		// words after the close; taken as a message they could only be
+		// parsed for nothing, or, past the limit, kill a server that was
+		// leaving as it chose.
+		return 0, os.ErrClosed
+	}
 	r.p.bytesRead.Add(int64(n))
-	if err == io.EOF && !r.p.inputClosed.Load() {
+	if err == io.EOF {
 		// The server closed its stdout (usually: it exited), as opposed
 		// to leaving after colibri closed its stdin (a protocol error, the
 		// end of the session).

@@ -188,11 +188,14 @@ var fakes = map[string]func(){
 	// Like polite, but says goodbye on stdout after its stdin closes, a
 	// moment later, as servers that log their shutdown do; then it says on
 	// stderr that it could, and leaves. (A Go program writing to a closed
-	// pipe on stdout dies of SIGPIPE instead.)
+	// pipe on stdout dies of SIGPIPE instead.) FAKEMCP_GOODBYE_BYTES pads
+	// the goodbye to about that many bytes.
 	"goodbye": func() {
 		servePolite()
 		time.Sleep(100 * time.Millisecond)
-		os.Stdout.WriteString(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"goodbye"}}` + "\n")
+		pad, _ := strconv.Atoi(os.Getenv("FAKEMCP_GOODBYE_BYTES"))
+		os.Stdout.WriteString(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"goodbye` +
+			strings.Repeat(".", pad) + `"}}` + "\n")
 		fmt.Fprintln(os.Stderr, "fakemcp: said goodbye")
 	},
 	// Like polite, but when its stdin closes it writes to stdout without
