@@ -99,9 +99,21 @@ func (s *Service) hostedCallOf(method string, req mcp.Request) *hostedCall {
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	_ = json.Unmarshal(p.Arguments, &in)
-	in.Server, _ = s.opts.Bulk.Value(in.Server)
-	in.Name, _ = s.opts.Bulk.Value(in.Name)
-	return &hostedCall{server: in.Server, tool: in.Name, args: in.Arguments, note: &callNote{}}
+	return &hostedCall{server: s.nameOf(in.Server), tool: s.nameOf(in.Name), args: in.Arguments, note: &callNote{}}
+}
+
+// nameOf is a name in call_tool's input as its caller sent it: a large one
+// was lifted, and is read back from the table. One whose string is gone (a
+// call refused for beginning after its HTTP POST had ended) is unknown, "":
+// never the reference that stood for it, whose marker is colibri's secret.
+func (s *Service) nameOf(name string) string {
+	if v, ok := s.opts.Bulk.Value(name); ok {
+		return v
+	}
+	if s.opts.Bulk.IsRef(name) {
+		return ""
+	}
+	return name
 }
 
 // Call is CallTool for callers other than an MCP session (the command

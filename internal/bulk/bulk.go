@@ -598,6 +598,17 @@ func (t *Table) Size(s string) (int, bool) {
 	return n, true
 }
 
+// IsRef reports whether s (a decoded string, without quotes) is a reference
+// of t, live or released: text that stood for a lifted string, never the
+// caller's own, and never to be shown (it carries t's marker).
+func (t *Table) IsRef(s string) bool {
+	if t == nil {
+		return false
+	}
+	_, ok := t.ref(s)
+	return ok
+}
+
 // Value returns the decoded string a reference string stands for (what
 // encoding/json.Unmarshal of the literal gives), and true; or s, false when s
 // is not a live reference of t. The result is a copy: it stays valid after

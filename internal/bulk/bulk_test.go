@@ -233,6 +233,9 @@ func TestValueAndSizeOfWhatIsNotALiveReference(t *testing.T) {
 		if n, ok := tab.Size(s); ok || n != 0 {
 			t.Errorf("Size(%q) = %d, %v; want 0, false", s, n, ok)
 		}
+		if got, want := tab.IsRef(s), s == tab.marker+"2"; got != want { // (2: a reference, to nothing yet)
+			t.Errorf("IsRef(%q) = %v, want %v", s, got, want)
+		}
 	}
 	if _, ok := tab.Value(ref); !ok {
 		t.Fatalf("Value(live ref) not ok")
@@ -242,6 +245,12 @@ func TestValueAndSizeOfWhatIsNotALiveReference(t *testing.T) {
 	tab.Release(12345)   // unknown: ignored
 	if v, ok := tab.Value(ref); ok || v != ref {
 		t.Errorf("Value(released ref) = %q, %v; want it back, false", v, ok)
+	}
+	if !tab.IsRef(ref) {
+		t.Error("IsRef(released ref) = false: a reference whose string is gone is still one")
+	}
+	if (*Table)(nil).IsRef(ref) {
+		t.Error("a nil table's IsRef = true")
 	}
 }
 
