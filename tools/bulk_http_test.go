@@ -24,6 +24,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
@@ -50,7 +51,7 @@ func newRawHTTP(t *testing.T, table *bulk.Table, reg *registry.Registry, opts to
 	logs := &syncbuf.Buffer{}
 	server := svc.NewServer("test")
 	srv, err := httpserve.New(httpserve.Options{Addr: "127.0.0.1:0", Server: server, Refused: svc.Refused, Bulk: table, MaxBodyBytes: 64 << 20,
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		Logger: slog.New(reqid.Handler(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,6 +267,10 @@ func TestBulkHTTPCallBeginningAfterItsPOSTIsAudited(t *testing.T) {
 	}
 	if rec["server"] != "warm" || rec["tool"] != "echo" || rec["outcome"] != "error" || rec["error_kind"] != "internal" || rec["args"] != nil {
 		t.Errorf("audit line %s, want warm/echo, outcome error, error_kind internal, no args", b)
+	}
+	// The face's line about the refusal is found by the audit line's id.
+	if id, _ := rec["id"].(string); !strings.Contains(f.logs.String(), "a call began after its caller had gone; its large strings are gone, so it does not run\" request_id="+id+"\n") {
+		t.Errorf("no log line of the refusal with request_id %q:\n%s", id, f.logs.String())
 	}
 	if strings.Contains(f.logs.String(), "colibri-bulk-") {
 		t.Error("a reference reached the face's log")

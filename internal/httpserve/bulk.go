@@ -119,21 +119,21 @@ func (s *Server) holdLease(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		if !s.leases.hold(key) {
-			s.log.Info("http: a call began after its caller had gone; its large strings are gone, so it does not run")
-			return s.refuse(ctx, method, req, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "colibri: the request ended before its call began"})
+			if s.opts.Refused != nil {
+				return s.opts.Refused(ctx, method, req, s.refuseLateCall)
+			}
+			return s.refuseLateCall(ctx, method, req)
 		}
 		defer s.leases.drop(key)
 		return next(ctx, method, req)
 	}
 }
 
-// refuse answers err to a request the face refuses to run, and tells
-// Options.Refused.
-func (s *Server) refuse(ctx context.Context, method string, req mcp.Request, err error) (mcp.Result, error) {
-	if s.opts.Refused != nil {
-		s.opts.Refused(ctx, method, req, err)
-	}
-	return nil, err
+// refuseLateCall is the face's answer to a call that began after its POST
+// had ended (run by Options.Refused, whose ctx carries the request's id).
+func (s *Server) refuseLateCall(ctx context.Context, _ string, _ mcp.Request) (mcp.Result, error) {
+	s.log.InfoContext(ctx, "http: a call began after its caller had gone; its large strings are gone, so it does not run")
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "colibri: the request ended before its call began"}
 }
 
 // liftPOST lifts the large strings of a POST's tools/call arguments, which

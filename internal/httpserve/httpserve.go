@@ -55,11 +55,11 @@ type Options struct {
 	Addr string
 	// Server is the MCP server every session is served by.
 	Server *mcp.Server
-	// Refused, when set, is told of a request the face refused to run, with
-	// the error it was answered (a call that began after its POST had
-	// ended: see holdLease), so that it is recorded as any request is
-	// (tools.Service.Refused: the audit log, the metrics).
-	Refused func(ctx context.Context, method string, req mcp.Request, err error)
+	// Refused, when set, runs refuse, the face's handler of a request it
+	// refuses to run (a call that began after its POST had ended: see
+	// holdLease), so that it is recorded as any request is
+	// (tools.Service.Refused: a request id, the audit log, the metrics).
+	Refused func(ctx context.Context, method string, req mcp.Request, refuse mcp.MethodHandler) (mcp.Result, error)
 	// TokenFile, when set, is the bearer tokens (see tokens.go for the
 	// format); without it Addr must be a loopback address.
 	TokenFile string
