@@ -149,6 +149,8 @@ func (s *Server) liftPOST(next http.Handler) http.Handler {
 		limit = mcp.DefaultMaxRequestBodyBytes
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Only colibri says which lease a call holds (below).
+		r.Header.Del(leaseHeader)
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
@@ -185,7 +187,7 @@ func (s *Server) liftPOST(next http.Handler) http.Handler {
 				}
 			}()
 			r = r.Clone(r.Context())
-			r.Header.Set(leaseHeader, key) // a caller's own is replaced
+			r.Header.Set(leaseHeader, key)
 		case refs != nil:
 			// Only a call's arguments are lifted: anything else goes whole.
 			table.Release(refs...)

@@ -340,3 +340,41 @@ func TestBulkSessionRefusedBeforeBody(t *testing.T) {
 		t.Errorf("alice's session: %q", got)
 	}
 }
+
+// forgeLease sets a Colibri-Bulk-Lease header of the caller's own on every
+// request.
+type forgeLease struct{ rt http.RoundTripper }
+
+func (f forgeLease) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(leaseHeader, "forged")
+	return f.rt.RoundTrip(r)
+}
+
+// A caller's own Colibri-Bulk-Lease header never reaches a handler, whether
+// the call's arguments were lifted (the face's key replaces it) or not
+// (it is dropped): only colibri says which lease a call holds.
+func TestBulkLeaseHeaderIsColibris(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "lease"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct {
+		Text string `json:"text"`
+	}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: req.Extra.Header.Get(leaseHeader)}}}, nil, nil
+	})
+	ts := start(t, Options{Server: s, Bulk: bulk.New(1 << 10)})
+	cs, err := tryConnect(t, &mcp.StreamableClientTransport{Endpoint: ts.URL(), DisableStandaloneSSE: true,
+		HTTPClient: &http.Client{Transport: forgeLease{http.DefaultTransport}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"small", strings.Repeat("t", 4<<10)} {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "lease", Arguments: map[string]any{"text": text}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := res.Content[0].(*mcp.TextContent).Text
+		if lifted := len(text) > 1<<10; got == "forged" || lifted != (got != "") || lifted && !ts.leases.ours(got) {
+			t.Errorf("a call of %d bytes saw the lease header %q", len(text), got)
+		}
+	}
+}
