@@ -14,7 +14,7 @@ FUZZTIME ?= 10000x
 FUZZ_TARGETS := FuzzWrap:./jail FuzzParse:./registry FuzzCallArguments:./tools FuzzExposedNames:./tools FuzzStripJSONC:./internal/editorconf FuzzDecide:./policy FuzzMatch:./policy FuzzCanonical:./audit FuzzMember:./internal/stdioserve FuzzLiftLower:./internal/bulk FuzzScanPath:./internal/bulk FuzzLiftCuts:./internal/bulk FuzzTrimSpace:./internal/lineconn
 
 .DEFAULT_GOAL := help
-.PHONY: help build demo test unit fuzz fuzz-long bench lint cross release peers install install-test check-all clean
+.PHONY: help build demo test unit fuzz fuzz-long bench bench-go lint cross release peers install install-test check-all clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -42,6 +42,9 @@ fuzz-long: ## fuzz each target for 3 million inputs, minutes each (not part of m
 
 bench: build peers ## measure colibri against direct clients (see docs/benchmarks.md); BENCH='-rows big,warm' for a subset
 	$(GO) run ./internal/bench -colibri $(BIN)/colibri-mcp -demo $(BIN)/demo-mcp-server -peers $(PEERS) $(BENCH)
+
+bench-go: ## Go benchmarks of the decode/lift/validate/forward path, in-process (guards against regressions: compare with benchstat)
+	$(GO) test -run '^$$' -bench . -benchmem -count $(or $(COUNT),1) ./internal/bulk ./internal/lineconn ./tools
 
 lint: ## gofmt, go vet, shellcheck and sh -n of the shell scripts
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
