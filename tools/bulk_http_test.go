@@ -218,12 +218,12 @@ func TestBulkHTTPCallerGoneBeforeTheCallIsForwarded(t *testing.T) {
 	waitEmpty(t, table)
 }
 
-// A call that go-sdk begins only after its POST has ended (its caller gone,
-// and with it the strings lifted from its arguments) does not run, and is
-// audited as a failed call all the same: one line, error kind internal,
-// with no digest of arguments colibri no longer holds.
-func TestBulkHTTPCallBeginningAfterItsPOSTIsAudited(t *testing.T) {
-	t.Parallel()
+// lateCall posts a call_tool of server and name with a large argument, and
+// has go-sdk begin it only after its caller has gone and its POST has
+// ended, taking the lifted strings with it; it returns the call's audit
+// line, once written, and the face, with colibri's own log (debug) in logs.
+func lateCall(t *testing.T, server, name string) (rec map[string]any, line []byte, f *rawHTTP, logs *syncbuf.Buffer) {
+	t.Helper()
 	auditPath := filepath.Join(t.TempDir(), "audit.log")
 	w, err := audit.Open(auditPath, nil)
 	if err != nil {
@@ -240,14 +240,16 @@ func TestBulkHTTPCallBeginningAfterItsPOSTIsAudited(t *testing.T) {
 			return next(ctx, method, req)
 		}
 	}
+	logs = &syncbuf.Buffer{}
 	table := bulk.New(bulkMin)
-	f := newRawHTTP(t, table, warmFake(), tools.Options{Audit: w}, gate)
+	f = newRawHTTP(t, table, warmFake(), tools.Options{Audit: w,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, gate)
 	ctx, gone := context.WithCancel(t.Context())
 	ended := make(chan struct{})
 	go func() {
 		defer close(ended)
 		if resp := f.postOrErr(ctx, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"`+tools.CallToolTool+
-			`","arguments":{"server":"warm","name":"echo","arguments":{"message":"`+strings.Repeat("m", 2*bulkMin)+`"}}}}`); resp != nil {
+			`","arguments":{"server":"`+server+`","name":"`+name+`","arguments":{"message":"`+strings.Repeat("m", 2*bulkMin)+`"}}}}`); resp != nil {
 			resp.Body.Close()
 		}
 	}()
@@ -257,16 +259,24 @@ func TestBulkHTTPCallBeginningAfterItsPOSTIsAudited(t *testing.T) {
 	f.waitPOSTEnded(table)
 	close(proceed)
 	eventually(t, "the audit line", func() bool {
-		b, _ := os.ReadFile(auditPath)
-		return len(b) > 0
+		line, _ = os.ReadFile(auditPath)
+		return len(line) > 0
 	})
-	b, _ := os.ReadFile(auditPath)
-	var rec map[string]any
-	if err := json.Unmarshal(b, &rec); err != nil {
-		t.Fatalf("%v: %q", err, b)
+	if err := json.Unmarshal(line, &rec); err != nil {
+		t.Fatalf("%v: %q", err, line)
 	}
+	return rec, line, f, logs
+}
+
+// A call that go-sdk begins only after its POST has ended (its caller gone,
+// and with it the strings lifted from its arguments) does not run, and is
+// audited as a failed call all the same: one line, error kind internal,
+// with no digest of arguments colibri no longer holds.
+func TestBulkHTTPCallBeginningAfterItsPOSTIsAudited(t *testing.T) {
+	t.Parallel()
+	rec, line, f, _ := lateCall(t, "warm", "echo")
 	if rec["server"] != "warm" || rec["tool"] != "echo" || rec["outcome"] != "error" || rec["error_kind"] != "internal" || rec["args"] != nil {
-		t.Errorf("audit line %s, want warm/echo, outcome error, error_kind internal, no args", b)
+		t.Errorf("audit line %s, want warm/echo, outcome error, error_kind internal, no args", line)
 	}
 	// The face's line about the refusal is found by the audit line's id.
 	if id, _ := rec["id"].(string); !strings.Contains(f.logs.String(), "a call began after its caller had gone; its large strings are gone, so it does not run\" request_id="+id+"\n") {
@@ -274,6 +284,24 @@ func TestBulkHTTPCallBeginningAfterItsPOSTIsAudited(t *testing.T) {
 	}
 	if strings.Contains(f.logs.String(), "colibri-bulk-") {
 		t.Error("a reference reached the face's log")
+	}
+}
+
+// A refused call whose server and tool names were themselves large, and
+// lifted, is audited without them: their strings are gone, and what stands
+// in their place (a reference, carrying the table's secret marker) never
+// reaches the audit log or colibri's log.
+func TestBulkHTTPRefusedCallNamesNoReference(t *testing.T) {
+	t.Parallel()
+	rec, line, f, logs := lateCall(t, strings.Repeat("s", 2*bulkMin), strings.Repeat("n", 2*bulkMin))
+	if rec["server"] != nil || rec["tool"] != nil || rec["outcome"] != "error" || rec["error_kind"] != "internal" {
+		t.Errorf("audit line %s, want no server or tool (their strings are gone), outcome error, error_kind internal", line)
+	}
+	if strings.Contains(string(line), "colibri-bulk-") {
+		t.Errorf("a reference reached the audit log: %s", line)
+	}
+	if strings.Contains(logs.String(), "colibri-bulk-") || strings.Contains(f.logs.String(), "colibri-bulk-") {
+		t.Errorf("a reference reached colibri's log:\n%s\n%s", logs.String(), f.logs.String())
 	}
 }
 
