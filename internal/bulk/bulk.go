@@ -58,6 +58,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -474,6 +475,12 @@ func (t *Table) Len() int {
 	return len(t.entries)
 }
 
+// ErrReleased is Lower's error for a reference the table issued and has
+// since released: the message was written after the scope, call or lease
+// that held the string had ended (a call cancelled as its answer was being
+// written, a session closed), not a reference the table never made.
+var ErrReleased = errors.New("the string it stood for was released")
+
 // Lower returns msg with every reference literal replaced by the literal it
 // stands for, as segments that, written in order, are the message (the
 // values are not copied: they are the sub-slices Lift kept). msg without the
@@ -522,9 +529,13 @@ func (t *Table) Lower(msg []byte) ([][]byte, error) {
 		}
 		t.mu.Lock()
 		lit, live := t.entries[id]
+		issued := id >= 1 && uint64(id) <= t.next
 		t.mu.Unlock()
+		if !live && issued {
+			return nil, fmt.Errorf("bulk: reference %d at byte %d: %w", id, next, ErrReleased)
+		}
 		if !live {
-			return nil, fmt.Errorf("bulk: reference %d at byte %d is unknown or released", id, next)
+			return nil, fmt.Errorf("bulk: reference %d at byte %d is unknown", id, next)
 		}
 		segs = append(segs, msg[prev:open])
 		segs = append(segs, lit...)

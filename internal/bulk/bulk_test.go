@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"regexp"
 	"runtime"
@@ -282,8 +283,8 @@ func TestLowerRefusesStrayMarkers(t *testing.T) {
 		{"followed by more text", `{"error":"` + live + ` is bad"}`, "not a whole reference"},
 		{"after an escaped quote", `{"error":"\"` + live + `\""}`, "inside a longer string"},
 		{"after an escaped quote, right at the start", `{"error":"x\"` + live + `"}`, "inside a longer string"},
-		{"unknown id", `{"a":"` + m + `999"}`, "reference 999 at byte 6 is unknown or released"},
-		{"released id", `{"a":"` + released + `"}`, "reference 2 at byte 6 is unknown or released"},
+		{"unknown id", `{"a":"` + m + `999"}`, "reference 999 at byte 6 is unknown"},
+		{"released id", `{"a":"` + released + `"}`, "reference 2 at byte 6: the string it stood for was released"},
 		{"no id", `{"a":"` + m + `"}`, "not a whole reference"},
 		{"a leading zero", `{"a":"` + m + `01"}`, "not a whole reference"},
 		{"an id too large", `{"a":"` + m + `18446744073709551616"}`, "not a whole reference"},
@@ -300,6 +301,9 @@ func TestLowerRefusesStrayMarkers(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q, want it to say %q", err, tc.want)
+			}
+			if errors.Is(err, ErrReleased) != (tc.name == "released id") {
+				t.Errorf("error %q: errors.Is(err, ErrReleased) = %v", err, errors.Is(err, ErrReleased))
 			}
 			if strings.Contains(err.Error(), "SECRET") || strings.Contains(err.Error(), m) {
 				t.Errorf("error %q shows the value or the marker", err)

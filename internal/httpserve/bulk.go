@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -293,8 +294,15 @@ type lowering struct {
 
 func (w *lowering) Write(p []byte) (int, error) {
 	parts, err := w.table.Lower(p)
-	if err != nil {
-		// A reference the table no longer has: never written as it is.
+	switch {
+	case errors.Is(err, bulk.ErrReleased):
+		// Written after its call had ended: the caller cancelled it as its
+		// answer was on the way (go-sdk still writes that answer), or the
+		// session closed. Expected, and nobody awaits it.
+		w.log.Debug("http: the message of a call that had ended held a large string colibri no longer has; answering an internal error instead", "err", err)
+		parts = [][]byte{lostAnswer(p)}
+	case err != nil:
+		// A reference the table never made: never written as it is.
 		w.log.Error("http: a message held a large string colibri no longer has; answering an internal error instead", "err", err)
 		parts = [][]byte{lostAnswer(p)}
 	}
