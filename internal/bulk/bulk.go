@@ -478,7 +478,9 @@ func (t *Table) Len() int {
 // ErrReleased is Lower's error for a reference the table issued and has
 // since released: the message was written after the scope, call or lease
 // that held the string had ended (a call cancelled as its answer was being
-// written, a session closed), not a reference the table never made.
+// written, a session closed), not a reference the table never made. Lower
+// returns it only when released references are all that is wrong with the
+// message: any other fault in it is the error instead.
 var ErrReleased = errors.New("the string it stood for was released")
 
 // Lower returns msg with every reference literal replaced by the literal it
@@ -503,6 +505,10 @@ func (t *Table) Lower(msg []byte) ([][]byte, error) {
 	var segs [][]byte
 	prev := 0 // msg[prev:] is not in segs yet
 	r := newRope([][]byte{msg})
+	// The first released reference; the walk goes on, so that any other
+	// fault later in msg (a stray marker, an unknown id) is what is reported:
+	// ErrReleased says released references are msg's only problem.
+	var released error
 	// Walk the string literals from the start: only the walk knows whether a
 	// quote before a marker opens a literal or is escaped inside one.
 	for i := 0; next >= 0; {
@@ -531,21 +537,27 @@ func (t *Table) Lower(msg []byte) ([][]byte, error) {
 		lit, live := t.entries[id]
 		issued := id >= 1 && uint64(id) <= t.next
 		t.mu.Unlock()
-		if !live && issued {
-			return nil, fmt.Errorf("bulk: reference %d at byte %d: %w", id, next, ErrReleased)
-		}
-		if !live {
+		switch {
+		case !live && issued:
+			if released == nil {
+				released = fmt.Errorf("bulk: reference %d at byte %d: %w", id, next, ErrReleased)
+			}
+		case !live:
 			return nil, fmt.Errorf("bulk: reference %d at byte %d is unknown", id, next)
+		case released == nil:
+			segs = append(segs, msg[prev:open])
+			segs = append(segs, lit...)
+			prev = end + 1
 		}
-		segs = append(segs, msg[prev:open])
-		segs = append(segs, lit...)
-		prev = end + 1
 		i = end + 1
 		if j := bytes.Index(msg[i:], marker); j >= 0 {
 			next = i + j
 		} else {
 			next = -1
 		}
+	}
+	if released != nil {
+		return nil, released
 	}
 	return append(segs, msg[prev:]), nil
 }
