@@ -218,18 +218,26 @@ func TestBulkHTTPCallerGoneBeforeTheCallIsForwarded(t *testing.T) {
 	waitEmpty(t, table)
 }
 
+// tempAudit is an audit log in a temporary folder: its path, and its
+// writer, closed when the test ends.
+func tempAudit(t *testing.T) (string, *audit.Writer) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "audit.log")
+	w, err := audit.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return path, w
+}
+
 // lateCall posts a call_tool of server and name with a large argument, and
 // has go-sdk begin it only after its caller has gone and its POST has
 // ended, taking the lifted strings with it; it returns the call's audit
 // line, once written, and the face, with colibri's own log (debug) in logs.
 func lateCall(t *testing.T, server, name string) (rec map[string]any, line []byte, f *rawHTTP, logs *syncbuf.Buffer) {
 	t.Helper()
-	auditPath := filepath.Join(t.TempDir(), "audit.log")
-	w, err := audit.Open(auditPath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
+	auditPath, w := tempAudit(t)
 	entered, proceed := make(chan struct{}, 1), make(chan struct{})
 	gate := func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -346,12 +354,7 @@ func TestBulkHTTPCallerGoneLeavesTheWarmServerWorking(t *testing.T) {
 // the HTTP status of a POST refused), once every POST has ended.
 func runHostileHTTP(t *testing.T, table *bulk.Table, aggregate bool) (map[string]any, string) {
 	t.Helper()
-	auditPath := filepath.Join(t.TempDir(), "audit.log")
-	w, err := audit.Open(auditPath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
+	auditPath, w := tempAudit(t)
 	f := newRawHTTP(t, table, warmFake(), tools.Options{Audit: w, Aggregate: aggregate})
 	if aggregate { // the hosted list, before a call names warm__echo
 		f.answer(f.post(t.Context(), `{"jsonrpc":"2.0","id":"list","method":"tools/list"}`))
