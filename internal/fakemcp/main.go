@@ -46,7 +46,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: fakemcp NAME")
 		os.Exit(2)
 	}
-	f, ok := fakes[os.Args[1]]
+	f, ok := lookup(os.Args[1])
 	if !ok {
 		fmt.Fprintf(os.Stderr, "fakemcp: no fake server %q\n", os.Args[1])
 		os.Exit(2)
@@ -54,6 +54,20 @@ func main() {
 	record(os.Getpid())
 	f()
 	os.Exit(0)
+}
+
+// fakeSets are the named fakes, one map a file, so that a feature's hostile
+// servers live beside each other rather than in one long table.
+var fakeSets = []map[string]func(){fakes, sandboxFakes, pinFakes, hostileFakes, spareFakes, protocolFakes}
+
+// lookup finds the fake called name.
+func lookup(name string) (func(), bool) {
+	for _, set := range fakeSets {
+		if f, ok := set[name]; ok {
+			return f, true
+		}
+	}
+	return nil, false
 }
 
 // record notes pid in $FAKEMCP_PIDS, when set.
