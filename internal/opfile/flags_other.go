@@ -1,0 +1,5 @@
+//go:build !unix
+
+package opfile
+
+const extraFlags = 0
