@@ -102,7 +102,3 @@ func KindOf(err error) Kind {
 	}
 	return KindInternal
 }
-
-func errorf(kind Kind, format string, args ...any) *Error {
-	return &Error{Kind: kind, Err: fmt.Errorf(format, args...)}
-}

@@ -1,5 +1,7 @@
 package host_test
 
+//lint:file-ignore SA1019 the tests drive the sampling that colibri relays on purpose.
+
 // server-everything, the reference server, reached over HTTP in its
 // streamableHttp and sse modes: what works over stdio works the same way
 // through a remote upstream.

@@ -68,35 +68,6 @@ func listKey(srv *registry.Server, caps *mcp.ClientCapabilities, init *mcp.Initi
 	return sha256.Sum256(b)
 }
 
-// valueSize estimates the JSON size of a decoded value.
-func valueSize(v any) int64 {
-	switch v := v.(type) {
-	case nil:
-		return 4
-	case string:
-		return int64(len(v)) + 2
-	case map[string]any:
-		n := int64(2)
-		for k, e := range v {
-			n += int64(len(k)) + 4 + valueSize(e)
-		}
-		return n
-	case []any:
-		n := int64(2)
-		for _, e := range v {
-			n += 1 + valueSize(e)
-		}
-		return n
-	case json.RawMessage:
-		return int64(len(v))
-	case bool, float64, json.Number, int, int64:
-		return 8
-	}
-	// Anything else (a typed schema): encode it, as a last resort.
-	b, _ := json.Marshal(v)
-	return int64(len(b))
-}
-
 func (c *listCache) get(key [sha256.Size]byte) []*mcp.Tool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

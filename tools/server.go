@@ -1,5 +1,7 @@
 package tools
 
+//lint:file-ignore SA1019 colibri relays sampling, roots and logging between a caller and a hosted server on purpose: both sides still speak the protocol versions that have them (deprecated, not removed, in 2026-07-28).
+
 import (
 	"bytes"
 	"context"

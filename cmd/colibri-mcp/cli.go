@@ -167,7 +167,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 					if err := wantArgs(cmd, 0, 0); err != nil {
 						return err
 					}
-					return cmdCheck(ctx, s, cmd.Bool("probe"), cmd.Bool("json"), stdout, stderr)
+					return cmdCheck(ctx, s, cmd.Bool("probe"), cmd.Bool("json"), stdout)
 				}),
 			},
 			{

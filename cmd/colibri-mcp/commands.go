@@ -425,10 +425,10 @@ type checkServerResult struct {
 	Tools  *int               `json:"tools,omitempty"` // with --probe
 }
 
-func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout, stderr io.Writer) error {
+func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
 	ctx = tools.WithPrincipal(ctx, tools.StdioPrincipal)
-	stdout, stderr = safe(stdout), safe(stderr) // names, descriptions, stderr tails: others' words
+	stdout = safe(stdout) // names, descriptions, stderr tails: others' words
 	start := time.Now()
 	svc, h := newService(s)
 	defer h.Close()

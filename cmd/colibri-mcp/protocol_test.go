@@ -1,5 +1,7 @@
 package main
 
+//lint:file-ignore SA1019 the tests drive the sampling, roots and logging that colibri relays on purpose.
+
 // Protocol fidelity through colibri: progress, cancellation, logging and
 // server-to-client requests, with the demo server and server-everything.
 

@@ -7,6 +7,8 @@
 //	fail {reason}             returns an isError result (the tool failing, not the server)
 package main
 
+//lint:file-ignore SA1019 the demo server logs through MCP logging on purpose (deprecated, not removed, in 2026-07-28).
+
 import (
 	"context"
 	"fmt"

@@ -718,7 +718,7 @@ func TestSessionCapHoldsUnderRace(t *testing.T) {
 	n := 0
 	for cs := range opened {
 		n++
-		defer cs.Close()
+		t.Cleanup(func() { cs.Close() })
 	}
 	if n != limit {
 		t.Errorf("%d sessions opened at once by one principal, want the cap, %d", n, limit)
