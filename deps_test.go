@@ -59,6 +59,10 @@ var forbidden = map[string][]string{
 	// command reads, validates (with registry) and writes.
 	"internal/editorconf": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// sandbox is colibri's launcher too: it runs before execve(2) of every
+	// sandboxed server, so it stays small (no MCP, no registry, no network).
+	"internal/sandbox": {"os/exec", "net", "net/http", module + "cmd", module + "host", module + "jail", module + "registry",
+		module + "tools", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 }
 
 // What a package must not import itself, though it reaches it through

@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
+	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
 )
 
 // Set by the Makefile with -ldflags "-X main.version=… -X main.commit=…".
@@ -28,6 +29,11 @@ var (
 )
 
 func main() {
+	if sandbox.IsLauncher(os.Args) {
+		// colibri re-executed as the sandbox launcher: confine, exec the
+		// server (internal/sandbox). Nothing else of colibri runs.
+		os.Exit(sandbox.Launch(os.Args))
+	}
 	harden()
 	ctx, stop := stopOnSignal()
 	err := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr, os.Environ())
