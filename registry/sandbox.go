@@ -167,3 +167,41 @@ func onceEach(ps []Problem) []Problem {
 	}
 	return out
 }
+
+// ConfinementLine says in one line how the entry's processes are confined
+// (CONTRACT.md section 14): "sandboxed: read …, write …, net off",
+// "jail mcp0", or "unconfined: can read everything colibri can".
+func (s *Server) ConfinementLine() string {
+	switch sb := s.Confinement(); {
+	case s.URL != "":
+		return "remote: no process of this machine"
+	case s.Jail != nil && s.Jail.Name != "":
+		return "jail " + s.Jail.Name
+	case s.Jail != nil:
+		return "jail " + s.Jail.Path + " (ephemeral)"
+	case sb != nil:
+		paths := func(ps []string) string {
+			if len(ps) == 0 {
+				return "nothing more"
+			}
+			return strings.Join(ps, " ")
+		}
+		line := "sandboxed: read " + paths(sb.Read) + ", write " + paths(sb.Write) + ", net "
+		if sb.NetAllowed() {
+			line += "on"
+		} else {
+			line += "off"
+		}
+		if sb.MaxMemoryMB > 0 {
+			line += fmt.Sprintf(", max_memory_mb %d", sb.MaxMemoryMB)
+		}
+		if sb.MaxCPUSeconds > 0 {
+			line += fmt.Sprintf(", max_cpu_seconds %d", sb.MaxCPUSeconds)
+		}
+		if sb.BestEffort {
+			line += ", best_effort"
+		}
+		return line
+	}
+	return "unconfined: can read everything colibri can"
+}
