@@ -63,6 +63,9 @@ type proc struct {
 	limit  int64     // MaxResultBytes: one message from stdout at most
 	bulk   *bulk.Table
 
+	jailRemove []string  // removes its ephemeral jail (jailclean.go), or nil
+	jailOnce   sync.Once // removeJail runs once
+
 	inputOnce   sync.Once
 	inputClosed atomic.Bool // colibri closed the server's stdin (closeInput)
 	closeOnce   sync.Once
@@ -178,6 +181,14 @@ func (h *Host) wrapCmd(srv *registry.Server, own map[string]string) (*exec.Cmd, 
 	} else {
 		spec := jailSpec(srv.Jail)
 		spec.Cwd = srv.Cwd // jexec -d: a directory inside the jail
+		if spec.Path != "" {
+			spec.Ephemeral = h.ephemeralName()
+		}
+		if spec.Cwd != "" && spec.Name != "" {
+			if err := checkJexecCwd(srv, envValue(env, "PATH")); err != nil {
+				return nil, err
+			}
+		}
 		if spec.RootPath != "" {
 			if p, err := jail.CheckRoot(spec.RootPath, srv.Command, envValue(env, "PATH")); err != nil {
 				return nil, &Error{Kind: KindSpawn, Server: srv.Name, Phase: PhaseSpawn,
@@ -283,6 +294,7 @@ func (h *Host) start(ctx context.Context, srv *registry.Server, cmd *exec.Cmd, r
 		startCtx = reqid.With(ctx, "") // the id is on p.log already: once is enough
 	}
 	p.limits = sandbox.Limits(cmd.Args)
+	p.jailRemove = h.jailRemoval(cmd)
 	go func() {
 		p.waitErr = cmd.Wait()
 		osproc.Reaped(p.pid)
@@ -426,6 +438,7 @@ func (p *proc) kill() {
 		// reaper's (Host.reapAdopted).
 		killGroup(p.pid, syscall.SIGKILL)
 	default:
+		p.removeJail()
 		if _, err := osproc.KillTree(p.pid); err != nil {
 			p.log.Warn("cannot kill every process of the server", "err", err)
 		}
@@ -443,6 +456,7 @@ func (p *proc) kill() {
 func (p *proc) stop(grace time.Duration) {
 	p.closeInput()
 	if !p.hasExited(grace) {
+		p.removeJail() // an ephemeral jail outlives a jail(8) that is signalled
 		if err := killGroup(p.pid, syscall.SIGTERM); err != nil && errors.Is(err, syscall.EPERM) {
 			// A child that changed user (jexec -U, mdo) cannot be signalled
 			// by an unprivileged colibri: closing stdin was the only polite
