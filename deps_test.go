@@ -63,6 +63,8 @@ var forbidden = map[string][]string{
 	// sandboxed server, so it stays small (no MCP, no registry, no network).
 	"internal/sandbox": {"os/exec", "net", "net/http", module + "cmd", module + "host", module + "jail", module + "registry",
 		module + "tools", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	"internal/sandbox/early": {"os/exec", "net", "net/http", module + "cmd", module + "host", module + "jail", module + "registry",
+		module + "tools", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 }
 
 // What a package must not import itself, though it reaches it through

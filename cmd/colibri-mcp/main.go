@@ -19,7 +19,7 @@ import (
 	"syscall"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
-	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
+	_ "github.com/colibri-mcp/colibri-mcp/internal/sandbox/early" // the launcher, before other packages initialize
 )
 
 // Set by the Makefile with -ldflags "-X main.version=… -X main.commit=…".
@@ -29,11 +29,9 @@ var (
 )
 
 func main() {
-	if sandbox.IsLauncher(os.Args) {
-		// colibri re-executed as the sandbox launcher: confine, exec the
-		// server (internal/sandbox). Nothing else of colibri runs.
-		os.Exit(sandbox.Launch(os.Args))
-	}
+	// colibri re-executed as the sandbox launcher never gets here: the
+	// init of internal/sandbox/early (imported below) confines it and execs
+	// the server first, before most of colibri's packages initialize.
 	harden()
 	ctx, stop := stopOnSignal()
 	err := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr, os.Environ())
