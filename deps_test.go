@@ -114,7 +114,9 @@ func TestImportRules(t *testing.T) {
 			}
 			src, _ := os.ReadFile(file)
 			for _, call := range forbiddenCalls {
-				if strings.Contains(string(src), call) {
+				if strings.Contains(string(src), call) && !(pkg == "internal/sandbox/early" && call == "os.Exit(") {
+					// (early is main's own first step: colibri run as the sandbox
+					// launcher exits there when it cannot exec the server.)
 					t.Errorf("%s calls %s: only main may", file, strings.TrimSuffix(call, "("))
 				}
 			}
