@@ -298,7 +298,7 @@ func (h *Host) start(ctx context.Context, srv *registry.Server, cmd *exec.Cmd, r
 	go func() {
 		p.waitErr = cmd.Wait()
 		osproc.Reaped(p.pid)
-		if err := sandbox.Cleanup(cmd.Args, p.pid); err != nil {
+		if err := sandbox.Cleanup(cmd.Args); err != nil {
 			p.log.Warn("cannot remove the sandbox's private TMPDIR", "err", err)
 		}
 		close(p.exited)

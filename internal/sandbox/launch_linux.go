@@ -53,7 +53,7 @@ func (p *Plan) apply(argv []string) error {
 		}
 		env = setEnv(env, "HOME", p.Home)
 	}
-	tmp := TempDir(p, os.Getpid())
+	tmp := p.Tmp
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return fmt.Errorf("making the private TMPDIR: %w", err)
 	}

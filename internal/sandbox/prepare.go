@@ -2,8 +2,10 @@ package sandbox
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -71,6 +73,9 @@ var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/d
 // when not empty, says what a best_effort sandbox runs without.
 func Prepare(in Input) (*Plan, string, error) {
 	var warning string
+	if !filepath.IsAbs(in.StateDir) {
+		return nil, "", &Error{Msg: fmt.Sprintf("no state folder for the private HOME and TMPDIR (%q): set XDG_STATE_HOME or HOME", in.StateDir)}
+	}
 	if in.ABI < NeedABI {
 		missing := abiFeatures[max(in.ABI, 0)+1:]
 		have := "this kernel has no Landlock"
@@ -88,7 +93,7 @@ func Prepare(in Input) (*Plan, string, error) {
 		MemoryMB:   in.Spec.MaxMemoryMB,
 		CPUSeconds: in.Spec.MaxCPUSeconds,
 		ABI:        in.ABI,
-		TempRoot:   filepath.Join(in.StateDir, "tmp", in.Server),
+		Tmp:        filepath.Join(in.StateDir, "tmp", in.Server, randomName()),
 		Home:       HomeDir(in.StateDir, in.Server),
 	}
 	protect := resolveAll(in.Protect)
@@ -221,3 +226,9 @@ func isWithin(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
+
+// randomName names a private TMPDIR: unique, so that removing one process's
+// folder never removes another's (a pid may be reused at once). It need not
+// be secret: its parent is colibri's, mode 0700, and no server may write
+// there.
+func randomName() string { return strconv.FormatUint(rand.Uint64(), 36) }

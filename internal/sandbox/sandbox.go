@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -40,10 +39,10 @@ type Plan struct {
 	// Home is its private HOME (created 0700 when missing); "" when
 	// Write grants the real one.
 	Home string `json:"home,omitempty"`
-	// TempRoot holds the private TMPDIR of each process, TempRoot/PID,
-	// which the launcher creates and colibri removes once the process is
-	// reaped (Cleanup).
-	TempRoot string `json:"tmp"`
+	// Tmp is the process's private TMPDIR, a folder of its own (a random
+	// name under the server's), which the launcher creates and colibri
+	// removes once the process is reaped (Cleanup).
+	Tmp string `json:"tmp"`
 	// Net false forbids every IPv4 and IPv6 socket.
 	Net bool `json:"net"`
 	// MemoryMB bounds each process's private writable memory
@@ -82,19 +81,16 @@ func parseArgv(args []string) (*Plan, []string, error) {
 	return &p, args[3:], nil
 }
 
-// TempDir is the private TMPDIR of the process pid under plan p.
-func TempDir(p *Plan, pid int) string { return filepath.Join(p.TempRoot, strconv.Itoa(pid)) }
-
-// Cleanup removes what the launcher made for the process pid, given the
-// argv it was started with: its private TMPDIR. It does nothing for a
-// process that was not started through the launcher. Call it once the
-// process has been reaped.
-func Cleanup(args []string, pid int) error {
+// Cleanup removes what the launcher made for a process, given the argv it
+// was started with: its private TMPDIR. It does nothing for a process that
+// was not started through the launcher. Call it once the process has been
+// reaped.
+func Cleanup(args []string) error {
 	p, _, err := parseArgv(args)
-	if err != nil || p.TempRoot == "" || pid <= 0 {
+	if err != nil || !filepath.IsAbs(p.Tmp) {
 		return nil
 	}
-	return os.RemoveAll(TempDir(p, pid))
+	return os.RemoveAll(p.Tmp)
 }
 
 // Limits describes the resource limits of a process started with args, for
