@@ -306,3 +306,18 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// A warm (persistent) process is confined as a per-request one is: the
+// same launcher, built where every command is built.
+func TestSandboxWarmProcess(t *testing.T) {
+	w := newSandboxWorld(t, host.Options{})
+	srv := prisoner(&registry.Sandbox{})
+	srv.Lifecycle = registry.Persistent
+	first := w.try(t, srv, map[string]any{"op": "env"})
+	if got := w.try(t, srv, map[string]any{"op": "read", "path": w.secret}); !strings.Contains(got, "permission denied") {
+		t.Errorf("warm, read under HOME: %s", got)
+	}
+	if again := w.try(t, srv, map[string]any{"op": "env"}); again != first || !strings.Contains(first, sandbox.HomeDir(w.state, "prisoner")) {
+		t.Errorf("warm: %q then %q, want one confined process", first, again)
+	}
+}
