@@ -120,7 +120,7 @@ func main() {
 			fail("soak", err)
 		}
 	}
-	if runs("sandbox") && runtime.GOOS == "linux" {
+	if runs("sandbox") {
 		if err := sandboxRow(*colibri, demoAbs, env, 5**n); err != nil {
 			fail("sandbox", err)
 		}

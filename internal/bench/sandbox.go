@@ -7,6 +7,8 @@ import (
 	"os/exec"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
 )
 
 // sandboxRow measures what the sandbox costs a per-request call: one
@@ -15,6 +17,10 @@ import (
 // called alternately (A/B), cold each time. The target is a ratio of at
 // most 1.15.
 func sandboxRow(colibri, demo string, env []string, n int) error {
+	if abi := sandbox.DetectABI(); abi < sandbox.NeedABI {
+		fmt.Printf("\nsandbox row skipped: this kernel's Landlock ABI is %d, the sandbox needs %d\n", abi, sandbox.NeedABI)
+		return nil
+	}
 	state, err := os.MkdirTemp("", "colibri-bench-state-")
 	if err != nil {
 		return err
