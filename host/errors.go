@@ -30,6 +30,7 @@ const (
 	KindUnreachable      Kind = "unreachable"
 	KindUnauthorized     Kind = "unauthorized"
 	KindDenied           Kind = "denied"
+	KindSandbox          Kind = "sandbox"
 	KindInternal         Kind = "internal"
 )
 

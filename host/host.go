@@ -70,6 +70,19 @@ type Options struct {
 	// Environ is colibri's own environment, the source of the child's few
 	// inherited variables and of ${NAME} in the registry; nil means os.Environ.
 	Environ func() []string
+	// Launcher is colibri's own binary, run as the sandbox launcher
+	// (internal/sandbox) for an entry with a sandbox; without it such an
+	// entry fails with kind sandbox.
+	Launcher string
+	// SandboxABI, when set, replaces the kernel's Landlock ABI as colibri
+	// sees it (tests play an older kernel, or one without Landlock).
+	SandboxABI func() int
+	// SandboxProtect are colibri's own files (registry, pin file, audit
+	// log, token and key files): no sandbox may grant a path that holds one.
+	SandboxProtect []string
+	// StateDir is colibri's state folder, home of the sandboxes' private
+	// HOME and TMPDIR folders; "" means $XDG_STATE_HOME/colibri-mcp.
+	StateDir string
 	// OnSpawn, when set, is told of every process started.
 	OnSpawn func(server string, pid int)
 	// OnRequest, when set, is told of each request colibri sent a hosted
@@ -135,6 +148,10 @@ type Host struct {
 	requests tasks
 	base     context.Context
 	cancel   context.CancelFunc
+
+	// sandboxWarned: server name → true once a best_effort sandbox's
+	// missing rules were logged.
+	sandboxWarned sync.Map
 }
 
 // reapAdopted kills and reaps the orphans of hosted servers that the

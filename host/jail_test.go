@@ -16,6 +16,7 @@ import (
 // fakeJexec records its argv (NUL-separated) and plays jexec(8) in place:
 // "-d DIR" becomes the working directory, "-U USER" is skipped.
 const fakeJexec = `#!/bin/sh
+# usage: jexec [-l] [-d working-directory] [[-u username] | [-U username]] jail [command ...]
 printf '%s\0' jexec "$@" > "$FAKE_JAIL_RECORD"
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -61,5 +62,29 @@ func TestJailNameWithCwd(t *testing.T) {
 	want := []string{"jexec", "-d", cwd, "-U", "mcp", "mcp0", fakeBin, "ok"}
 	if !slices.Equal(got, want) {
 		t.Errorf("argv\n got %q\nwant %q", got, want)
+	}
+}
+
+// An older jexec(8), without -d: cwd with jail.name is a jail error that
+// says so, found before anything starts.
+func TestJailCwdNeedsJexecD(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	os.Mkdir(bin, 0o755)
+	older := strings.Replace(fakeJexec, "[-d working-directory] ", "", 1)
+	if err := os.WriteFile(filepath.Join(bin, "jexec"), []byte(older), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, host.Options{})
+	srv := &registry.Server{Name: "jailed", Command: fakeBin, Args: []string{"ok"}, Cwd: "/srv",
+		Env:  map[string]string{"PATH": bin + ":/usr/bin:/bin", "FAKE_JAIL_RECORD": filepath.Join(dir, "argv")},
+		Jail: &registry.Jail{Name: "mcp0"}}
+	_, err := h.ListTools(t.Context(), srv, nil)
+	e := wantKind(t, err, host.KindJail, host.PhaseSpawn)
+	if !strings.Contains(e.Error(), "-d") || !strings.Contains(e.Error(), "release") {
+		t.Errorf("message %q should say the release's jexec lacks -d", e.Error())
+	}
+	if n := len(h.spawned()); n != 0 {
+		t.Errorf("%d processes started, want none", n)
 	}
 }

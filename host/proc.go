@@ -24,6 +24,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/lineconn"
 	osproc "github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -58,8 +59,12 @@ type proc struct {
 	stalledSince atomic.Int64
 
 	redact *redactor // the secrets colibri expanded into its environment
+	limits string    // its sandbox's resource limits, for the message about its end
 	limit  int64     // MaxResultBytes: one message from stdout at most
 	bulk   *bulk.Table
+
+	jailRemove []string  // removes its ephemeral jail (jailclean.go), or nil
+	jailOnce   sync.Once // removeJail runs once
 
 	inputOnce   sync.Once
 	inputClosed atomic.Bool // colibri closed the server's stdin (closeInput)
@@ -170,9 +175,20 @@ func (h *Host) wrapCmd(srv *registry.Server, own map[string]string) (*exec.Cmd, 
 		} else if err := checkExecutable(srv.Command); err != nil {
 			return nil, &Error{Kind: KindSpawn, Server: srv.Name, Phase: PhaseSpawn, Err: err}
 		}
+		if argv, err = h.confine(srv, argv); err != nil {
+			return nil, err
+		}
 	} else {
 		spec := jailSpec(srv.Jail)
 		spec.Cwd = srv.Cwd // jexec -d: a directory inside the jail
+		if spec.Path != "" {
+			spec.Ephemeral = h.ephemeralName()
+		}
+		if spec.Cwd != "" && spec.Name != "" {
+			if err := checkJexecCwd(srv, envValue(env, "PATH")); err != nil {
+				return nil, err
+			}
+		}
 		if spec.RootPath != "" {
 			if p, err := jail.CheckRoot(spec.RootPath, srv.Command, envValue(env, "PATH")); err != nil {
 				return nil, &Error{Kind: KindSpawn, Server: srv.Name, Phase: PhaseSpawn,
@@ -277,9 +293,14 @@ func (h *Host) start(ctx context.Context, srv *registry.Server, cmd *exec.Cmd, r
 		p.log = p.log.With(reqid.Key, id)
 		startCtx = reqid.With(ctx, "") // the id is on p.log already: once is enough
 	}
+	p.limits = sandbox.Limits(cmd.Args)
+	p.jailRemove = h.jailRemoval(cmd)
 	go func() {
 		p.waitErr = cmd.Wait()
 		osproc.Reaped(p.pid)
+		if err := sandbox.Cleanup(cmd.Args); err != nil {
+			p.log.Warn("cannot remove the sandbox's private TMPDIR", "err", err)
+		}
 		close(p.exited)
 	}()
 	go func() {
@@ -339,7 +360,17 @@ func closedWithin(ch <-chan struct{}, d time.Duration) bool {
 	}
 }
 
+// exitStatus says how the process ended; one that failed under a
+// sandbox's resource limits names them: past one, the kernel ends it.
 func (p *proc) exitStatus() string {
+	s := p.endStatus()
+	if p.limits != "" && s != "is still running" && s != "exited with status 0" {
+		s += " (its sandbox limits it to " + p.limits + ")"
+	}
+	return s
+}
+
+func (p *proc) endStatus() string {
 	select {
 	case <-p.exited:
 	default:
@@ -407,6 +438,7 @@ func (p *proc) kill() {
 		// reaper's (Host.reapAdopted).
 		killGroup(p.pid, syscall.SIGKILL)
 	default:
+		p.removeJail()
 		if _, err := osproc.KillTree(p.pid); err != nil {
 			p.log.Warn("cannot kill every process of the server", "err", err)
 		}
@@ -424,6 +456,7 @@ func (p *proc) kill() {
 func (p *proc) stop(grace time.Duration) {
 	p.closeInput()
 	if !p.hasExited(grace) {
+		p.removeJail() // an ephemeral jail outlives a jail(8) that is signalled
 		if err := killGroup(p.pid, syscall.SIGTERM); err != nil && errors.Is(err, syscall.EPERM) {
 			// A child that changed user (jexec -U, mdo) cannot be signalled
 			// by an unprivileged colibri: closing stdin was the only polite

@@ -10,8 +10,10 @@
 package jail
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"path"
@@ -27,6 +29,11 @@ type Spec struct {
 	User     string // a user of the jail's own passwd
 	IP4      string // with Path: the ephemeral jail's IPv4 address
 	Cwd      string // with Name: the working directory inside the jail (jexec -d)
+	// Ephemeral, with Path, names the ephemeral jail (name=), so that
+	// colibri can remove it (Remove) when it had to kill the tree: jail(8)
+	// holds a new jail with a temporary persist that it clears only when
+	// its command returns.
+	Ephemeral string
 }
 
 // Priv is how the jail commands gain privilege (COLIBRI_JAIL_PRIV_MODE).
@@ -128,9 +135,14 @@ func Wrap(spec Spec, priv Priv, helper string, argv []string) ([]string, error) 
 		out = append(out, spec.Name)
 		return append(out, argv...), nil
 	}
-	out = append(out, "jail", "-c")
+	// -q first: jail(8) then writes nothing to stdout, which is the
+	// hosted server's MCP channel.
+	out = append(out, "jail", "-q", "-c")
 	if spec.User != "" {
 		out = append(out, "-U", spec.User)
+	}
+	if spec.Ephemeral != "" {
+		out = append(out, "name="+spec.Ephemeral)
 	}
 	out = append(out, "path="+spec.Path)
 	if spec.IP4 != "" {
@@ -170,6 +182,9 @@ func checkSpec(s Spec) error {
 		}
 		if s.RootPath != "" {
 			return &Error{Field: "root_path", Value: s.RootPath, Reason: `goes with "name"`}
+		}
+		if s.Ephemeral != "" && (checkValue("ephemeral name", s.Ephemeral) != nil || !jailNameChars(s.Ephemeral)) {
+			return &Error{Field: "ephemeral name", Value: s.Ephemeral, Reason: "may hold only letters, digits and '_'"}
 		}
 		if s.Cwd != "" {
 			// jail(8) -c has no working directory: the command starts in
@@ -240,6 +255,68 @@ func wordChars(s string) bool {
 		}
 	}
 	return true
+}
+
+// jailNameChars: a jail name of colibri's own; '.' would make it
+// hierarchical (jail(8): "name ... a dot-separated hierarchy").
+func jailNameChars(s string) bool {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Remove returns the argv that removes the ephemeral jail name, with the
+// privilege prefix of priv (jail(8): "-r: Remove the jail specified by jid
+// or name. All jailed processes are killed").
+func Remove(name string, priv Priv, helper string) ([]string, error) {
+	if checkValue("ephemeral name", name) != nil || !jailNameChars(name) {
+		return nil, &Error{Field: "ephemeral name", Value: name, Reason: "may hold only letters, digits and '_'"}
+	}
+	line, err := Wrap(Spec{Name: name}, priv, helper, []string{"/bin/true"})
+	if err != nil {
+		return nil, err
+	}
+	// Wrap made PREFIX… jexec NAME /bin/true: keep the prefix.
+	i := len(line) - 3
+	return append(line[:i:i], "jail", "-r", name), nil
+}
+
+// EphemeralName is the name= of the ephemeral jail that argv (a line Wrap
+// built) creates, or "".
+func EphemeralName(argv []string) string {
+	for i := 0; i+2 < len(argv); i++ {
+		if path.Base(argv[i]) != "jail" || argv[i+1] != "-q" || argv[i+2] != "-c" {
+			continue
+		}
+		for _, a := range argv[i+3:] {
+			if strings.HasPrefix(a, "command=") {
+				return ""
+			}
+			if name, ok := strings.CutPrefix(a, "name="); ok {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// JexecHasCwd reports whether the jexec(8) at path knows -d: it exists
+// only in newer FreeBSD releases, whose usage line reads "[-d
+// working-directory]". It reads the program (at most 4 MiB), never runs it.
+func JexecHasCwd(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 4<<20))
+	if err != nil {
+		return false, err
+	}
+	return bytes.Contains(b, []byte("-d working-directory")), nil
 }
 
 // ErrNotInRoot is returned by CheckRoot for a command that is not an

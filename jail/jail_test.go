@@ -31,15 +31,17 @@ func TestWrap(t *testing.T) {
 		{"root_path is not in the argv", jail.Spec{Name: "mcp0", RootPath: "/jails/mcp0"}, jail.PrivNone, "",
 			"jexec | mcp0 | /usr/local/bin/srv | --stdio | -v | a b | x=y"},
 		{"ephemeral", jail.Spec{Path: "/var/jails/mcp"}, jail.PrivNone, "",
-			"jail | -c | path=/var/jails/mcp | command=/usr/local/bin/srv | --stdio | -v | a b | x=y"},
+			"jail | -q | -c | path=/var/jails/mcp | command=/usr/local/bin/srv | --stdio | -v | a b | x=y"},
 		{"ephemeral, ip4 and user", jail.Spec{Path: "/var/jails/mcp", IP4: "10.0.0.5", User: "mcp"}, jail.PrivNone, "",
-			"jail | -c | -U | mcp | path=/var/jails/mcp | ip4.addr=10.0.0.5 | command=/usr/local/bin/srv | --stdio | -v | a b | x=y"},
+			"jail | -q | -c | -U | mcp | path=/var/jails/mcp | ip4.addr=10.0.0.5 | command=/usr/local/bin/srv | --stdio | -v | a b | x=y"},
+		{"ephemeral, named for removal", jail.Spec{Path: "/var/jails/mcp", User: "mcp", Ephemeral: "colibri_12_3"}, jail.PrivNone, "",
+			"jail | -q | -c | -U | mcp | name=colibri_12_3 | path=/var/jails/mcp | command=/usr/local/bin/srv | --stdio | -v | a b | x=y"},
 		{"mdo", jail.Spec{Name: "mcp0"}, jail.PrivMdo, "",
 			"mdo | jexec | mcp0 | /usr/local/bin/srv | --stdio | -v | a b | x=y"},
 		{"helper, default path", jail.Spec{Name: "mcp0", User: "mcp"}, jail.PrivHelper, "",
 			"/usr/local/libexec/colibri-jail-helper | jexec | -U | mcp | mcp0 | /usr/local/bin/srv | --stdio | -v | a b | x=y"},
 		{"helper, own path", jail.Spec{Path: "/j"}, jail.PrivHelper, "/opt/helper",
-			"/opt/helper | jail | -c | path=/j | command=/usr/local/bin/srv | --stdio | -v | a b | x=y"},
+			"/opt/helper | jail | -q | -c | path=/j | command=/usr/local/bin/srv | --stdio | -v | a b | x=y"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -174,7 +176,7 @@ func FuzzWrap(f *testing.F) {
 			if cwd != "" {
 				t.Fatalf("cwd %q accepted with an ephemeral jail: jail -c has no working directory", cwd)
 			}
-			want = append(want, "jail", "-c")
+			want = append(want, "jail", "-q", "-c")
 			if user != "" {
 				want = append(want, "-U", user)
 			}
@@ -197,4 +199,57 @@ func FuzzWrap(f *testing.F) {
 			}
 		}
 	})
+}
+
+// An ephemeral jail colibri had to kill is removed through the same
+// privilege mode: PREFIX jail -r NAME; the name is read back from the line
+// that created it.
+func TestRemove(t *testing.T) {
+	for _, tc := range []struct {
+		priv   jail.Priv
+		helper string
+		want   string
+	}{
+		{jail.PrivNone, "", "jail | -r | colibri_1_2"},
+		{jail.PrivMdo, "", "mdo | jail | -r | colibri_1_2"},
+		{jail.PrivHelper, "/opt/helper", "/opt/helper | jail | -r | colibri_1_2"},
+	} {
+		got, err := jail.Remove("colibri_1_2", tc.priv, tc.helper)
+		if err != nil || strings.Join(got, " | ") != tc.want {
+			t.Errorf("%s: %q, %v; want %s", tc.priv, got, err, tc.want)
+		}
+		line, err := jail.Wrap(jail.Spec{Path: "/j", Ephemeral: "colibri_1_2"}, tc.priv, tc.helper, []string{"/srv", "name=not-this"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := jail.EphemeralName(line); n != "colibri_1_2" {
+			t.Errorf("EphemeralName(%q) = %q", line, n)
+		}
+	}
+	for _, bad := range []string{"", "-r", "a.b", "a b", "x\n"} {
+		if _, err := jail.Remove(bad, jail.PrivNone, ""); err == nil {
+			t.Errorf("Remove(%q) accepted", bad)
+		}
+	}
+	if n := jail.EphemeralName([]string{"/usr/sbin/jail", "-q", "-c", "name=c_1", "path=/j", "command=/srv"}); n != "c_1" {
+		t.Errorf("a jail found on PATH: ephemeral name %q", n)
+	}
+	if n := jail.EphemeralName([]string{"jexec", "mcp0", "/srv", "name=x"}); n != "" {
+		t.Errorf("a jexec line has ephemeral name %q", n)
+	}
+}
+
+// jexec -d exists only in newer releases: the installed jexec is read for
+// its usage line.
+func TestJexecHasCwd(t *testing.T) {
+	dir := t.TempDir()
+	newer, older := filepath.Join(dir, "newer"), filepath.Join(dir, "older")
+	os.WriteFile(newer, []byte("\x7fELF...usage: jexec [-l] [-d working-directory] [[-u username] | [-U username]] jail [command ...]\n"), 0o755)
+	os.WriteFile(older, []byte("\x7fELF...usage: jexec [-l] [-u username | -U username] jail [command ...]\n"), 0o755)
+	if ok, err := jail.JexecHasCwd(newer); !ok || err != nil {
+		t.Errorf("newer: %v, %v", ok, err)
+	}
+	if ok, err := jail.JexecHasCwd(older); ok || err != nil {
+		t.Errorf("older: %v, %v", ok, err)
+	}
 }

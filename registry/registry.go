@@ -68,6 +68,8 @@ type Registry struct {
 	// Policy is the top-level "policy": it applies to every server,
 	// together with each server's own (CONTRACT.md section 9).
 	Policy *policy.Policy
+	// Sandbox is the top-level "sandbox", every command entry's default.
+	Sandbox *Sandbox
 }
 
 // Rules are the policies that apply to srv's tools: the top-level one and
@@ -100,6 +102,8 @@ type Server struct {
 	Lifecycle   string            `json:"lifecycle,omitempty"`
 	IdleMS      int64             `json:"idle_timeout_ms,omitempty"`
 	Jail        *Jail             `json:"jail,omitempty"`
+	// Sandbox is the Linux confinement that applies (sandbox.go).
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 	// ToolPrefix names this server's tools in aggregate mode (PREFIX__TOOL);
 	// "" means the server name ([Server.Prefix]).
 	ToolPrefix string `json:"tool_prefix,omitempty"`
@@ -379,6 +383,7 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 	var file struct {
 		Servers map[string]*Server `json:"servers"`
 		Policy  *policy.Policy     `json:"policy"`
+		Sandbox *Sandbox           `json:"sandbox"`
 	}
 	var policies struct {
 		Servers map[string]struct {
@@ -394,7 +399,7 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 		// schema and the Go types: a bug of ours, reported as such.
 		return nil, &Error{File: path, Problems: []Problem{{Message: "internal: decoding a valid registry: " + err.Error()}}, Err: err}
 	}
-	reg := &Registry{Path: path, Servers: file.Servers, Policy: file.Policy}
+	reg := &Registry{Path: path, Servers: file.Servers, Policy: file.Policy, Sandbox: file.Sandbox}
 	if reg.Servers == nil {
 		reg.Servers = map[string]*Server{}
 	}
@@ -402,6 +407,7 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 		s.Name = name
 		s.Policy = policies.Servers[name].Policy
 		s.resolve(path)
+		s.applySandbox(file.Sandbox, registryDir(path))
 	}
 	if err := reg.Validate(); err != nil {
 		return nil, err
@@ -451,6 +457,8 @@ func (r *Registry) Validate() error {
 		problems = append(problems, policyProblems("/servers/"+escapePointer(name)+"/policy", s.Policy)...)
 	}
 	problems = append(problems, r.prefixProblems()...)
+	problems = append(problems, r.topSandboxProblems()...)
+	problems = onceEach(problems) // a top-level sandbox's problem, met through each entry
 	if len(problems) > 0 {
 		return &Error{File: r.Path, Problems: problems}
 	}
@@ -576,6 +584,7 @@ func (s *Server) problems() []Problem {
 		}
 	}
 	ps = append(ps, s.remoteProblems(at)...)
+	ps = append(ps, s.sandboxProblems()...)
 	for key, val := range s.Env {
 		if _, err := expand(val, func(string) (string, bool) { return "", true }); err != nil {
 			ps = append(ps, Problem{Location: at("/env/" + escapePointer(key)), Message: err.Error()})

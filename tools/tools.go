@@ -139,6 +139,10 @@ type ServerInfo struct {
 	Description string    `json:"description,omitempty"`
 	Lifecycle   string    `json:"lifecycle"`
 	Jail        *JailInfo `json:"jail,omitempty"`
+	// Sandbox is the entry's Linux sandbox, paths resolved; Confinement
+	// says in one line how its processes are confined.
+	Sandbox     *registry.Sandbox `json:"sandbox,omitempty"`
+	Confinement string            `json:"confinement,omitempty"`
 	// Warm is shown for persistent servers: whether a warm process is up,
 	// and each one's pid and uptime.
 	Warm *WarmInfo `json:"warm,omitempty"`
@@ -280,6 +284,9 @@ func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
 		}
 		if j := srv.Jail; j != nil {
 			info.Jail = &JailInfo{Name: j.Name, Path: j.Path, RootPath: j.RootPath, User: j.User, IP4: j.IP4}
+		}
+		if !srv.IsRemote() {
+			info.Sandbox, info.Confinement = srv.Confinement(), srv.ConfinementLine()
 		}
 		if srv.IsPersistent() {
 			procs := s.opts.Host.Warm(name)

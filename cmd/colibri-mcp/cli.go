@@ -417,6 +417,7 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		OAuth:          oauth.NewHandlers(oauthOptions(s)).Handler,
 		Bulk:           s.bulk,
 	}
+	sandboxWiring(&opts, s)
 	if m := s.metrics; m != nil {
 		opts.OnRequest = m.ClientOperation
 		opts.OnRetry = func(server string, phase host.Phase) { m.Retry(server, string(phase)) }

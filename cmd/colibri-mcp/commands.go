@@ -173,6 +173,8 @@ func cmdServers(ctx context.Context, s *settings, asJSON bool, stdout, stderr io
 		j := "-"
 		if srv.Jail != nil {
 			j = srv.Jail.Name + srv.Jail.Path
+		} else if srv.Sandbox != nil {
+			j = "sandboxed" // check shows what it grants
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", srv.Name, cmdline, orDash(strings.Join(names, ",")), j, srv.Description)
 	}
@@ -423,6 +425,8 @@ type checkServerResult struct {
 	OK     bool               `json:"ok"`
 	Error  *tools.ErrorDetail `json:"error,omitempty"`
 	Tools  *int               `json:"tools,omitempty"` // with --probe
+	// Confinement says how the entry's processes are confined, in one line.
+	Confinement string `json:"confinement"`
 }
 
 func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Writer) error {
@@ -463,7 +467,7 @@ func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Wr
 	}
 	var wg sync.WaitGroup
 	for i, name := range names {
-		r := checkServerResult{Server: name, OK: true}
+		r := checkServerResult{Server: name, OK: true, Confinement: reg.Servers[name].ConfinementLine()}
 		if err := h.Check(reg.Servers[name]); err != nil {
 			r.OK, r.Error = false, tools.Detail(err)
 			done(i, r)
@@ -518,6 +522,7 @@ func printCheckLine(w io.Writer, r checkServerResult) {
 	default:
 		fmt.Fprintf(w, "  %-20s ok\n", r.Server)
 	}
+	fmt.Fprintf(w, "  %-20s %s\n", "", r.Confinement)
 }
 
 // plural is "1 server", "2 servers".

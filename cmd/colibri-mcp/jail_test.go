@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,10 +29,12 @@ if [ "$1" = "-U" ]; then shift 2; fi
 shift
 exec "$@"
 `,
-	// jail -c [-U user] param=value ... command=CMD ARGS: forks the command
-	// and waits for it, so the hosted server is a grandchild of colibri.
+	// jail -q -c [-U user] param=value ... command=CMD ARGS: forks the
+	// command and waits for it, so the hosted server is a grandchild of
+	// colibri. jail -r NAME: recorded, nothing else.
 	"jail": `#!/bin/sh
 printf '%s\0' jail "$@" > "$FAKE_JAIL_RECORD.jail.$$"
+if [ "$1" = "-r" ]; then exit 0; fi
 while [ $# -gt 0 ]; do
 	case "$1" in
 	command=*) cmd="${1#command=}"; shift; break ;;
@@ -112,13 +116,13 @@ func TestJailForms(t *testing.T) {
 		{"jexec -U", "none", map[string]any{"name": "mcp0", "user": "mcp"}, "everything",
 			[]string{"jexec", "-U", "mcp", "mcp0", "node", everything, "stdio"}},
 		{"jail -c", "none", map[string]any{"path": "/var/jails/mcp"}, "demo",
-			[]string{"jail", "-c", "path=/var/jails/mcp", "command=" + demoBin}},
+			[]string{"jail", "-q", "-c", ephemeralName, "path=/var/jails/mcp", "command=" + demoBin}},
 		{"jail -c -U ip4", "none", map[string]any{"path": "/var/jails/mcp", "ip4": "10.0.0.5", "user": "mcp"}, "everything",
-			[]string{"jail", "-c", "-U", "mcp", "path=/var/jails/mcp", "ip4.addr=10.0.0.5", "command=node", everything, "stdio"}},
+			[]string{"jail", "-q", "-c", "-U", "mcp", ephemeralName, "path=/var/jails/mcp", "ip4.addr=10.0.0.5", "command=node", everything, "stdio"}},
 		{"mdo jexec", "mdo", map[string]any{"name": "mcp0"}, "demo",
 			[]string{"mdo", "jexec", "mcp0", demoBin}},
 		{"mdo jail -c", "mdo", map[string]any{"path": "/var/jails/mcp"}, "everything",
-			[]string{"mdo", "jail", "-c", "path=/var/jails/mcp", "command=node", everything, "stdio"}},
+			[]string{"mdo", "jail", "-q", "-c", ephemeralName, "path=/var/jails/mcp", "command=node", everything, "stdio"}},
 		{"helper jexec -U", "helper", map[string]any{"name": "mcp0", "user": "mcp"}, "demo",
 			[]string{helper, "jexec", "-U", "mcp", "mcp0", demoBin}},
 	}
@@ -163,9 +167,9 @@ func checkRecorded(t *testing.T, f *jailFixture, want []string) {
 	}
 	leader, found := 0, false
 	for _, r := range rec {
-		if r.argv[0] == want[0] {
+		if r.argv[0] == want[0] && !slices.Contains(r.argv, "-r") { // jail -r: a removal, not the line that ran
 			leader, found = r.pid, true
-			if strings.Join(r.argv, " | ") != strings.Join(want, " | ") {
+			if strings.Join(namesAsOne(r.argv), " | ") != strings.Join(want, " | ") {
 				t.Errorf("argv\n got %q\nwant %q", r.argv, want)
 			}
 		}
@@ -177,6 +181,83 @@ func checkRecorded(t *testing.T, f *jailFixture, want []string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the jailed process group %d is still alive after the request", leader)
 		}
+	}
+}
+
+// ephemeralName stands for the name= colibri gives each ephemeral jail
+// (colibri_PID_N), which namesAsOne writes in its place.
+const ephemeralName = "name=colibri_PID_N"
+
+var ephemeralNameRE = regexp.MustCompile(`^name=colibri_[0-9]+_[0-9]+$`)
+
+func namesAsOne(argv []string) []string {
+	out := slices.Clone(argv)
+	for i, a := range out {
+		if ephemeralNameRE.MatchString(a) {
+			out[i] = ephemeralName
+		}
+	}
+	return out
+}
+
+// An ephemeral jail whose server colibri had to kill (it ignores EOF and
+// SIGTERM) is removed with jail -r NAME, the name it was created with,
+// through the same privilege mode; a server that leaves by itself takes its
+// jail along (jail(8) removes it), and no jail -r runs.
+func TestEphemeralJailRemovedAfterKill(t *testing.T) {
+	t.Parallel()
+	for _, priv := range []string{"none", "mdo"} {
+		t.Run(priv, func(t *testing.T) {
+			f := newJailFixture(t)
+			reg := writeRegistry(t, registryDoc{
+				"stubborn": {"command": fakeBin, "args": []string{"stubborn"}, "env": f.env(), "jail": map[string]any{"path": "/var/jails/mcp"}},
+				"polite":   {"command": fakeBin, "args": []string{"ok"}, "env": f.env(), "jail": map[string]any{"path": "/var/jails/mcp"}},
+			})
+			cs, logs := connectLogs(t, reg, "COLIBRI_MCP_EXTERNAL_CALL=1", "COLIBRI_JAIL_PRIV_MODE="+priv)
+			defer func() {
+				if t.Failed() {
+					t.Log(logs)
+				}
+			}()
+			res := call(t, cs, "colibri_external_mcp_call_tool", map[string]any{"server": "polite", "name": "echo", "arguments": map[string]any{"message": "x"}})
+			if res.IsError {
+				t.Fatalf("polite: %v", res.Content)
+			}
+			res = call(t, cs, "colibri_external_mcp_call_tool", map[string]any{"server": "stubborn", "name": "echo", "arguments": map[string]any{"message": "x"}})
+			if res.IsError {
+				t.Fatalf("stubborn: %v", res.Content)
+			}
+			var created []string
+			removed := map[string]bool{}
+			for deadline := time.Now().Add(20 * time.Second); len(created) < 2 || len(removed) == 0; time.Sleep(20 * time.Millisecond) {
+				for _, r := range f.take(t) {
+					if r.argv[0] != "jail" {
+						continue
+					}
+					if slices.Contains(r.argv, "-r") {
+						removed[strings.Join(r.argv, " ")] = true
+						continue
+					}
+					for _, a := range r.argv {
+						if ephemeralNameRE.MatchString(a) {
+							created = append(created, strings.TrimPrefix(a, "name="))
+						}
+					}
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("created %v, removed %v: want the stubborn server's jail removed", created, removed)
+				}
+			}
+			stubborn := ""
+			for _, name := range created {
+				if removed["jail -r "+name] {
+					stubborn = name
+				}
+			}
+			if stubborn == "" || len(removed) != 1 {
+				t.Errorf("created %v, removed %v: want exactly the killed server's jail removed", created, removed)
+			}
+		})
 	}
 }
 

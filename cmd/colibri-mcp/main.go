@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
+	_ "github.com/colibri-mcp/colibri-mcp/internal/sandbox/early" // the launcher, before other packages initialize
 )
 
 // Set by the Makefile with -ldflags "-X main.version=… -X main.commit=…".
@@ -28,6 +29,9 @@ var (
 )
 
 func main() {
+	// colibri re-executed as the sandbox launcher never gets here: the
+	// init of internal/sandbox/early (imported below) confines it and execs
+	// the server first, before most of colibri's packages initialize.
 	harden()
 	ctx, stop := stopOnSignal()
 	err := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr, os.Environ())

@@ -36,7 +36,7 @@ func main() {
 	peers := flag.String("peers", "testdata/peers", "where server-everything is installed")
 	n := flag.Int("n", 40, "iterations per side for server-everything (the demo server gets 5×)")
 	soakN := flag.Int("soak", 5000, "sequential calls of the soak")
-	rows := flag.String("rows", "", "the parts to run, comma-separated: cold, warm, big, load, soak (default: all)")
+	rows := flag.String("rows", "", "the parts to run, comma-separated: cold, warm, big, load, soak, sandbox (default: all)")
 	only := flag.String("only", "", "the same as -rows (ab is cold)")
 	warmN := flag.Int("warm", 2000, "calls per side of the warm comparison")
 	bigN := flag.Int("big", 10, "calls per side of the 8 MiB comparison")
@@ -118,6 +118,11 @@ func main() {
 	if runs("soak") {
 		if err := soak(demoAbs, *soakN); err != nil {
 			fail("soak", err)
+		}
+	}
+	if runs("sandbox") {
+		if err := sandboxRow(*colibri, demoAbs, env, 5**n); err != nil {
+			fail("sandbox", err)
 		}
 	}
 }

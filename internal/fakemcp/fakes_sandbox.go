@@ -1,4 +1,98 @@
 package main
 
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
 // sandboxFakes: Fakes that try to break out of the Linux sandbox (CONTRACT.md section 14).
-var sandboxFakes = map[string]func(){}
+var sandboxFakes = map[string]func(){
+	// prisoner tries, on request, what a sandbox forbids; its tool "try"
+	// answers "ok: …" when the attempt worked and "denied: ERR" when the
+	// kernel refused it, so that one test sees both with and without the
+	// sandbox. Ops: read, write (path), tcp, udp (addr), signal (pid,
+	// signal number sig), ptrace (pid), exec (path: a setuid copy of this
+	// fake, run as "euid"), alloc (mb, touched), spin (forever), env.
+	"prisoner": func() {
+		s := mcp.NewServer(&mcp.Implementation{Name: "prisoner", Version: "1"}, nil)
+		type in struct {
+			Op   string `json:"op"`
+			Path string `json:"path,omitempty"`
+			Addr string `json:"addr,omitempty"`
+			PID  int    `json:"pid,omitempty"`
+			Sig  int    `json:"sig,omitempty"`
+			MB   int    `json:"mb,omitempty"`
+		}
+		mcp.AddTool(s, &mcp.Tool{Name: "try"}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+			out, err := try(a.Op, a.Path, a.Addr, a.PID, a.Sig, a.MB)
+			if err != nil {
+				return text("denied: " + err.Error()), nil, nil
+			}
+			return text("ok: " + out), nil, nil
+		})
+		s.Run(context.Background(), &mcp.StdioTransport{})
+	},
+	// euid prints the effective uid: a setuid copy run by prisoner shows
+	// whether exec gained the file owner's privilege.
+	"euid": func() { fmt.Println(os.Geteuid()) },
+}
+
+func try(op, path, addr string, pid, sig, mb int) (string, error) {
+	switch op {
+	case "read":
+		b, err := os.ReadFile(path)
+		return fmt.Sprintf("%d bytes", len(b)), err
+	case "write":
+		return "written", os.WriteFile(path, []byte("prisoner was here\n"), 0o644)
+	case "tcp":
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err != nil {
+			return "", err
+		}
+		c.Close()
+		return "connected", nil
+	case "udp":
+		c, err := net.Dial("udp", addr)
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		_, err = c.Write([]byte("prisoner"))
+		return "sent", err
+	case "signal":
+		return "signalled", syscall.Kill(pid, syscall.Signal(sig))
+	case "ptrace":
+		if err := ptraceAttach(pid); err != nil {
+			return "", err
+		}
+		return "attached", nil
+	case "exec":
+		out, err := exec.Command(path, "euid").Output()
+		return string(out), err
+	case "alloc":
+		var keep [][]byte
+		for i := 0; i < mb; i++ {
+			b := make([]byte, 1<<20)
+			for j := range b {
+				b[j] = byte(j)
+			}
+			keep = append(keep, b)
+		}
+		return strconv.Itoa(len(keep)) + " MiB", nil
+	case "spin":
+		for n := 0; ; n++ {
+			_ = n * n
+		}
+	case "env":
+		return fmt.Sprintf("HOME=%s TMPDIR=%s", os.Getenv("HOME"), os.Getenv("TMPDIR")), nil
+	}
+	return "", fmt.Errorf("no op %q", op)
+}

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/colibri-mcp/colibri-mcp/host"
+)
+
+// sandboxWiring tells the host its launcher (this binary, re-executed) and
+// colibri's own files, which no sandbox may grant: the registry, the token,
+// audit, key, pin and env files, and the state folder (pins, OAuth tokens,
+// the sandboxes' homes).
+func sandboxWiring(opts *host.Options, s *settings) {
+	if exe, err := os.Executable(); err == nil {
+		opts.Launcher = exe
+	}
+	getenv := envLookup(s.environ)
+	protect := []string{s.configPath, s.tokenFile, s.auditLog, s.auditKeyFile}
+	for _, name := range []string{"COLIBRI_MCP_PIN_FILE", "COLIBRI_MCP_ENV_FILE"} {
+		if v, ok := getenv(name); ok {
+			protect = append(protect, v)
+		}
+	}
+	state := ""
+	if v, ok := getenv("XDG_STATE_HOME"); ok && filepath.IsAbs(v) {
+		state = filepath.Join(v, "colibri-mcp")
+	} else if home, err := os.UserHomeDir(); err == nil {
+		state = filepath.Join(home, ".local", "state", "colibri-mcp")
+	}
+	opts.StateDir = state
+	if state != "" {
+		protect = append(protect, filepath.Join(state, "pins.json"), filepath.Join(state, "oauth"), filepath.Join(state, "home"))
+	}
+	for _, p := range protect {
+		if p != "" && p != "-" {
+			opts.SandboxProtect = append(opts.SandboxProtect, p)
+		}
+	}
+}

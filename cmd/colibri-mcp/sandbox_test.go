@@ -1,0 +1,127 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
+)
+
+func needLandlock(t *testing.T) {
+	t.Helper()
+	if sandbox.DetectABI() < sandbox.NeedABI {
+		t.Skipf("SKIPPING: this kernel's Landlock ABI is %d; the sandbox needs %d", sandbox.DetectABI(), sandbox.NeedABI)
+	}
+}
+
+// filesystemPath is server-filesystem's entry point (testdata/peers), beside
+// server-everything's.
+func filesystemPath(t *testing.T) string {
+	t.Helper()
+	ev := everythingPath(t)
+	p := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(ev))), "server-filesystem", "dist", "index.js")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("server-filesystem is not installed beside server-everything (make peers): %v", err)
+	}
+	return p
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// Real servers from npm work sandboxed: server-everything with nothing
+// granted beyond its own install folder and no network; server-filesystem,
+// told to serve a folder of which the sandbox grants one subfolder, lists
+// that one and is refused the other by the kernel (EACCES), while the same
+// server unconfined lists both; and colibri keeps serving after the refusal.
+func TestSandboxedRealServers(t *testing.T) {
+	t.Parallel()
+	needLandlock(t)
+	root := t.TempDir()
+	allowed, other := filepath.Join(root, "allowed"), filepath.Join(root, "other")
+	os.Mkdir(allowed, 0o755)
+	os.Mkdir(other, 0o755)
+	os.WriteFile(filepath.Join(allowed, "granted.txt"), []byte("yes"), 0o644)
+	os.WriteFile(filepath.Join(other, "secret.txt"), []byte("no"), 0o644)
+	fs := filesystemPath(t)
+	reg := writeRegistry(t, registryDoc{
+		"everything": {"command": "node", "args": []string{everythingPath(t), "stdio"}, "sandbox": map[string]any{"net": false}},
+		"files":      {"command": "node", "args": []string{fs, root}, "sandbox": map[string]any{"read": []string{allowed}, "net": false}},
+		"files-free": {"command": "node", "args": []string{fs, root}},
+	})
+	cs := connect(t, reg, "COLIBRI_MCP_EXTERNAL_CALL=1", "XDG_STATE_HOME="+t.TempDir())
+
+	res := call(t, cs, "colibri_external_mcp_call_tool", map[string]any{"server": "everything", "name": "echo", "arguments": map[string]any{"message": "confined"}})
+	if res.IsError || text(res) != "Echo: confined" {
+		b, _ := json.Marshal(res)
+		t.Fatalf("server-everything sandboxed: %s", b)
+	}
+	list := func(server, dir string) string {
+		res := call(t, cs, "colibri_external_mcp_call_tool", map[string]any{"server": server, "name": "list_directory", "arguments": map[string]any{"path": dir}})
+		return text(res)
+	}
+	if got := list("files", allowed); !strings.Contains(got, "granted.txt") {
+		t.Errorf("sandboxed server-filesystem, granted folder: %q", got)
+	}
+	if got := list("files", other); !strings.Contains(got, "EACCES") || strings.Contains(got, "secret.txt") {
+		t.Errorf("sandboxed server-filesystem, other folder: %q, want the kernel's EACCES", got)
+	}
+	if got := list("files-free", other); !strings.Contains(got, "secret.txt") {
+		t.Errorf("unconfined server-filesystem, other folder: %q (else the refusal proves nothing)", got)
+	}
+	if got := list("files", allowed); !strings.Contains(got, "granted.txt") {
+		t.Errorf("after a refusal: %q", got)
+	}
+}
+
+// check prints each entry's confinement in one line; the servers tool shows
+// the sandbox.
+func TestCheckShowsConfinement(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	reg := writeRegistry(t, registryDoc{
+		"boxed":  {"command": demoBin, "sandbox": map[string]any{"read": []string{data}, "net": false, "max_memory_mb": 256}},
+		"jailed": {"command": "/usr/local/bin/srv", "jail": map[string]any{"name": "mcp0"}},
+	})
+	code, stdout, stderr := runCLI(t, []string{"XDG_STATE_HOME=" + t.TempDir()}, "--external-config", reg, "check")
+	for _, want := range []string{
+		"sandboxed: read " + data + ", write nothing more, net off, max_memory_mb 256",
+		"jail mcp0",
+		"unconfined: can read everything colibri can",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("check output lacks %q:\n%s%s", want, stdout, stderr)
+		}
+	}
+	_ = code // the broken entry fails check; the lines are what is checked here
+	_, stdout, _ = runCLI(t, nil, "--external-config", reg, "servers", "--json")
+	var out struct {
+		Servers []struct {
+			Name        string         `json:"name"`
+			Sandbox     map[string]any `json:"sandbox"`
+			Confinement string         `json:"confinement"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range out.Servers {
+		if s.Name == "boxed" && (s.Sandbox["net"] != false || !strings.HasPrefix(s.Confinement, "sandboxed: ")) {
+			t.Errorf("servers shows boxed as %v / %q", s.Sandbox, s.Confinement)
+		}
+	}
+}

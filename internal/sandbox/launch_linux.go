@@ -1,0 +1,293 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// DetectABI is the Landlock ABI of the running kernel; 0 when it has none
+// (or Landlock is disabled).
+func DetectABI() int {
+	v, err := llsys.LandlockGetABIVersion()
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// Launch is colibri run as the launcher: it confines itself as the plan in
+// args says and execve(2)s the server. It returns only on failure, after
+// writing the reason to stderr, with the exit status to use (the caller
+// exits; colibri's handshake error then shows the reason as the server's
+// stderr).
+func Launch(args []string) int {
+	p, argv, err := parseArgv(args)
+	if err == nil {
+		err = p.apply(argv)
+	}
+	fmt.Fprintf(os.Stderr, "colibri sandbox: %v\n", err)
+	return 126
+}
+
+// apply confines the calling process and replaces it with argv. Everything
+// happens on one locked OS thread: no_new_privs, the seccomp filter and the
+// Landlock domain are per thread until execve, after which that thread is
+// the whole process.
+func (p *Plan) apply(argv []string) error {
+	runtime.LockOSThread() // never unlocked: this thread becomes the server
+	env := os.Environ()
+	if p.Home != "" {
+		if err := os.MkdirAll(p.Home, 0o700); err != nil {
+			return fmt.Errorf("making the private HOME: %w", err)
+		}
+		env = setEnv(env, "HOME", p.Home)
+	}
+	tmp := p.Tmp
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return fmt.Errorf("making the private TMPDIR: %w", err)
+	}
+	env = setEnv(env, "TMPDIR", tmp)
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting no_new_privs: %w", err)
+	}
+	if err := p.filterSyscalls(); err != nil {
+		return err
+	}
+	if err := p.landlock(tmp); err != nil {
+		return err
+	}
+	// Last: the limits bound the launcher too, which is colibri's whole
+	// binary with a heap of its own; the server starts afresh under them.
+	if err := p.limit(); err != nil {
+		return err
+	}
+	err := syscall.Exec(argv[0], argv, env)
+	return fmt.Errorf("starting %s: %w", argv[0], err)
+}
+
+func setEnv(env []string, name, value string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, name+"="+value)
+}
+
+// limit sets the resource limits: no core dumps, and the plan's CPU time
+// and memory. RLIMIT_DATA bounds a process's private writable memory (heap,
+// brk, anonymous writable mappings) but not the address space it merely
+// reserves: V8 and the Go runtime reserve gigabytes they never touch, and
+// fail to start under RLIMIT_AS, while RLIMIT_DATA lets them start and
+// stops them when they really allocate (measured, docs/security.md).
+func (p *Plan) limit() error {
+	set := func(what string, res int, soft, hard uint64) error {
+		if err := unix.Setrlimit(res, &unix.Rlimit{Cur: soft, Max: hard}); err != nil {
+			return fmt.Errorf("setting %s: %w", what, err)
+		}
+		return nil
+	}
+	if err := set("RLIMIT_CORE", unix.RLIMIT_CORE, 0, 0); err != nil {
+		return err
+	}
+	if p.CPUSeconds > 0 {
+		// SIGXCPU at the soft limit ends the process (its default action);
+		// SIGKILL a second later ends one that catches it.
+		s := uint64(p.CPUSeconds)
+		if err := set("RLIMIT_CPU", unix.RLIMIT_CPU, s, s+1); err != nil {
+			return err
+		}
+	}
+	if p.MemoryMB > 0 {
+		b := uint64(p.MemoryMB) << 20
+		if err := set("RLIMIT_DATA", unix.RLIMIT_DATA, b, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropCapabilities empties the bounding, ambient and inheritable sets, so
+// that a server started by a root colibri gets no capability at execve (it
+// stays uid 0, but cannot raise its limits, override file permissions or
+// signal what Landlock does not already forbid). A colibri without
+// capabilities has nothing to drop.
+func dropCapabilities() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("reading capabilities: %w", err)
+	}
+	if data[0].Permitted == 0 && data[1].Permitted == 0 && data[0].Inheritable == 0 && data[1].Inheritable == 0 {
+		return nil
+	}
+	last := 63
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			last = n
+		}
+	}
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+			return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
+		return fmt.Errorf("clearing ambient capabilities: %w", err)
+	}
+	data[0].Inheritable, data[1].Inheritable = 0, 0
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("clearing inheritable capabilities: %w", err)
+	}
+	return nil
+}
+
+// filterSyscalls loads the seccomp filters: system calls of another
+// architecture (i386's int 0x80 on amd64, which a filter keyed on amd64's
+// numbers would let through) fail always; with net false, so does every
+// IPv4, IPv6 and packet socket, and io_uring, whose operations open
+// sockets without the socket(2) system call.
+func (p *Plan) filterSyscalls() error {
+	if err := loadForeignArchFilter(); err != nil {
+		return err
+	}
+	if p.Net {
+		return nil
+	}
+	var deny []seccomp.NameWithConditions
+	for _, domain := range []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET} {
+		deny = append(deny, seccomp.NameWithConditions{Name: "socket",
+			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: domain}}})
+	}
+	f := seccomp.Filter{
+		NoNewPrivs: true,
+		Policy: seccomp.Policy{
+			DefaultAction: seccomp.ActionAllow,
+			Syscalls: []seccomp.SyscallGroup{
+				{Action: seccomp.ActionErrno, NamesWithCondtions: deny},
+				{Action: seccomp.ActionErrno, Names: []string{"io_uring_setup"}},
+			},
+		},
+	}
+	if err := seccomp.LoadFilter(f); err != nil {
+		return fmt.Errorf("loading the seccomp filter (net false): %w", err)
+	}
+	return nil
+}
+
+// auditArch is the seccomp architecture of the running binary.
+var auditArch = map[string]uint32{
+	"amd64": unix.AUDIT_ARCH_X86_64, "arm64": unix.AUDIT_ARCH_AARCH64, "386": unix.AUDIT_ARCH_I386,
+	"arm": unix.AUDIT_ARCH_ARM, "riscv64": unix.AUDIT_ARCH_RISCV64, "ppc64le": unix.AUDIT_ARCH_PPC64LE,
+	"s390x": unix.AUDIT_ARCH_S390X, "loong64": unix.AUDIT_ARCH_LOONGARCH64,
+}
+
+// loadForeignArchFilter makes every system call of another architecture
+// fail with EPERM.
+func loadForeignArchFilter() error {
+	arch, ok := auditArch[runtime.GOARCH]
+	if !ok {
+		return nil
+	}
+	prog, err := bpf.Assemble([]bpf.Instruction{
+		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: arch, SkipTrue: 1},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW},
+	})
+	if err != nil {
+		return fmt.Errorf("assembling the architecture filter: %w", err)
+	}
+	filter := make([]unix.SockFilter, len(prog))
+	for i, in := range prog {
+		filter[i] = unix.SockFilter{Code: in.Op, Jt: in.Jt, Jf: in.Jf, K: in.K}
+	}
+	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
+		return fmt.Errorf("loading the architecture filter: %w", err)
+	}
+	return nil
+}
+
+// Landlock access rights granted to each kind of path.
+const (
+	fileRead  = llsys.AccessFSReadFile | llsys.AccessFSExecute
+	dirRead   = fileRead | llsys.AccessFSReadDir
+	fileWrite = fileRead | llsys.AccessFSWriteFile | llsys.AccessFSTruncate
+	dirWrite  = dirRead | llsys.AccessFSWriteFile | llsys.AccessFSTruncate | llsys.AccessFSRemoveDir |
+		llsys.AccessFSRemoveFile | llsys.AccessFSMakeChar | llsys.AccessFSMakeDir | llsys.AccessFSMakeReg |
+		llsys.AccessFSMakeSock | llsys.AccessFSMakeFifo | llsys.AccessFSMakeBlock | llsys.AccessFSMakeSym |
+		llsys.AccessFSRefer | llsys.AccessFSResolveUnix
+)
+
+// configs are go-landlock's presets by ABI.
+var configs = []landlock.Config{{}, landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5,
+	landlock.V6, landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11}
+
+// landlock enforces the filesystem rules (everything not granted is
+// denied), TCP (denied entirely with net false) and the scoping of signals
+// and abstract Unix sockets: a server cannot signal, ptrace or reach over
+// an abstract socket any process outside its own Landlock domain (colibri,
+// other servers, the user's other processes).
+func (p *Plan) landlock(tmp string) error {
+	abi := min(p.ABI, DetectABI(), len(configs)-1)
+	if abi <= 0 {
+		return nil
+	}
+	base := configs[abi]
+	cfg := landlock.Config{HandledAccessFS: base.HandledAccessFS, Scoped: base.Scoped}
+	if !p.Net {
+		cfg.HandledAccessNet = base.HandledAccessNet // no rule: no TCP (or UDP, from ABI 10) at all
+	}
+	var rules []landlock.Rule
+	add := func(paths []string, file, dir landlock.AccessFSSet) {
+		for _, path := range paths {
+			st, err := os.Stat(path)
+			if err != nil {
+				continue // gone since colibri checked: nothing to grant
+			}
+			rights := dir
+			if !st.IsDir() {
+				rights = file
+			}
+			rules = append(rules, landlock.PathAccess(rights&cfg.HandledAccessFS, path))
+		}
+	}
+	add(p.Read, fileRead, dirRead)
+	add(p.Devices, fileWrite, fileWrite)
+	write := append([]string{tmp}, p.Write...)
+	if p.Home != "" {
+		write = append(write, p.Home)
+	}
+	add(write, fileWrite, dirWrite)
+	// Its own /proc/PID (the pid stays across execve): /proc/self works;
+	// no other process's /proc entry, colibri's environ included.
+	add([]string{"/proc/" + strconv.Itoa(os.Getpid())}, fileRead&^llsys.AccessFSExecute, dirRead&^llsys.AccessFSExecute)
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return fmt.Errorf("building the Landlock ruleset (ABI %d): %w", abi, err)
+	}
+	if fd < 0 {
+		return nil
+	}
+	defer unix.Close(fd)
+	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("enforcing the Landlock ruleset (ABI %d): %w", abi, err)
+	}
+	return nil
+}

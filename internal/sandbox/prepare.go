@@ -1,0 +1,234 @@
+package sandbox
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Spec is an entry's "sandbox", its paths resolved (absolute).
+type Spec struct {
+	Read, Write   []string
+	Net           bool
+	MaxMemoryMB   int64
+	MaxCPUSeconds int64
+	BestEffort    bool
+}
+
+// Input is what Prepare needs to know of the server and of colibri.
+type Input struct {
+	Server string
+	Spec   Spec
+	// Argv is the command, its first element an absolute path.
+	Argv []string
+	// Dir is the child's working directory, against which relative
+	// arguments are read.
+	Dir string
+	// StateDir is colibri's state folder ($XDG_STATE_HOME/colibri-mcp):
+	// private homes and temporary folders live under it.
+	StateDir string
+	// Protect are colibri's own files (registry, pin file, audit log, token
+	// and key files…): no granted path may hold one.
+	Protect []string
+	// ABI is the Landlock ABI of the kernel (DetectABI), or less.
+	ABI int
+}
+
+// NeedABI is the Landlock ABI the whole sandbox needs: filesystem rules (1),
+// file renames across folders (2), truncation (3), TCP (4), ioctl on devices
+// (5), signals and abstract Unix sockets scoped to the server (6).
+const NeedABI = 6
+
+// abiFeatures names what each ABI added, for the message about a kernel
+// that lacks it.
+var abiFeatures = []string{
+	1: "filesystem rules",
+	2: "rules on moving files between folders",
+	3: "truncation rules",
+	4: "TCP bind and connect rules",
+	5: "ioctl rules on devices",
+	6: "scoping of signals and abstract Unix sockets",
+}
+
+// Error is a sandbox that cannot be set up. Config marks a mistake in the
+// registry (a granted path that holds colibri's own files); otherwise the
+// kernel lacks what a rule needs.
+type Error struct {
+	Config bool
+	Msg    string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// systemPlaces are read-only inside every sandbox (those that exist).
+var systemPlaces = []string{"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt"}
+
+// devices are readable and writable inside every sandbox.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
+
+// Prepare turns an entry's sandbox into the launcher's plan. The warning,
+// when not empty, says what a best_effort sandbox runs without.
+func Prepare(in Input) (*Plan, string, error) {
+	var warning string
+	if !filepath.IsAbs(in.StateDir) {
+		return nil, "", &Error{Msg: fmt.Sprintf("no state folder for the private HOME and TMPDIR (%q): set XDG_STATE_HOME or HOME", in.StateDir)}
+	}
+	if in.ABI < NeedABI {
+		missing := abiFeatures[max(in.ABI, 0)+1:]
+		have := "this kernel has no Landlock"
+		if in.ABI > 0 {
+			have = fmt.Sprintf("this kernel's Landlock is ABI %d", in.ABI)
+		}
+		msg := fmt.Sprintf("%s; the sandbox needs ABI %d (missing: %s)", have, NeedABI, strings.Join(missing, ", "))
+		if !in.Spec.BestEffort {
+			return nil, "", &Error{Msg: msg}
+		}
+		warning = msg + `; running with what the kernel has ("best_effort": true)`
+	}
+	p := &Plan{
+		Net:        in.Spec.Net,
+		MemoryMB:   in.Spec.MaxMemoryMB,
+		CPUSeconds: in.Spec.MaxCPUSeconds,
+		ABI:        in.ABI,
+		Tmp:        filepath.Join(in.StateDir, "tmp", in.Server, randomName()),
+		Home:       HomeDir(in.StateDir, in.Server),
+	}
+	protect := resolveAll(in.Protect)
+	for _, set := range []struct {
+		key   string
+		paths []string
+		dst   *[]string
+	}{{"read", in.Spec.Read, &p.Read}, {"write", in.Spec.Write, &p.Write}} {
+		for i, path := range set.paths {
+			if f := holds(path, protect); f != "" {
+				return nil, "", &Error{Config: true, Msg: fmt.Sprintf(
+					"sandbox %s/%d: %s holds colibri's own file %s, which no hosted server may read; grant a folder beside it", set.key, i, path, f)}
+			}
+			*set.dst = append(*set.dst, path)
+		}
+	}
+	if home, err := os.UserHomeDir(); err == nil && within(home, p.Write) {
+		p.Home = "" // write grants the real HOME: the server keeps it
+	}
+	for _, dir := range systemPlaces {
+		if _, err := os.Stat(dir); err == nil {
+			p.Read = append(p.Read, dir)
+		}
+	}
+	// A resolv.conf that points elsewhere (systemd-resolved) is read there.
+	if t, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && !strings.HasPrefix(t, "/etc/") {
+		p.Read = append(p.Read, filepath.Dir(t))
+	}
+	for _, d := range devices {
+		if _, err := os.Stat(d); err == nil {
+			p.Devices = append(p.Devices, d)
+		}
+	}
+	// What the command needs of its own: the executable's folder, and the
+	// package of each argument that is an existing file (node SCRIPT,
+	// python FILE). A folder that holds one of colibri's files (a script
+	// beside the registry) is not granted; the file alone is.
+	auto := []string{filepath.Dir(in.Argv[0])}
+	for _, a := range in.Argv[1:] {
+		if a == "" || strings.HasPrefix(a, "-") {
+			continue
+		}
+		if !filepath.IsAbs(a) {
+			a = filepath.Join(in.Dir, a)
+		}
+		if st, err := os.Stat(a); err == nil && st.Mode().IsRegular() {
+			auto = append(auto, packageRoot(a))
+			if holds(a, protect) == "" {
+				p.Read = append(p.Read, a)
+			}
+		}
+	}
+	for _, dir := range auto {
+		if holds(dir, protect) == "" {
+			p.Read = append(p.Read, dir)
+		}
+	}
+	return p, warning, nil
+}
+
+// HomeDir is the private HOME of server under colibri's state folder.
+func HomeDir(stateDir, server string) string { return filepath.Join(stateDir, "home", server) }
+
+// packageRoot is the folder a script's package lives in: the folder that
+// holds the outermost node_modules on its path (its dependencies are
+// there), else the nearest folder with a package manifest, else the
+// script's own folder.
+func packageRoot(file string) string {
+	dir := filepath.Dir(file)
+	parts := strings.Split(dir, string(filepath.Separator))
+	for i, part := range parts {
+		if part == "node_modules" && i > 0 {
+			return strings.Join(parts[:i+1], string(filepath.Separator))
+		}
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		for _, m := range []string{"package.json", "pyproject.toml", "setup.py", "go.mod"} {
+			if _, err := os.Stat(filepath.Join(d, m)); err == nil {
+				return d
+			}
+		}
+		if d == filepath.Dir(d) {
+			return dir
+		}
+	}
+}
+
+// resolveAll resolves symbolic links in paths, keeping each path as it is
+// too (a file that does not exist yet, such as an audit log, counts).
+func resolveAll(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if p == "" || p == "-" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			out = append(out, abs)
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// holds returns the first of files that lies within dir (or is dir), or "".
+func holds(dir string, files []string) string {
+	dirs := resolveAll([]string{dir})
+	for _, f := range files {
+		for _, d := range dirs {
+			if isWithin(f, d) {
+				return f
+			}
+		}
+	}
+	return ""
+}
+
+// within reports whether path lies within one of dirs.
+func within(path string, dirs []string) bool {
+	for _, d := range dirs {
+		if isWithin(path, d) {
+			return true
+		}
+	}
+	return false
+}
+
+func isWithin(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// randomName names a private TMPDIR: unique, so that removing one process's
+// folder never removes another's (a pid may be reused at once). It need not
+// be secret: its parent is colibri's, mode 0700, and no server may write
+// there.
+func randomName() string { return strconv.FormatUint(rand.Uint64(), 36) }

@@ -1,0 +1,91 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestPrepare(t *testing.T) {
+	root := t.TempDir()
+	mk := func(rel, content string) string {
+		p := filepath.Join(root, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if content != "" {
+			os.WriteFile(p, []byte(content), 0o644)
+		}
+		return p
+	}
+	script := mk("app/node_modules/@x/srv/dist/index.js", "//")
+	pyfile := mk("py/pkg/sub/main.py", "#")
+	mk("py/pkg/pyproject.toml", "[project]")
+	registryFile := mk("conf/external-mcp.json", "{}")
+	beside := mk("conf/server.js", "//")
+	state := filepath.Join(root, "state")
+	in := Input{Server: "s", Argv: []string{"/usr/bin/node", script, "--flag", "relative.txt", beside},
+		Dir: root, StateDir: state, Protect: []string{registryFile}, ABI: NeedABI,
+		Spec: Spec{Read: []string{mk("data/x", "x")}, Net: false, MaxMemoryMB: 256}}
+	p, warning, err := Prepare(in)
+	if err != nil || warning != "" {
+		t.Fatalf("Prepare: %v, %q", err, warning)
+	}
+	for _, want := range []string{"/usr", "/etc", "/usr/bin", filepath.Join(root, "app/node_modules"), script, beside} {
+		if !slices.Contains(p.Read, want) {
+			t.Errorf("read lacks %s: %v", want, p.Read)
+		}
+	}
+	if slices.Contains(p.Read, filepath.Join(root, "conf")) {
+		t.Errorf("the registry's folder is granted: %v", p.Read)
+	}
+	if p.Home != HomeDir(state, "s") || !strings.HasPrefix(p.Tmp, filepath.Join(state, "tmp", "s")+"/") || p.Net || p.MemoryMB != 256 {
+		t.Errorf("plan %+v", p)
+	}
+	if q, _, _ := Prepare(in); q.Tmp == p.Tmp {
+		t.Error("two processes share a TMPDIR")
+	}
+	in.Argv = []string{"/usr/bin/python3", pyfile}
+	if p, _, _ = Prepare(in); !slices.Contains(p.Read, filepath.Join(root, "py/pkg")) {
+		t.Errorf("python package root not granted: %v", p.Read)
+	}
+
+	// A granted folder that holds colibri's file: config.
+	in.Spec.Write = []string{filepath.Join(root, "conf")}
+	_, _, err = Prepare(in)
+	if e, ok := err.(*Error); !ok || !e.Config || !strings.Contains(e.Msg, "write/0") || !strings.Contains(e.Msg, registryFile) {
+		t.Errorf("err = %v", err)
+	}
+	in.Spec.Write = nil
+
+	// A kernel short of ABI 6: kind sandbox naming what is missing, or a
+	// warning under best_effort.
+	in.ABI = 4
+	_, _, err = Prepare(in)
+	if e, ok := err.(*Error); !ok || e.Config || !strings.Contains(e.Msg, "ABI 4") || !strings.Contains(e.Msg, "scoping of signals") || strings.Contains(e.Msg, "TCP") {
+		t.Errorf("err = %v", err)
+	}
+	in.Spec.BestEffort = true
+	if p, warning, err = Prepare(in); err != nil || !strings.Contains(warning, "best_effort") || p.ABI != 4 {
+		t.Errorf("best effort: %v, %q, %+v", err, warning, p)
+	}
+	in.StateDir = ""
+	if _, _, err = Prepare(in); err == nil {
+		t.Error("no state folder accepted")
+	}
+}
+
+func TestArgvRoundTrip(t *testing.T) {
+	p := &Plan{Read: []string{"/a b"}, Tmp: "/s/tmp/x/1", Net: true, ABI: 7}
+	args := Argv("/bin/colibri", p, []string{"/bin/srv", "--x", LauncherArg})
+	got, argv, err := parseArgv(args)
+	if err != nil || got.Read[0] != "/a b" || !slices.Equal(argv, []string{"/bin/srv", "--x", LauncherArg}) {
+		t.Fatalf("%+v %q %v", got, argv, err)
+	}
+	if _, _, err := parseArgv([]string{"/bin/colibri", LauncherArg, "{}", "relative"}); err == nil {
+		t.Error("a relative command accepted")
+	}
+	if Limits(Argv("c", &Plan{MemoryMB: 64, CPUSeconds: 2}, []string{"/x"})) != "max_memory_mb 64, max_cpu_seconds 2" {
+		t.Error("Limits")
+	}
+}
