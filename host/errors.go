@@ -30,6 +30,7 @@ const (
 	KindUnreachable      Kind = "unreachable"
 	KindUnauthorized     Kind = "unauthorized"
 	KindDenied           Kind = "denied"
+	KindToolChanged      Kind = "tool_changed"
 	KindInternal         Kind = "internal"
 )
 

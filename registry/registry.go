@@ -68,6 +68,28 @@ type Registry struct {
 	// Policy is the top-level "policy": it applies to every server,
 	// together with each server's own (CONTRACT.md section 9).
 	Policy *policy.Policy
+	// Pin is the top-level "pin": every server's default (CONTRACT.md
+	// section 13); "" means PinEnforce.
+	Pin string
+}
+
+// The values of "pin" (CONTRACT.md section 13).
+const (
+	PinEnforce = "enforce"
+	PinWarn    = "warn"
+	PinOff     = "off"
+)
+
+// PinMode is what a change in srv's tool definitions does: its own "pin",
+// else the top-level one, else PinEnforce.
+func (r *Registry) PinMode(srv *Server) string {
+	switch {
+	case srv != nil && srv.Pin != "":
+		return srv.Pin
+	case r.Pin != "":
+		return r.Pin
+	}
+	return PinEnforce
 }
 
 // Rules are the policies that apply to srv's tools: the top-level one and
@@ -123,6 +145,11 @@ type Server struct {
 	OAuth               *OAuth `json:"oauth,omitempty"`
 	AllowHTTP           bool   `json:"allow_http,omitempty"`
 	AllowPrivateNetwork bool   `json:"allow_private_network,omitempty"`
+
+	// Pin is the server's own "pin" (replacing the top-level one); ""
+	// means the top-level one. It is left out of the entry's JSON, as
+	// Policy is: a change of it restarts nothing.
+	Pin string `json:"-"`
 }
 
 // Transports of a remote server.
@@ -379,10 +406,12 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 	var file struct {
 		Servers map[string]*Server `json:"servers"`
 		Policy  *policy.Policy     `json:"policy"`
+		Pin     string             `json:"pin"`
 	}
 	var policies struct {
 		Servers map[string]struct {
 			Policy *policy.Policy `json:"policy"`
+			Pin    string         `json:"pin"`
 		} `json:"servers"`
 	}
 	err = json.Unmarshal(data, &file)
@@ -394,13 +423,14 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 		// schema and the Go types: a bug of ours, reported as such.
 		return nil, &Error{File: path, Problems: []Problem{{Message: "internal: decoding a valid registry: " + err.Error()}}, Err: err}
 	}
-	reg := &Registry{Path: path, Servers: file.Servers, Policy: file.Policy}
+	reg := &Registry{Path: path, Servers: file.Servers, Policy: file.Policy, Pin: file.Pin}
 	if reg.Servers == nil {
 		reg.Servers = map[string]*Server{}
 	}
 	for name, s := range reg.Servers {
 		s.Name = name
 		s.Policy = policies.Servers[name].Policy
+		s.Pin = policies.Servers[name].Pin
 		s.resolve(path)
 	}
 	if err := reg.Validate(); err != nil {

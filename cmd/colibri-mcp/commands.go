@@ -24,6 +24,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
+	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/stdioserve"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -114,7 +115,7 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 // the user must change are usage errors (2); everything else failed (1).
 func exitFor(err error) int {
 	switch host.KindOf(err) {
-	case host.KindConfig, host.KindCallDisabled, host.KindJail, host.KindDenied:
+	case host.KindConfig, host.KindCallDisabled, host.KindJail, host.KindDenied, host.KindToolChanged:
 		return exitUsage
 	}
 	return exitFailed
@@ -423,6 +424,9 @@ type checkServerResult struct {
 	OK     bool               `json:"ok"`
 	Error  *tools.ErrorDetail `json:"error,omitempty"`
 	Tools  *int               `json:"tools,omitempty"` // with --probe
+	// Changed are the tools whose definitions differ from their pins
+	// (with --probe); under pin: enforce they fail the check.
+	Changed []pin.Change `json:"changed,omitempty"`
 }
 
 func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout, stderr io.Writer) error {
@@ -481,6 +485,8 @@ func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout, stde
 			case len(listed.Servers) == 1:
 				n := len(listed.Servers[0].Tools)
 				r.Tools = &n
+				r.Changed = listed.Servers[0].Changed
+				r.OK = len(r.Changed) == 0 || reg.PinMode(reg.Servers[name]) != registry.PinEnforce
 			}
 			done(i, r)
 		})
@@ -513,6 +519,16 @@ func printCheckLine(w io.Writer, r checkServerResult) {
 		if r.Error.StderrTail != "" {
 			fmt.Fprintln(w, tailBlock(r.Error.StderrTail))
 		}
+	case r.Tools != nil && len(r.Changed) > 0:
+		status := "CHANGED"
+		if r.OK {
+			status = "ok, changed"
+		}
+		var names []string
+		for _, c := range r.Changed {
+			names = append(names, fmt.Sprintf("%s (%s)", c.Name, strings.Join(c.What, ", ")))
+		}
+		fmt.Fprintf(w, "  %-20s %s (%d tools; differ from their pins: %s; see colibri-mcp pins diff %s)\n", r.Server, status, *r.Tools, strings.Join(names, ", "), r.Server)
 	case r.Tools != nil:
 		fmt.Fprintf(w, "  %-20s ok (%d tools)\n", r.Server, *r.Tools)
 	default:

@@ -1,0 +1,52 @@
+//go:build unix
+
+package pin
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
+)
+
+// lock takes an exclusive flock(2) on path+".lock" (created 0600), the lock
+// every colibri process sharing the pin file takes around a read, merge and
+// write. It polls until timeout rather than blocking, so that a stuck
+// process holding it cannot hang this one.
+func lock(path string, timeout time.Duration) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	lp := path + ".lock"
+	f, err := opfile.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	fd := int(f.Fd())
+	deadline := time.Now().Add(timeout)
+	for {
+		err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() {
+				_ = syscall.Flock(fd, syscall.LOCK_UN)
+				f.Close()
+			}, nil
+		}
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", lp, err)
+		}
+		if !time.Now().Before(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("another process has held %s for more than %s", lp, timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
