@@ -111,7 +111,7 @@ func TestE2EAggregateGateOff(t *testing.T) {
 func TestE2EAggregateFollowsTheRegistryFile(t *testing.T) {
 	reg := writeRegistry(t, nil)
 	cmd := exec.Command(colibriBin, "serve", "--external-config", reg, "--aggregate")
-	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
+	cmd.Env = append(os.Environ(), pinEnv(t), "E2E_SECRET=x")
 	changed := make(chan struct{}, 16)
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {

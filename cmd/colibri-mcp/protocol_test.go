@@ -94,7 +94,7 @@ func start(t *testing.T, registry string, opts *mcp.ClientOptions, extraArgs ...
 	t.Helper()
 	args := append([]string{"serve", "--external-config", registry, "--external-call", "--log-level", "debug"}, extraArgs...)
 	cmd := exec.Command(colibriBin, args...)
-	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
+	cmd.Env = append(os.Environ(), pinEnv(t), "E2E_SECRET=x")
 	s := &session{stderr: &lockedWriter{w: &strings.Builder{}}}
 	cmd.Stderr = s.stderr
 	s.rec = &wireLog{Transport: &mcp.CommandTransport{Command: cmd}}
@@ -364,7 +364,7 @@ func TestProtocolRoots(t *testing.T) {
 	t.Parallel()
 	reg := writeRegistry(t, everything(t))
 	cmd := exec.Command(colibriBin, "serve", "--external-config", reg, "--external-call")
-	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
+	cmd.Env = append(os.Environ(), pinEnv(t), "E2E_SECRET=x")
 	client := mcp.NewClient(&mcp.Implementation{Name: "roots", Version: "1"}, nil)
 	client.AddRoots(&mcp.Root{URI: "file:///work/project-alpha", Name: "alpha"})
 	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
