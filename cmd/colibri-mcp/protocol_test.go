@@ -308,7 +308,12 @@ func TestProtocolProgressExtendsTimeout(t *testing.T) {
 // tool, but a capable caller can still call them).
 func TestProtocolServerToClientRequests(t *testing.T) {
 	t.Parallel() // a long test of its own process: it runs beside the others (docs/testing.md)
-	reg := writeRegistry(t, everything(t))
+	// Not pinned: the capable caller calls tools that listing (offering
+	// nothing) never showed, which pins would count as new since the
+	// server was pinned (docs/security.md).
+	e := everything(t)
+	e["everything"]["pin"] = "off"
+	reg := writeRegistry(t, e)
 	listed := func(s *session) []string {
 		res := call(t, s.cs, "colibri_external_mcp_list_tools", map[string]any{"server": "everything"})
 		var out struct {

@@ -19,7 +19,8 @@ var pinFakes = map[string]func(){
 	// it reads the file again every 20 ms and, when it changed, lists the
 	// new tools, which makes go-sdk send notifications/tools/list_changed:
 	// a rug pull in the middle of a session. Calling a tool answers
-	// "called NAME".
+	// "called NAME", and appends NAME and a newline to $PIN_CALLS when it
+	// is set (what reached the server).
 	"pin-shift": pinShift,
 }
 
@@ -48,6 +49,13 @@ func pinShift() {
 			}
 			name := t.Name
 			s.AddTool(t, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if calls := os.Getenv("PIN_CALLS"); calls != "" {
+					f, err := os.OpenFile(calls, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+					if err == nil {
+						f.WriteString(name + "\n")
+						f.Close()
+					}
+				}
 				return text("called " + name), nil
 			})
 			names = append(names, name)

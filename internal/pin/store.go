@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -81,6 +82,7 @@ type verdictKey struct {
 	server, caps string
 	first        *mcp.Tool
 	n            int
+	addrs        uint64 // FNV-1a of every tool's address: a list is never edited, but this costs little
 }
 
 type verdictEntry struct {
@@ -110,9 +112,13 @@ func (s *Store) Check(server, caps string, tools []*mcp.Tool) (Verdict, error) {
 	if err := s.refresh(); err != nil {
 		return Verdict{}, err
 	}
-	key := verdictKey{server: server, caps: caps, n: len(tools)}
+	key := verdictKey{server: server, caps: caps, n: len(tools), addrs: 14695981039346656037}
 	if len(tools) > 0 {
 		key.first = tools[0]
+	}
+	for _, t := range tools {
+		key.addrs ^= uint64(uintptr(unsafe.Pointer(t)))
+		key.addrs *= 1099511628211
 	}
 	if e, ok := s.verdicts[key]; ok && e.gen == s.gen {
 		return e.v, nil
@@ -188,10 +194,25 @@ func record(f *File, server, caps string, tools []*mcp.Tool, digests []string, n
 		f.Servers[server] = sets
 	}
 	set := sets[caps]
+	changed := false
 	if set == nil {
+		// The server's first list is pinned as it is. A later capability
+		// set starts from the pins the server already has: a tool pinned
+		// in another set keeps that pin, and a tool new to the server is
+		// new here too (pending, not trusted), so that a rug pull does not
+		// slip in with the first caller that offers a capability (most
+		// editors offer roots; list_tools offers none).
+		first := len(sets) == 0
 		set = &Set{Pinned: now.UTC(), Tools: map[string]*Entry{}}
 		for i, t := range tools {
 			if _, dup := set.Tools[t.Name]; dup {
+				continue
+			}
+			if p := pinnedElsewhere(sets, t.Name); p != nil {
+				set.Tools[t.Name] = &Entry{Digest: p.Digest, Definition: p.Definition}
+				continue
+			}
+			if !first {
 				continue
 			}
 			if c, err := Canonical(t); err == nil && Digest(c) == digests[i] {
@@ -199,9 +220,8 @@ func record(f *File, server, caps string, tools []*mcp.Tool, digests []string, n
 			}
 		}
 		sets[caps] = set
-		return true
+		changed = true
 	}
-	changed := false
 	seen := make(map[string]bool, len(tools))
 	for i, t := range tools {
 		if seen[t.Name] {
@@ -238,6 +258,20 @@ func record(f *File, server, caps string, tools []*mcp.Tool, digests []string, n
 		}
 	}
 	return changed
+}
+
+// pinnedElsewhere is name's pin in another of a server's capability sets
+// (NoCaps first), or nil.
+func pinnedElsewhere(sets map[string]*Set, name string) *Entry {
+	if set := sets[NoCaps]; set != nil && set.Tools[name] != nil {
+		return set.Tools[name]
+	}
+	for _, caps := range sortedKeys(sets) {
+		if p := sets[caps].Tools[name]; p != nil {
+			return p
+		}
+	}
+	return nil
 }
 
 // judge compares tools with set.
