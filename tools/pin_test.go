@@ -3,6 +3,7 @@ package tools_test
 import (
 	"encoding/json"
 	"os"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
+	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
@@ -26,6 +28,7 @@ type pinRig struct {
 	pins                   string
 	audit                  string
 	svc                    *tools.Service
+	metrics                *metrics.Metrics
 }
 
 type pinRigOpts struct {
@@ -50,9 +53,12 @@ func newPinRig(t *testing.T, o pinRigOpts, tools0 ...map[string]any) *pinRig {
 	t.Cleanup(func() { w.Close() })
 	h := host.New(host.Options{Timeout: 10 * time.Second, TerminateGrace: 200 * time.Millisecond, RetryBackoff: 10 * time.Millisecond})
 	t.Cleanup(h.Close)
+	r.metrics = metrics.New(metrics.Options{Version: "test"})
+	// As cmd wires them: each change first seen is counted.
+	pins := pin.Open(r.pins, pin.Options{OnChange: func(server, _, _ string, _ []string) { r.metrics.ToolChange(server) }})
 	r.svc = tools.New(tools.Options{Registry: reg.load, ConfigPath: "in-memory", Host: h, ExternalCall: true,
 		Aggregate: o.aggregate, RegistryPoll: 20 * time.Millisecond, ListWait: 20 * time.Second, Audit: w,
-		Pins: pin.Open(r.pins, pin.Options{})})
+		Metrics: r.metrics, Pins: pins})
 	t.Cleanup(r.svc.Close)
 	return r
 }
@@ -177,6 +183,12 @@ func TestPinEnforce(t *testing.T) {
 			if !strings.Contains(string(b), `"pin":"changed"`) || !strings.Contains(string(b), `"error_kind":"tool_changed"`) {
 				t.Errorf("audit log lacks the refusal:\n%s", b)
 			}
+			// Three changes first seen, three calls refused.
+			rec := httptest.NewRecorder()
+			r.metrics.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+			if want := `colibri_tool_changes_total{server="s"} 6`; !strings.Contains(rec.Body.String(), want) {
+				t.Errorf("metrics lack %s:\n%s", want, grepLines(rec.Body.String(), "colibri_tool_changes"))
+			}
 			// The operator accepts echo (another process: the CLI).
 			if _, err := pin.Open(r.pins, pin.Options{}).Accept("s", "echo"); err != nil {
 				t.Fatal(err)
@@ -293,4 +305,14 @@ func TestPinAggregate(t *testing.T) {
 	if len(r.calls()) != 0 {
 		t.Errorf("the server was called: %v", r.calls())
 	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

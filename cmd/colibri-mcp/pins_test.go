@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -261,5 +262,28 @@ func TestTypeScriptClientRugPull(t *testing.T) {
 	}
 	if err := json.Unmarshal(out, &summary); err != nil || summary.ListChanged == 0 {
 		t.Errorf("ts-pin: %s (%v)", out, err)
+	}
+}
+
+// Tests never use the machine's default pin file (as root, which is how CI
+// runs, /var/db/colibri/pins.json): a colibri started with the test's own
+// environment pins into the package's file (testbuild.IsolatePins), and
+// TestMain fails the package if the default changed anyway.
+func TestTestsUseTheirOwnPinFile(t *testing.T) {
+	t.Parallel()
+	own := os.Getenv("COLIBRI_MCP_PIN_FILE")
+	def, _ := pin.DefaultPath(os.Geteuid(), os.LookupEnv)
+	if own == "" || own == def || !strings.HasPrefix(own, os.TempDir()) {
+		t.Fatalf("COLIBRI_MCP_PIN_FILE = %q (default %q): the tests would pin into a file that outlives them", own, def)
+	}
+	name := fmt.Sprintf("guard%d", time.Now().UnixNano())
+	reg := writeRegistry(t, registryDoc{name: {"command": demoBin}})
+	cmd := exec.Command(colibriBin, "--external-config", reg, "list-tools", name)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("list-tools: %v\n%s", err, out)
+	}
+	servers, err := pin.Open(own, pin.Options{}).Servers()
+	if err != nil || !slices.Contains(servers, name) {
+		t.Errorf("the package's pin file holds %v (%v); want %s", servers, err, name)
 	}
 }

@@ -138,6 +138,11 @@ func write(path string, f *File) (os.FileInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the pins: %w", err)
 	}
+	if len(data) >= MaxFileBytes {
+		// Never write what no colibri would read back: the servers pinned
+		// already keep their pins; this record fails (config).
+		return nil, fmt.Errorf("the pins would pass %d bytes (a server lists that much?); nothing was written", MaxFileBytes)
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err

@@ -288,3 +288,29 @@ func TestCapabilitySetsPinTheirOwnTools(t *testing.T) {
 		t.Errorf("changed = %v", v.Changed)
 	}
 }
+
+// A server that lists new names at every read keeps only the last list's
+// changes pending: the pin file does not grow without bound.
+func TestPendingIsTheLastList(t *testing.T) {
+	store, path := newStore(t)
+	store.Check("s", pin.NoCaps, base())
+	var size int64
+	for i := range 20 {
+		l := base()
+		for j := range 50 {
+			l = append(l, tool(fmt.Sprintf("new%d_%d", i, j), "New."))
+		}
+		store.Check("s", pin.NoCaps, l)
+		st, _ := os.Stat(path)
+		if i == 1 {
+			size = st.Size()
+		}
+		if i > 1 && st.Size() > size*11/10 {
+			t.Fatalf("the pin file grows with each list: %d bytes after %d lists (%d after 2)", st.Size(), i+1, size)
+		}
+	}
+	r, _ := store.Report("s")
+	if n := len(r[0].Sets[0].Changed); n != 50 {
+		t.Errorf("%d changes pending, want the last list's 50", n)
+	}
+}

@@ -181,6 +181,11 @@ func (s *Store) stale(set *Set, tools []*mcp.Tool, digests []string) bool {
 			return true
 		}
 	}
+	for name := range set.Pending {
+		if !seen[name] {
+			return true
+		}
+	}
 	return false
 }
 
@@ -253,8 +258,16 @@ func record(f *File, server, caps string, tools []*mcp.Tool, digests []string, n
 		}
 		set.Pending[t.Name] = &Entry{Digest: digests[i], Definition: c, What: w, Seen: &at}
 		changed = true
-		if onChange != nil {
-			onChange(server, caps, t.Name, w)
+		if onChange != nil && !pendingElsewhere(sets, caps, t.Name, digests[i]) {
+			onChange(server, caps, t.Name, w) // once per change, however many capability sets see it
+		}
+	}
+	// Pending changes are those of the list seen last: a server that lists
+	// new names at every read must not grow the file without bound.
+	for name := range set.Pending {
+		if !seen[name] {
+			delete(set.Pending, name)
+			changed = true
 		}
 	}
 	return changed
@@ -272,6 +285,17 @@ func pinnedElsewhere(sets map[string]*Set, name string) *Entry {
 		}
 	}
 	return nil
+}
+
+// pendingElsewhere reports whether another of a server's capability sets
+// than caps already holds this change of name pending.
+func pendingElsewhere(sets map[string]*Set, caps, name, digest string) bool {
+	for c, set := range sets {
+		if q := set.Pending[name]; c != caps && q != nil && q.Digest == digest {
+			return true
+		}
+	}
+	return false
 }
 
 // judge compares tools with set.
