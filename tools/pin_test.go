@@ -2,8 +2,8 @@ package tools_test
 
 import (
 	"encoding/json"
-	"os"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"

@@ -173,8 +173,10 @@ func TestBadPinFileIsAnError(t *testing.T) {
 		"not JSON":      func(p string) { os.WriteFile(p, []byte("{\"version\":1,"), 0o600) },
 		"no version":    func(p string) { os.WriteFile(p, []byte(`{"servers":{}}`), 0o600) },
 		"newer version": func(p string) { os.WriteFile(p, []byte(`{"version":99,"servers":{}}`), 0o600) },
-		"bad digest":    func(p string) { os.WriteFile(p, []byte(`{"version":1,"servers":{"s":{"none":{"tools":{"a":{"digest":"md5:x"}}}}}}`), 0o600) },
-		"unreadable":    func(p string) { os.Mkdir(p, 0o700) },
+		"bad digest": func(p string) {
+			os.WriteFile(p, []byte(`{"version":1,"servers":{"s":{"none":{"tools":{"a":{"digest":"md5:x"}}}}}}`), 0o600)
+		},
+		"unreadable": func(p string) { os.Mkdir(p, 0o700) },
 		"a symlink": func(p string) {
 			os.WriteFile(p+".real", []byte(`{"version":1,"servers":{}}`), 0o600)
 			os.Symlink(p+".real", p)
