@@ -114,6 +114,14 @@ func normal(v any) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
+	if plain(v, 0) {
+		// Decoded JSON already (a hosted list's schemas are): encoding it
+		// is canonical as it is, with no round trip.
+		if m, ok := v.(map[string]any); ok && len(m) == 0 {
+			return nil, nil
+		}
+		return v, nil
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
@@ -131,6 +139,34 @@ func normal(v any) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// plain reports whether v is made of decoded JSON values only (maps with
+// string keys, slices of any, strings, float64, bools, nil), whose
+// encoding is canonical; deeper than a schema ever is, it says no.
+func plain(v any, depth int) bool {
+	if depth > 64 {
+		return false
+	}
+	switch v := v.(type) {
+	case nil, string, float64, bool:
+		return true
+	case map[string]any:
+		for _, e := range v {
+			if !plain(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range v {
+			if !plain(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // Digest is the SHA-256 of a canonical definition, "sha256:" and hex.
