@@ -75,6 +75,9 @@ func readFile(path string) (*File, os.FileInfo, error) {
 	if err != nil {
 		return nil, nil, &ConfigError{Path: path, Err: err}
 	}
+	if err := trusted(st); err != nil {
+		return nil, nil, &ConfigError{Path: path, Err: err}
+	}
 	f, err := parse(data)
 	if err != nil {
 		return nil, nil, &ConfigError{Path: path, Err: err}

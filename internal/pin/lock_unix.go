@@ -13,6 +13,18 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
 )
 
+// trusted refuses a pin file that another user owns, or that group or
+// others may write: whoever can write it decides which tools colibri trusts.
+func trusted(st os.FileInfo) error {
+	if st.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("is writable by group or others (mode %04o): whoever can write it decides which tools are trusted; run chmod 600 on it", st.Mode().Perm())
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
+		return fmt.Errorf("is owned by uid %d, not by this process's user (%d): whoever can write it decides which tools are trusted", sys.Uid, os.Geteuid())
+	}
+	return nil
+}
+
 // lock takes an exclusive flock(2) on path+".lock" (created 0600), the lock
 // every colibri process sharing the pin file takes around a read, merge and
 // write. It polls until timeout rather than blocking, so that a stuck

@@ -182,9 +182,20 @@ func TestBadPinFileIsAnError(t *testing.T) {
 			os.Symlink(p+".real", p)
 		},
 		"a FIFO": func(p string) { mkfifo(t, p) },
+		"writable by others": func(p string) {
+			os.WriteFile(p, []byte(`{"version":1,"servers":{}}`), 0o600)
+			os.Chmod(p, 0o666)
+		},
 	}
 	want := map[string]string{"not JSON": "not valid JSON", "no version": `no "version"`, "newer version": "newer colibri-mcp",
-		"bad digest": "digest", "unreadable": "cannot be read", "a symlink": "symbolic link", "a FIFO": "FIFO"}
+		"bad digest": "digest", "unreadable": "cannot be read", "a symlink": "symbolic link", "a FIFO": "FIFO",
+		"writable by others": "writable by group or others", "another user's": "owned by uid"}
+	if os.Geteuid() == 0 {
+		cases["another user's"] = func(p string) {
+			os.WriteFile(p, []byte(`{"version":1,"servers":{}}`), 0o600)
+			os.Chown(p, 65534, 65534)
+		}
+	}
 	for name, make := range cases {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".json")

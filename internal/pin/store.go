@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+	"weak"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -44,11 +45,11 @@ type Store struct {
 	broken error // Unusable's
 
 	mu       sync.Mutex
-	file     *File       // as last read or written; nil until then
-	info     os.FileInfo // of that version (nil: there was no file)
-	readErr  error       // the last read's failure, for that version
-	gen      uint64      // bumped whenever the pins in memory change
-	digests  map[*mcp.Tool]string
+	file     *File                             // as last read or written; nil until then
+	info     os.FileInfo                       // of that version (nil: there was no file)
+	readErr  error                             // the last read's failure, for that version
+	gen      uint64                            // bumped whenever the pins in memory change
+	digests  map[weak.Pointer[mcp.Tool]]string // weak: a list let go of is not kept alive here
 	verdicts map[verdictKey]verdictEntry
 }
 
@@ -76,11 +77,12 @@ type Verdict struct {
 
 // verdictKey names one list: lists are shared and never changed once read
 // (the host's cache and warm sessions hand out the same slice), so the
-// first tool's address and the length tell one from another; the entry
-// holds that tool, so its address is not reused meanwhile.
+// first tool (a weak pointer: equal only for that very tool, never for
+// another at its address) and the length, with every tool's address, tell
+// one from another.
 type verdictKey struct {
 	server, caps string
-	first        *mcp.Tool
+	first        weak.Pointer[mcp.Tool]
 	n            int
 	addrs        uint64 // FNV-1a of every tool's address: a list is never edited, but this costs little
 }
@@ -114,7 +116,7 @@ func (s *Store) Check(server, caps string, tools []*mcp.Tool) (Verdict, error) {
 	}
 	key := verdictKey{server: server, caps: caps, n: len(tools), addrs: 14695981039346656037}
 	if len(tools) > 0 {
-		key.first = tools[0]
+		key.first = weak.Make(tools[0])
 	}
 	for _, t := range tools {
 		key.addrs ^= uint64(uintptr(unsafe.Pointer(t)))
@@ -147,7 +149,8 @@ func (s *Store) Check(server, caps string, tools []*mcp.Tool) (Verdict, error) {
 // digest is t's digest, computed once per decoded tool. A tool whose
 // definition cannot be encoded gets a digest no pin has: it is a change.
 func (s *Store) digest(t *mcp.Tool) string {
-	if d, ok := s.digests[t]; ok {
+	key := weak.Make(t)
+	if d, ok := s.digests[key]; ok {
 		return d
 	}
 	d := "sha256:unencodable"
@@ -155,9 +158,9 @@ func (s *Store) digest(t *mcp.Tool) string {
 		d = Digest(c)
 	}
 	if s.digests == nil || len(s.digests) >= maxDigests {
-		s.digests = map[*mcp.Tool]string{}
+		s.digests = map[weak.Pointer[mcp.Tool]]string{}
 	}
-	s.digests[t] = d
+	s.digests[key] = d
 	return d
 }
 
