@@ -81,18 +81,22 @@ func (s *Service) checkPinned(ctx context.Context, reg *registry.Registry, srv *
 	}
 	noteOf(ctx).pinned("changed")
 	if reg.PinMode(srv) == registry.PinEnforce {
-		return toolChanged(srv.Name, tool.Name, what)
+		return toolChanged(srv.Name, tool.Name, what, true)
 	}
 	s.log.WarnContext(ctx, "calling a hosted tool whose definition differs from its pin (pin: warn)",
 		"server", srv.Name, "tool", tool.Name, "changed", strings.Join(what, ","))
 	return nil
 }
 
-// toolChanged is the failure of a call to a tool that differs from its pin.
-func toolChanged(server, tool string, what []string) error {
-	msg := fmt.Sprintf("the tool's definition changed since it was pinned (%s); nothing was sent", strings.Join(what, ", "))
+// toolChanged is the failure of a call to (or a listing of) a tool that
+// differs from its pin.
+func toolChanged(server, tool string, what []string, call bool) error {
+	msg := fmt.Sprintf("the tool's definition changed since it was pinned (%s)", strings.Join(what, ", "))
 	if len(what) == 1 && what[0] == pin.WhatNew {
-		msg = "the tool is new since the server's tools were pinned; nothing was sent"
+		msg = "the tool is new since the server's tools were pinned"
+	}
+	if call {
+		msg += "; nothing was sent"
 	}
 	return &host.Error{Kind: host.KindToolChanged, Server: server, Tool: tool, Phase: host.PhaseList,
 		Err:  fmt.Errorf("%s", msg),

@@ -343,7 +343,10 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host
 			return nil, err
 		}
 		entries := s.entries(srv.Name, tools, in.Tool, detail)
-		if in.Tool != "" && len(entries) == 0 && len(changed) == 0 {
+		if in.Tool != "" && len(entries) == 0 {
+			if len(changed) == 1 {
+				return nil, toolChanged(srv.Name, in.Tool, changed[0].What, false)
+			}
 			return nil, host.UnknownTool(srv.Name, in.Tool, tools)
 		}
 		return &ListToolsResult{Servers: []ServerTools{{Server: in.Server, Tools: entries, Changed: changed}}}, nil

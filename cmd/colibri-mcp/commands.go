@@ -231,6 +231,9 @@ func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, 
 			for _, t := range st.Tools {
 				fmt.Fprintf(stdout, "  %-32s %s\n", t.Name, firstLine(t.Description))
 			}
+			for _, c := range st.Changed {
+				fmt.Fprintf(stdout, "  ! %-30s changed since pinned: %s (colibri-mcp pins diff %s)\n", c.Name, strings.Join(c.What, ", "), st.Server)
+			}
 		}
 	}
 	if failures > 0 {
