@@ -71,6 +71,12 @@ func TestPinsCLI(t *testing.T) {
 	if code != 0 || strings.Contains(out, `"name": "echo",`+"\n      \"description\"") || !strings.Contains(out, `"changed"`) {
 		t.Errorf("list-tools after the rug pull: %d\n%s%s", code, out, stderr)
 	}
+	if code, out, _ := cli("list-tools", "s"); code != 0 || !strings.Contains(out, "! echo") || !strings.Contains(out, "changed since pinned: description, inputSchema") {
+		t.Errorf("list-tools (text) after the rug pull: %d\n%s", code, out)
+	}
+	if code, _, stderr := cli("describe", "s", "echo"); code != 2 || !strings.Contains(stderr, "tool_changed") {
+		t.Errorf("describe of the changed tool: exit %d, %s", code, stderr)
+	}
 	code, _, stderr = cli("--external-call", "call", "s", "echo")
 	if code != 2 || !strings.Contains(stderr, "tool_changed") || !strings.Contains(stderr, "colibri-mcp pins accept s echo") {
 		t.Errorf("call: exit %d, %s", code, stderr)
