@@ -305,6 +305,15 @@ func TestPinAggregate(t *testing.T) {
 	if len(r.calls()) != 0 {
 		t.Errorf("the server was called: %v", r.calls())
 	}
+	// Accepted by the operator (another process), they are offered again,
+	// and the client is told.
+	if _, err := pin.Open(r.pins, pin.Options{}).Accept("s"); err != nil {
+		t.Fatal(err)
+	}
+	got = waitFor(t, cs, changed, "the accepted tools' return", func(m map[string]*mcp.Tool) bool { return m["s__echo"] != nil })
+	if got["s__exfiltrate"] == nil || got[hashed] == nil {
+		t.Errorf("after accept: %v", names(got))
+	}
 }
 
 func grepLines(s, sub string) string {

@@ -130,6 +130,10 @@ func cmdPins(s *settings, server string, asJSON bool, stdout, stderr io.Writer) 
 	stdout = safe(stdout) // tool names: others' words
 	store := openPins(s)
 	report, err := store.Report(server)
+	var nf *pin.NotFoundError
+	if errors.As(err, &nf) && pinServer(s, store, server) == nil {
+		report, err = []pin.ServerPins{}, nil // in the registry, not listed yet
+	}
 	if err != nil {
 		return pinErr(err, asJSON, stdout, stderr)
 	}
