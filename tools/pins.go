@@ -133,8 +133,8 @@ func shellWord(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// pinKey fingerprints what the pins decide for aggregate mode: the pins'
-// generation and the "pin" modes.
+// pinGeneration is the pins' generation (one stat of the pin file): when it
+// moves, aggregate mode decides again what the pins hide.
 func (s *Service) pinGeneration() uint64 {
 	if s.opts.Pins == nil {
 		return 0
