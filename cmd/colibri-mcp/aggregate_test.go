@@ -239,7 +239,7 @@ func TestInspectorAggregate(t *testing.T) {
 		t.Helper()
 		// The inspector gives the server a minimal environment of its own:
 		// -e passes the variable the demo entry's ${E2E_SECRET} needs.
-		target := []string{"--cli", "-e", "E2E_SECRET=x", colibriBin, "serve", "--external-config", reg, "--aggregate"}
+		target := []string{"--cli", "-e", "E2E_SECRET=x", "-e", pinEnv(t), colibriBin, "serve", "--external-config", reg, "--aggregate"}
 		if gate {
 			target = append(target, "--external-call")
 		}
