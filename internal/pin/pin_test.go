@@ -244,6 +244,17 @@ func TestConcurrentStoresLoseNoUpdate(t *testing.T) {
 	}
 }
 
+// An empty first list pins nothing: the first real list is pinned.
+func TestEmptyFirstListPinsNothing(t *testing.T) {
+	store, _ := newStore(t)
+	if v, err := store.Check("s", pin.NoCaps, nil); err != nil || v.Changed != nil {
+		t.Fatal(v, err)
+	}
+	if v, err := store.Check("s", pin.NoCaps, base()); err != nil || v.Changed != nil {
+		t.Errorf("the first real list: %v, %v; want pinned", v.Changed, err)
+	}
+}
+
 // Definitions are the read API for list_tools' query: the pinned tools,
 // decoded, whether the server runs or not.
 func TestDefinitions(t *testing.T) {

@@ -130,6 +130,11 @@ func (s *Store) Check(server, caps string, tools []*mcp.Tool) (Verdict, error) {
 		digests[i] = s.digest(t)
 	}
 	set := s.file.Servers[server][caps]
+	if set == nil && len(tools) == 0 {
+		// An empty first list trusts nothing: a server that lists its
+		// tools only once it is ready is pinned by its first real list.
+		return Verdict{}, nil
+	}
 	if set == nil || s.stale(set, tools, digests) {
 		// First sighting, or news to record: under the lock, against the
 		// file as it is now (another process may have pinned it first).
