@@ -83,13 +83,15 @@ const (
 // PinMode is what a change in srv's tool definitions does: its own "pin",
 // else the top-level one, else PinEnforce.
 func (r *Registry) PinMode(srv *Server) string {
-	switch {
-	case srv != nil && srv.Pin != "":
-		return srv.Pin
-	case r.Pin != "":
-		return r.Pin
+	mode := r.Pin
+	if srv != nil && srv.Pin != "" {
+		mode = srv.Pin
 	}
-	return PinEnforce
+	switch mode {
+	case PinWarn, PinOff:
+		return mode
+	}
+	return PinEnforce // also for a value the schema would refuse, in a registry built in code
 }
 
 // Rules are the policies that apply to srv's tools: the top-level one and
