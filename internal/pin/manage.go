@@ -127,6 +127,9 @@ func (s *Store) Report(server string) ([]ServerPins, error) {
 func (s *Store) Accept(server string, tools ...string) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.known(server); err != nil {
+		return nil, err
+	}
 	var accepted []string
 	err := s.update(func(f *File) bool {
 		accepted = nil
@@ -181,6 +184,9 @@ func (s *Store) Accept(server string, tools ...string) ([]string, error) {
 func (s *Store) Reset(server string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.known(server); err != nil {
+		return err
+	}
 	found := false
 	err := s.update(func(f *File) bool {
 		_, found = f.Servers[server]
@@ -191,6 +197,18 @@ func (s *Store) Reset(server string) error {
 		return err
 	}
 	if !found {
+		return notFound("server", "", server, sortedKeys(s.file.Servers))
+	}
+	return nil
+}
+
+// known fails, before anything is locked or created, when the pin file
+// has no pins for server.
+func (s *Store) known(server string) error {
+	if err := s.refresh(); err != nil {
+		return err
+	}
+	if _, ok := s.file.Servers[server]; !ok {
 		return notFound("server", "", server, sortedKeys(s.file.Servers))
 	}
 	return nil
