@@ -55,6 +55,10 @@ var forbidden = map[string][]string{
 	// client transports, nothing of host's or above, and no processes.
 	"internal/remote": {module + "host", module + "jail", module + "tools", module + "cmd",
 		module + "internal/httpserve", "github.com/urfave/cli"},
+	// pin keeps the pin file and judges lists; tools decides what a change
+	// does. It knows no registry, host or command line.
+	"internal/pin": {module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/urfave/cli"},
 	// editorconf is pure: an editor's file in, registry entries out; the
 	// command reads, validates (with registry) and writes.
 	"internal/editorconf": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
@@ -79,6 +83,7 @@ var forbiddenDirect = map[string][]string{
 	"internal/editorconf": {"os"},      // pure: it reads no file (fmt imports os, so only directly)
 	"internal/bulk":       {"os"},      // no I/O of its own (fmt imports os, so only directly)
 	"internal/remote":     {"os/exec"}, // go-sdk imports it (CommandTransport); a remote upstream starts nothing
+	"internal/pin":        {"os/exec"}, // go-sdk imports it (CommandTransport); pins start nothing
 }
 
 // Calls library packages must never make.

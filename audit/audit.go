@@ -46,6 +46,7 @@ type Record struct {
 	Tool        string    `json:"tool,omitempty"`
 	ExposedName string    `json:"exposed_name,omitempty"`
 	Policy      *Policy   `json:"policy,omitempty"`
+	Pin         string    `json:"pin,omitempty"` // "changed": the tool differs from its pinned definition (pin: warn, or refused)
 	Args        *Args     `json:"args,omitempty"`
 	Outcome     string    `json:"outcome"`
 	ErrorKind   string    `json:"error_kind,omitempty"`

@@ -39,7 +39,7 @@ func TestColibriHostsColibri(t *testing.T) {
 
 	cmd := exec.Command(colibriBin, "serve", "--http", "127.0.0.1:0", "--token-file", tokens,
 		"--external-config", reg, "--external-call", "--log-level", "debug")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "COLIBRI_MCP_PIN_FILE=" + filepath.Join(dir, "pins.json")}
 	stderr, _ := cmd.StderrPipe()
 	if err := proc.Start(cmd); err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ const (
 	KindUnauthorized     Kind = "unauthorized"
 	KindDenied           Kind = "denied"
 	KindSandbox          Kind = "sandbox"
+	KindToolChanged      Kind = "tool_changed"
 	KindInternal         Kind = "internal"
 )
 

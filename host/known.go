@@ -82,12 +82,13 @@ func (s *session) remember(tools []*mcp.Tool, size int64) {
 	s.h.known.put(s.srv, tools, time.Now())
 }
 
-// admit asks the caller's Allow, if any, whether tool may be called: the
-// policy, decided on the annotations of the list this very call was checked
-// against, so that no call runs on a decision taken from an older list.
-func (c *Caller) admit(tool *mcp.Tool) error {
+// admit asks the caller's Allow, if any, whether tool, found in list, may
+// be called: the policy, decided on the annotations of the list this very
+// call was checked against, and the pins, on that list, so that no call
+// runs on a decision taken from an older list.
+func (c *Caller) admit(tool *mcp.Tool, list []*mcp.Tool) error {
 	if c == nil || c.Allow == nil || tool == nil {
 		return nil
 	}
-	return c.Allow(tool)
+	return c.Allow(tool, list)
 }

@@ -139,7 +139,7 @@ func (h *Host) callOn(ctx context.Context, srv *registry.Server, l *lease, name 
 	tools := l.tools
 	tool := findTool(tools, name)
 	argErr := h.vet(ctx, srv.Name, name, tools, args, caller)
-	if argErr != nil && l.cached && KindOf(argErr) != KindDenied {
+	if argErr != nil && l.cached && KindOf(argErr) != KindDenied && KindOf(argErr) != KindToolChanged {
 		// The cache may be behind the server: ask it before refusing.
 		var err error
 		if tools, err = l.relist(ctx); err != nil {
@@ -177,7 +177,7 @@ func (h *Host) vet(ctx context.Context, server, name string, have []*mcp.Tool, a
 	if tool == nil {
 		return UnknownTool(server, name, have)
 	}
-	if err := caller.admit(tool); err != nil {
+	if err := caller.admit(tool, have); err != nil {
 		return err
 	}
 	return h.validateArgs(ctx, server, tool, args)

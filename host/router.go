@@ -41,9 +41,10 @@ type Caller struct {
 	// servers send no log message until a level is set.
 	LogLevel mcp.LoggingLevel
 	// Allow, when set, is asked before a tool is called, with the tool as
-	// the list the call was checked against describes it; an error (kind
-	// denied) refuses the call, and tools/call is never sent.
-	Allow func(*mcp.Tool) error
+	// the list the call was checked against describes it, and that whole
+	// list (what the tool's pins are checked on); an error (kind denied or
+	// tool_changed) refuses the call, and tools/call is never sent.
+	Allow func(tool *mcp.Tool, list []*mcp.Tool) error
 	// Meta is put into the hosted request's _meta (W3C trace context:
 	// traceparent, tracestate, baggage), beside colibri's progress token.
 	Meta map[string]any

@@ -69,6 +69,7 @@ type Metrics struct {
 	serverOps   *prometheus.HistogramVec
 	retries     *prometheus.CounterVec
 	denials     *prometheus.CounterVec
+	pinChanges  *prometheus.CounterVec
 	auditErrors prometheus.Counter
 	processes   *prometheus.Desc
 	warm        *prometheus.Desc
@@ -102,6 +103,8 @@ func New(o Options) *Metrics {
 			Help: "Retries of a phase (spawn, initialize, list, call) after a transient failure."}, []string{"server", "phase"}),
 		denials: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "colibri_policy_denials_total",
 			Help: "Calls the policy refused."}, []string{"server"}),
+		pinChanges: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "colibri_tool_changes_total",
+			Help: "Changes of hosted tool definitions against their pins: each first sighting, and each call refused for one."}, []string{"server"}),
 		auditErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "colibri_audit_write_errors_total",
 			Help: "Audit records that could not be written (each is also logged)."}),
 		processes: prometheus.NewDesc("colibri_hosted_processes", "Hosted processes alive.", nil, nil),
@@ -116,7 +119,7 @@ func New(o Options) *Metrics {
 		Help:        "colibri-mcp's version, commit and Go version; always 1.",
 		ConstLabels: prometheus.Labels{"version": o.Version, "commit": o.Commit, "goversion": runtime.Version()}})
 	info.Set(1)
-	m.reg.MustRegister(m.calls, m.clientOps, m.serverOps, m.retries, m.denials, m.auditErrors, info, gauges{m})
+	m.reg.MustRegister(m.calls, m.clientOps, m.serverOps, m.retries, m.denials, m.pinChanges, m.auditErrors, info, gauges{m})
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: nil})
 	return m
 }
@@ -168,6 +171,14 @@ func (m *Metrics) toolLabel(server, tool string) string {
 func (m *Metrics) PolicyDenial(server string) {
 	if m != nil {
 		m.denials.WithLabelValues(server).Inc()
+	}
+}
+
+// ToolChange counts one change of a hosted tool's definition against its
+// pin: first seen, or a call refused for it (CONTRACT.md section 13).
+func (m *Metrics) ToolChange(server string) {
+	if m != nil {
+		m.pinChanges.WithLabelValues(server).Inc()
 	}
 }
 

@@ -70,6 +70,30 @@ type Registry struct {
 	Policy *policy.Policy
 	// Sandbox is the top-level "sandbox", every command entry's default.
 	Sandbox *Sandbox
+	// Pin is the top-level "pin": every server's default (CONTRACT.md
+	// section 13); "" means PinEnforce.
+	Pin string
+}
+
+// The values of "pin" (CONTRACT.md section 13).
+const (
+	PinEnforce = "enforce"
+	PinWarn    = "warn"
+	PinOff     = "off"
+)
+
+// PinMode is what a change in srv's tool definitions does: its own "pin",
+// else the top-level one, else PinEnforce.
+func (r *Registry) PinMode(srv *Server) string {
+	mode := r.Pin
+	if srv != nil && srv.Pin != "" {
+		mode = srv.Pin
+	}
+	switch mode {
+	case PinWarn, PinOff:
+		return mode
+	}
+	return PinEnforce // also for a value the schema would refuse, in a registry built in code
 }
 
 // Rules are the policies that apply to srv's tools: the top-level one and
@@ -127,6 +151,11 @@ type Server struct {
 	OAuth               *OAuth `json:"oauth,omitempty"`
 	AllowHTTP           bool   `json:"allow_http,omitempty"`
 	AllowPrivateNetwork bool   `json:"allow_private_network,omitempty"`
+
+	// Pin is the server's own "pin" (replacing the top-level one); ""
+	// means the top-level one. It is left out of the entry's JSON, as
+	// Policy is: a change of it restarts nothing.
+	Pin string `json:"-"`
 }
 
 // Transports of a remote server.
@@ -384,10 +413,12 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 		Servers map[string]*Server `json:"servers"`
 		Policy  *policy.Policy     `json:"policy"`
 		Sandbox *Sandbox           `json:"sandbox"`
+		Pin     string             `json:"pin"`
 	}
 	var policies struct {
 		Servers map[string]struct {
 			Policy *policy.Policy `json:"policy"`
+			Pin    string         `json:"pin"`
 		} `json:"servers"`
 	}
 	err = json.Unmarshal(data, &file)
@@ -399,13 +430,14 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 		// schema and the Go types: a bug of ours, reported as such.
 		return nil, &Error{File: path, Problems: []Problem{{Message: "internal: decoding a valid registry: " + err.Error()}}, Err: err}
 	}
-	reg := &Registry{Path: path, Servers: file.Servers, Policy: file.Policy, Sandbox: file.Sandbox}
+	reg := &Registry{Path: path, Servers: file.Servers, Policy: file.Policy, Sandbox: file.Sandbox, Pin: file.Pin}
 	if reg.Servers == nil {
 		reg.Servers = map[string]*Server{}
 	}
 	for name, s := range reg.Servers {
 		s.Name = name
 		s.Policy = policies.Servers[name].Policy
+		s.Pin = policies.Servers[name].Pin
 		s.resolve(path)
 		s.applySandbox(file.Sandbox, registryDir(path))
 	}

@@ -32,6 +32,14 @@ run() {
 	"$@"
 }
 
+# A pin file of the demo's own: a demo run must not change what the
+# machine's colibri trusts (the default is ~/.local/state/colibri-mcp/pins.json,
+# /var/db/colibri/pins.json as root).
+PINS=$(mktemp -d "${TMPDIR:-/tmp}/colibri-demo-pins.XXXXXX") || exit 1
+trap 'rm -rf "$PINS"' EXIT
+COLIBRI_MCP_PIN_FILE=$PINS/pins.json
+export COLIBRI_MCP_PIN_FILE
+
 C=bin/colibri-mcp
 run $C --external-config $REG servers
 run $C --external-config $REG list-tools demo
@@ -45,4 +53,5 @@ printf '(exit %s: checked against the tool'"'"'s inputSchema before the call)\n'
 run $C --external-config $REG --external-call call demo fail --args '{"reason":"the tool said no"}'
 printf '(exit %s: the hosted tool returned isError)\n' "$?"
 run $C --external-config $REG check --probe
+run $C --external-config $REG pins
 exit 0

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -48,6 +49,7 @@ type catalog struct {
 	reg            *registry.Registry // as last read; nil when it could not be
 	regErr         error
 	lastGood       *registry.Registry // the last registry that could be read: its policy decides meanwhile
+	pinGen         uint64             // the pins' generation the offer was built with
 	offered        map[string]offer   // what the servers have now, by name
 
 	// Aggregate mode.
@@ -187,6 +189,7 @@ func (c *catalog) refresh() {
 	if err == nil {
 		c.s.opts.Host.Retain(reg)
 	}
+	pinGen := c.s.pinGeneration() // one stat: an accept by another process shows here
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if read < c.applied {
@@ -194,10 +197,10 @@ func (c *catalog) refresh() {
 	}
 	first := c.applied == 0
 	c.applied = read
-	if !first && reg == c.reg && errText(err) == errText(c.regErr) {
+	if !first && reg == c.reg && errText(err) == errText(c.regErr) && pinGen == c.pinGen {
 		return
 	}
-	c.reg, c.regErr = reg, err
+	c.reg, c.regErr, c.pinGen = reg, err, pinGen
 	if reg != nil {
 		c.lastGood = reg
 	}
@@ -373,9 +376,22 @@ func (c *catalog) heard(srv *registry.Server, tools []*mcp.Tool) {
 	if tools != nil {
 		b, _ := json.Marshal(tools) // outside the lock: a list may be large
 		sum = sha256.Sum256(b)
+		// The pins' first look (a record, a file write) outside the lock
+		// too: exposeHosted then finds the verdict made.
+		if reg := c.lastGoodRegistry(); reg != nil {
+			_, _ = c.s.pinVerdict(reg, srv, pin.NoCaps, tools)
+		}
 	}
+	pinGen := c.s.pinGeneration()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	moved := pinGen != c.pinGen
+	if moved {
+		// The pins changed (this list's first sighting, or a change
+		// recorded): what they hide is decided again.
+		c.pinGen = pinGen
+		defer c.publish()
+	}
 	l := c.lists[srv.Name]
 	key := srv.ProcessKey()
 	if l == nil || l.srv.ProcessKey() != key {
@@ -397,7 +413,15 @@ func (c *catalog) heard(srv *registry.Server, tools []*mcp.Tool) {
 			l.byName[t.Name] = t
 		}
 	}
-	c.publish()
+	if !moved {
+		c.publish() // else the deferred one does
+	}
+}
+
+func (c *catalog) lastGoodRegistry() *registry.Registry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastGood
 }
 
 // publish builds what should be offered now and brings every server to it.
@@ -476,8 +500,26 @@ func (c *catalog) exposeHosted(want map[string]offer) bool {
 	var reqs []NameRequest
 	defs := map[ToolRef]*mcp.Tool{}
 	made := make(map[ToolRef]madeOffer, len(c.made))
+	withdrawn := map[ToolRef]bool{}
 	for name, l := range c.lists {
-		for _, t := range c.s.visible(context.Background(), reg, l.srv, l.tools) {
+		kept, changed, err := c.s.screen(context.Background(), reg, l.srv, l.tools)
+		if err != nil {
+			c.s.log.Warn("aggregate mode: a server's tools are not exposed: its pins cannot be read", "server", name, "err", err)
+			continue
+		}
+		if reg.PinMode(l.srv) == registry.PinEnforce {
+			// A changed tool's name is withdrawn, not given to another:
+			// it keeps its place in the naming (a new one takes none).
+			for _, ch := range changed {
+				if len(ch.What) == 1 && ch.What[0] == pin.WhatNew {
+					continue
+				}
+				ref := ToolRef{Server: name, Tool: ch.Name}
+				withdrawn[ref] = true
+				reqs = append(reqs, NameRequest{ToolRef: ref, Prefix: l.srv.Prefix()})
+			}
+		}
+		for _, t := range kept {
 			ref := ToolRef{Server: name, Tool: t.Name}
 			if _, dup := defs[ref]; dup {
 				continue
@@ -497,6 +539,9 @@ func (c *catalog) exposeHosted(want map[string]offer) bool {
 		}
 	}
 	c.exposed = ExposedNames(reqs, ServersTool, ListToolsTool, CallToolTool)
+	for ref := range withdrawn {
+		delete(c.exposed, ref)
+	}
 	c.routes = make(map[string]ToolRef, len(c.exposed))
 	for ref, name := range c.exposed {
 		c.routes[name] = ref
@@ -533,6 +578,7 @@ func (c *catalog) hostedKey(reg *registry.Registry) string {
 	h := sha256.New()
 	b, _ := json.Marshal(reg.Policy)
 	h.Write(b)
+	fmt.Fprintf(h, "\x00pins %d %s", c.pinGen, reg.Pin)
 	names := make([]string, 0, len(c.lists))
 	for name := range c.lists {
 		names = append(names, name)
@@ -541,7 +587,7 @@ func (c *catalog) hostedKey(reg *registry.Registry) string {
 	for _, name := range names {
 		l := c.lists[name]
 		b, _ := json.Marshal(l.srv.Policy)
-		fmt.Fprintf(h, "\x00%s\x00%s\x00%x\x00%t\x00%s", name, l.srv.Prefix(), l.sum, l.tools != nil, b)
+		fmt.Fprintf(h, "\x00%s\x00%s\x00%x\x00%t\x00%s\x00%s", name, l.srv.Prefix(), l.sum, l.tools != nil, b, l.srv.Pin)
 	}
 	return string(h.Sum(nil))
 }

@@ -153,6 +153,9 @@ func (s *Service) finishCall(ctx context.Context, call *hostedCall, session mcp.
 	if outcome == audit.Denied {
 		s.opts.Metrics.PolicyDenial(server)
 	}
+	if kind == host.KindToolChanged {
+		s.opts.Metrics.ToolChange(server)
+	}
 	s.log.DebugContext(ctx, "call", "server", call.server, "tool", call.tool, "outcome", outcome,
 		"error_kind", kind, "duration_ms", took.Milliseconds())
 	if s.opts.Audit == nil {
@@ -186,6 +189,7 @@ func (s *Service) finishCall(ctx context.Context, call *hostedCall, session mcp.
 			rec.Policy.Decision = "deny"
 		}
 	}
+	rec.Pin = call.note.pinState()
 	if detail != nil {
 		rec.Phase, rec.Attempts = string(detail.Phase), detail.Attempts
 	}

@@ -13,6 +13,7 @@ import (
 type callNote struct {
 	mu     sync.Mutex
 	policy *policy.Decision // the last decision taken, nil when the policy was not asked
+	pin    string           // "changed" when the tool differs from its pin
 }
 
 type noteKey struct{}
@@ -35,6 +36,25 @@ func (n *callNote) decided(d policy.Decision) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.policy = &d
+}
+
+// pinned notes what pinning found of the called tool ("changed").
+func (n *callNote) pinned(v string) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.pin = v
+}
+
+func (n *callNote) pinState() string {
+	if n == nil {
+		return ""
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.pin
 }
 
 func (n *callNote) decision() *policy.Decision {

@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/policy"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -19,8 +20,19 @@ func (s *Service) allowed(ctx context.Context, reg *registry.Registry, srv *regi
 	return policy.Decide(reg.Rules(srv), tool.Name, annotations(tool), Principal(ctx))
 }
 
-// visible is tools less those the policy hides from the caller of ctx.
+// visible is tools less those the policy hides from the caller of ctx and,
+// under pin: enforce, those that differ from their pins (screen); a pin
+// file that cannot be read hides them all.
 func (s *Service) visible(ctx context.Context, reg *registry.Registry, srv *registry.Server, tools []*mcp.Tool) []*mcp.Tool {
+	kept, _, err := s.screen(ctx, reg, srv, tools)
+	if err != nil {
+		return nil
+	}
+	return kept
+}
+
+// allowedOf is tools less those the policy hides from the caller of ctx.
+func (s *Service) allowedOf(ctx context.Context, reg *registry.Registry, srv *registry.Server, tools []*mcp.Tool) []*mcp.Tool {
 	if reg.Rules(srv).Empty() || tools == nil {
 		return tools
 	}
@@ -38,32 +50,49 @@ func (s *Service) visible(ctx context.Context, reg *registry.Registry, srv *regi
 // already knows, or, when it knows none, with the name alone (a denial
 // that no annotations could lift). What passes is checked again by the
 // host on the list the call is actually checked against (Caller.Allow), so
-// that no call runs on an older decision. It returns the caller to hand
-// the host.
+// that no call runs on an older decision. The pins look at the same two
+// places (checkPinned): a tool that differs from its pin is refused before
+// anything starts when the known list already shows it, and in any case
+// before tools/call is sent. It returns the caller to hand the host.
 func (s *Service) guardCall(ctx context.Context, reg *registry.Registry, srv *registry.Server, name string, caller *host.Caller) (*host.Caller, error) {
 	rules := reg.Rules(srv)
-	if rules.Empty() {
+	pinning := s.pinning(reg, srv)
+	if rules.Empty() && !pinning {
 		return caller, nil
 	}
-	d := policy.DecideByName(rules, name, Principal(ctx))
-	if t := toolNamed(s.opts.Host.KnownTools(srv), name); t != nil {
-		d = s.allowed(ctx, reg, srv, t)
-	}
 	note := noteOf(ctx)
-	note.decided(d)
-	if !d.Allow {
-		return nil, s.denied(ctx, srv.Name, name, d)
+	known := s.opts.Host.KnownTools(srv)
+	if !rules.Empty() {
+		d := policy.DecideByName(rules, name, Principal(ctx))
+		if t := toolNamed(known, name); t != nil {
+			d = s.allowed(ctx, reg, srv, t)
+		}
+		note.decided(d)
+		if !d.Allow {
+			return nil, s.denied(ctx, srv.Name, name, d)
+		}
+	}
+	caps := capsOf(caller)
+	if t := toolNamed(known, name); pinning && t != nil && caps == pin.NoCaps {
+		if err := s.checkPinned(ctx, reg, srv, caps, t, known); err != nil {
+			return nil, err
+		}
 	}
 	c := &host.Caller{}
 	if caller != nil {
 		cp := *caller
 		c = &cp
 	}
-	c.Allow = func(t *mcp.Tool) error {
-		d := s.allowed(ctx, reg, srv, t)
-		note.decided(d)
-		if !d.Allow {
-			return s.denied(ctx, srv.Name, t.Name, d)
+	c.Allow = func(t *mcp.Tool, list []*mcp.Tool) error {
+		if !rules.Empty() {
+			d := s.allowed(ctx, reg, srv, t)
+			note.decided(d)
+			if !d.Allow {
+				return s.denied(ctx, srv.Name, t.Name, d)
+			}
+		}
+		if pinning {
+			return s.checkPinned(ctx, reg, srv, caps, t, list)
 		}
 		return nil
 	}

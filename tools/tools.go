@@ -26,6 +26,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -75,6 +76,10 @@ type Options struct {
 	// audit digest) and forwards them as references, which the connections
 	// lower.
 	Bulk *bulk.Table
+	// Pins, when set, are the pinned tool definitions every hosted list is
+	// checked against (CONTRACT.md section 13; the registry's "pin" says
+	// what a change does). nil pins nothing.
+	Pins *pin.Store
 }
 
 // Defaults of Options.
@@ -188,10 +193,13 @@ type ListToolsResult struct {
 }
 
 // ServerTools is one server's tools, as it returned them, or its error.
+// Changed are its tools whose definitions differ from their pins (hidden
+// from Tools under pin: enforce, flagged under warn).
 type ServerTools struct {
-	Server string       `json:"server"`
-	Tools  []ToolEntry  `json:"tools,omitempty"`
-	Error  *ErrorDetail `json:"error,omitempty"`
+	Server  string       `json:"server"`
+	Tools   []ToolEntry  `json:"tools,omitempty"`
+	Changed []pin.Change `json:"changed,omitempty"`
+	Error   *ErrorDetail `json:"error,omitempty"`
 }
 
 // ToolEntry is one hosted tool in list_tools: with detail "full", every
@@ -324,27 +332,31 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host
 			detail = DetailFull
 		}
 	}
-	list := func(srv *registry.Server) ([]*mcp.Tool, error) {
+	list := func(srv *registry.Server) ([]*mcp.Tool, []pin.Change, error) {
 		tools, err := s.opts.Host.ListTools(ctx, srv, caller)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return s.visible(ctx, reg, srv, tools), nil
+		kept, changed, err := s.screen(ctx, reg, srv, tools)
+		return kept, onlyTool(changed, in.Tool), err
 	}
 	if in.Server != "" {
 		srv, err := lookup(reg, in.Server)
 		if err != nil {
 			return nil, err
 		}
-		tools, err := list(srv)
+		tools, changed, err := list(srv)
 		if err != nil {
 			return nil, err
 		}
 		entries := s.entries(srv.Name, tools, in.Tool, detail)
 		if in.Tool != "" && len(entries) == 0 {
+			if len(changed) == 1 {
+				return nil, toolChanged(srv.Name, in.Tool, changed[0].What, false)
+			}
 			return nil, host.UnknownTool(srv.Name, in.Tool, tools)
 		}
-		return &ListToolsResult{Servers: []ServerTools{{Server: in.Server, Tools: entries}}}, nil
+		return &ListToolsResult{Servers: []ServerTools{{Server: in.Server, Tools: entries, Changed: changed}}}, nil
 	}
 	names := reg.Names()
 	all := make([]ServerTools, len(names))
@@ -352,13 +364,13 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host
 	var wg sync.WaitGroup
 	for i, name := range names {
 		wg.Go(func() {
-			tools, err := list(reg.Servers[name])
+			tools, changed, err := list(reg.Servers[name])
 			if err != nil {
 				all[i] = ServerTools{Server: name, Error: Detail(err)}
 				return
 			}
 			have[i] = tools
-			all[i] = ServerTools{Server: name, Tools: s.entries(name, tools, in.Tool, detail)}
+			all[i] = ServerTools{Server: name, Tools: s.entries(name, tools, in.Tool, detail), Changed: changed}
 		})
 	}
 	wg.Wait()
@@ -367,7 +379,7 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host
 	}
 	out := &ListToolsResult{Servers: []ServerTools{}}
 	for _, st := range all {
-		if st.Error != nil || len(st.Tools) > 0 {
+		if st.Error != nil || len(st.Tools) > 0 || len(st.Changed) > 0 {
 			out.Servers = append(out.Servers, st)
 		}
 	}
@@ -389,6 +401,19 @@ func (s *Service) entries(server string, tools []*mcp.Tool, tool, detail string)
 		out = append(out, entryOf(t, detail, s.cat.exposedName(server, t.Name)))
 	}
 	return out
+}
+
+// onlyTool is changed, or only its entry for tool when tool is given.
+func onlyTool(changed []pin.Change, tool string) []pin.Change {
+	if tool == "" {
+		return changed
+	}
+	for _, c := range changed {
+		if c.Name == tool {
+			return []pin.Change{c}
+		}
+	}
+	return nil
 }
 
 // unknownAnywhere is the unknown_tool failure of a tool that no server
@@ -441,9 +466,10 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	// check reads their values only when the schema looks at what a string
 	// says, and the hosted server is sent them lowered, on the way out.
 	res, err := s.opts.Host.CallTool(ctx, srv, name, &host.Arguments{Value: decoded, Raw: sent}, caller)
-	if host.KindOf(err) == host.KindUnknownTool && !reg.Rules(srv).Empty() {
+	if host.KindOf(err) == host.KindUnknownTool && (!reg.Rules(srv).Empty() || s.pinning(reg, srv)) {
 		// The host's hint names every tool the server lists: name only
-		// those the caller may see, from the list the call just read.
+		// those the caller may see (and, pinned, those not changed), from
+		// the list the call just read.
 		if have := s.opts.Host.KnownTools(srv); have != nil {
 			return nil, host.UnknownTool(server, name, s.visible(ctx, reg, srv, have))
 		}

@@ -111,7 +111,7 @@ func TestE2EAggregateGateOff(t *testing.T) {
 func TestE2EAggregateFollowsTheRegistryFile(t *testing.T) {
 	reg := writeRegistry(t, nil)
 	cmd := exec.Command(colibriBin, "serve", "--external-config", reg, "--aggregate")
-	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
+	cmd.Env = append(os.Environ(), pinEnv(t), "E2E_SECRET=x")
 	changed := make(chan struct{}, 16)
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
@@ -239,7 +239,7 @@ func TestInspectorAggregate(t *testing.T) {
 		t.Helper()
 		// The inspector gives the server a minimal environment of its own:
 		// -e passes the variable the demo entry's ${E2E_SECRET} needs.
-		target := []string{"--cli", "-e", "E2E_SECRET=x", colibriBin, "serve", "--external-config", reg, "--aggregate"}
+		target := []string{"--cli", "-e", "E2E_SECRET=x", "-e", pinEnv(t), colibriBin, "serve", "--external-config", reg, "--aggregate"}
 		if gate {
 			target = append(target, "--external-call")
 		}

@@ -48,7 +48,7 @@ func TestChaosCatalogue(t *testing.T) {
 	servers["stderr-flood-call"]["call_timeout_ms"] = 30000
 	cmd := exec.Command(colibriBin, "serve", "--external-config", writeRegistry(t, servers),
 		"--external-call", "--timeout", timeout.String(), "--retry-backoff", "10ms")
-	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
+	cmd.Env = append(os.Environ(), pinEnv(t), "E2E_SECRET=x")
 	client := mcp.NewClient(&mcp.Implementation{Name: "chaos", Version: "1"}, nil)
 	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
+	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
@@ -188,6 +190,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				}),
 			},
 			authCommand(withSettings, stdout, stderr),
+			pinsCommand(withSettings, stdout, stderr),
 			{
 				Name:        "help",
 				Usage:       "show the commands, or one command's help",
@@ -215,7 +218,7 @@ const exitCodesHelp = "\n\n" +
 	"Exit codes:\n" +
 	"  0  success\n" +
 	"  1  the operation ran and failed (a hosted tool returned isError, a server could not be reached, check found problems)\n" +
-	"  2  usage or configuration error (bad flag, unknown command, invalid registry, call gate off, denied by the policy, refused HTTP setup)"
+	"  2  usage or configuration error (bad flag, unknown command, invalid registry, call gate off, denied by the policy, a tool changed since pinned, refused HTTP setup)"
 
 func jsonFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "json", Usage: "print the tool's structuredContent as JSON"}
@@ -242,6 +245,7 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "audit-log", Usage: "append one JSON line per hosted call to this file (- for stderr); reopened on SIGHUP", Sources: cli.EnvVars("COLIBRI_MCP_AUDIT_LOG")},
 		&cli.StringFlag{Name: "audit-key-file", Usage: "the HMAC key of the audit log's argument digests", Sources: cli.EnvVars("COLIBRI_MCP_AUDIT_KEY_FILE")},
 		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics at http://ADDR/metrics (beyond loopback only with --token-file)", Sources: cli.EnvVars("COLIBRI_MCP_METRICS_ADDR")},
+		&cli.StringFlag{Name: "pin-file", Usage: "the pinned tool definitions (default: $XDG_STATE_HOME/colibri-mcp/pins.json; /var/db/colibri/pins.json as root)", Sources: cli.EnvVars("COLIBRI_MCP_PIN_FILE")},
 	}
 }
 
@@ -265,6 +269,8 @@ type settings struct {
 	auditLog       string
 	auditKeyFile   string
 	metricsAddr    string
+	pinFile        string // "" when there is no place for it (pinErr says why)
+	pinErr         error
 
 	// Opened for the run (openAudit, serve), not parsed.
 	audit    *audit.Writer
@@ -284,6 +290,10 @@ func readSettings(cmd *cli.Command, environ []string) (*settings, error) {
 		auditLog:     cmd.String("audit-log"),
 		auditKeyFile: cmd.String("audit-key-file"),
 		metricsAddr:  cmd.String("metrics-addr"),
+		pinFile:      cmd.String("pin-file"),
+	}
+	if s.pinFile == "" {
+		s.pinFile, s.pinErr = pin.DefaultPath(os.Geteuid(), env)
 	}
 	var err error
 	// The gate: the flag wins when given; otherwise the variable.
@@ -434,6 +444,7 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		Digester:     s.digester,
 		Metrics:      s.metrics,
 		Bulk:         s.bulk,
+		Pins:         openPins(s),
 	})
 	return svc, h
 }

@@ -14,7 +14,7 @@ import (
 func runCLI(t *testing.T, env []string, args ...string) (int, string, string) {
 	t.Helper()
 	cmd := exec.Command(colibriBin, args...)
-	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
+	cmd.Env = append(os.Environ(), pinEnv(t), "E2E_SECRET=x")
 	cmd.Env = append(cmd.Env, env...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

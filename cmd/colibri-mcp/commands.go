@@ -24,6 +24,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
+	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/stdioserve"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -114,7 +115,7 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 // the user must change are usage errors (2); everything else failed (1).
 func exitFor(err error) int {
 	switch host.KindOf(err) {
-	case host.KindConfig, host.KindCallDisabled, host.KindJail, host.KindDenied:
+	case host.KindConfig, host.KindCallDisabled, host.KindJail, host.KindDenied, host.KindToolChanged:
 		return exitUsage
 	}
 	return exitFailed
@@ -231,6 +232,9 @@ func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, 
 			fmt.Fprintf(stdout, "%s: %d tools\n", st.Server, len(st.Tools))
 			for _, t := range st.Tools {
 				fmt.Fprintf(stdout, "  %-32s %s\n", t.Name, firstLine(t.Description))
+			}
+			for _, c := range st.Changed {
+				fmt.Fprintf(stdout, "  ! %-30s changed since pinned: %s (colibri-mcp pins diff %s)\n", c.Name, strings.Join(c.What, ", "), st.Server)
 			}
 		}
 	}
@@ -427,6 +431,9 @@ type checkServerResult struct {
 	Tools  *int               `json:"tools,omitempty"` // with --probe
 	// Confinement says how the entry's processes are confined, in one line.
 	Confinement string `json:"confinement"`
+	// Changed are the tools whose definitions differ from their pins
+	// (with --probe); under pin: enforce they fail the check.
+	Changed []pin.Change `json:"changed,omitempty"`
 }
 
 func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Writer) error {
@@ -485,6 +492,8 @@ func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Wr
 			case len(listed.Servers) == 1:
 				n := len(listed.Servers[0].Tools)
 				r.Tools = &n
+				r.Changed = listed.Servers[0].Changed
+				r.OK = len(r.Changed) == 0 || reg.PinMode(reg.Servers[name]) != registry.PinEnforce
 			}
 			done(i, r)
 		})
@@ -517,6 +526,16 @@ func printCheckLine(w io.Writer, r checkServerResult) {
 		if r.Error.StderrTail != "" {
 			fmt.Fprintln(w, tailBlock(r.Error.StderrTail))
 		}
+	case r.Tools != nil && len(r.Changed) > 0:
+		status := "CHANGED"
+		if r.OK {
+			status = "ok, changed"
+		}
+		var names []string
+		for _, c := range r.Changed {
+			names = append(names, fmt.Sprintf("%s (%s)", c.Name, strings.Join(c.What, ", ")))
+		}
+		fmt.Fprintf(w, "  %-20s %s (%d tools; differ from their pins: %s; see colibri-mcp pins diff %s)\n", r.Server, status, *r.Tools, strings.Join(names, ", "), r.Server)
 	case r.Tools != nil:
 		fmt.Fprintf(w, "  %-20s ok (%d tools)\n", r.Server, *r.Tools)
 	default:

@@ -90,7 +90,7 @@ func startControlled(t *testing.T, reg string, args ...string) *controlledHTTP {
 	args = append([]string{"serve", "--http", "127.0.0.1:0", "--external-config", reg, "--external-call",
 		"--log-level", "debug", "--metrics-addr", "127.0.0.1:0"}, args...)
 	cmd := exec.Command(colibriBin, args...)
-	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
+	cmd.Env = append(os.Environ(), pinEnv(t), "E2E_SECRET=x")
 	c := &controlledHTTP{cmd: cmd, logs: &lockedWriter{w: &strings.Builder{}}}
 	cmd.Stderr = c.logs
 	if err := cmd.Start(); err != nil {

@@ -64,7 +64,7 @@ func TestCheckProbeStreams(t *testing.T) {
 	go func() {
 		var stderr strings.Builder
 		err := run(t.Context(), []string{"colibri-mcp", "--external-config", reg, "--timeout", "60s", "--retry-backoff", "10ms", "check", "--probe"},
-			strings.NewReader(""), outW, &stderr, nil)
+			strings.NewReader(""), outW, &stderr, []string{pinEnv(t)})
 		outW.Close()
 		done <- exitCode(err, io.Discard)
 	}()

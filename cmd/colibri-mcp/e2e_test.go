@@ -42,9 +42,20 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	checkPins := testbuild.IsolatePins(dir)
 	code := m.Run()
+	if err := checkPins(); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
+		code = 1
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// pinEnv gives one test's colibri a pin file of its own: tests share server
+// names ("demo") whose tools differ from test to test.
+func pinEnv(t *testing.T) string {
+	return "COLIBRI_MCP_PIN_FILE=" + filepath.Join(t.TempDir(), "pins.json")
 }
 
 // fakeServer is a registry entry for the fake server name; with pids, each
@@ -112,7 +123,7 @@ func connect(t *testing.T, registry string, env ...string) *mcp.ClientSession {
 func connectLogs(t *testing.T, registry string, env ...string) (*mcp.ClientSession, *lockedWriter) {
 	t.Helper()
 	cmd := exec.Command(colibriBin, "serve", "--external-config", registry, "--timeout", "20s", "--retry-backoff", "10ms")
-	cmd.Env = append(os.Environ(), "E2E_SECRET=e2e-secret-value", "COLIBRI_MCP_LOG_LEVEL=debug")
+	cmd.Env = append(os.Environ(), pinEnv(t), "E2E_SECRET=e2e-secret-value", "COLIBRI_MCP_LOG_LEVEL=debug")
 	cmd.Env = append(cmd.Env, env...)
 	logs := &lockedWriter{w: &strings.Builder{}}
 	cmd.Stderr = logs
@@ -469,7 +480,7 @@ func TestE2EProgressIsRelayed(t *testing.T) {
 // gets the same service: calls, results and progress.
 func TestE2ENewestProtocolCaller(t *testing.T) {
 	cmd := exec.Command(colibriBin, "serve", "--external-config", writeRegistry(t, nil), "--external-call")
-	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
+	cmd.Env = append(os.Environ(), pinEnv(t), "E2E_SECRET=x")
 	var mu sync.Mutex
 	var progress []float64
 	client := mcp.NewClient(&mcp.Implementation{Name: "newest", Version: "1"}, &mcp.ClientOptions{

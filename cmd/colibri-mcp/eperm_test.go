@@ -71,7 +71,7 @@ func TestUnprivilegedColibriStopsServersByClosingStdin(t *testing.T) {
 	os.WriteFile(reg, b, 0o644)
 
 	cmd := exec.Command(filepath.Join(dir, "colibri-mcp"), "serve", "--external-config", reg, "--external-call", "--log-level", "debug")
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "COLIBRI_JAIL_PRIV_MODE=mdo", "HOME=/"}
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "COLIBRI_JAIL_PRIV_MODE=mdo", "HOME=/", "COLIBRI_MCP_PIN_FILE=" + filepath.Join(records, "pins.json")} // a folder colibri's user may write
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: colibriUID, Gid: colibriUID}}
 	logs := &lockedWriter{w: &strings.Builder{}}
@@ -148,7 +148,7 @@ func TestHostedServerCannotReadColibrisEnvironment(t *testing.T) {
 	asNobody := func(argv ...string) {
 		t.Helper()
 		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/", "AWS_SECRET_ACCESS_KEY=" + secret}
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/", "AWS_SECRET_ACCESS_KEY=" + secret, "COLIBRI_MCP_PIN_FILE=" + filepath.Join(dir, "pins.json")}
 		cmd.Dir = dir
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: colibriUID, Gid: colibriUID}}
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -42,7 +42,7 @@ func startHTTPWith(t *testing.T, addr, reg string, extraArgs ...string) *httpCol
 	t.Helper()
 	args := append([]string{"serve", "--http", addr, "--external-config", reg, "--external-call"}, extraArgs...)
 	cmd := exec.Command(colibriBin, args...)
-	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
+	cmd.Env = append(os.Environ(), pinEnv(t), "E2E_SECRET=x")
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

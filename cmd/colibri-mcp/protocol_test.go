@@ -96,7 +96,7 @@ func start(t *testing.T, registry string, opts *mcp.ClientOptions, extraArgs ...
 	t.Helper()
 	args := append([]string{"serve", "--external-config", registry, "--external-call", "--log-level", "debug"}, extraArgs...)
 	cmd := exec.Command(colibriBin, args...)
-	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
+	cmd.Env = append(os.Environ(), pinEnv(t), "E2E_SECRET=x")
 	s := &session{stderr: &lockedWriter{w: &strings.Builder{}}}
 	cmd.Stderr = s.stderr
 	s.rec = &wireLog{Transport: &mcp.CommandTransport{Command: cmd}}
@@ -310,7 +310,12 @@ func TestProtocolProgressExtendsTimeout(t *testing.T) {
 // tool, but a capable caller can still call them).
 func TestProtocolServerToClientRequests(t *testing.T) {
 	t.Parallel() // a long test of its own process: it runs beside the others (docs/testing.md)
-	reg := writeRegistry(t, everything(t))
+	// Not pinned: the capable caller calls tools that listing (offering
+	// nothing) never showed, which pins would count as new since the
+	// server was pinned (docs/security.md).
+	e := everything(t)
+	e["everything"]["pin"] = "off"
+	reg := writeRegistry(t, e)
 	listed := func(s *session) []string {
 		res := call(t, s.cs, "colibri_external_mcp_list_tools", map[string]any{"server": "everything"})
 		var out struct {
@@ -366,7 +371,7 @@ func TestProtocolRoots(t *testing.T) {
 	t.Parallel()
 	reg := writeRegistry(t, everything(t))
 	cmd := exec.Command(colibriBin, "serve", "--external-config", reg, "--external-call")
-	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
+	cmd.Env = append(os.Environ(), pinEnv(t), "E2E_SECRET=x")
 	client := mcp.NewClient(&mcp.Implementation{Name: "roots", Version: "1"}, nil)
 	client.AddRoots(&mcp.Root{URI: "file:///work/project-alpha", Name: "alpha"})
 	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})

@@ -20,9 +20,10 @@ func serveInProcess(t *testing.T, ctx context.Context, environ []string, args ..
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	stderr := &lockedWriter{w: &strings.Builder{}}
+	pin := pinEnv(t) // first: environ may name its own
 	done := make(chan error, 1)
 	go func() {
-		err := run(ctx, append([]string{"colibri-mcp", "serve"}, args...), inR, outW, stderr, environ)
+		err := run(ctx, append([]string{"colibri-mcp", "serve"}, args...), inR, outW, stderr, append([]string{pin}, environ...))
 		outW.Close()
 		done <- err
 	}()

@@ -25,7 +25,7 @@ type rawStdio struct {
 func startRawStdio(t *testing.T, args ...string) *rawStdio {
 	t.Helper()
 	cmd := exec.Command(colibriBin, append([]string{"serve", "--external-config", writeRegistry(t, nil), "--external-call"}, args...)...)
-	cmd.Env = append(cmd.Environ(), "E2E_SECRET=x")
+	cmd.Env = append(cmd.Environ(), pinEnv(t), "E2E_SECRET=x")
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

@@ -32,7 +32,7 @@ func TestCLIPrintsNoEscapeSequences(t *testing.T) {
 		"evil":  {"command": fakeBin, "args": []string{"escapes"}, "description": "registry \x1b[31mred"},
 		"dying": {"command": fakeBin, "args": []string{"escapes-dying"}},
 	})
-	environ := []string{"PATH=/usr/bin:/bin", "E2E_SECRET=x"}
+	environ := []string{"PATH=/usr/bin:/bin", "E2E_SECRET=x", pinEnv(t)}
 	for _, args := range [][]string{
 		{"servers"}, {"list-tools"}, {"list-tools", "evil"}, {"list-tools", "dying"},
 		{"check", "--probe"}, {"describe", "evil", "esc\x1b]0;t\x07"},

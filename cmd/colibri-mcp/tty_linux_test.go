@@ -50,7 +50,7 @@ func TestServeInATerminalSaysItWaits(t *testing.T) {
 	var stdout, stderr syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(t.Context(), []string{"colibri-mcp", "--external-config", reg}, tty, &stdout, &stderr, nil)
+		done <- run(t.Context(), []string{"colibri-mcp", "--external-config", reg}, tty, &stdout, &stderr, []string{pinEnv(t)})
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(stderr.String(), "waiting for an MCP client") {
@@ -81,7 +81,7 @@ func TestCallShowsProgressOnATerminal(t *testing.T) {
 	reg := writeRegistry(t, nil)
 	var stdout syncbuf.Buffer
 	err := run(t.Context(), []string{"colibri-mcp", "--external-config", reg, "--external-call", "call", "demo", "slow", "--args", `{"steps":3,"interval_ms":1}`},
-		strings.NewReader(""), &stdout, tty, append(os.Environ(), "E2E_SECRET=x"))
+		strings.NewReader(""), &stdout, tty, append(os.Environ(), pinEnv(t), "E2E_SECRET=x"))
 	if err != nil {
 		t.Fatalf("call: %v", err)
 	}
@@ -114,7 +114,7 @@ func TestHostedServerHasNoTerminal(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "FAKEMCP_REPORT=" + report}
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "FAKEMCP_REPORT=" + report, "COLIBRI_MCP_PIN_FILE=" + filepath.Join(dir, "pins.json")}
 		// A session led by the command, with tty as its controlling terminal:
 		// as a login shell runs what the user types.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}

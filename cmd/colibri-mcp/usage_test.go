@@ -27,7 +27,7 @@ func runHereIn(t *testing.T, stdin io.Reader, env []string, args ...string) (int
 	var stdout, stderr bytes.Buffer
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	environ := append(os.Environ(), "E2E_SECRET=x")
+	environ := append(os.Environ(), pinEnv(t), "E2E_SECRET=x")
 	err := run(ctx, append([]string{"colibri-mcp"}, args...), stdin, &stdout, &stderr, append(environ, env...))
 	code := exitCode(err, &stderr)
 	return code, stdout.String(), stderr.String()
@@ -138,7 +138,7 @@ func serveOnce(t *testing.T, args ...string) string {
 	var stderr syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
-		err := run(t.Context(), append([]string{"colibri-mcp"}, args...), inR, outW, &stderr, nil)
+		err := run(t.Context(), append([]string{"colibri-mcp"}, args...), inR, outW, &stderr, []string{pinEnv(t)})
 		outW.Close()
 		done <- err
 	}()

@@ -85,7 +85,7 @@ func TestWarmNothingSurvivesColibri(t *testing.T) {
 	for _, how := range []string{"stdin EOF", "SIGTERM", "SIGINT"} {
 		t.Run(how, func(t *testing.T) {
 			cmd := exec.Command(colibriBin, "serve", "--external-config", reg, "--external-call")
-			cmd.Env = append(os.Environ(), "E2E_SECRET=x")
+			cmd.Env = append(os.Environ(), pinEnv(t), "E2E_SECRET=x")
 			client := mcp.NewClient(&mcp.Implementation{Name: "warm", Version: "1"}, nil)
 			transport := &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}
 			cs, err := client.Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})

@@ -15,13 +15,20 @@ import (
 // environment, without it.
 var colibriEnv []string
 
+// pinEnv gives every colibri the bench starts a pin file of the bench's
+// own (a temporary one, set in main), never the machine's default: a bench
+// run must not change what the operator's colibri trusts. Pinning stays on
+// (enforce, the default), so that its cost is in every row.
+var pinEnv string
+
 // startFace starts colibri-mcp serving a registry with t's server (with the
 // given lifecycle, "" for the default) and connects the bench's client to
 // it through one of its faces: "stdio" (colibri is the client's child) or
 // "http" (Streamable HTTP on a loopback port). It returns colibri's pid, for
 // its memory.
 func startFace(colibri string, t target, lifecycle, face string, env []string) (*mcp.ClientSession, int, func(), error) {
-	env = append(append([]string(nil), env...), colibriEnv...)
+	env = append(append([]string(nil), env...), pinEnv)
+	env = append(env, colibriEnv...)
 	entry := map[string]any{"command": t.command}
 	if len(t.args) > 0 {
 		entry["args"] = t.args

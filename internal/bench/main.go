@@ -47,6 +47,13 @@ func main() {
 	if *extraEnv != "" {
 		colibriEnv = strings.Split(*extraEnv, ",")
 	}
+	pinDir, err := os.MkdirTemp("", "colibri-bench-pins-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(pinDir)
+	pinEnv = "COLIBRI_MCP_PIN_FILE=" + filepath.Join(pinDir, "pins.json")
 
 	want := map[string]bool{}
 	for _, r := range strings.Split(*rows+","+strings.ReplaceAll(*only, "ab", "cold"), ",") {

@@ -15,6 +15,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 )
 
 // Module is the repository's module path.
@@ -53,4 +55,34 @@ func MustDir() string {
 		os.Exit(1)
 	}
 	return dir
+}
+
+// IsolatePins points every colibri this test binary runs (in-process, or a
+// child that inherits its environment) at a pin file in dir
+// (COLIBRI_MCP_PIN_FILE), never at the machine's default (CONTRACT.md
+// section 2: /var/db/colibri/pins.json as root, which is how CI runs), so
+// that a test run never changes what the next run, or the operator's
+// service, trusts. A test that wants pins of its own sets the variable
+// again in its child's environment (the last value wins). Call it from
+// TestMain before m.Run; the check it returns, after m.Run, fails when the
+// default pin file changed anyway (a test gave a colibri an environment of
+// its own without COLIBRI_MCP_PIN_FILE).
+func IsolatePins(dir string) (check func() error) {
+	os.Setenv("COLIBRI_MCP_PIN_FILE", filepath.Join(dir, "pins.json"))
+	def, err := pin.DefaultPath(os.Geteuid(), os.LookupEnv)
+	if err != nil {
+		return func() error { return nil }
+	}
+	before, beforeErr := os.Lstat(def)
+	return func() error {
+		after, afterErr := os.Lstat(def)
+		switch {
+		case (beforeErr == nil) != (afterErr == nil):
+		case beforeErr != nil:
+			return nil
+		case os.SameFile(before, after) && before.Size() == after.Size() && before.ModTime().Equal(after.ModTime()):
+			return nil
+		}
+		return fmt.Errorf("the tests changed the machine's default pin file %s: a colibri started by a test had no COLIBRI_MCP_PIN_FILE of its own", def)
+	}
 }

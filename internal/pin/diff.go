@@ -1,0 +1,208 @@
+package pin
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// ToolDiff is one pending change of a server's tool: the pinned definition
+// against the one seen since.
+type ToolDiff struct {
+	Caps string   `json:"capabilities"`
+	Name string   `json:"name"`
+	What []string `json:"what"`
+	// Old and New are the definitions' text members (title, description),
+	// old and new; absent members are "".
+	OldTitle       string `json:"old_title,omitempty"`
+	NewTitle       string `json:"new_title,omitempty"`
+	OldDescription string `json:"old_description,omitempty"`
+	NewDescription string `json:"new_description,omitempty"`
+	// Paths are the schema and annotation paths added, removed or changed.
+	Paths []PathChange `json:"paths"`
+}
+
+// PathChange is one JSON path of a definition's inputSchema, outputSchema
+// or annotations that was added, removed or changed.
+type PathChange struct {
+	Op   string          `json:"op"`   // added, removed, changed
+	Path string          `json:"path"` // e.g. inputSchema/properties/notes
+	Old  json.RawMessage `json:"old,omitempty"`
+	New  json.RawMessage `json:"new,omitempty"`
+}
+
+// Diff is every pending change of server's tools, as the pins of each
+// capability set see it.
+func (s *Store) Diff(server string) ([]ToolDiff, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
+	sets, ok := s.file.Servers[server]
+	if !ok {
+		return nil, notFound("server", "", server, sortedKeys(s.file.Servers))
+	}
+	out := []ToolDiff{}
+	for _, caps := range sortedKeys(sets) {
+		set := sets[caps]
+		for _, name := range sortedKeys(set.Pending) {
+			q := set.Pending[name]
+			var old json.RawMessage
+			if p := set.Tools[name]; p != nil {
+				old = p.Definition
+			}
+			out = append(out, diffOf(caps, name, q.What, old, q.Definition))
+		}
+	}
+	return out, nil
+}
+
+func diffOf(caps, name string, what []string, old, new json.RawMessage) ToolDiff {
+	var a, b map[string]any
+	_ = json.Unmarshal(old, &a)
+	_ = json.Unmarshal(new, &b)
+	d := ToolDiff{Caps: caps, Name: name, What: what, Paths: []PathChange{}}
+	d.OldTitle, d.NewTitle = str(a["title"]), str(b["title"])
+	d.OldDescription, d.NewDescription = str(a["description"]), str(b["description"])
+	for _, key := range []string{"inputSchema", "outputSchema", "annotations"} {
+		diffJSON(key, a[key], b[key], &d.Paths)
+	}
+	return d
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// maxPaths bounds the paths one tool's diff lists: a schema may be huge.
+const maxPaths = 200
+
+// diffJSON appends the paths under path where a and b differ: objects are
+// walked key by key; anything else is compared whole.
+func diffJSON(path string, a, b any, out *[]PathChange) {
+	if len(*out) >= maxPaths {
+		return
+	}
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	switch {
+	case a == nil && b == nil:
+	case a == nil:
+		*out = append(*out, PathChange{Op: "added", Path: path, New: enc(b)})
+	case b == nil:
+		*out = append(*out, PathChange{Op: "removed", Path: path, Old: enc(a)})
+	case aok && bok:
+		keys := map[string]bool{}
+		for k := range am {
+			keys[k] = true
+		}
+		for k := range bm {
+			keys[k] = true
+		}
+		for _, k := range sortedKeys(keys) {
+			diffJSON(path+"/"+escape(k), am[k], bm[k], out)
+		}
+	default:
+		ea, eb := enc(a), enc(b)
+		if string(ea) != string(eb) {
+			*out = append(*out, PathChange{Op: "changed", Path: path, Old: ea, New: eb})
+		}
+	}
+}
+
+func enc(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// escape writes a key as a JSON Pointer token (RFC 6901).
+func escape(k string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
+}
+
+// maxShown bounds one value or text block printed by WriteDiff.
+const maxShown = 2000
+
+// WriteDiff prints diffs for a person: for each tool, what changed, the old
+// and new text of its title and description, and each schema or
+// annotation path added (+), removed (-) or changed (~). The text is a
+// hosted server's: print it through a filter of control characters when w
+// is a terminal.
+func WriteDiff(w io.Writer, server string, diffs []ToolDiff) {
+	if len(diffs) == 0 {
+		fmt.Fprintf(w, "%s: no change since its tools were pinned\n", server)
+		return
+	}
+	for _, d := range diffs {
+		fmt.Fprintf(w, "%s/%s (capabilities: %s): %s\n", server, d.Name, d.Caps, strings.Join(d.What, ", "))
+		text := func(label, old, new string) {
+			if old == new {
+				return
+			}
+			fmt.Fprintf(w, "  %s:\n", label)
+			for _, l := range lines(old) {
+				fmt.Fprintf(w, "    - %s\n", l)
+			}
+			for _, l := range lines(new) {
+				fmt.Fprintf(w, "    + %s\n", l)
+			}
+		}
+		text("title", d.OldTitle, d.NewTitle)
+		text("description", d.OldDescription, d.NewDescription)
+		for _, p := range d.Paths {
+			switch p.Op {
+			case "added":
+				fmt.Fprintf(w, "  + %s: %s\n", p.Path, clip(string(p.New)))
+			case "removed":
+				fmt.Fprintf(w, "  - %s: %s\n", p.Path, clip(string(p.Old)))
+			default:
+				fmt.Fprintf(w, "  ~ %s: %s -> %s\n", p.Path, clip(string(p.Old)), clip(string(p.New)))
+			}
+		}
+		if len(d.Paths) >= maxPaths {
+			fmt.Fprintf(w, "  … (more paths not shown)\n")
+		}
+	}
+}
+
+func lines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(clip(s), "\n")
+}
+
+func clip(s string) string {
+	if r := []rune(s); len(r) > maxShown {
+		return string(r[:maxShown]) + "…"
+	}
+	return s
+}
+
+// WriteReport prints the pins for a person: each server, each capability
+// set, its tools and the changes pending.
+func WriteReport(w io.Writer, path string, servers []ServerPins) {
+	fmt.Fprintf(w, "pin file %s\n", path)
+	if len(servers) == 0 {
+		fmt.Fprintln(w, "  no server pinned yet (a server's first tool list is pinned)")
+	}
+	for _, sp := range servers {
+		for _, set := range sp.Sets {
+			fmt.Fprintf(w, "%s (capabilities: %s): %d tools pinned %s", sp.Server, set.Capabilities, len(set.Tools), set.Pinned.Format(time.RFC3339))
+			if n := len(set.Changed); n > 0 {
+				fmt.Fprintf(w, ", %d changed (colibri-mcp pins diff %s)", n, sp.Server)
+			}
+			fmt.Fprintln(w)
+			for _, t := range set.Tools {
+				fmt.Fprintf(w, "  %-32s %s\n", t.Name, t.Digest[:len("sha256:")+12])
+			}
+			for _, c := range set.Changed {
+				fmt.Fprintf(w, "  ! %-30s changed: %s\n", c.Name, strings.Join(c.What, ", "))
+			}
+		}
+	}
+}

@@ -1,0 +1,64 @@
+//go:build unix
+
+package pin
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
+)
+
+// trusted refuses a pin file that another user owns, or that group or
+// others may write: whoever can write it decides which tools colibri trusts.
+func trusted(st os.FileInfo) error {
+	if st.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("is writable by group or others (mode %04o): whoever can write it decides which tools are trusted; run chmod 600 on it", st.Mode().Perm())
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
+		return fmt.Errorf("is owned by uid %d, not by this process's user (%d): whoever can write it decides which tools are trusted", sys.Uid, os.Geteuid())
+	}
+	return nil
+}
+
+// lock takes an exclusive flock(2) on path+".lock" (created 0600), the lock
+// every colibri process sharing the pin file takes around a read, merge and
+// write. It polls until timeout rather than blocking, so that a stuck
+// process holding it cannot hang this one.
+func lock(path string, timeout time.Duration) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	lp := path + ".lock"
+	f, err := opfile.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	fd := int(f.Fd())
+	deadline := time.Now().Add(timeout)
+	for {
+		err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() {
+				_ = syscall.Flock(fd, syscall.LOCK_UN)
+				f.Close()
+			}, nil
+		}
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", lp, err)
+		}
+		if !time.Now().Before(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("another process has held %s for more than %s", lp, timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

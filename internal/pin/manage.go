@@ -1,0 +1,264 @@
+package pin
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
+)
+
+// NotFoundError is a server or tool the pin file does not know; Near is the
+// closest name it does know ("" when none is close).
+type NotFoundError struct {
+	What, Name, Server, Near string
+	Known                    []string
+}
+
+func (e *NotFoundError) Error() string {
+	var b strings.Builder
+	if e.What == "server" {
+		fmt.Fprintf(&b, "no pins for server %q", e.Name)
+	} else {
+		fmt.Fprintf(&b, "server %q has no pinned or changed tool %q", e.Server, e.Name)
+	}
+	if e.Near != "" {
+		fmt.Fprintf(&b, ": did you mean %q?", e.Near)
+	}
+	return b.String()
+}
+
+func notFound(what, server, name string, known []string) *NotFoundError {
+	return &NotFoundError{What: what, Name: name, Server: server, Near: suggest.Closest(name, known), Known: known}
+}
+
+// ErrNothingPending is Accept with no change to accept.
+var ErrNothingPending = errors.New("no change to accept")
+
+// Change is one tool that differs from its pin (list_tools' "changed").
+type Change struct {
+	Name string   `json:"name"`
+	What []string `json:"what"`
+}
+
+// Changes are v's changes in name order.
+func (v Verdict) Changes() []Change {
+	out := make([]Change, 0, len(v.Changed))
+	for _, name := range sortedKeys(v.Changed) {
+		out = append(out, Change{Name: name, What: v.Changed[name]})
+	}
+	return out
+}
+
+// ServerPins is one server's pins, as `colibri-mcp pins --json` shows them.
+type ServerPins struct {
+	Server string    `json:"server"`
+	Sets   []SetPins `json:"capability_sets"`
+}
+
+// SetPins is the pins of one capability set.
+type SetPins struct {
+	Capabilities string    `json:"capabilities"`
+	Pinned       time.Time `json:"pinned"`
+	Tools        []ToolPin `json:"tools"`
+	Changed      []Change  `json:"changed"`
+}
+
+// ToolPin is one pinned tool.
+type ToolPin struct {
+	Name   string `json:"name"`
+	Digest string `json:"digest"`
+}
+
+// Servers are the servers the pin file has pins for, in order.
+func (s *Store) Servers() ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
+	return sortedKeys(s.file.Servers), nil
+}
+
+// Report describes the pins of server, or of every server when it is "".
+func (s *Store) Report(server string) ([]ServerPins, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
+	names := sortedKeys(s.file.Servers)
+	if server != "" {
+		if _, ok := s.file.Servers[server]; !ok {
+			return nil, notFound("server", "", server, names)
+		}
+		names = []string{server}
+	}
+	out := []ServerPins{}
+	for _, name := range names {
+		sp := ServerPins{Server: name, Sets: []SetPins{}}
+		sets := s.file.Servers[name]
+		for _, caps := range sortedKeys(sets) {
+			set := sets[caps]
+			p := SetPins{Capabilities: caps, Pinned: set.Pinned, Tools: []ToolPin{}, Changed: []Change{}}
+			for _, t := range sortedKeys(set.Tools) {
+				p.Tools = append(p.Tools, ToolPin{Name: t, Digest: set.Tools[t].Digest})
+			}
+			for _, t := range sortedKeys(set.Pending) {
+				p.Changed = append(p.Changed, Change{Name: t, What: set.Pending[t].What})
+			}
+			sp.Sets = append(sp.Sets, p)
+		}
+		out = append(out, sp)
+	}
+	return out, nil
+}
+
+// Accept makes the pending definitions of server's tools (of those named,
+// or all when none is) its pins, in every capability set. It returns the
+// tools accepted. A name the pin file does not know is a *NotFoundError
+// with the closest one; a known tool with no change is ErrNothingPending
+// when nothing at all is accepted.
+func (s *Store) Accept(server string, tools ...string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.known(server); err != nil {
+		return nil, err
+	}
+	var accepted []string
+	err := s.update(func(f *File) bool {
+		accepted = nil
+		sets, ok := f.Servers[server]
+		if !ok {
+			return false
+		}
+		for _, caps := range sortedKeys(sets) {
+			set := sets[caps]
+			for _, name := range sortedKeys(set.Pending) {
+				if len(tools) > 0 && !slices.Contains(tools, name) {
+					continue
+				}
+				q := set.Pending[name]
+				set.Tools[name] = &Entry{Digest: q.Digest, Definition: q.Definition}
+				delete(set.Pending, name)
+				accepted = append(accepted, name)
+			}
+		}
+		return len(accepted) > 0
+	})
+	if err != nil {
+		return nil, err
+	}
+	sets, ok := s.file.Servers[server]
+	if !ok {
+		return nil, notFound("server", "", server, sortedKeys(s.file.Servers))
+	}
+	known := map[string]bool{}
+	for _, set := range sets {
+		for name := range set.Tools {
+			known[name] = true
+		}
+		for name := range set.Pending {
+			known[name] = true
+		}
+	}
+	for _, name := range tools {
+		if !known[name] {
+			return accepted, notFound("tool", server, name, sortedKeys(known))
+		}
+	}
+	slices.Sort(accepted)
+	accepted = slices.Compact(accepted)
+	if len(accepted) == 0 {
+		return nil, ErrNothingPending
+	}
+	return accepted, nil
+}
+
+// Reset forgets every pin of server: its next listing is pinned afresh.
+func (s *Store) Reset(server string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.known(server); err != nil {
+		return err
+	}
+	found := false
+	err := s.update(func(f *File) bool {
+		_, found = f.Servers[server]
+		delete(f.Servers, server)
+		return found
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return notFound("server", "", server, sortedKeys(s.file.Servers))
+	}
+	return nil
+}
+
+// known fails, before anything is locked or created, when the pin file
+// has no pins for server.
+func (s *Store) known(server string) error {
+	if err := s.refresh(); err != nil {
+		return err
+	}
+	if _, ok := s.file.Servers[server]; !ok {
+		return notFound("server", "", server, sortedKeys(s.file.Servers))
+	}
+	return nil
+}
+
+// Definition is one pinned tool definition.
+type Definition struct {
+	Server string
+	// Caps is the capability set it was pinned for (NoCaps: the list
+	// list_tools shows).
+	Caps string
+	Tool *mcp.Tool
+}
+
+// Definitions are the tools pinned for server (every capability set, NoCaps
+// first, each in name order): what the server listed when it was trusted,
+// whether or not it runs now. Pending changes are not among them.
+func (s *Store) Definitions(server string) ([]Definition, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
+	sets := s.file.Servers[server]
+	capsOrder := sortedKeys(sets)
+	slices.SortStableFunc(capsOrder, func(a, b string) int {
+		if (a == NoCaps) != (b == NoCaps) {
+			if a == NoCaps {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+	var out []Definition
+	for _, caps := range capsOrder {
+		set := sets[caps]
+		for _, name := range sortedKeys(set.Tools) {
+			var t mcp.Tool
+			if err := json.Unmarshal(set.Tools[name].Definition, &t); err != nil {
+				continue
+			}
+			out = append(out, Definition{Server: server, Caps: caps, Tool: &t})
+		}
+	}
+	return out, nil
+}
+
+// Unusable is a Store whose every use fails with err: a pin file that has
+// no place (no HOME), reported where pins are needed, never taken for none.
+func Unusable(err error) *Store {
+	return &Store{broken: &ConfigError{Path: "(none)", Err: err}}
+}

@@ -1,0 +1,144 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/pin"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// Pinned tool definitions (CONTRACT.md section 13): every list colibri
+// shows or calls from passes pinVerdict, through screen (list_tools,
+// aggregate mode) or guardCall's Caller.Allow (each call, on the very list
+// it is checked against), so that no path serves an unpinned definition.
+
+// pinning reports whether srv's tool lists are checked against pins.
+func (s *Service) pinning(reg *registry.Registry, srv *registry.Server) bool {
+	return s.opts.Pins != nil && reg.PinMode(srv) != registry.PinOff
+}
+
+// pinVerdict compares tools, listed by srv for a session offered caps,
+// with their pins (recording them the first time). A pin file that cannot
+// be read or written fails the request (config): it is never taken for
+// "nothing pinned", which would trust every tool again.
+func (s *Service) pinVerdict(reg *registry.Registry, srv *registry.Server, caps string, tools []*mcp.Tool) (pin.Verdict, error) {
+	if !s.pinning(reg, srv) || tools == nil {
+		return pin.Verdict{}, nil
+	}
+	v, err := s.opts.Pins.Check(srv.Name, caps, tools)
+	if err != nil {
+		return v, &host.Error{Kind: host.KindConfig, Server: srv.Name, Err: err}
+	}
+	return v, nil
+}
+
+// screen is what the caller of ctx is shown of tools, a list srv gave a
+// session offered no capability: the tools the policy allows, less, under
+// pin: enforce, those that differ from their pins; changed lists those
+// (the policy allowing), hidden or, under pin: warn, flagged.
+func (s *Service) screen(ctx context.Context, reg *registry.Registry, srv *registry.Server, tools []*mcp.Tool) (kept []*mcp.Tool, changed []pin.Change, err error) {
+	kept = s.allowedOf(ctx, reg, srv, tools)
+	v, err := s.pinVerdict(reg, srv, pin.NoCaps, tools)
+	if err != nil || len(v.Changed) == 0 {
+		return kept, nil, err
+	}
+	enforce := reg.PinMode(srv) == registry.PinEnforce
+	out := make([]*mcp.Tool, 0, len(kept))
+	seen := map[string]bool{}
+	for _, t := range kept {
+		if what, ok := v.Changed[t.Name]; ok {
+			if !seen[t.Name] {
+				seen[t.Name] = true
+				changed = append(changed, pin.Change{Name: t.Name, What: what})
+			}
+			if enforce {
+				continue
+			}
+		}
+		out = append(out, t)
+	}
+	return out, changed, nil
+}
+
+// checkPinned is the pins' look at a call of tool, found in list (what a
+// session offered caps listed): under enforce a changed or new tool is
+// refused, tool_changed, before tools/call is sent; under warn it is
+// called, logged and audited as changed.
+func (s *Service) checkPinned(ctx context.Context, reg *registry.Registry, srv *registry.Server, caps string, tool *mcp.Tool, list []*mcp.Tool) error {
+	v, err := s.pinVerdict(reg, srv, caps, list)
+	if err != nil {
+		return err
+	}
+	what, ok := v.Changed[tool.Name]
+	if !ok {
+		return nil
+	}
+	noteOf(ctx).pinned("changed")
+	if reg.PinMode(srv) == registry.PinEnforce {
+		return toolChanged(srv.Name, tool.Name, what, true)
+	}
+	s.log.WarnContext(ctx, "calling a hosted tool whose definition differs from its pin (pin: warn)",
+		"server", srv.Name, "tool", tool.Name, "changed", strings.Join(what, ","))
+	return nil
+}
+
+// toolChanged is the failure of a call to (or a listing of) a tool that
+// differs from its pin.
+func toolChanged(server, tool string, what []string, call bool) error {
+	msg := fmt.Sprintf("the tool's definition changed since it was pinned (%s)", strings.Join(what, ", "))
+	if len(what) == 1 && what[0] == pin.WhatNew {
+		msg = "the tool is new since the server's tools were pinned"
+	}
+	if call {
+		msg += "; nothing was sent"
+	}
+	return &host.Error{Kind: host.KindToolChanged, Server: server, Tool: tool, Phase: host.PhaseList,
+		Err:  fmt.Errorf("%s", msg),
+		Hint: fmt.Sprintf("an operator reviews it with `colibri-mcp pins diff %s` and accepts it with `colibri-mcp pins accept %s %s`", server, server, shellWord(tool))}
+}
+
+// capsOf is the pins' name of the capabilities a session for caller is
+// offered: what host offers a hosted server for it (sampling, elicitation,
+// roots).
+func capsOf(c *host.Caller) string {
+	if c == nil {
+		return pin.NoCaps
+	}
+	var names []string
+	if c.CreateMessage != nil {
+		names = append(names, "sampling")
+	}
+	if c.Elicit != nil {
+		names = append(names, "elicitation")
+	}
+	if c.ListRoots != nil {
+		names = append(names, "roots")
+	}
+	return pin.Caps(names...)
+}
+
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./-]+$`)
+
+// shellWord is s as one word of a POSIX shell command line.
+func shellWord(s string) string {
+	if plainWord.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// pinGeneration is the pins' generation (one stat of the pin file): when it
+// moves, aggregate mode decides again what the pins hide.
+func (s *Service) pinGeneration() uint64 {
+	if s.opts.Pins == nil {
+		return 0
+	}
+	gen, _ := s.opts.Pins.Generation()
+	return gen
+}
