@@ -68,6 +68,8 @@ type Registry struct {
 	// Policy is the top-level "policy": it applies to every server,
 	// together with each server's own (CONTRACT.md section 9).
 	Policy *policy.Policy
+	// PassEnv is the top-level "pass_env", every entry's default.
+	PassEnv []string
 }
 
 // Rules are the policies that apply to srv's tools: the top-level one and
@@ -123,6 +125,13 @@ type Server struct {
 	OAuth               *OAuth `json:"oauth,omitempty"`
 	AllowHTTP           bool   `json:"allow_http,omitempty"`
 	AllowPrivateNetwork bool   `json:"allow_private_network,omitempty"`
+
+	// PassEnv names colibri's variables (globs allowed) passed to the child
+	// as they are; the top-level one when the entry has none.
+	PassEnv []string `json:"pass_env,omitempty"`
+	// Dir is the registry file's folder: a command entry's working
+	// directory when it names no cwd ("" for a registry without a file).
+	Dir string `json:"-"`
 }
 
 // Transports of a remote server.
@@ -325,7 +334,7 @@ var errTooLarge = errors.New("the registry file is too large")
 func readProblem(err error) string {
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return "the registry file does not exist (set --external-config or COLIBRI_MCP_EXTERNAL_CONFIG)"
+		return missingProblem(nil)
 	case errors.Is(err, os.ErrPermission):
 		return "the registry file cannot be read: permission denied"
 	case errors.Is(err, errNotRegular):
@@ -379,6 +388,7 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 	var file struct {
 		Servers map[string]*Server `json:"servers"`
 		Policy  *policy.Policy     `json:"policy"`
+		PassEnv []string           `json:"pass_env"`
 	}
 	var policies struct {
 		Servers map[string]struct {
@@ -394,13 +404,16 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 		// schema and the Go types: a bug of ours, reported as such.
 		return nil, &Error{File: path, Problems: []Problem{{Message: "internal: decoding a valid registry: " + err.Error()}}, Err: err}
 	}
-	reg := &Registry{Path: path, Servers: file.Servers, Policy: file.Policy}
+	reg := &Registry{Path: path, Servers: file.Servers, Policy: file.Policy, PassEnv: file.PassEnv}
 	if reg.Servers == nil {
 		reg.Servers = map[string]*Server{}
 	}
 	for name, s := range reg.Servers {
 		s.Name = name
 		s.Policy = policies.Servers[name].Policy
+		if s.PassEnv == nil {
+			s.PassEnv = file.PassEnv
+		}
 		s.resolve(path)
 	}
 	if err := reg.Validate(); err != nil {
@@ -419,6 +432,9 @@ func (s *Server) resolve(file string) {
 	dir := "."
 	if file != "" {
 		dir = filepath.Dir(file)
+		if abs, err := filepath.Abs(dir); err == nil && s.URL == "" {
+			s.Dir = abs
+		}
 	}
 	if !filepath.IsAbs(s.Command) && strings.Contains(s.Command, "/") {
 		if abs, err := filepath.Abs(filepath.Join(dir, s.Command)); err == nil {
@@ -436,6 +452,7 @@ func (s *Server) resolve(file string) {
 // server; Parse calls it, and a registry built in code should too.
 func (r *Registry) Validate() error {
 	problems := policyProblems("/policy", r.Policy)
+	problems = append(problems, passEnvProblems("/pass_env", r.PassEnv)...)
 	for _, name := range r.Names() {
 		s := r.Servers[name]
 		if !validName(name) {
@@ -449,6 +466,9 @@ func (r *Registry) Validate() error {
 		}
 		problems = append(problems, s.problems()...)
 		problems = append(problems, policyProblems("/servers/"+escapePointer(name)+"/policy", s.Policy)...)
+		if !slices.Equal(s.PassEnv, r.PassEnv) { // the top-level one is checked once
+			problems = append(problems, passEnvProblems("/servers/"+escapePointer(name)+"/pass_env", s.PassEnv)...)
+		}
 	}
 	problems = append(problems, r.prefixProblems()...)
 	if len(problems) > 0 {

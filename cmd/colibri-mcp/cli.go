@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/envfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/jail"
@@ -31,7 +34,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// usage error before anything runs), then the command itself.
 	withSettings := func(f func(context.Context, *cli.Command, *settings) error) cli.ActionFunc {
 		return func(ctx context.Context, cmd *cli.Command) error {
-			s, err := readSettings(cmd, environ)
+			s, err := readSettings(ctx, cmd, environ)
 			if err != nil {
 				return err
 			}
@@ -70,7 +73,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		},
 		EnableShellCompletion:           true,
 		ConfigureShellCompletionCommand: configureCompletion,
-		Commands: []*cli.Command{
+		Commands: append(append([]*cli.Command{
 			{
 				Name:  "serve",
 				Usage: "serve MCP over stdio (the default), or over Streamable HTTP with --http",
@@ -188,6 +191,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				}),
 			},
 			authCommand(withSettings, stdout, stderr),
+		}, editCommands(withSettings, stdout)...), []*cli.Command{
 			{
 				Name:        "help",
 				Usage:       "show the commands, or one command's help",
@@ -195,7 +199,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				Description: "Examples:\n  colibri-mcp help\n  colibri-mcp help call" + exitCodesHelp,
 				Action:      helpAction,
 			},
-		},
+		}...),
 	}
 	setUsageErrors(root)
 	if len(args) > 0 {
@@ -226,7 +230,8 @@ func jsonFlag() cli.Flag {
 // by readSettings, which knows the contract's own syntax for them.
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "external-config", Usage: "the registry file", Value: registry.DefaultPath, Sources: cli.EnvVars("COLIBRI_MCP_EXTERNAL_CONFIG")},
+		&cli.StringFlag{Name: "external-config", Usage: "the registry `PATH` (default: ~/.config/colibri/external-mcp.json when it exists and colibri is not root, else " + registry.DefaultPath + ")", Sources: cli.EnvVars("COLIBRI_MCP_EXTERNAL_CONFIG")},
+		&cli.StringFlag{Name: "env-file", Usage: "load NAME=value lines (no shell) from `PATH` into colibri's environment first, for the registry's ${NAME}; refused when others may read it", Sources: cli.EnvVars("COLIBRI_MCP_ENV_FILE")},
 		&cli.BoolFlag{Name: "external-call", Usage: "allow calling hosted tools (COLIBRI_MCP_EXTERNAL_CALL=1)"},
 		&cli.BoolFlag{Name: "aggregate", Usage: "also offer every hosted tool as a tool of colibri's own, PREFIX__TOOL (COLIBRI_MCP_AGGREGATE=1)"},
 		&cli.StringFlag{Name: "timeout", Usage: "per-phase timeout: integer milliseconds or a Go duration", Value: "30000", Sources: cli.EnvVars("COLIBRI_MCP_TIMEOUT")},
@@ -248,6 +253,9 @@ func globalFlags() []cli.Flag {
 // settings are the parsed, checked configuration of one run.
 type settings struct {
 	configPath     string
+	configNamed    bool     // --external-config or its variable was given
+	configTried    []string // the default paths looked at, when not named
+	root           bool     // colibri runs as root: the system registry is its own
 	externalCall   bool
 	aggregate      bool
 	timeout        time.Duration
@@ -273,7 +281,15 @@ type settings struct {
 	bulk     *bulk.Table // serve's face's (stdio or HTTP), else nil
 }
 
-func readSettings(cmd *cli.Command, environ []string) (*settings, error) {
+func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*settings, error) {
+	// The env file first: its variables are colibri's own from here on.
+	if f := cmd.String("env-file"); f != "" {
+		vars, err := envfile.Load(f)
+		if err != nil {
+			return nil, usage(fmt.Errorf("--env-file / COLIBRI_MCP_ENV_FILE: %w", err))
+		}
+		environ = append(slices.Clip(environ), vars...)
+	}
 	env := envLookup(environ)
 	s := &settings{
 		environ:      environ,
@@ -284,6 +300,14 @@ func readSettings(cmd *cli.Command, environ []string) (*settings, error) {
 		auditLog:     cmd.String("audit-log"),
 		auditKeyFile: cmd.String("audit-key-file"),
 		metricsAddr:  cmd.String("metrics-addr"),
+	}
+	s.configNamed = s.configPath != ""
+	s.root = asRoot(ctx)
+	if !s.configNamed {
+		s.configPath, s.configTried = registry.Default(s.root, s.getenv, func(p string) bool {
+			_, err := os.Stat(p)
+			return err == nil
+		})
 	}
 	var err error
 	// The gate: the flag wins when given; otherwise the variable.
@@ -389,6 +413,31 @@ func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	return nil, usage(fmt.Errorf("--log-format / COLIBRI_MCP_LOG_FORMAT: %q: must be text or json", format))
 }
 
+// getenv is one of colibri's variables ("" when unset).
+func (s *settings) getenv(name string) string {
+	v, _ := envLookup(s.environ)(name)
+	return v
+}
+
+// writePath is the registry that init, add, remove and import --write
+// change: the one named, else the per-user one (the system one for root).
+func (s *settings) writePath() string {
+	if s.configNamed {
+		return s.configPath
+	}
+	return registry.WritePath(s.root, s.getenv)
+}
+
+// rootKey lets a test run colibri as if it were root, or not.
+type rootKey struct{}
+
+func asRoot(ctx context.Context) bool {
+	if v, ok := ctx.Value(rootKey{}).(bool); ok {
+		return v
+	}
+	return os.Geteuid() == 0
+}
+
 func envLookup(environ []string) func(string) (string, bool) {
 	return func(name string) (string, bool) {
 		for i := len(environ) - 1; i >= 0; i-- {
@@ -402,7 +451,7 @@ func envLookup(environ []string) func(string) (string, bool) {
 
 // newService wires the registry, the host and the tools for one run.
 func newService(s *settings) (*tools.Service, *host.Host) {
-	loader := &registry.Loader{Path: s.configPath}
+	loader := &registry.Loader{Path: s.configPath, Tried: s.configTried}
 	opts := host.Options{
 		Logger:         s.logger,
 		Version:        version,

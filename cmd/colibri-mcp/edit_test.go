@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// asUser runs colibri in-process as a user other than root, with HOME and
+// XDG_CONFIG_HOME in a temporary folder; it returns the exit code, stdout
+// and stderr.
+func asUser(t *testing.T, home string, args ...string) (int, string, string) {
+	t.Helper()
+	ctx := context.WithValue(context.Background(), rootKey{}, false)
+	var out, errb bytes.Buffer
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, "cfg"), "PATH=" + os.Getenv("PATH")}
+	err := run(ctx, append([]string{"colibri-mcp"}, args...), strings.NewReader(""), &out, &errb, env)
+	return exitCode(err, &errb), out.String(), errb.String()
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// init, add and remove on the per-user registry of a fresh HOME, bad input
+// included: each refusal leaves the file as it was.
+func TestInitAddRemove(t *testing.T) {
+	home := t.TempDir()
+	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+
+	// No registry: the error names the paths tried and init/import.
+	code, _, stderr := asUser(t, home, "servers")
+	if code != 2 || !strings.Contains(stderr, reg) || !strings.Contains(stderr, "/usr/local/etc/colibri/external-mcp.json") ||
+		!strings.Contains(stderr, "colibri-mcp init") || !strings.Contains(stderr, "colibri-mcp import") {
+		t.Fatalf("servers without a registry: exit %d, stderr %q", code, stderr)
+	}
+
+	code, stdout, stderr := asUser(t, home, "init")
+	if code != 0 || !strings.Contains(stdout, "wrote "+reg) || !strings.Contains(stdout, `"mcpServers"`) {
+		t.Fatalf("init: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, _, stderr = asUser(t, home, "init"); code != 2 || !strings.Contains(stderr, "--force") {
+		t.Fatalf("init over a registry: exit %d, %q", code, stderr)
+	}
+
+	code, stdout, stderr = asUser(t, home, "add", "fs", "--env", "A=1", "--", "npx", "-y", "some-server", "/tmp")
+	if code != 0 || !strings.Contains(stdout, `"spare": 1`) || !strings.Contains(stdout, `"pass_env"`) {
+		t.Fatalf("add: exit %d\n%s%s", code, stdout, stderr)
+	}
+	afterAdd := mustRead(t, reg)
+	if !strings.Contains(afterAdd, `"fs": {`) || !strings.Contains(afterAdd, `"args": [`) {
+		t.Fatalf("registry after add:\n%s", afterAdd)
+	}
+	if _, err := os.Stat(reg + ".bak"); err != nil {
+		t.Fatalf("no FILE.bak after add: %v", err)
+	}
+
+	// An existing name is refused, the file untouched; --replace replaces it.
+	if code, _, stderr = asUser(t, home, "add", "fs", "--", "echo"); code != 2 || !strings.Contains(stderr, "--replace") {
+		t.Fatalf("add of an existing name: exit %d, %q", code, stderr)
+	}
+	if mustRead(t, reg) != afterAdd {
+		t.Fatal("a refused add changed the registry")
+	}
+	if code, _, stderr = asUser(t, home, "add", "web", "--url", "https://example.com/mcp", "--bearer-token-env", "WEB_TOKEN"); code != 0 {
+		t.Fatalf("add --url: exit %d, %q", code, stderr)
+	}
+	withWeb := mustRead(t, reg)
+	if !strings.Contains(withWeb, `"bearer_token": "${WEB_TOKEN}"`) || !strings.HasPrefix(withWeb, afterAdd[:strings.Index(afterAdd, `"fs"`)]) {
+		t.Fatalf("registry after add --url:\n%s", withWeb)
+	}
+	// The entry is validated as the registry is.
+	if code, _, stderr = asUser(t, home, "add", "bad", "--url", "http://example.com/mcp"); code != 2 || !strings.Contains(stderr, "/servers/bad") {
+		t.Fatalf("add of an invalid entry: exit %d, %q", code, stderr)
+	}
+
+	// Unknown name: did you mean.
+	if code, _, stderr = asUser(t, home, "remove", "fz"); code != 2 || !strings.Contains(stderr, `did you mean "fs"`) {
+		t.Fatalf("remove of an unknown name: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr = asUser(t, home, "remove", "fs"); code != 0 {
+		t.Fatalf("remove: exit %d, %q", code, stderr)
+	}
+	if got := mustRead(t, reg); strings.Contains(got, `"fs"`) || !strings.Contains(got, `"web": {`) {
+		t.Fatalf("registry after remove:\n%s", got)
+	}
+
+	// A registry that does not parse: refused, untouched.
+	broken := "{\"servers\": {\"x\": {\"comand\": \"y\"}}}\n"
+	os.WriteFile(reg, []byte(broken), 0o644)
+	for _, args := range [][]string{{"add", "n", "--", "echo"}, {"remove", "x"}} {
+		if code, _, stderr = asUser(t, home, args...); code != 2 || !strings.Contains(stderr, "invalid") {
+			t.Errorf("%v on a broken registry: exit %d, %q", args, code, stderr)
+		}
+		if mustRead(t, reg) != broken {
+			t.Fatalf("%v changed a broken registry", args)
+		}
+	}
+	// init --force replaces even a broken one, keeping it.
+	if code, _, stderr = asUser(t, home, "init", "--force"); code != 0 {
+		t.Fatalf("init --force: exit %d, %q", code, stderr)
+	}
+	if code, stdout, _ = asUser(t, home, "servers"); code != 0 {
+		t.Fatalf("servers on the new registry: exit %d", code)
+	}
+}
