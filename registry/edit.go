@@ -145,4 +145,3 @@ func RemoveServer(doc []byte, name string) ([]byte, error) {
 	}
 	return servers.Remove(doc, i), nil
 }
-

@@ -166,4 +166,3 @@ func Set(path string, names []string, vars map[string]string) error {
 	}
 	return nil
 }
-
