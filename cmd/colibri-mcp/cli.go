@@ -283,7 +283,7 @@ type settings struct {
 
 func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*settings, error) {
 	// The env file first: its variables are colibri's own from here on.
-	if f := cmd.String("env-file"); f != "" {
+	if f := cmd.Root().String("env-file"); f != "" { // import has an --env-file of its own
 		vars, err := envfile.Load(f)
 		if err != nil {
 			return nil, usage(fmt.Errorf("--env-file / COLIBRI_MCP_ENV_FILE: %w", err))

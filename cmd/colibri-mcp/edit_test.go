@@ -112,3 +112,90 @@ func TestInitAddRemove(t *testing.T) {
 		t.Fatalf("servers on the new registry: exit %d", code)
 	}
 }
+
+// import --write --apply --env-file with --from claude on a fresh HOME: the
+// registry gets the servers, the env file the moved secret (0600), and the
+// editor's file one colibri entry in place of the imported ones, its other
+// settings kept.
+func TestImportApplyEnvFile(t *testing.T) {
+	home := t.TempDir()
+	claude := filepath.Join(home, "cfg", "Claude", "claude_desktop_config.json")
+	os.MkdirAll(filepath.Dir(claude), 0o755)
+	editor := `{
+  "globalShortcut": "Ctrl+Space",
+  "mcpServers": {
+    "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
+    "gh": {"command": "/usr/bin/gh-mcp", "env": {"GITHUB_TOKEN": "ghp_secretvalue"}}
+  }
+}
+`
+	os.WriteFile(claude, []byte(editor), 0o644)
+	envPath := filepath.Join(home, "provider.env")
+	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+
+	// An env file others may read is refused before anything is written.
+	os.WriteFile(envPath, nil, 0o644)
+	code, _, stderr := asUser(t, home, "import", "--from", "claude", "--write", "--apply", "--env-file", envPath)
+	if code != 2 || !strings.Contains(stderr, "readable by others") {
+		t.Fatalf("import with a world-readable env file: exit %d, %q", code, stderr)
+	}
+	if _, err := os.Stat(reg); err == nil || mustRead(t, claude) != editor {
+		t.Fatal("a refused import wrote something")
+	}
+	os.Remove(envPath)
+
+	// The editor's file changed between read and write: refused, kept.
+	ctx := context.WithValue(context.WithValue(context.Background(), rootKey{}, false), beforeApplyKey{}, func() {
+		os.WriteFile(claude, []byte(editor+" "), 0o644)
+	})
+	var out, errb bytes.Buffer
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, "cfg")}
+	err := run(ctx, []string{"colibri-mcp", "import", "--from", "claude", "--write", "--apply"}, strings.NewReader(""), &out, &errb, env)
+	if code := exitCode(err, &errb); code != 1 || !strings.Contains(errb.String(), "changed since it was read") {
+		t.Fatalf("import --apply over a changed editor file: exit %d, %q", code, errb.String())
+	}
+	if mustRead(t, claude) != editor+" " {
+		t.Fatal("the edit made meanwhile was lost")
+	}
+	os.WriteFile(claude, []byte(editor), 0o644)
+	os.Remove(reg)
+	os.Remove(reg + ".bak")
+
+	code, stdout, stderr := asUser(t, home, "import", "--from", "claude", "--write", "--apply", "--env-file", envPath)
+	if code != 0 {
+		t.Fatalf("import --apply: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if strings.Contains(stdout, "ghp_secretvalue") {
+		t.Fatal("the secret was printed")
+	}
+	if !strings.Contains(stdout, `"pass_env"`) {
+		t.Errorf("no pass_env suggestion for the npx entry:\n%s", stdout)
+	}
+	if got := mustRead(t, envPath); got != "GITHUB_TOKEN=ghp_secretvalue\n" {
+		t.Errorf("env file = %q", got)
+	}
+	if st, _ := os.Stat(envPath); st.Mode().Perm() != 0o600 {
+		t.Errorf("env file mode %v", st.Mode().Perm())
+	}
+	r := mustRead(t, reg)
+	if !strings.Contains(r, `"GITHUB_TOKEN": "${GITHUB_TOKEN}"`) || !strings.Contains(r, `"fs"`) {
+		t.Errorf("registry:\n%s", r)
+	}
+	got := mustRead(t, claude)
+	if strings.Contains(got, `"fs"`) || strings.Contains(got, `"gh"`) || !strings.Contains(got, `"colibri": {`) ||
+		!strings.Contains(got, `"globalShortcut": "Ctrl+Space"`) || !strings.Contains(got, reg) {
+		t.Errorf("editor file after --apply:\n%s", got)
+	}
+	if mustRead(t, claude+".bak") != editor {
+		t.Error("the editor's file was not kept as FILE.bak")
+	}
+
+	// serve --env-file loads it; one readable by others is refused.
+	if code, _, stderr = asUser(t, home, "--env-file", envPath, "servers"); code != 0 {
+		t.Errorf("servers --env-file: exit %d, %q", code, stderr)
+	}
+	os.Chmod(envPath, 0o644)
+	if code, _, stderr = asUser(t, home, "--env-file", envPath, "servers"); code != 2 || !strings.Contains(stderr, "readable by others") {
+		t.Errorf("--env-file readable by others: exit %d, %q", code, stderr)
+	}
+}

@@ -166,3 +166,16 @@ func Set(path string, names []string, vars map[string]string) error {
 	}
 	return nil
 }
+
+// CheckPrivate refuses an env file that exists and others may read; a file
+// that does not exist yet is fine (Set creates it, mode 0600).
+func CheckPrivate(path string) error {
+	_, mode, err := atomicfile.Read(path, MaxSize)
+	if err != nil {
+		return err
+	}
+	if mode&0o007 != 0 {
+		return fmt.Errorf("%s: %w", path, ErrReadable)
+	}
+	return nil
+}
