@@ -159,4 +159,3 @@ func tomlKeys(k string) []string {
 	}
 	return keys
 }
-
