@@ -46,13 +46,15 @@ bench: build peers ## measure colibri against direct clients (see docs/benchmark
 bench-go: ## Go benchmarks of the decode/lift/validate/forward path, in-process (guards against regressions: compare with benchstat)
 	$(GO) test -run '^$$' -bench . -benchmem -count $(or $(COUNT),1) ./internal/bulk ./internal/lineconn ./tools
 
-lint: ## gofmt, go vet, shellcheck and sh -n of the shell scripts
+lint: ## gofmt, go vet, shellcheck and sh -n of the shell scripts, mandoc -T lint of the man page
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	@command -v shellcheck >/dev/null 2>&1 || { echo "shellcheck is missing: run 'apt-get install shellcheck' (Debian) or 'pkg install hs-ShellCheck' (FreeBSD); .ci/run installs it"; exit 1; }
 	shellcheck -s sh rc.d/colibri_mcp testdata/rc.subr.d/rc.subr
 	shellcheck $$(git ls-files 'scripts/*.sh' '.ci/run')
 	@for f in rc.d/colibri_mcp testdata/rc.subr.d/rc.subr; do sh -n "$$f" || exit 1; done
+	@command -v mandoc >/dev/null 2>&1 || { echo "mandoc is missing: run 'apt-get install mandoc' (Debian); FreeBSD has it in base; .ci/run installs it"; exit 1; }
+	mandoc -T lint -W warning man/colibri-mcp.8
 
 cross: ## type-check the FreeBSD code and its tests (go vet checks test files too) without running them
 	GOOS=freebsd $(GO) vet ./...
