@@ -61,3 +61,37 @@ func missingProblem(tried []string) string {
 
 // IsMissing reports whether err is a registry file that does not exist.
 func IsMissing(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// Public is the error as a caller over HTTP may read it: the file's name
+// without its folder, and no path of the server's in a message (the paths a
+// missing registry was looked for at are left out). The operator's log
+// keeps the error itself.
+func (e *Error) Public() *Error {
+	cp := *e
+	cp.File = filepath.Base(e.File)
+	if e.File == "" {
+		cp.File = ""
+	}
+	dir := filepath.Dir(e.File)
+	cp.Problems = make([]Problem, len(e.Problems))
+	for i, p := range e.Problems {
+		switch {
+		case IsMissing(e.Err):
+			p.Message = missingProblem(nil)
+		case dir != "." && dir != "/" && e.File != "":
+			p.Message = strings.ReplaceAll(p.Message, dir+string(filepath.Separator), "")
+		}
+		cp.Problems[i] = p
+	}
+	return &cp
+}
+
+// PublicError is err with Public applied to a registry error in it; any
+// other error is returned as it is.
+func PublicError(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Public()
+	}
+	return err
+}

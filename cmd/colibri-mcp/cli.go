@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/envfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/health"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/jail"
@@ -278,7 +280,10 @@ type settings struct {
 	audit    *audit.Writer
 	digester *audit.Digester
 	metrics  *metrics.Metrics
-	bulk     *bulk.Table // serve's face's (stdio or HTTP), else nil
+	bulk     *bulk.Table      // serve's face's (stdio or HTTP), else nil
+	health   *health.Registry // serve's: the registry's state for the operator, else nil
+	// loadRegistry is the registry as the tools read it (newService).
+	loadRegistry func() (*registry.Registry, error)
 }
 
 func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*settings, error) {
@@ -403,7 +408,7 @@ func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, usage(fmt.Errorf("--log-level / COLIBRI_MCP_LOG_LEVEL: %q: must be debug, info, warn or error", level))
 	}
-	opts := &slog.HandlerOptions{Level: l}
+	opts := &slog.HandlerOptions{Level: l, ReplaceAttr: millis}
 	switch format {
 	case "text":
 		return slog.New(reqid.Handler(demoteSDK{slog.NewTextHandler(w, opts)})), nil
@@ -438,6 +443,20 @@ func asRoot(ctx context.Context) bool {
 	return os.Geteuid() == 0
 }
 
+// millis writes a duration as milliseconds, its key ending in _ms: JSON
+// logs would give nanoseconds, text logs Go's "1.5s", and an operator's
+// query wants one unit (the audit log's duration_ms).
+func millis(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindDuration {
+		return a
+	}
+	key := a.Key
+	if !strings.HasSuffix(key, "_ms") {
+		key += "_ms"
+	}
+	return slog.Float64(key, float64(a.Value.Duration().Microseconds())/1000)
+}
+
 func envLookup(environ []string) func(string) (string, bool) {
 	return func(name string) (string, bool) {
 		for i := len(environ) - 1; i >= 0; i-- {
@@ -452,6 +471,24 @@ func envLookup(environ []string) func(string) (string, bool) {
 // newService wires the registry, the host and the tools for one run.
 func newService(s *settings) (*tools.Service, *host.Host) {
 	loader := &registry.Loader{Path: s.configPath, Tried: s.configTried}
+	s.loadRegistry = loader.Load
+	configShown := s.configPath
+	if s.health != nil {
+		s.loadRegistry = func() (*registry.Registry, error) {
+			reg, err := loader.Load()
+			s.health.Observe(err) // the operator's log keeps the whole error
+			return reg, err
+		}
+	}
+	if s.httpAddr != "" {
+		// Callers over HTTP never learn the server's folders.
+		load := s.loadRegistry
+		s.loadRegistry = func() (*registry.Registry, error) {
+			reg, err := load()
+			return reg, registry.PublicError(err)
+		}
+		configShown = filepath.Base(s.configPath)
+	}
 	opts := host.Options{
 		Logger:         s.logger,
 		Version:        version,
@@ -472,8 +509,8 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 	}
 	h := host.New(opts)
 	svc := tools.New(tools.Options{
-		Registry:     loader.Load,
-		ConfigPath:   s.configPath,
+		Registry:     s.loadRegistry,
+		ConfigPath:   configShown,
 		Host:         h,
 		ExternalCall: s.externalCall,
 		Aggregate:    s.aggregate,

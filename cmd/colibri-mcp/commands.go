@@ -20,6 +20,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/health"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
@@ -32,6 +33,33 @@ import (
 
 // serve runs colibri's MCP server over stdio (or HTTP with --http) until the
 // client leaves or a signal arrives, then tears every hosted process down.
+// registryWatch is how often serve reads the registry for the operator's
+// sake, between requests: a registry broken while nobody calls is logged
+// all the same. (A read costs a stat while the file is unchanged.)
+const registryWatch = 5 * time.Second
+
+// watchRegistry reads the registry now and every registryWatch until the
+// returned stop is called.
+func watchRegistry(ctx context.Context, s *settings) (stop func()) {
+	s.loadRegistry()
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(registryWatch)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				s.loadRegistry()
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
 func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.Writer) error {
 	if s.httpAddr != "" {
 		// Over HTTP a session id is a credential: keep it out of info logs.
@@ -50,9 +78,11 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	// face lowers every message it writes.
 	s.bulk = bulk.New(bulk.DefaultMin)
 	collectEagerly(s.bulk, envLookup(s.environ))
+	s.health = health.New(health.Options{Logger: s.logger, Valid: s.metrics.RegistryValid, Invalid: s.metrics.RegistryError})
 	svc, h := newService(s)
 	defer h.Close()
-	defer svc.Close() // first: its background reads of hosted lists use the host
+	defer svc.Close()             // first: its background reads of hosted lists use the host
+	defer watchRegistry(ctx, s)() // a warning now if it is bad, and whenever it turns bad
 	for _, w := range hardening {
 		s.logger.Warn(w)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // asUser runs colibri in-process as a user other than root, with HOME and
@@ -197,5 +198,23 @@ func TestImportApplyEnvFile(t *testing.T) {
 	os.Chmod(envPath, 0o644)
 	if code, _, stderr = asUser(t, home, "--env-file", envPath, "servers"); code != 2 || !strings.Contains(stderr, "readable by others") {
 		t.Errorf("--env-file readable by others: exit %d, %q", code, stderr)
+	}
+}
+
+// Durations in log lines are milliseconds, in both formats.
+func TestLogDurationsInMilliseconds(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		var b bytes.Buffer
+		log, err := newLogger("info", format, &b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Info("x", "waited", 1500*time.Millisecond, "took_ms", 2*time.Millisecond)
+		want := map[string][]string{"text": {"waited_ms=1500 ", "took_ms=2\n"}, "json": {`"waited_ms":1500,`, `"took_ms":2}`}}[format]
+		for _, w := range want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s log %q lacks %q", format, b.String(), w)
+			}
+		}
 	}
 }
