@@ -218,3 +218,41 @@ func TestLogDurationsInMilliseconds(t *testing.T) {
 		}
 	}
 }
+
+// An entry added with add, with pass_env, on a fresh HOME: the child gets
+// the passed variables (and no other of colibri's), and runs in the
+// registry's folder, whatever folder colibri was started in.
+func TestPassEnvAndCwdDefault(t *testing.T) {
+	home := t.TempDir()
+	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+	if code, _, stderr := asUser(t, home, "add", "f", "--", fakeBin, "ok"); code != 0 {
+		t.Fatalf("add: %d %q", code, stderr)
+	}
+	doc := strings.Replace(mustRead(t, reg), "{\n  \"servers\"", "{\n  \"pass_env\": [\"HTTPS_PROXY\", \"npm_config_*\"],\n  \"servers\"", 1)
+	os.WriteFile(reg, []byte(doc), 0o644)
+	ctx := context.WithValue(context.Background(), rootKey{}, false)
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, "cfg"), "PATH=" + os.Getenv("PATH"),
+		"HTTPS_PROXY=http://proxy:3128", "npm_config_registry=https://r", "npm_config__authToken=s3cret", "UNRELATED=x"}
+	call := func(tool string) string {
+		var out, errb bytes.Buffer
+		err := run(ctx, []string{"colibri-mcp", "--external-call", "call", "f", tool}, strings.NewReader(""), &out, &errb, env)
+		if code := exitCode(err, &errb); code != 0 {
+			t.Fatalf("call %s: exit %d, %s", tool, code, errb.String())
+		}
+		return out.String()
+	}
+	got := call("env")
+	for _, want := range []string{"HTTPS_PROXY=http://proxy:3128", "npm_config_registry=https://r"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the child lacks %s:\n%s", want, got)
+		}
+	}
+	for _, not := range []string{"UNRELATED", "s3cret"} {
+		if strings.Contains(got, not) {
+			t.Errorf("the child got %s:\n%s", not, got)
+		}
+	}
+	if got := strings.TrimSpace(call("cwd")); got != filepath.Dir(reg) {
+		t.Errorf("the child runs in %q, want the registry's folder %q", got, filepath.Dir(reg))
+	}
+}
