@@ -81,7 +81,7 @@ func TestPassEnvAndDir(t *testing.T) {
 	for bad, says := range map[string]string{
 		`{"servers": {"a": {"command": "/bin/a", "pass_env": ["GITHUB_TOKEN"]}}}`: "/servers/a/pass_env/0: \"GITHUB_TOKEN\" looks like a secret",
 		`{"pass_env": ["*"], "servers": {}}`:                                      "/pass_env/0: \"*\" would pass variables of every name",
-		`{"servers": {"a": {"command": "/bin/a", "pass_env": ["A B"]}}}`:         "/servers/a/pass_env/0: \"A B\" is not a variable name",
+		`{"servers": {"a": {"command": "/bin/a", "pass_env": ["A B"]}}}`:          "/servers/a/pass_env/0: \"A B\" is not a variable name",
 	} {
 		if _, err := Parse(strings.NewReader(bad), ""); err == nil || !strings.Contains(err.Error(), says) {
 			t.Errorf("Parse(%s) = %v, want %q", bad, err, says)
