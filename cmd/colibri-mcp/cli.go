@@ -56,14 +56,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			"  colibri-mcp servers\n" +
 			"  colibri-mcp check --probe\n" +
 			"  colibri-mcp --external-call call demo echo --args '{\"message\":\"hi\"}'\n" +
-			"  colibri-mcp help call" + exitCodesHelp,
+			"  colibri-mcp help call\n\n" +
+			"The options of the service (--http, --token-file, --session-timeout, --metrics-addr) are\n" +
+			"under 'colibri-mcp serve --help'." + exitCodesHelp,
 		Version:   version,
 		Reader:    stdin,
 		Writer:    stdout,
 		ErrWriter: stderr,
 		// colibri's own help command (below) refuses topics it does not know.
 		HideHelpCommand: true,
-		Flags:           withUnits(globalFlags()),
+		Flags:           withUnits(hideServeOnly(globalFlags())),
 		ExitErrHandler:  func(context.Context, *cli.Command, error) {}, // exit codes are main's
 		// No command serves (what editors run); any other word is a typo,
 		// never a silent serve that would wait on the terminal forever.
@@ -83,6 +85,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 					"Examples:\n" +
 					"  colibri-mcp serve\n" +
 					"  colibri-mcp serve --http 127.0.0.1:8750 --token-file /usr/local/etc/colibri/tokens" + exitCodesHelp,
+				Flags: withUnits(serveOnly(globalFlags())),
 				Action: func(ctx context.Context, cmd *cli.Command) error {
 					if err := wantArgs(cmd, 0, 0); err != nil {
 						return err
@@ -105,9 +108,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				}),
 			},
 			{
-				Name:      "list-tools",
-				Usage:     "start (or connect to) the server, or every server, and list its tools",
-				ArgsUsage: "[SERVER]",
+				Name:          "list-tools",
+				Usage:         "start (or connect to) the server, or every server, and list its tools",
+				ArgsUsage:     "[SERVER]",
+				ShellComplete: completeNames(environ, false),
 				Description: "Examples:\n" +
 					"  colibri-mcp list-tools demo\n" +
 					"  colibri-mcp list-tools --json" + exitCodesHelp,
@@ -120,9 +124,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				}),
 			},
 			{
-				Name:      "call",
-				Usage:     "call a hosted tool (needs --external-call or COLIBRI_MCP_EXTERNAL_CALL=1)",
-				ArgsUsage: "SERVER TOOL",
+				Name:          "call",
+				Usage:         "call a hosted tool (needs --external-call or COLIBRI_MCP_EXTERNAL_CALL=1)",
+				ArgsUsage:     "SERVER TOOL",
+				ShellComplete: completeNames(environ, true),
 				Description: "Examples:\n" +
 					"  colibri-mcp --external-call call demo echo --args '{\"message\":\"hi\"}'\n" +
 					"  echo '{\"a\":2,\"b\":40}' | colibri-mcp --external-call call demo add --args-file - --output structured" + exitCodesHelp,
@@ -144,9 +149,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				}),
 			},
 			{
-				Name:      "describe",
-				Usage:     "show one hosted tool: its description, annotations and input schema",
-				ArgsUsage: "SERVER TOOL",
+				Name:          "describe",
+				Usage:         "show one hosted tool: its description, annotations and input schema",
+				ArgsUsage:     "SERVER TOOL",
+				ShellComplete: completeNames(environ, true),
 				Description: "Examples:\n" +
 					"  colibri-mcp describe demo add\n" +
 					"  colibri-mcp describe demo add --json" + exitCodesHelp,
@@ -193,7 +199,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				}),
 			},
 			authCommand(withSettings, stdout, stderr),
-		}, editCommands(withSettings, stdout)...), []*cli.Command{
+		}, editCommands(withSettings, stdout, completeNames(environ, false))...), []*cli.Command{
 			{
 				Name:        "help",
 				Usage:       "show the commands, or one command's help",
@@ -252,6 +258,42 @@ func globalFlags() []cli.Flag {
 	}
 }
 
+// serveOnlyFlags mean something to serve alone: they are listed under
+// `serve --help`, and kept out of the other commands' help (colibri-mcp
+// --http ADDR, with no command, still serves).
+var serveOnlyFlags = []string{"http", "token-file", "session-timeout", "metrics-addr"}
+
+func hideServeOnly(flags []cli.Flag) []cli.Flag {
+	for _, f := range flags {
+		if slices.Contains(serveOnlyFlags, f.Names()[0]) {
+			switch f := f.(type) {
+			case *cli.StringFlag:
+				f.Hidden = true
+			}
+		}
+	}
+	return flags
+}
+
+func serveOnly(flags []cli.Flag) []cli.Flag {
+	return slices.DeleteFunc(flags, func(f cli.Flag) bool { return !slices.Contains(serveOnlyFlags, f.Names()[0]) })
+}
+
+// flagString is a flag's value from the innermost command that was given
+// it (serve declares root's serve-only flags again, and `colibri-mcp --http
+// ADDR serve` gives root's), else the value cmd sees (its variable or
+// default).
+func flagString(cmd *cli.Command, name string) string {
+	for _, c := range cmd.Lineage() {
+		for _, f := range c.Flags {
+			if slices.Contains(f.Names(), name) && f.IsSet() {
+				return c.String(name)
+			}
+		}
+	}
+	return cmd.String(name)
+}
+
 // settings are the parsed, checked configuration of one run.
 type settings struct {
 	configPath     string
@@ -299,12 +341,12 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 	s := &settings{
 		environ:      environ,
 		configPath:   cmd.String("external-config"),
-		httpAddr:     cmd.String("http"),
-		tokenFile:    cmd.String("token-file"),
+		httpAddr:     flagString(cmd, "http"),
+		tokenFile:    flagString(cmd, "token-file"),
 		jailHelper:   jail.DefaultHelper,
 		auditLog:     cmd.String("audit-log"),
 		auditKeyFile: cmd.String("audit-key-file"),
-		metricsAddr:  cmd.String("metrics-addr"),
+		metricsAddr:  flagString(cmd, "metrics-addr"),
 	}
 	s.configNamed = s.configPath != ""
 	s.root = asRoot(ctx)
@@ -347,7 +389,13 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 	if v, ok := env("COLIBRI_JAIL_HELPER"); ok && v != "" {
 		s.jailHelper = v
 	}
-	if s.logger, err = newLogger(cmd.String("log-level"), cmd.String("log-format"), cmd.Root().ErrWriter); err != nil {
+	level := cmd.String("log-level")
+	if _, named := env("COLIBRI_MCP_LOG_LEVEL"); !cmd.IsSet("log-level") && !named && cmd.Name != "serve" && cmd != cmd.Root() {
+		// A one-shot command prints its answer; the host's life (a warm
+		// session started, closed) is noise there. Warnings still show.
+		level = "warn"
+	}
+	if s.logger, err = newLogger(level, cmd.String("log-format"), cmd.Root().ErrWriter); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -368,7 +416,7 @@ func boolSetting(cmd *cli.Command, env func(string) (string, bool), flag, variab
 // setting parses one flag's value, naming the flag and its variable when the
 // value is wrong.
 func setting[T any](cmd *cli.Command, flag, variable string, parse func(string) (T, error)) (T, error) {
-	v, err := parse(cmd.String(flag))
+	v, err := parse(flagString(cmd, flag))
 	if err != nil {
 		var zero T
 		return zero, usage(fmt.Errorf("--%s / %s: %w", flag, variable, err))
@@ -454,7 +502,11 @@ func millis(_ []string, a slog.Attr) slog.Attr {
 	if !strings.HasSuffix(key, "_ms") {
 		key += "_ms"
 	}
-	return slog.Float64(key, float64(a.Value.Duration().Microseconds())/1000)
+	us := a.Value.Duration().Microseconds()
+	if us%1000 == 0 {
+		return slog.Int64(key, us/1000) // 1800000, not 1.8e+06
+	}
+	return slog.Float64(key, float64(us)/1000)
 }
 
 func envLookup(environ []string) func(string) (string, bool) {

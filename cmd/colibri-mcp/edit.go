@@ -25,7 +25,7 @@ import (
 type settingsAction = func(func(context.Context, *cli.Command, *settings) error) cli.ActionFunc
 
 // editCommands are init, add and remove.
-func editCommands(withSettings settingsAction, stdout io.Writer) []*cli.Command {
+func editCommands(withSettings settingsAction, stdout io.Writer, servers cli.ShellCompleteFunc) []*cli.Command {
 	return []*cli.Command{
 		{
 			Name:  "init",
@@ -72,10 +72,11 @@ func editCommands(withSettings settingsAction, stdout io.Writer) []*cli.Command 
 			}),
 		},
 		{
-			Name:        "remove",
-			Usage:       "remove one server from the registry (kept in FILE.bak)",
-			ArgsUsage:   "NAME",
-			Description: "Examples:\n  colibri-mcp remove demo" + exitCodesHelp,
+			Name:          "remove",
+			Usage:         "remove one server from the registry (kept in FILE.bak)",
+			ArgsUsage:     "NAME",
+			ShellComplete: servers,
+			Description:   "Examples:\n  colibri-mcp remove demo" + exitCodesHelp,
 			Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
 				if err := wantArgs(cmd, 1, 1); err != nil {
 					return err
