@@ -103,7 +103,7 @@ func AddServer(doc []byte, name string, entry json.RawMessage, replace bool) ([]
 	if si < 0 {
 		// No "servers" yet: one, holding the entry, after the last member.
 		ind := top.MemberIndent(doc, "  ")
-		body := []byte(fmt.Sprintf("\"servers\": {\n%s  %q: %s\n%s}", ind, name, jsonsplice.Indent(entry, ind+"  "), ind))
+		body := []byte(fmt.Sprintf("\"servers\": {\n%s  %s: %s\n%s}", ind, jsonName(name), jsonsplice.Indent(entry, ind+"  "), ind))
 		return top.Insert(doc, ind, body), nil
 	}
 	servers, err := jsonsplice.Parse(doc, top.Members[si].Value)
@@ -118,8 +118,14 @@ func AddServer(doc []byte, name string, entry json.RawMessage, replace bool) ([]
 		m := servers.Members[i]
 		return jsonsplice.Splice(doc, m.Value, m.End, jsonsplice.Indent(entry, ind)), nil
 	}
-	body := []byte(fmt.Sprintf("%q: %s", name, jsonsplice.Indent(entry, ind)))
+	body := []byte(fmt.Sprintf("%s: %s", jsonName(name), jsonsplice.Indent(entry, ind)))
 	return servers.Insert(doc, ind, body), nil
+}
+
+// jsonName is name as a JSON string (Go's %q is not JSON for every rune).
+func jsonName(name string) string {
+	b, _ := json.Marshal(name)
+	return string(b)
 }
 
 // RemoveServer returns doc without the server name; the other entries' text

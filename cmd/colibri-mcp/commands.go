@@ -27,7 +27,6 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
 	"github.com/colibri-mcp/colibri-mcp/internal/stdioserve"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
-	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
@@ -536,7 +535,7 @@ func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout, stde
 	svc, h := newService(s)
 	defer h.Close()
 	out := checkResult{ConfigPath: s.configPath, OK: true, Servers: []checkServerResult{}}
-	reg, err := registry.Load(s.configPath)
+	reg, err := s.loadRegistry() // a missing one names the paths tried
 	if err != nil {
 		out.OK = false
 		out.Error = tools.Detail(&host.Error{Kind: host.KindConfig, Err: err})

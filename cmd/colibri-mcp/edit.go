@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -200,7 +201,7 @@ func cmdRemove(s *settings, name string, w io.Writer) error {
 	path := s.writePath()
 	backup, err := registry.Edit(path, func(old []byte) ([]byte, error) {
 		if old == nil {
-			return nil, fmt.Errorf("%s: %s", path, "no registry there")
+			return nil, fmt.Errorf("%s: %w (colibri-mcp init writes one)", path, fs.ErrNotExist)
 		}
 		return registry.RemoveServer(old, name)
 	})
@@ -217,7 +218,7 @@ func editError(cmd string, err error) error {
 	var re *registry.Error
 	var ue *registry.UnknownServerError
 	switch {
-	case errors.As(err, &re), errors.As(err, &ue), errors.Is(err, registry.ErrExists):
+	case errors.As(err, &re), errors.As(err, &ue), errors.Is(err, registry.ErrExists), errors.Is(err, fs.ErrNotExist):
 		return usage(fmt.Errorf("%s: %w", cmd, err))
 	case errors.Is(err, atomicfile.ErrChanged):
 		return failed(fmt.Errorf("%s: %w", cmd, err))

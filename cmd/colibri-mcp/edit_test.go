@@ -44,6 +44,14 @@ func TestInitAddRemove(t *testing.T) {
 		t.Fatalf("servers without a registry: exit %d, stderr %q", code, stderr)
 	}
 
+	if code, _, stderr := asUser(t, home, "remove", "x"); code != 2 || !strings.Contains(stderr, "colibri-mcp init") {
+		t.Fatalf("remove without a registry: exit %d, %q", code, stderr)
+	}
+	code, out, _ := asUser(t, home, "check")
+	if code != 2 || !strings.Contains(out, "tried "+reg+", then /usr/local/etc/colibri/external-mcp.json") {
+		t.Fatalf("check without a registry: exit %d, %q", code, out)
+	}
+
 	code, stdout, stderr := asUser(t, home, "init")
 	if code != 0 || !strings.Contains(stdout, "wrote "+reg) || !strings.Contains(stdout, `"mcpServers"`) {
 		t.Fatalf("init: exit %d\n%s%s", code, stdout, stderr)
@@ -81,6 +89,11 @@ func TestInitAddRemove(t *testing.T) {
 	// The entry is validated as the registry is.
 	if code, _, stderr = asUser(t, home, "add", "bad", "--url", "http://example.com/mcp"); code != 2 || !strings.Contains(stderr, "/servers/bad") {
 		t.Fatalf("add of an invalid entry: exit %d, %q", code, stderr)
+	}
+
+	// A name the registry does not allow, even one Go would quote oddly.
+	if code, _, stderr = asUser(t, home, "add", "a b\x00", "--", "echo"); code != 2 || !strings.Contains(stderr, "is not allowed") {
+		t.Errorf("add of a bad name: exit %d, %q", code, stderr)
 	}
 
 	// Unknown name: did you mean.

@@ -35,11 +35,17 @@ const importDescription = "Reads the MCP servers of Claude Desktop or Cursor (\"
 	"name the registry has already is reported, never overwritten.\n\n" +
 	"A literal value in env or headers whose name looks secret (*TOKEN*, *KEY*, *SECRET*,\n" +
 	"*PASSWORD*, *AUTH*, …) becomes ${NAME} and is listed as \"moved to environment\": set NAME in\n" +
-	"colibri's environment (provider.env for the FreeBSD service). Values are never printed.\n\n" +
+	"colibri's environment (provider.env for the FreeBSD service). Values are never printed;\n" +
+	"--env-file F writes them into F (mode 0600), which --env-file F loads.\n\n" +
+	"With --write and --from, --apply also rewrites the editor's file (kept as FILE.bak): the\n" +
+	"imported servers removed, one \"colibri\" entry added that runs colibri with this registry.\n" +
+	"Without --external-config, --write writes ~/.config/colibri/external-mcp.json\n" +
+	"($XDG_CONFIG_HOME/colibri/…), or the system registry for root.\n\n" +
 	"Examples:\n" +
 	"  colibri-mcp import --from cursor\n" +
 	"  colibri-mcp import ~/.config/zed/settings.json --json > imported.json\n" +
-	"  colibri-mcp --external-config ~/.config/colibri/external-mcp.json import --from codex --write"
+	"  colibri-mcp --external-config ~/.config/colibri/external-mcp.json import --from codex --write\n" +
+	"  colibri-mcp import --from claude --write --apply --env-file ~/.config/colibri/provider.env"
 
 func importFlags() []cli.Flag {
 	return []cli.Flag{

@@ -69,7 +69,7 @@ func applyJSON(data []byte, f Format, remove []string, command string, args []st
 	raw, _ := json.Marshal(entry)
 	out := data
 	for {
-		obj, err := findObject(out, path)
+		obj, plain, err := findObject(out, path)
 		if err != nil {
 			return nil, err
 		}
@@ -79,29 +79,29 @@ func applyJSON(data []byte, f Format, remove []string, command string, args []st
 			body := append([]byte(fmt.Sprintf("%q: ", ColibriEntry)), jsonsplice.Indent(raw, ind)...)
 			return obj.InsertFirst(out, ind, body), nil
 		}
-		out = obj.Remove(out, i)
+		out = obj.RemoveMember(out, plain, i)
 	}
 }
 
 // findObject is the object at path (keys from the top) in JSONC data, its
 // offsets valid in data.
-func findObject(data []byte, path []string) (jsonsplice.Object, error) {
+func findObject(data []byte, path []string) (jsonsplice.Object, []byte, error) {
 	plain, err := StripJSONC(data)
 	if err != nil {
-		return jsonsplice.Object{}, err
+		return jsonsplice.Object{}, nil, err
 	}
 	obj, err := jsonsplice.Parse(plain, 0)
 	for i, k := range path {
 		if err != nil {
-			return jsonsplice.Object{}, fmt.Errorf("the file is not a JSON object at %q: %w", strings.Join(path[:i], "."), err)
+			return jsonsplice.Object{}, nil, fmt.Errorf("the file is not a JSON object at %q: %w", strings.Join(path[:i], "."), err)
 		}
 		j := obj.Find(k)
 		if j < 0 {
-			return jsonsplice.Object{}, fmt.Errorf("the file has no %q", strings.Join(path[:i+1], "."))
+			return jsonsplice.Object{}, nil, fmt.Errorf("the file has no %q", strings.Join(path[:i+1], "."))
 		}
 		obj, err = jsonsplice.Parse(plain, obj.Members[j].Value)
 	}
-	return obj, err
+	return obj, plain, err
 }
 
 func jsonHas(data []byte, key string) bool {

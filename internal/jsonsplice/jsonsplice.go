@@ -140,6 +140,9 @@ func (s scanner) object(i int) (Object, error) {
 		if m.End, err = s.value(m.Value); err != nil {
 			return Object{}, err
 		}
+		if m.End == m.Value {
+			return Object{}, errShape // no value
+		}
 		o.Members = append(o.Members, m)
 		i = s.skip(m.End)
 		if i < len(d) && d[i] == ',' {
@@ -175,10 +178,10 @@ func (s scanner) value(i int) (int, error) {
 		case '{', '[':
 			depth++
 		case '}', ']':
-			depth--
-			if depth < 0 {
-				return 0, errShape
+			if depth == 0 { // the end of a literal: the brace is the container's
+				return i, nil
 			}
+			depth--
 			if depth == 0 {
 				return i + 1, nil
 			}
@@ -214,4 +217,81 @@ func (o Object) InsertFirst(doc []byte, ind string, body []byte) []byte {
 		return o.Insert(doc, ind, body)
 	}
 	return Splice(doc, o.Open+1, o.Open+1, append(append([]byte("\n"+ind), body...), ','))
+}
+
+// RemoveMember is Remove for a file a person edits (JSONC included): plain
+// is doc with comments blanked (the same offsets; doc itself for plain
+// JSON). The member's own lines go, with its comma; a comment on the line
+// of the member before it stays there; and the result has no comma the
+// input did not (strict JSON stays strict).
+func (o Object) RemoveMember(doc, plain []byte, i int) []byte {
+	ms := o.Members
+	m := ms[i]
+	start := m.Key
+	if ls := lineStartBefore(doc, m.Key); ls >= 0 {
+		start = ls
+	}
+	if c := commaAfter(doc, plain, m.End); c >= 0 {
+		end := c + 1
+		if nl := blankToEOL(doc, end); nl >= 0 {
+			end = nl + 1
+		}
+		if start != m.Key && start > 0 && end == c+1 {
+			start = m.Key
+		}
+		return Splice(doc, start, end, nil)
+	}
+	if i == 0 {
+		return Splice(doc, o.Open+1, o.Close, nil)
+	}
+	// The last member, without a comma: its lines go from the end of the
+	// line before it, and the comma of the member before it goes too.
+	if start != m.Key {
+		start-- // the newline that ends the line before
+	}
+	out := Splice(doc, start, m.End, nil)
+	if c := commaAfter(doc, plain, ms[i-1].End); c >= 0 && c < start {
+		out = Splice(out, c, c+1, nil)
+	}
+	return out
+}
+
+// lineStartBefore is the start of at's line when only spaces precede at on
+// it, else -1.
+func lineStartBefore(doc []byte, at int) int {
+	ls := bytes.LastIndexByte(doc[:at], '\n') + 1
+	if len(bytes.TrimLeft(doc[ls:at], " \t")) == 0 {
+		return ls
+	}
+	return -1
+}
+
+// blankToEOL is the offset of the newline ending from's line when only
+// spaces lie between, else -1.
+func blankToEOL(doc []byte, from int) int {
+	for i := from; i < len(doc); i++ {
+		switch doc[i] {
+		case ' ', '\t', '\r':
+		case '\n':
+			return i
+		default:
+			return -1
+		}
+	}
+	return -1
+}
+
+// commaAfter is the offset of the comma that follows a value ending at pos,
+// or -1: looked for in doc (a JSONC trailing comma is blanked in plain),
+// then past comments in plain.
+func commaAfter(doc, plain []byte, pos int) int {
+	s := scanner{data: doc}
+	if j := s.skip(pos); j < len(doc) && doc[j] == ',' {
+		return j
+	}
+	p := scanner{data: plain}
+	if k := p.skip(pos); k < len(plain) && plain[k] == ',' {
+		return k
+	}
+	return -1
 }
