@@ -229,7 +229,11 @@ func editError(cmd string, err error) error {
 // cmdInit writes the starter registry.
 func cmdInit(s *settings, force bool, w io.Writer) error {
 	path := s.writePath()
-	old, mode, err := atomicfile.Read(path, registry.MaxFileSize)
+	target := path
+	if t, err := filepath.EvalSymlinks(path); err == nil {
+		target = t // a link stays a link: the file it points to is replaced
+	}
+	old, mode, err := atomicfile.Read(target, registry.MaxFileSize)
 	if err != nil {
 		return failed(fmt.Errorf("init: %w", err))
 	}
@@ -244,18 +248,18 @@ func cmdInit(s *settings, force bool, w io.Writer) error {
 			return failed(fmt.Errorf("init: %w", err))
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return failed(fmt.Errorf("init: %w", err))
 	}
 	backup := ""
 	if old != nil {
-		if backup, err = atomicfile.Backup(path, old, mode); err != nil {
+		if backup, err = atomicfile.Backup(target, old, mode); err != nil {
 			return failed(fmt.Errorf("init: keeping %s: %w: nothing written", backup, err))
 		}
 	} else {
 		mode = 0o644
 	}
-	if err := atomicfile.Replace(path, doc, mode, old); err != nil {
+	if err := atomicfile.Replace(target, doc, mode, old); err != nil {
 		if backup != "" {
 			os.Remove(backup)
 		}

@@ -133,8 +133,14 @@ func TestInitAddRemove(t *testing.T) {
 // settings kept.
 func TestImportApplyEnvFile(t *testing.T) {
 	home := t.TempDir()
-	claude := filepath.Join(home, "cfg", "Claude", "claude_desktop_config.json")
+	// The editor's file is a link into a dotfiles folder: it stays a link.
+	claude := filepath.Join(home, "dotfiles", "claude_desktop_config.json")
 	os.MkdirAll(filepath.Dir(claude), 0o755)
+	link := filepath.Join(home, "cfg", "Claude", "claude_desktop_config.json")
+	os.MkdirAll(filepath.Dir(link), 0o755)
+	if err := os.Symlink(claude, link); err != nil {
+		t.Fatal(err)
+	}
 	editor := `{
   "globalShortcut": "Ctrl+Space",
   "mcpServers": {
@@ -202,6 +208,9 @@ func TestImportApplyEnvFile(t *testing.T) {
 	}
 	if mustRead(t, claude+".bak") != editor {
 		t.Error("the editor's file was not kept as FILE.bak")
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Error("the link to the editor's file was replaced by a file")
 	}
 
 	// serve --env-file loads it; one readable by others is refused.

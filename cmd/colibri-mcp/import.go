@@ -344,15 +344,21 @@ func applyEditor(ctx context.Context, s *settings, path string, data []byte, res
 	if f, ok := ctx.Value(beforeApplyKey{}).(func()); ok {
 		f()
 	}
-	st, err := os.Stat(path)
+	// A link (dotfiles kept in a repository) stays a link: the file it
+	// points to is replaced.
+	target, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return failed(fmt.Errorf("import --apply: %w", err))
 	}
-	backup, err := atomicfile.Backup(path, data, st.Mode().Perm())
+	st, err := os.Stat(target)
+	if err != nil {
+		return failed(fmt.Errorf("import --apply: %w", err))
+	}
+	backup, err := atomicfile.Backup(target, data, st.Mode().Perm())
 	if err != nil {
 		return failed(fmt.Errorf("import --apply: keeping %s: %w: the editor's file is unchanged", backup, err))
 	}
-	if err := atomicfile.Replace(path, out, st.Mode().Perm(), data); err != nil {
+	if err := atomicfile.Replace(target, out, st.Mode().Perm(), data); err != nil {
 		os.Remove(backup)
 		return failed(fmt.Errorf("import --apply: %s: %w", path, err))
 	}
