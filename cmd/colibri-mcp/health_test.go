@@ -128,3 +128,12 @@ func TestRegistryMissingAtStartWarns(t *testing.T) {
 		t.Errorf("/readyz without a registry: %d %q", code, body)
 	}
 }
+
+// serve over stdio warns at start too, on stderr (stdout is MCP's).
+func TestRegistryMissingAtStartWarnsOverStdio(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "none.json")
+	code, stdout, stderr := runHere(t, nil, "--external-config", missing, "serve")
+	if code != 0 || stdout != "" || !strings.Contains(stderr, "level=WARN msg=\"registry invalid") || !strings.Contains(stderr, "file="+missing) {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+}
