@@ -248,12 +248,25 @@ func importWrite(ctx context.Context, s *settings, o importOptions, source strin
 	}
 	var added, kept []string
 	backup, err := registry.Edit(registryPath, func(old []byte) ([]byte, error) {
-		merged, a, k, err := editorconf.Merge(old, accepted)
-		added, kept = a, k
-		if err != nil || len(a) == 0 {
-			return nil, err
+		// Entry by entry, as add does: the registry's own text is kept.
+		doc := old
+		added, kept = nil, nil
+		for _, e := range accepted {
+			next, err := registry.AddServer(doc, e.Name, e.JSON(), false)
+			switch {
+			case errors.Is(err, registry.ErrExists):
+				kept = append(kept, e.Name)
+				continue
+			case err != nil:
+				return nil, err
+			}
+			doc = next
+			added = append(added, e.Name)
 		}
-		return merged, nil
+		if len(added) == 0 {
+			return nil, nil
+		}
+		return doc, nil
 	})
 	if err != nil {
 		return editError("import", err)
