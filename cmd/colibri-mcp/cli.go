@@ -265,11 +265,8 @@ var serveOnlyFlags = []string{"http", "token-file", "session-timeout", "metrics-
 
 func hideServeOnly(flags []cli.Flag) []cli.Flag {
 	for _, f := range flags {
-		if slices.Contains(serveOnlyFlags, f.Names()[0]) {
-			switch f := f.(type) {
-			case *cli.StringFlag:
-				f.Hidden = true
-			}
+		if sf, ok := f.(*cli.StringFlag); ok && slices.Contains(serveOnlyFlags, sf.Name) {
+			sf.Hidden = true
 		}
 	}
 	return flags
