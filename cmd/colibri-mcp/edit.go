@@ -44,9 +44,11 @@ func editCommands(withSettings settingsAction, stdout io.Writer, servers cli.She
 			}),
 		},
 		{
-			Name:      "add",
-			Usage:     "add one server to the registry",
-			ArgsUsage: "NAME [-- COMMAND [ARGS…]]",
+			Name:  "add",
+			Usage: "add one server to the registry",
+			// --env NO_PROXY=localhost,127.0.0.1 is one value, not two.
+			DisableSliceFlagSeparator: true,
+			ArgsUsage:                 "NAME [-- COMMAND [ARGS…]]",
 			Description: "A local server: add NAME [--env K=V]… [--persistent] -- COMMAND [ARGS…]\n" +
 				"A remote one:   add NAME --url URL [--header K=V]… [--bearer-token-env NAME]\n" +
 				"The entry is validated as the registry is; a name that exists is refused unless\n" +

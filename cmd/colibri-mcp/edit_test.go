@@ -60,12 +60,12 @@ func TestInitAddRemove(t *testing.T) {
 		t.Fatalf("init over a registry: exit %d, %q", code, stderr)
 	}
 
-	code, stdout, stderr = asUser(t, home, "add", "fs", "--env", "A=1", "--", "npx", "-y", "some-server", "/tmp")
+	code, stdout, stderr = asUser(t, home, "add", "fs", "--env", "A=1", "--env", "NO_PROXY=localhost,127.0.0.1", "--", "npx", "-y", "some-server", "/tmp")
 	if code != 0 || !strings.Contains(stdout, `"spare": 1`) || !strings.Contains(stdout, `"pass_env"`) {
 		t.Fatalf("add: exit %d\n%s%s", code, stdout, stderr)
 	}
 	afterAdd := mustRead(t, reg)
-	if !strings.Contains(afterAdd, `"fs": {`) || !strings.Contains(afterAdd, `"args": [`) {
+	if !strings.Contains(afterAdd, `"fs": {`) || !strings.Contains(afterAdd, `"args": [`) || !strings.Contains(afterAdd, `"NO_PROXY": "localhost,127.0.0.1"`) {
 		t.Fatalf("registry after add:\n%s", afterAdd)
 	}
 	if _, err := os.Stat(reg + ".bak"); err != nil {
