@@ -78,13 +78,17 @@ func Parse(data []byte) ([]string, error) {
 			if strings.Contains(value, "'") {
 				return nil, fmt.Errorf("line %d (%s): a quote inside a quoted value", i+1, name)
 			}
-		} else if strings.ContainsAny(value, "'\"`$\\ \t") {
-			return nil, fmt.Errorf("line %d (%s): quotes, $, \\ and spaces need the whole value in single quotes ('…'), as sh(1) reads it too", i+1, name)
+		} else if strings.ContainsAny(value, shellSpecial) {
+			return nil, fmt.Errorf("line %d (%s): quotes, spaces and %s need the whole value in single quotes ('…'): sh(1) reads this file too (FreeBSD's provider.env), and would read them otherwise", i+1, name, "$ \\ ; & | < > ( ) ~ `")
 		}
 		out = append(out, name+"="+value)
 	}
 	return out, nil
 }
+
+// shellSpecial are the characters sh(1) would treat otherwise than as text
+// in an unquoted assignment value.
+const shellSpecial = "'\"`$\\ \t;&|<>()~"
 
 func validName(n string) bool {
 	if n == "" || n[0] >= '0' && n[0] <= '9' {

@@ -14,7 +14,7 @@ func TestParse(t *testing.T) {
 	if err != nil || !slices.Equal(got, []string{"A=1", "B=two words $x", "C="}) {
 		t.Fatalf("Parse = %q, %v", got, err)
 	}
-	for _, bad := range []string{"A", "1A=x", "A=$(rm -rf /)", "A=\"x\"", "A='x'y'"} {
+	for _, bad := range []string{"A", "1A=x", "A=$(rm -rf /)", "A=\"x\"", "A='x'y'", "A=x;rm", "A=x&y", "A=~/k", "A=a|b"} {
 		if _, err := Parse([]byte(bad + "\n")); err == nil || strings.Contains(err.Error(), "rm -rf") {
 			t.Errorf("Parse(%q) = %v: want an error naming the line, never the value", bad, err)
 		}
