@@ -19,7 +19,7 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZ_TARGETS := FuzzWrap:./jail FuzzParse:./registry FuzzCallArguments:./tools FuzzExposedNames:./tools FuzzStripJSONC:./internal/editorconf FuzzDecide:./policy FuzzMatch:./policy FuzzCanonical:./audit FuzzMember:./internal/stdioserve FuzzLiftLower:./internal/bulk FuzzScanPath:./internal/bulk FuzzLiftCuts:./internal/bulk FuzzTrimSpace:./internal/lineconn
 
 .DEFAULT_GOAL := help
-.PHONY: help build demo test unit fuzz fuzz-long bench bench-go lint cross release peers install install-test check-all clean
+.PHONY: help build demo test unit fuzz fuzz-long bench bench-go lint cross release peers install port-files install-test check-all clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -51,7 +51,7 @@ bench: build peers ## measure colibri against direct clients (see docs/benchmark
 bench-go: ## Go benchmarks of the decode/lift/validate/forward path, in-process (guards against regressions: compare with benchstat)
 	$(GO) test -run '^$$' -bench . -benchmem -count $(or $(COUNT),1) ./internal/bulk ./internal/lineconn ./tools
 
-lint: ## gofmt, go vet, staticcheck, shellcheck and sh -n of the shell scripts
+lint: ## gofmt, go vet, staticcheck, shellcheck and sh -n of the shell scripts, mandoc -T lint of the man page
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
@@ -59,6 +59,8 @@ lint: ## gofmt, go vet, staticcheck, shellcheck and sh -n of the shell scripts
 	shellcheck -s sh rc.d/colibri_mcp testdata/rc.subr.d/rc.subr
 	shellcheck $$(git ls-files 'scripts/*.sh' '.ci/run')
 	@for f in rc.d/colibri_mcp testdata/rc.subr.d/rc.subr; do sh -n "$$f" || exit 1; done
+	@command -v mandoc >/dev/null 2>&1 || { echo "mandoc is missing: run 'apt-get install mandoc' (Debian); FreeBSD has it in base; .ci/run installs it"; exit 1; }
+	mandoc -T lint -W warning man/colibri-mcp.8
 
 cross: ## type-check the FreeBSD code and its tests (go vet checks test files too) without running them
 	GOOS=freebsd $(GO) vet ./...
@@ -96,6 +98,9 @@ install: ## install what `make build` built, the rc.d script, man page and sampl
 	install -m 0644 etc/newsyslog.conf.d/colibri_mcp.conf $(DESTDIR)$(PREFIX)/etc/newsyslog.conf.d/colibri_mcp.conf
 	install -m 0644 man/colibri-mcp.8 $(DESTDIR)$(PREFIX)/share/man/man8/colibri-mcp.8
 	install -m 0644 README.md docs/*.md docs/registry.schema.json $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp/
+
+port-files: ## write the port's files/colibri_mcp.in from rc.d/colibri_mcp (a test checks they are in step)
+	sed 's|/usr/local|%%PREFIX%%|g' rc.d/colibri_mcp > ports/sysutils/colibri-mcp/files/colibri_mcp.in
 
 install-test: ## check make install's places on a scratch DESTDIR (not part of make test)
 	COLIBRI_TEST_INSTALL=1 $(GO) test -count=1 -run '^TestMakeInstall$$' .

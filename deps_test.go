@@ -69,6 +69,18 @@ var forbidden = map[string][]string{
 		module + "tools", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"internal/sandbox/early": {"os/exec", "net", "net/http", module + "cmd", module + "host", module + "jail", module + "registry",
 		module + "tools", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// Writing files people edit, and reading env files: no processes, no
+	// network, nothing of colibri's above them.
+	"internal/atomicfile": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	"internal/jsonsplice": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	"internal/envfile": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// health reads registry errors and logs; the faces and metrics are
+	// wired to it by cmd.
+	"internal/health": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "tools", module + "metrics",
+		module + "internal/httpserve", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 }
 
 // What a package must not import itself, though it reaches it through
@@ -82,6 +94,7 @@ var forbiddenDirect = map[string][]string{
 	"internal/lineconn":   {"os/exec"},
 	"internal/editorconf": {"os"},      // pure: it reads no file (fmt imports os, so only directly)
 	"internal/bulk":       {"os"},      // no I/O of its own (fmt imports os, so only directly)
+	"internal/jsonsplice": {"os"},      // pure: bytes in, bytes out
 	"internal/remote":     {"os/exec"}, // go-sdk imports it (CommandTransport); a remote upstream starts nothing
 	"internal/pin":        {"os/exec"}, // go-sdk imports it (CommandTransport); pins start nothing
 }

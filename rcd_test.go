@@ -118,7 +118,7 @@ colibri_mcp_args="--external-call --log-format json"
 		t.Fatalf("start: %v: %s", err, stderr)
 	}
 	d := func(p string) string { return filepath.Join(e.dir, p) }
-	want := []string{"-r", "-R", "5", "-P", d("run/colibri_mcp_daemon.pid"), "-p", d("run/colibri_mcp.pid"),
+	want := []string{"-f", "-r", "-R", "5", "-P", d("run/colibri_mcp_daemon.pid"), "-p", d("run/colibri_mcp.pid"),
 		"-H", "-o", d("log/colibri_mcp.log"), "-t", "colibri_mcp", "-u", "mcp",
 		d("bin/colibri-mcp"), "serve", "--http", "127.0.0.1:8750", "--external-config", d("etc/external-mcp.json"),
 		"--token-file", "/usr/local/etc/colibri/tokens", "--external-call", "--log-format", "json"}
@@ -145,6 +145,20 @@ colibri_mcp_args="--external-call --log-format json"
 
 // A registry that fails check is reported when starting; the service starts
 // anyway (every tool then says what is wrong).
+// required_files: without the binary, rc.subr refuses to start, and
+// daemon(8) is never run (it would restart a missing program every 5 s).
+func TestRCDRequiresTheBinary(t *testing.T) {
+	e := newRCEnv(t, "colibri_mcp_enable=\"YES\"\n")
+	os.Remove(filepath.Join(e.dir, "bin/colibri-mcp"))
+	_, stderr, err := e.run(t, "start")
+	if err == nil || !strings.Contains(stderr, "bin/colibri-mcp is not readable") {
+		t.Errorf("start without the binary: %v, %q", err, stderr)
+	}
+	if e.read("daemon.argv") != "" {
+		t.Error("daemon(8) ran without the binary")
+	}
+}
+
 func TestRCDStartWarnsWhenCheckFails(t *testing.T) {
 	e := newRCEnv(t, "colibri_mcp_enable=YES\n")
 	_, stderr, err := e.run(t, "start", "FAKE_CHECK_EXIT=2")
@@ -176,7 +190,7 @@ colibri_mcp_flags="--external-call"
 		}
 	}
 	got := e.argv("daemon")
-	if got[0] != "-r" || got[len(got)-1] != "--external-call" || !strings.Contains(strings.Join(got, " "), "-u mcp ") {
+	if got[0] != "-f" || got[len(got)-1] != "--external-call" || !strings.Contains(strings.Join(got, " "), "-u mcp ") {
 		t.Errorf("daemon(8) ran as %q", got)
 	}
 	if e.read("su.argv") != "" {
@@ -285,6 +299,11 @@ func TestNewsyslogAuditLine(t *testing.T) {
 	}
 	if fields[2] != "600" || fields[7] != "/var/run/colibri_mcp.pid" || fields[8] != "1" {
 		t.Errorf("audit line %q: want mode 600, the child's pidfile, SIGHUP", fields)
+	}
+	// newsyslog.conf(5): C creates the log when missing, an empty audit log
+	// while auditing is off.
+	if strings.Contains(fields[6], "C") {
+		t.Errorf("audit line flags %q: C would create an empty audit log when auditing is off", fields[6])
 	}
 	if !strings.Contains(string(rcd), `child_pidfile="/var/run/${name}.pid"`) || !strings.Contains(string(rcd), "/var/log/colibri_mcp_audit.log") {
 		t.Error("rc.d/colibri_mcp no longer writes the pidfile newsyslog signals, or suggests another audit log path")

@@ -76,10 +76,12 @@ type proc struct {
 var childEnvNames = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR"}
 
 // childEnv builds the hosted server's environment: the contract's few
-// variables from colibri's environment, then the entry's own (already
-// expanded) env, which wins.
-func childEnv(environ []string, own map[string]string) []string {
+// variables from colibri's environment, then those pass (the entry's
+// pass_env) lets through, then the entry's own (already expanded) env, which
+// wins.
+func childEnv(environ, pass []string, own map[string]string) []string {
 	var env []string
+	passed := registry.PassedEnv(pass, environ)
 	for _, kv := range environ {
 		name, _, ok := strings.Cut(kv, "=")
 		if !ok {
@@ -88,7 +90,7 @@ func childEnv(environ []string, own map[string]string) []string {
 		if _, overridden := own[name]; overridden {
 			continue
 		}
-		if slices.Contains(childEnvNames, name) || strings.HasPrefix(name, "LC_") {
+		if slices.Contains(childEnvNames, name) || strings.HasPrefix(name, "LC_") || slices.Contains(passed, kv) {
 			env = append(env, kv)
 		}
 	}
@@ -162,7 +164,7 @@ func (h *Host) buildCmd(srv *registry.Server) (*exec.Cmd, *redactor, error) {
 // jail.
 func (h *Host) wrapCmd(srv *registry.Server, own map[string]string) (*exec.Cmd, error) {
 	var err error
-	env := childEnv(h.opts.Environ(), own)
+	env := childEnv(h.opts.Environ(), srv.PassEnv, own)
 
 	argv := append([]string{srv.Command}, srv.Args...)
 	if srv.Jail == nil {
@@ -219,6 +221,9 @@ func (h *Host) wrapCmd(srv *registry.Server, own map[string]string) (*exec.Cmd, 
 		Args:        argv,
 		Env:         env,
 		SysProcAttr: sysProcAttr(),
+	}
+	if srv.Jail == nil {
+		cmd.Dir = srv.Dir // the registry's folder, unless cwd says otherwise
 	}
 	if srv.Cwd != "" && srv.Jail == nil {
 		cmd.Dir = srv.Cwd

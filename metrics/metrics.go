@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -78,6 +80,11 @@ type Metrics struct {
 	state       atomic.Pointer[func() State]
 	handler     http.Handler
 
+	registryValid  prometheus.Gauge
+	registryErrors prometheus.Counter
+	refused        *prometheus.CounterVec
+	sessions       atomic.Pointer[func() int]
+
 	mu    sync.Mutex
 	tools map[string]map[string]bool // server → the tool names that are labels
 }
@@ -119,7 +126,22 @@ func New(o Options) *Metrics {
 		Help:        "colibri-mcp's version, commit and Go version; always 1.",
 		ConstLabels: prometheus.Labels{"version": o.Version, "commit": o.Commit, "goversion": runtime.Version()}})
 	info.Set(1)
-	m.reg.MustRegister(m.calls, m.clientOps, m.serverOps, m.retries, m.denials, m.pinChanges, m.auditErrors, info, gauges{m})
+	m.registryValid = prometheus.NewGauge(prometheus.GaugeOpts{Name: "colibri_registry_valid",
+		Help: "1 while the registry reads and validates, 0 otherwise (GET /readyz says why)."})
+	m.registryErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "colibri_registry_errors_total",
+		Help: "Times the registry was found invalid with a content not seen just before (each is also logged at warn)."})
+	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "colibri_http_refused_total",
+		Help: "HTTP requests refused before they reached MCP, by reason: 401, 403, 413, session_cap."}, []string{"reason"})
+	sessions := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "colibri_http_sessions",
+		Help: "MCP sessions open over HTTP (Streamable HTTP and SSE)."}, func() float64 {
+		if f := m.sessions.Load(); f != nil {
+			return float64((*f)())
+		}
+		return 0
+	})
+	m.reg.MustRegister(m.calls, m.clientOps, m.serverOps, m.retries, m.denials, m.pinChanges, m.auditErrors, info, gauges{m},
+		m.registryValid, m.registryErrors, m.refused, sessions,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: nil})
 	return m
 }
@@ -130,6 +152,43 @@ func (m *Metrics) Handler() http.Handler { return m.handler }
 // SetState sets what the gauges read at each scrape (Options.State), for
 // wiring in which the state's source is made after the metrics.
 func (m *Metrics) SetState(f func() State) { m.state.Store(&f) }
+
+// RegistryValid sets colibri_registry_valid.
+func (m *Metrics) RegistryValid(valid bool) {
+	if m != nil {
+		m.registryValid.Set(b2f(valid))
+	}
+}
+
+// RegistryError counts a registry found invalid (a content not seen just
+// before).
+func (m *Metrics) RegistryError() {
+	if m != nil {
+		m.registryErrors.Inc()
+	}
+}
+
+// refusalReasons are the label values of colibri_http_refused_total.
+var refusalReasons = []string{"401", "403", "413", "session_cap"}
+
+// HTTPRefused counts an HTTP request refused for reason (one of 401, 403,
+// 413, session_cap; anything else is Other).
+func (m *Metrics) HTTPRefused(reason string) {
+	if m == nil {
+		return
+	}
+	if !slices.Contains(refusalReasons, reason) {
+		reason = Other
+	}
+	m.refused.WithLabelValues(reason).Inc()
+}
+
+// SetSessions sets what colibri_http_sessions reads at each scrape.
+func (m *Metrics) SetSessions(f func() int) {
+	if m != nil {
+		m.sessions.Store(&f)
+	}
+}
 
 // Registry is the metrics' own registry (for tests and extra collectors).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }

@@ -61,10 +61,16 @@ func TestSeries(t *testing.T) {
 	if strings.Contains(got, `colibri_upstream_up{server="idle"}`) || strings.Contains(got, "made/up") || strings.Contains(got, "notifications") {
 		t.Errorf("scrape:\n%s", got)
 	}
-	// Its own registry: nothing of the client library's global one (no
-	// go_* or process_* series), and nothing of its own put there.
-	if strings.Contains(got, "go_goroutines") || strings.Contains(got, "process_") {
-		t.Error("the scrape holds the default registry's collectors")
+	// Its own registry, with client_golang's Go runtime and process
+	// collectors on it (CONTRACT.md section 11), and nothing of its own put
+	// on the library's global one.
+	if !strings.Contains(got, "go_goroutines ") || !strings.Contains(got, "process_cpu_seconds_total ") {
+		t.Error("the scrape lacks the Go runtime or process collectors")
+	}
+	for _, want := range []string{"colibri_registry_valid 0", "colibri_registry_errors_total 0", "colibri_http_sessions 0"} {
+		if !strings.Contains(got, want+"\n") {
+			t.Errorf("the scrape lacks %s", want)
+		}
 	}
 	if mfs, _ := prometheus.DefaultGatherer.Gather(); len(mfs) > 0 {
 		for _, mf := range mfs {

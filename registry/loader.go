@@ -14,6 +14,9 @@ import (
 // cannot make one request wait behind another's read.
 type Loader struct {
 	Path string
+	// Tried are the paths looked at to choose Path (registry.Default),
+	// named when the file is missing.
+	Tried []string
 
 	load func(path string) (*Registry, error) // Load; replaced in tests
 
@@ -30,7 +33,11 @@ func (l *Loader) Load() (*Registry, error) {
 		err = regular(st)
 	}
 	if err != nil {
-		return nil, &Error{File: l.Path, Problems: []Problem{{Message: readProblem(err)}}, Err: err}
+		msg := readProblem(err)
+		if IsMissing(err) {
+			msg = missingProblem(l.Tried)
+		}
+		return nil, &Error{File: l.Path, Problems: []Problem{{Message: msg}}, Err: err}
 	}
 	l.mu.Lock()
 	if l.reg != nil && st.Size() == l.size && st.ModTime().Equal(l.mtime) {

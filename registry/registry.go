@@ -73,6 +73,8 @@ type Registry struct {
 	// Pin is the top-level "pin": every server's default (CONTRACT.md
 	// section 13); "" means PinEnforce.
 	Pin string
+	// PassEnv is the top-level "pass_env", every entry's default.
+	PassEnv []string
 }
 
 // The values of "pin" (CONTRACT.md section 13).
@@ -156,6 +158,12 @@ type Server struct {
 	// means the top-level one. It is left out of the entry's JSON, as
 	// Policy is: a change of it restarts nothing.
 	Pin string `json:"-"`
+	// PassEnv names colibri's variables (globs allowed) passed to the child
+	// as they are; the top-level one when the entry has none.
+	PassEnv []string `json:"pass_env,omitempty"`
+	// Dir is the registry file's folder: a command entry's working
+	// directory when it names no cwd ("" for a registry without a file).
+	Dir string `json:"-"`
 }
 
 // Transports of a remote server.
@@ -358,7 +366,7 @@ var errTooLarge = errors.New("the registry file is too large")
 func readProblem(err error) string {
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return "the registry file does not exist (set --external-config or COLIBRI_MCP_EXTERNAL_CONFIG)"
+		return missingProblem(nil)
 	case errors.Is(err, os.ErrPermission):
 		return "the registry file cannot be read: permission denied"
 	case errors.Is(err, errNotRegular):
@@ -414,6 +422,7 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 		Policy  *policy.Policy     `json:"policy"`
 		Sandbox *Sandbox           `json:"sandbox"`
 		Pin     string             `json:"pin"`
+		PassEnv []string           `json:"pass_env"`
 	}
 	var policies struct {
 		Servers map[string]struct {
@@ -430,7 +439,7 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 		// schema and the Go types: a bug of ours, reported as such.
 		return nil, &Error{File: path, Problems: []Problem{{Message: "internal: decoding a valid registry: " + err.Error()}}, Err: err}
 	}
-	reg := &Registry{Path: path, Servers: file.Servers, Policy: file.Policy, Sandbox: file.Sandbox, Pin: file.Pin}
+	reg := &Registry{Path: path, Servers: file.Servers, Policy: file.Policy, Sandbox: file.Sandbox, Pin: file.Pin, PassEnv: file.PassEnv}
 	if reg.Servers == nil {
 		reg.Servers = map[string]*Server{}
 	}
@@ -438,6 +447,9 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 		s.Name = name
 		s.Policy = policies.Servers[name].Policy
 		s.Pin = policies.Servers[name].Pin
+		if s.PassEnv == nil {
+			s.PassEnv = file.PassEnv
+		}
 		s.resolve(path)
 		s.applySandbox(file.Sandbox, registryDir(path))
 	}
@@ -457,6 +469,9 @@ func (s *Server) resolve(file string) {
 	dir := "."
 	if file != "" {
 		dir = filepath.Dir(file)
+		if abs, err := filepath.Abs(dir); err == nil && s.URL == "" {
+			s.Dir = abs
+		}
 	}
 	if !filepath.IsAbs(s.Command) && strings.Contains(s.Command, "/") {
 		if abs, err := filepath.Abs(filepath.Join(dir, s.Command)); err == nil {
@@ -474,6 +489,7 @@ func (s *Server) resolve(file string) {
 // server; Parse calls it, and a registry built in code should too.
 func (r *Registry) Validate() error {
 	problems := policyProblems("/policy", r.Policy)
+	problems = append(problems, passEnvProblems("/pass_env", r.PassEnv)...)
 	for _, name := range r.Names() {
 		s := r.Servers[name]
 		if !validName(name) {
@@ -487,6 +503,9 @@ func (r *Registry) Validate() error {
 		}
 		problems = append(problems, s.problems()...)
 		problems = append(problems, policyProblems("/servers/"+escapePointer(name)+"/policy", s.Policy)...)
+		if !slices.Equal(s.PassEnv, r.PassEnv) { // the top-level one is checked once
+			problems = append(problems, passEnvProblems("/servers/"+escapePointer(name)+"/pass_env", s.PassEnv)...)
+		}
 	}
 	problems = append(problems, r.prefixProblems()...)
 	problems = append(problems, r.topSandboxProblems()...)

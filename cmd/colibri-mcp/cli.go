@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +19,8 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/envfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/health"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
@@ -33,7 +37,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// usage error before anything runs), then the command itself.
 	withSettings := func(f func(context.Context, *cli.Command, *settings) error) cli.ActionFunc {
 		return func(ctx context.Context, cmd *cli.Command) error {
-			s, err := readSettings(cmd, environ)
+			s, err := readSettings(ctx, cmd, environ)
 			if err != nil {
 				return err
 			}
@@ -53,14 +57,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			"  colibri-mcp servers\n" +
 			"  colibri-mcp check --probe\n" +
 			"  colibri-mcp --external-call call demo echo --args '{\"message\":\"hi\"}'\n" +
-			"  colibri-mcp help call" + exitCodesHelp,
+			"  colibri-mcp help call\n\n" +
+			"The options of the service (--http, --token-file, --session-timeout, --metrics-addr) are\n" +
+			"under 'colibri-mcp serve --help'." + exitCodesHelp,
 		Version:   version,
 		Reader:    stdin,
 		Writer:    stdout,
 		ErrWriter: stderr,
 		// colibri's own help command (below) refuses topics it does not know.
 		HideHelpCommand: true,
-		Flags:           withUnits(globalFlags()),
+		Flags:           withUnits(hideServeOnly(globalFlags())),
 		ExitErrHandler:  func(context.Context, *cli.Command, error) {}, // exit codes are main's
 		// No command serves (what editors run); any other word is a typo,
 		// never a silent serve that would wait on the terminal forever.
@@ -72,7 +78,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		},
 		EnableShellCompletion:           true,
 		ConfigureShellCompletionCommand: configureCompletion,
-		Commands: []*cli.Command{
+		Commands: append(append([]*cli.Command{
 			{
 				Name:  "serve",
 				Usage: "serve MCP over stdio (the default), or over Streamable HTTP with --http",
@@ -80,6 +86,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 					"Examples:\n" +
 					"  colibri-mcp serve\n" +
 					"  colibri-mcp serve --http 127.0.0.1:8750 --token-file /usr/local/etc/colibri/tokens" + exitCodesHelp,
+				Flags: withUnits(serveOnly(globalFlags())),
 				Action: func(ctx context.Context, cmd *cli.Command) error {
 					if err := wantArgs(cmd, 0, 0); err != nil {
 						return err
@@ -102,9 +109,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				}),
 			},
 			{
-				Name:      "list-tools",
-				Usage:     "start (or connect to) the server, or every server, and list its tools",
-				ArgsUsage: "[SERVER]",
+				Name:          "list-tools",
+				Usage:         "start (or connect to) the server, or every server, and list its tools",
+				ArgsUsage:     "[SERVER]",
+				ShellComplete: completeNames(environ, false),
 				Description: "Examples:\n" +
 					"  colibri-mcp list-tools demo\n" +
 					"  colibri-mcp list-tools --json" + exitCodesHelp,
@@ -117,9 +125,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				}),
 			},
 			{
-				Name:      "call",
-				Usage:     "call a hosted tool (needs --external-call or COLIBRI_MCP_EXTERNAL_CALL=1)",
-				ArgsUsage: "SERVER TOOL",
+				Name:          "call",
+				Usage:         "call a hosted tool (needs --external-call or COLIBRI_MCP_EXTERNAL_CALL=1)",
+				ArgsUsage:     "SERVER TOOL",
+				ShellComplete: completeNames(environ, true),
 				Description: "Examples:\n" +
 					"  colibri-mcp --external-call call demo echo --args '{\"message\":\"hi\"}'\n" +
 					"  echo '{\"a\":2,\"b\":40}' | colibri-mcp --external-call call demo add --args-file - --output structured" + exitCodesHelp,
@@ -141,9 +150,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				}),
 			},
 			{
-				Name:      "describe",
-				Usage:     "show one hosted tool: its description, annotations and input schema",
-				ArgsUsage: "SERVER TOOL",
+				Name:          "describe",
+				Usage:         "show one hosted tool: its description, annotations and input schema",
+				ArgsUsage:     "SERVER TOOL",
+				ShellComplete: completeNames(environ, true),
 				Description: "Examples:\n" +
 					"  colibri-mcp describe demo add\n" +
 					"  colibri-mcp describe demo add --json" + exitCodesHelp,
@@ -191,6 +201,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			},
 			authCommand(withSettings, stdout, stderr),
 			pinsCommand(withSettings, stdout, stderr),
+		}, editCommands(withSettings, stdout, completeNames(environ, false))...), []*cli.Command{
 			{
 				Name:        "help",
 				Usage:       "show the commands, or one command's help",
@@ -198,7 +209,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				Description: "Examples:\n  colibri-mcp help\n  colibri-mcp help call" + exitCodesHelp,
 				Action:      helpAction,
 			},
-		},
+		}...),
 	}
 	setUsageErrors(root)
 	if len(args) > 0 {
@@ -229,7 +240,8 @@ func jsonFlag() cli.Flag {
 // by readSettings, which knows the contract's own syntax for them.
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "external-config", Usage: "the registry file", Value: registry.DefaultPath, Sources: cli.EnvVars("COLIBRI_MCP_EXTERNAL_CONFIG")},
+		&cli.StringFlag{Name: "external-config", Usage: "the registry `PATH` (default: ~/.config/colibri/external-mcp.json when it exists and colibri is not root, else " + registry.DefaultPath + ")", Sources: cli.EnvVars("COLIBRI_MCP_EXTERNAL_CONFIG")},
+		&cli.StringFlag{Name: "env-file", Usage: "load NAME=value lines (no shell) from `PATH` into colibri's environment first, for the registry's ${NAME}; refused when others may read it", Sources: cli.EnvVars("COLIBRI_MCP_ENV_FILE")},
 		&cli.BoolFlag{Name: "external-call", Usage: "allow calling hosted tools (COLIBRI_MCP_EXTERNAL_CALL=1)"},
 		&cli.BoolFlag{Name: "aggregate", Usage: "also offer every hosted tool as a tool of colibri's own, PREFIX__TOOL (COLIBRI_MCP_AGGREGATE=1)"},
 		&cli.StringFlag{Name: "timeout", Usage: "per-phase timeout: integer milliseconds or a Go duration", Value: "30000", Sources: cli.EnvVars("COLIBRI_MCP_TIMEOUT")},
@@ -249,9 +261,45 @@ func globalFlags() []cli.Flag {
 	}
 }
 
+// serveOnlyFlags mean something to serve alone: they are listed under
+// `serve --help`, and kept out of the other commands' help (colibri-mcp
+// --http ADDR, with no command, still serves).
+var serveOnlyFlags = []string{"http", "token-file", "session-timeout", "metrics-addr"}
+
+func hideServeOnly(flags []cli.Flag) []cli.Flag {
+	for _, f := range flags {
+		if sf, ok := f.(*cli.StringFlag); ok && slices.Contains(serveOnlyFlags, sf.Name) {
+			sf.Hidden = true
+		}
+	}
+	return flags
+}
+
+func serveOnly(flags []cli.Flag) []cli.Flag {
+	return slices.DeleteFunc(flags, func(f cli.Flag) bool { return !slices.Contains(serveOnlyFlags, f.Names()[0]) })
+}
+
+// flagString is a flag's value from the innermost command that was given
+// it (serve declares root's serve-only flags again, and `colibri-mcp --http
+// ADDR serve` gives root's), else the value cmd sees (its variable or
+// default).
+func flagString(cmd *cli.Command, name string) string {
+	for _, c := range cmd.Lineage() {
+		for _, f := range c.Flags {
+			if slices.Contains(f.Names(), name) && f.IsSet() {
+				return c.String(name)
+			}
+		}
+	}
+	return cmd.String(name)
+}
+
 // settings are the parsed, checked configuration of one run.
 type settings struct {
 	configPath     string
+	configNamed    bool     // --external-config or its variable was given
+	configTried    []string // the default paths looked at, when not named
+	root           bool     // colibri runs as root: the system registry is its own
 	externalCall   bool
 	aggregate      bool
 	timeout        time.Duration
@@ -276,24 +324,43 @@ type settings struct {
 	audit    *audit.Writer
 	digester *audit.Digester
 	metrics  *metrics.Metrics
-	bulk     *bulk.Table // serve's face's (stdio or HTTP), else nil
+	bulk     *bulk.Table      // serve's face's (stdio or HTTP), else nil
+	health   *health.Registry // serve's: the registry's state for the operator, else nil
+	// loadRegistry is the registry as the tools read it (newService).
+	loadRegistry func() (*registry.Registry, error)
 }
 
-func readSettings(cmd *cli.Command, environ []string) (*settings, error) {
+func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*settings, error) {
+	// The env file first: its variables are colibri's own from here on.
+	if f := cmd.Root().String("env-file"); f != "" { // import has an --env-file of its own
+		vars, err := envfile.Load(f)
+		if err != nil {
+			return nil, usage(fmt.Errorf("--env-file / COLIBRI_MCP_ENV_FILE: %w", err))
+		}
+		environ = append(slices.Clip(environ), vars...)
+	}
 	env := envLookup(environ)
 	s := &settings{
 		environ:      environ,
 		configPath:   cmd.String("external-config"),
-		httpAddr:     cmd.String("http"),
-		tokenFile:    cmd.String("token-file"),
+		httpAddr:     flagString(cmd, "http"),
+		tokenFile:    flagString(cmd, "token-file"),
 		jailHelper:   jail.DefaultHelper,
 		auditLog:     cmd.String("audit-log"),
 		auditKeyFile: cmd.String("audit-key-file"),
-		metricsAddr:  cmd.String("metrics-addr"),
+		metricsAddr:  flagString(cmd, "metrics-addr"),
 		pinFile:      cmd.String("pin-file"),
 	}
 	if s.pinFile == "" {
 		s.pinFile, s.pinErr = pin.DefaultPath(os.Geteuid(), env)
+	}
+	s.configNamed = s.configPath != ""
+	s.root = asRoot(ctx)
+	if !s.configNamed {
+		s.configPath, s.configTried = registry.Default(s.root, s.getenv, func(p string) bool {
+			_, err := os.Stat(p)
+			return err == nil
+		})
 	}
 	var err error
 	// The gate: the flag wins when given; otherwise the variable.
@@ -328,7 +395,13 @@ func readSettings(cmd *cli.Command, environ []string) (*settings, error) {
 	if v, ok := env("COLIBRI_JAIL_HELPER"); ok && v != "" {
 		s.jailHelper = v
 	}
-	if s.logger, err = newLogger(cmd.String("log-level"), cmd.String("log-format"), cmd.Root().ErrWriter); err != nil {
+	level := cmd.String("log-level")
+	if _, named := env("COLIBRI_MCP_LOG_LEVEL"); !cmd.IsSet("log-level") && !named && cmd.Name != "serve" && cmd != cmd.Root() {
+		// A one-shot command prints its answer; the host's life (a warm
+		// session started, closed) is noise there. Warnings still show.
+		level = "warn"
+	}
+	if s.logger, err = newLogger(level, cmd.String("log-format"), cmd.Root().ErrWriter); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -349,7 +422,7 @@ func boolSetting(cmd *cli.Command, env func(string) (string, bool), flag, variab
 // setting parses one flag's value, naming the flag and its variable when the
 // value is wrong.
 func setting[T any](cmd *cli.Command, flag, variable string, parse func(string) (T, error)) (T, error) {
-	v, err := parse(cmd.String(flag))
+	v, err := parse(flagString(cmd, flag))
 	if err != nil {
 		var zero T
 		return zero, usage(fmt.Errorf("--%s / %s: %w", flag, variable, err))
@@ -389,7 +462,7 @@ func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, usage(fmt.Errorf("--log-level / COLIBRI_MCP_LOG_LEVEL: %q: must be debug, info, warn or error", level))
 	}
-	opts := &slog.HandlerOptions{Level: l}
+	opts := &slog.HandlerOptions{Level: l, ReplaceAttr: millis}
 	switch format {
 	case "text":
 		return slog.New(reqid.Handler(demoteSDK{slog.NewTextHandler(w, opts)})), nil
@@ -397,6 +470,49 @@ func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 		return slog.New(reqid.Handler(demoteSDK{slog.NewJSONHandler(w, opts)})), nil
 	}
 	return nil, usage(fmt.Errorf("--log-format / COLIBRI_MCP_LOG_FORMAT: %q: must be text or json", format))
+}
+
+// getenv is one of colibri's variables ("" when unset).
+func (s *settings) getenv(name string) string {
+	v, _ := envLookup(s.environ)(name)
+	return v
+}
+
+// writePath is the registry that init, add, remove and import --write
+// change: the one named, else the per-user one (the system one for root).
+func (s *settings) writePath() string {
+	if s.configNamed {
+		return s.configPath
+	}
+	return registry.WritePath(s.root, s.getenv)
+}
+
+// rootKey lets a test run colibri as if it were root, or not.
+type rootKey struct{}
+
+func asRoot(ctx context.Context) bool {
+	if v, ok := ctx.Value(rootKey{}).(bool); ok {
+		return v
+	}
+	return os.Geteuid() == 0
+}
+
+// millis writes a duration as milliseconds, its key ending in _ms: JSON
+// logs would give nanoseconds, text logs Go's "1.5s", and an operator's
+// query wants one unit (the audit log's duration_ms).
+func millis(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindDuration {
+		return a
+	}
+	key := a.Key
+	if !strings.HasSuffix(key, "_ms") {
+		key += "_ms"
+	}
+	us := a.Value.Duration().Microseconds()
+	if us%1000 == 0 {
+		return slog.Int64(key, us/1000) // 1800000, not 1.8e+06
+	}
+	return slog.Float64(key, float64(us)/1000)
 }
 
 func envLookup(environ []string) func(string) (string, bool) {
@@ -412,7 +528,25 @@ func envLookup(environ []string) func(string) (string, bool) {
 
 // newService wires the registry, the host and the tools for one run.
 func newService(s *settings) (*tools.Service, *host.Host) {
-	loader := &registry.Loader{Path: s.configPath}
+	loader := &registry.Loader{Path: s.configPath, Tried: s.configTried}
+	s.loadRegistry = loader.Load
+	configShown := s.configPath
+	if s.health != nil {
+		s.loadRegistry = func() (*registry.Registry, error) {
+			reg, err := loader.Load()
+			s.health.Observe(err) // the operator's log keeps the whole error
+			return reg, err
+		}
+	}
+	if s.httpAddr != "" {
+		// Callers over HTTP never learn the server's folders.
+		load := s.loadRegistry
+		s.loadRegistry = func() (*registry.Registry, error) {
+			reg, err := load()
+			return reg, registry.PublicError(err)
+		}
+		configShown = filepath.Base(s.configPath)
+	}
 	opts := host.Options{
 		Logger:         s.logger,
 		Version:        version,
@@ -434,8 +568,8 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 	}
 	h := host.New(opts)
 	svc := tools.New(tools.Options{
-		Registry:     loader.Load,
-		ConfigPath:   s.configPath,
+		Registry:     s.loadRegistry,
+		ConfigPath:   configShown,
 		Host:         h,
 		ExternalCall: s.externalCall,
 		Aggregate:    s.aggregate,

@@ -20,6 +20,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/health"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
@@ -33,6 +34,33 @@ import (
 
 // serve runs colibri's MCP server over stdio (or HTTP with --http) until the
 // client leaves or a signal arrives, then tears every hosted process down.
+// registryWatch is how often serve reads the registry for the operator's
+// sake, between requests: a registry broken while nobody calls is logged
+// all the same. (A read costs a stat while the file is unchanged.)
+const registryWatch = 5 * time.Second
+
+// watchRegistry reads the registry now and every registryWatch until the
+// returned stop is called.
+func watchRegistry(ctx context.Context, s *settings) (stop func()) {
+	s.loadRegistry()
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(registryWatch)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				s.loadRegistry()
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
 func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.Writer) error {
 	if s.httpAddr != "" {
 		// Over HTTP a session id is a credential: keep it out of info logs.
@@ -51,9 +79,11 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	// face lowers every message it writes.
 	s.bulk = bulk.New(bulk.DefaultMin)
 	collectEagerly(s.bulk, envLookup(s.environ))
+	s.health = health.New(health.Options{Logger: s.logger, Valid: s.metrics.RegistryValid, Invalid: s.metrics.RegistryError})
 	svc, h := newService(s)
 	defer h.Close()
-	defer svc.Close() // first: its background reads of hosted lists use the host
+	defer svc.Close()             // first: its background reads of hosted lists use the host
+	defer watchRegistry(ctx, s)() // a warning now if it is bad, and whenever it turns bad
 	for _, w := range hardening {
 		s.logger.Warn(w)
 	}
@@ -202,6 +232,9 @@ func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, 
 	stdout, stderr = safe(stdout), safe(stderr) // names, descriptions, stderr tails: others' words
 	svc, h := newService(s)
 	defer h.Close()
+	if server == "" && !asJSON {
+		return listEveryServer(ctx, s, svc, stdout, stderr)
+	}
 	// The tool's own defaults: names only for every server, everything for one.
 	out, err := svc.ListTools(ctx, tools.ListToolsInput{Server: server}, nil)
 	if err != nil {
@@ -216,32 +249,72 @@ func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, 
 	if asJSON {
 		writeJSON(stdout, out)
 	} else {
-		for i, st := range out.Servers {
-			if i > 0 {
-				fmt.Fprintln(stdout)
-			}
-			if st.Error != nil {
-				// The tail is usually the reason ("no API key"): show it
-				// where the failure is, as check --probe does.
-				fmt.Fprintf(stdout, "%s: error: %s: %s\n", st.Server, st.Error.Kind, st.Error.Message)
-				if st.Error.StderrTail != "" {
-					fmt.Fprintln(stdout, tailBlock(st.Error.StderrTail))
-				}
-				continue
-			}
-			fmt.Fprintf(stdout, "%s: %d tools\n", st.Server, len(st.Tools))
-			for _, t := range st.Tools {
-				fmt.Fprintf(stdout, "  %-32s %s\n", t.Name, firstLine(t.Description))
-			}
-			for _, c := range st.Changed {
-				fmt.Fprintf(stdout, "  ! %-30s changed since pinned: %s (colibri-mcp pins diff %s)\n", c.Name, strings.Join(c.What, ", "), st.Server)
-			}
+		for _, st := range out.Servers {
+			printServerTools(stdout, st)
 		}
 	}
 	if failures > 0 {
 		return silent(exitFailed)
 	}
 	return nil
+}
+
+// listEveryServer lists each server's tools as soon as that server
+// answers: the slowest (one that hangs until its timeout) holds back no
+// other, and a failure shows its stderr tail where it is.
+func listEveryServer(ctx context.Context, s *settings, svc *tools.Service, stdout, stderr io.Writer) error {
+	reg, err := s.loadRegistry()
+	if err != nil {
+		return report(&host.Error{Kind: host.KindConfig, Err: err}, false, stdout, stderr)
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	failures := 0
+	for _, name := range reg.Names() {
+		wg.Go(func() {
+			st := tools.ServerTools{Server: name}
+			out, err := svc.ListTools(ctx, tools.ListToolsInput{Server: name, Detail: tools.DetailNames}, nil)
+			switch {
+			case err != nil:
+				st.Error = tools.Detail(err)
+			case len(out.Servers) == 1:
+				st = out.Servers[0]
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if st.Error != nil {
+				failures++
+			}
+			printServerTools(stdout, st)
+		})
+	}
+	wg.Wait()
+	if failures > 0 {
+		return silent(exitFailed)
+	}
+	return nil
+}
+
+// printServerTools is one server's block of list-tools: its tools, or its
+// error with the last lines of its stderr (usually the reason: "no API
+// key"), as check --probe shows them.
+func printServerTools(w io.Writer, st tools.ServerTools) {
+	if st.Error != nil {
+		fmt.Fprintf(w, "%s: error: %s: %s\n", st.Server, st.Error.Kind, st.Error.Message)
+		if st.Error.StderrTail != "" {
+			fmt.Fprintln(w, tailBlock(st.Error.StderrTail))
+		}
+		fmt.Fprintln(w)
+		return
+	}
+	fmt.Fprintf(w, "%s: %d tools\n", st.Server, len(st.Tools))
+	for _, t := range st.Tools {
+		fmt.Fprintf(w, "  %-32s %s\n", t.Name, firstLine(t.Description))
+	}
+	for _, c := range st.Changed {
+		fmt.Fprintf(w, "  ! %-30s changed since pinned: %s (colibri-mcp pins diff %s)\n", c.Name, strings.Join(c.What, ", "), st.Server)
+	}
+	fmt.Fprintln(w)
 }
 
 // tailBlock is a server's stderr tail, indented under the line it explains.
@@ -266,15 +339,21 @@ func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOpt
 	defer h.Close()
 	asJSON := opts.output != "text"
 	var caller *host.Caller
+	p := &progressLine{w: stderr}
 	if isTerminal(stderr) {
 		// A person is watching: show the hosted server's progress.
-		p := &progressLine{w: stderr}
-		defer p.done()
 		caller = &host.Caller{Progress: p.show}
 	}
 	stdout, stderr = safe(stdout), safe(stderr) // the hosted server's words
 	// Audited and counted, as a session's call is.
 	res, err := svc.Call(ctx, server, tool, opts.args, caller)
+	p.done() // cleared before the result or the error is written
+	if err != nil && ctx.Err() != nil {
+		// Ctrl-C: the call was cancelled (the hosted server told so); the
+		// shell's convention for a command ended by SIGINT.
+		fmt.Fprintln(stderr, "colibri-mcp: interrupted: the call was cancelled")
+		return silent(exitInterrupted)
+	}
 	if err != nil {
 		return report(err, asJSON, stdout, stderr)
 	}
@@ -351,23 +430,46 @@ func callOptionsFrom(cmd *cli.Command, stdin io.Reader) (callOptions, error) {
 		}
 		o.args = json.RawMessage(bytes.TrimSpace(b))
 	}
-	if !json.Valid(o.args) {
-		return bad("%s: not valid JSON: %.200s", source, o.args)
+	if err := jsonProblem(o.args); err != "" {
+		return bad("%s: not valid JSON: %s", source, err)
 	}
 	return o, nil
+}
+
+// jsonProblem says where data stops being JSON ("" when it is JSON): the
+// line, column and byte, and the text around it.
+func jsonProblem(data []byte) string {
+	var v any
+	err := json.Unmarshal(data, &v)
+	if err == nil {
+		return ""
+	}
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return err.Error() // the end came first
+	}
+	off := min(max(int(se.Offset)-1, 0), len(data)) // the character it stopped at
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := off - bytes.LastIndexByte(data[:off], '\n')
+	from := max(0, off-20)
+	return fmt.Sprintf("%s at line %d, column %d (offset %d), near %q", se, line, col, off, data[from:min(len(data), off+10)])
 }
 
 // progressLine shows a call's progress on one terminal line, rewritten in
 // place.
 type progressLine struct {
-	mu    sync.Mutex
-	w     io.Writer
-	shown bool
+	mu     sync.Mutex
+	w      io.Writer
+	shown  bool
+	closed bool // done: a late notification draws nothing
 }
 
 func (p *progressLine) show(_ context.Context, n *mcp.ProgressNotificationParams) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
 	line := fmt.Sprintf("progress: %g", n.Progress)
 	if n.Total > 0 {
 		line += fmt.Sprintf("/%g", n.Total)
@@ -383,9 +485,10 @@ func (p *progressLine) show(_ context.Context, n *mcp.ProgressNotificationParams
 func (p *progressLine) done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.shown {
+	if p.shown && !p.closed {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+	p.closed = true
 }
 
 // printResult shows a hosted result as a person reads it: text as it is,
@@ -444,7 +547,7 @@ func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Wr
 	svc, h := newService(s)
 	defer h.Close()
 	out := checkResult{ConfigPath: s.configPath, OK: true, Servers: []checkServerResult{}}
-	reg, err := registry.Load(s.configPath)
+	reg, err := s.loadRegistry() // a missing one names the paths tried
 	if err != nil {
 		out.OK = false
 		out.Error = tools.Detail(&host.Error{Kind: host.KindConfig, Err: err})

@@ -71,15 +71,17 @@ func annotations(a *mcp.ToolAnnotations) string {
 	return strings.Join(parts, ", ")
 }
 
-// schemaProps is the part of an object schema that the table shows.
+// schemaProps is the part of an object schema that the table shows; a
+// property's own properties (an object) and items (an array) are read too,
+// so that nested arguments are shown, not flattened to "object".
 type schemaProps struct {
-	Properties map[string]struct {
-		Type        any    `json:"type"`
-		Description string `json:"description"`
-		Enum        []any  `json:"enum"`
-		Default     any    `json:"default"`
-	} `json:"properties"`
-	Required []string `json:"required"`
+	Type        any                     `json:"type"`
+	Description string                  `json:"description"`
+	Enum        []any                   `json:"enum"`
+	Default     any                     `json:"default"`
+	Properties  map[string]*schemaProps `json:"properties"`
+	Required    []string                `json:"required"`
+	Items       *schemaProps            `json:"items"`
 }
 
 func readSchema(schema any) schemaProps {
@@ -108,6 +110,12 @@ func propNames(p schemaProps) []string {
 	return names
 }
 
+// Bounds of the table: the hosted server wrote the schema.
+const (
+	maxSchemaDepth = 6
+	maxSchemaRows  = 200
+)
+
 func printSchemaTable(w io.Writer, schema any) {
 	p := readSchema(schema)
 	if len(p.Properties) == 0 {
@@ -116,35 +124,72 @@ func printSchemaTable(w io.Writer, schema any) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  NAME\tTYPE\tREQUIRED\tDESCRIPTION")
-	for _, n := range propNames(p) {
-		prop := p.Properties[n]
-		typ := "any"
-		switch t := prop.Type.(type) {
-		case string:
-			typ = t
-		case []any:
-			var ts []string
-			for _, x := range t {
-				ts = append(ts, fmt.Sprint(x))
+	rows := 0
+	var walk func(p *schemaProps, prefix string, depth int)
+	walk = func(p *schemaProps, prefix string, depth int) {
+		for _, n := range propNames(*p) {
+			prop := p.Properties[n]
+			if prop == nil {
+				continue
 			}
-			typ = strings.Join(ts, "|")
+			if rows++; rows > maxSchemaRows {
+				if rows == maxSchemaRows+1 {
+					fmt.Fprintf(tw, "  …\t\t\t(more than %d arguments: see --json)\n", maxSchemaRows)
+				}
+				return
+			}
+			req := "no"
+			if slices.Contains(p.Required, n) {
+				req = "yes"
+			}
+			fmt.Fprintf(tw, "  %s%s\t%s\t%s\t%s\n", prefix, n, typeOf(prop), req, propDescription(prop))
+			if depth >= maxSchemaDepth {
+				continue
+			}
+			switch {
+			case len(prop.Properties) > 0:
+				walk(prop, prefix+n+".", depth+1)
+			case prop.Items != nil && len(prop.Items.Properties) > 0:
+				walk(prop.Items, prefix+n+"[].", depth+1)
+			}
 		}
-		req := "no"
-		if slices.Contains(p.Required, n) {
-			req = "yes"
-		}
-		desc := firstLine(prop.Description)
-		if len(prop.Enum) > 0 {
-			b, _ := json.Marshal(prop.Enum)
-			desc = strings.TrimSpace(desc + " one of " + string(b))
-		}
-		if prop.Default != nil {
-			b, _ := json.Marshal(prop.Default)
-			desc = strings.TrimSpace(desc + " (default " + string(b) + ")")
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", n, typ, req, desc)
 	}
+	walk(&p, "", 0)
 	tw.Flush()
+}
+
+// typeOf is a property's type as the table shows it: "array of string".
+func typeOf(p *schemaProps) string {
+	typ := "any"
+	switch t := p.Type.(type) {
+	case string:
+		typ = t
+	case []any:
+		var ts []string
+		for _, x := range t {
+			ts = append(ts, fmt.Sprint(x))
+		}
+		typ = strings.Join(ts, "|")
+	}
+	if typ == "array" && p.Items != nil {
+		if it, ok := p.Items.Type.(string); ok {
+			typ += " of " + it
+		}
+	}
+	return typ
+}
+
+func propDescription(p *schemaProps) string {
+	desc := firstLine(p.Description)
+	if len(p.Enum) > 0 {
+		b, _ := json.Marshal(p.Enum)
+		desc = strings.TrimSpace(desc + " one of " + string(b))
+	}
+	if p.Default != nil {
+		b, _ := json.Marshal(p.Default)
+		desc = strings.TrimSpace(desc + " (default " + string(b) + ")")
+	}
+	return desc
 }
 
 // exampleArgs is a JSON object with the required arguments, each holding a
@@ -154,7 +199,7 @@ func exampleArgs(schema any) string {
 	args := map[string]any{}
 	for _, n := range p.Required {
 		prop, ok := p.Properties[n]
-		if !ok {
+		if !ok || prop == nil {
 			continue
 		}
 		switch prop.Type {

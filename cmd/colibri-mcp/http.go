@@ -22,9 +22,21 @@ func maxMessage(s *settings) int64 { return min(s.maxResultBytes, math.MaxInt64-
 // serveHTTP serves colibri's HTTP face (internal/httpserve) until ctx ends.
 // SIGHUP runs hup, and re-reads the token file.
 func serveHTTP(ctx context.Context, s *settings, svc *tools.Service, hup onHUP) error {
+	server := svc.NewServer(version)
+	s.metrics.SetSessions(func() (n int) {
+		for range server.Sessions() {
+			n++
+		}
+		return n
+	})
 	srv, err := httpserve.New(httpserve.Options{
-		Addr:            s.httpAddr,
-		Server:          svc.NewServer(version),
+		Addr:   s.httpAddr,
+		Server: server,
+		Ready: func() (bool, string) {
+			s.loadRegistry() // read now: the answer is the file as it is
+			return s.health.Ready()
+		},
+		OnRefused:       s.metrics.HTTPRefused,
 		Refused:         svc.Refused,
 		TokenFile:       s.tokenFile,
 		Logger:          s.logger,

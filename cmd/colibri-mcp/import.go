@@ -7,23 +7,22 @@ package main
 // the old file kept as FILE.bak, the new one put in place by a rename.
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/atomicfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/editorconf"
+	"github.com/colibri-mcp/colibri-mcp/internal/envfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -36,30 +35,40 @@ const importDescription = "Reads the MCP servers of Claude Desktop or Cursor (\"
 	"name the registry has already is reported, never overwritten.\n\n" +
 	"A literal value in env or headers whose name looks secret (*TOKEN*, *KEY*, *SECRET*,\n" +
 	"*PASSWORD*, *AUTH*, …) becomes ${NAME} and is listed as \"moved to environment\": set NAME in\n" +
-	"colibri's environment (provider.env for the FreeBSD service). Values are never printed.\n\n" +
+	"colibri's environment (provider.env for the FreeBSD service). Values are never printed;\n" +
+	"--env-file F writes them into F (mode 0600), which --env-file F loads.\n\n" +
+	"With --write and --from, --apply also rewrites the editor's file (kept as FILE.bak): the\n" +
+	"imported servers removed, one \"colibri\" entry added that runs colibri with this registry.\n" +
+	"Without --external-config, --write writes ~/.config/colibri/external-mcp.json\n" +
+	"($XDG_CONFIG_HOME/colibri/…), or the system registry for root.\n\n" +
 	"Examples:\n" +
 	"  colibri-mcp import --from cursor\n" +
 	"  colibri-mcp import ~/.config/zed/settings.json --json > imported.json\n" +
-	"  colibri-mcp --external-config ~/.config/colibri/external-mcp.json import --from codex --write"
+	"  colibri-mcp --external-config ~/.config/colibri/external-mcp.json import --from codex --write\n" +
+	"  colibri-mcp import --from claude --write --apply --env-file ~/.config/colibri/provider.env"
 
 func importFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "from", Usage: "the `EDITOR`: " + strings.Join(editorconf.FormatNames(), ", ") + " (without FILE: read its usual file)"},
 		&cli.BoolFlag{Name: "write", Usage: "merge the entries into the registry (--external-config), keeping the old file as FILE.bak"},
 		&cli.BoolFlag{Name: "json", Usage: "print the entries as a registry document"},
+		&cli.BoolFlag{Name: "apply", Usage: "with --write and --from: also rewrite the editor's file (kept as FILE.bak): the imported servers removed, one colibri entry added"},
+		&cli.StringFlag{Name: "env-file", Usage: "with --write: write the secrets moved to ${NAME} as NAME=value lines into `F` (mode 0600; refused if others may read it)"},
 	}
 }
 
 // importOptions are import's arguments, checked.
 type importOptions struct {
-	file  string
-	from  editorconf.Format // "" when the file's content tells
-	write bool
-	json  bool
+	file    string
+	from    editorconf.Format // "" when the file's content tells
+	write   bool
+	json    bool
+	apply   bool
+	envFile string
 }
 
 func importOptionsFrom(cmd *cli.Command) (importOptions, error) {
-	o := importOptions{file: cmd.Args().First(), write: cmd.Bool("write"), json: cmd.Bool("json")}
+	o := importOptions{file: cmd.Args().First(), write: cmd.Bool("write"), json: cmd.Bool("json"), apply: cmd.Bool("apply"), envFile: cmd.String("env-file")}
 	bad := func(format string, a ...any) (importOptions, error) {
 		return importOptions{}, usage(fmt.Errorf("import: "+format+" (%s)", append(a, helpHint(cmd))...))
 	}
@@ -79,6 +88,10 @@ func importOptionsFrom(cmd *cli.Command) (importOptions, error) {
 		return bad("give the editor's FILE, or --from EDITOR (%s) to read its usual file", editors)
 	case o.write && o.json:
 		return bad("--json prints the entries and --write merges them into the registry: give one")
+	case o.apply && (!o.write || o.from == ""):
+		return bad("--apply rewrites the editor's file after --write, and needs --from EDITOR")
+	case o.envFile != "" && !o.write:
+		return bad("--env-file writes the moved secrets with --write")
 	}
 	return o, nil
 }
@@ -87,7 +100,7 @@ func importOptionsFrom(cmd *cli.Command) (importOptions, error) {
 // a mistaken path (/dev/zero) must not exhaust memory.
 const maxEditorFile = 4 << 20
 
-func cmdImport(_ context.Context, s *settings, o importOptions, stdout, stderr io.Writer) error {
+func cmdImport(ctx context.Context, s *settings, o importOptions, stdout, stderr io.Writer) error {
 	stdout, stderr = safe(stdout), safe(stderr) // names and values from another program's file
 	env := envLookup(s.environ)
 	getenv := func(k string) string { v, _ := env(k); return v }
@@ -135,9 +148,9 @@ func cmdImport(_ context.Context, s *settings, o importOptions, stdout, stderr i
 		printFindings(stderr, res, nil)
 		return nil
 	case o.write:
-		return importWrite(s.configPath, path, res, stdout)
+		return importWrite(ctx, s, o, path, data, res, stdout)
 	}
-	printImport(stdout, path, res, s.configPath)
+	printImport(stdout, path, res, s.writePath())
 	return nil
 }
 
@@ -213,53 +226,50 @@ func printFindings(w io.Writer, res *editorconf.Result, only []string) {
 	}
 }
 
-// importWrite merges the entries into the registry at registryPath. Each
-// entry, and then the merged document, must pass registry.Parse before
-// anything is written; an entry the registry refuses is reported and left
-// out.
-func importWrite(registryPath, source string, res *editorconf.Result, w io.Writer) error {
-	// A registry that is a link: the file it points to is replaced, and
-	// the link stays.
-	target, err := filepath.EvalSymlinks(registryPath)
-	if errors.Is(err, fs.ErrNotExist) {
-		// No registry yet (it is created), unless the path is a link to
-		// nothing: creating its target somewhere unseen would surprise.
-		target, err = registryPath, nil
-		if _, lerr := os.Lstat(registryPath); lerr == nil {
-			return usage(fmt.Errorf("import: the registry %s is a link to nothing: nothing written", registryPath))
-		}
-	}
-	if err != nil {
-		return usage(fmt.Errorf("import: the registry %s: %w", registryPath, err))
-	}
-	old, mode, err := readRegistryFile(target)
-	if err != nil {
-		return usage(fmt.Errorf("import: the registry %s: %w: nothing written", registryPath, err))
-	}
-	if old != nil {
-		if _, err := registry.Parse(bytes.NewReader(old), registryPath); err != nil {
-			return usage(fmt.Errorf("import: the registry is invalid, nothing written (fix it first): %w", err))
+// importWrite merges the entries into the registry. Each entry, and then
+// the merged document, must pass registry.Parse before anything is written;
+// an entry the registry refuses is reported and left out. Then the moved
+// secrets go to --env-file, and --apply rewrites the editor's file.
+func importWrite(ctx context.Context, s *settings, o importOptions, source string, editorData []byte, res *editorconf.Result, w io.Writer) error {
+	registryPath := s.writePath()
+	if o.envFile != "" {
+		if err := envfile.CheckPrivate(o.envFile); err != nil {
+			return usage(fmt.Errorf("import: --env-file %w: nothing written", err))
 		}
 	}
 	var accepted []*editorconf.Entry
 	var refused []string
 	for _, e := range res.Entries {
-		err := registryAccepts(e, registryPath)
-		switch {
-		case err == nil:
-			accepted = append(accepted, e)
-		default:
+		if err := registryAccepts(e, registryPath); err != nil {
 			refused = append(refused, fmt.Sprintf("not written: %s: the registry refuses it: %v", e.Name, err))
+			continue
 		}
+		accepted = append(accepted, e)
 	}
-	merged, added, kept, err := editorconf.Merge(old, accepted)
+	var added, kept []string
+	backup, err := registry.Edit(registryPath, func(old []byte) ([]byte, error) {
+		// Entry by entry, as add does: the registry's own text is kept.
+		doc := old
+		added, kept = nil, nil
+		for _, e := range accepted {
+			next, err := registry.AddServer(doc, e.Name, e.JSON(), false)
+			switch {
+			case errors.Is(err, registry.ErrExists):
+				kept = append(kept, e.Name)
+				continue
+			case err != nil:
+				return nil, err
+			}
+			doc = next
+			added = append(added, e.Name)
+		}
+		if len(added) == 0 {
+			return nil, nil
+		}
+		return doc, nil
+	})
 	if err != nil {
-		return usage(fmt.Errorf("import: the registry %s: %w: nothing written", registryPath, err))
-	}
-	if len(added) > 0 {
-		if _, err := registry.Parse(bytes.NewReader(merged), registryPath); err != nil {
-			return failed(fmt.Errorf("import: internal: the merged registry would be invalid, nothing written: %w", err))
-		}
+		return editError("import", err)
 	}
 	fmt.Fprintf(w, "%s, %s: %s\n", source, res.Format.Describe(), count(len(res.Entries), "server"))
 	if len(kept) > 0 {
@@ -271,28 +281,102 @@ func importWrite(registryPath, source string, res *editorconf.Result, w io.Write
 	if len(added) == 0 {
 		printFindings(w, res, []string{})
 		fmt.Fprintf(w, "Nothing written: %s is unchanged.\n", registryPath)
+	} else {
+		fmt.Fprintf(w, "added to %s: %s\n", registryPath, strings.Join(added, ", "))
+		if backup != "" {
+			fmt.Fprintf(w, "the previous registry is kept as %s\n", backup)
+		}
+		printFindings(w, res, added)
+		for _, e := range res.Entries {
+			if slices.Contains(added, e.Name) && !e.Remote() {
+				for _, h := range addHints(e.Command) {
+					if strings.Contains(h, "pass_env") {
+						fmt.Fprintf(w, "suggest: %s: %s\n", e.Name, h)
+					}
+				}
+			}
+		}
+	}
+	if o.envFile != "" {
+		if err := importEnvFile(o.envFile, res, added, w); err != nil {
+			return err
+		}
+	}
+	if !o.apply {
+		if len(added) > 0 {
+			fmt.Fprintf(w, "\nThe editor still starts these servers itself: --apply rewrites %s to start colibri instead, or paste:\n%s", source, editorSnippet(selfPath(), registryPath, s.externalCall))
+		}
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return failed(fmt.Errorf("import: %w: nothing written", err))
-	}
-	backup := ""
-	if old != nil {
-		if backup, err = keepBackup(target, old, mode); err != nil {
-			return failed(fmt.Errorf("import: keeping the old registry as %s: %w: nothing written", backup, err))
+	return applyEditor(ctx, s, source, editorData, res, append(added, kept...), registryPath, w)
+}
+
+// importEnvFile writes the secrets moved out of the added entries.
+func importEnvFile(path string, res *editorconf.Result, added []string, w io.Writer) error {
+	var names []string
+	vars := map[string]string{}
+	for _, m := range res.Moved {
+		if slices.Contains(added, m.Server) && !slices.Contains(names, m.Name) {
+			names = append(names, m.Name)
+			vars[m.Name] = m.Value()
 		}
 	}
-	if err := writeAtomic(target, merged, mode, func() error { return stillHolds(target, old) }); err != nil {
-		if backup != "" {
-			os.Remove(backup) // nothing was written: it keeps nothing
+	if len(names) == 0 {
+		fmt.Fprintf(w, "no secrets moved: %s not written\n", path)
+		return nil
+	}
+	if err := envfile.Set(path, names, vars); err != nil {
+		return failed(fmt.Errorf("import: --env-file: %w", err))
+	}
+	fmt.Fprintf(w, "wrote %s to %s (mode 0600): load it with 'colibri-mcp serve --env-file %s'\n", strings.Join(names, ", "), path, path)
+	return nil
+}
+
+// beforeApplyKey holds a function a test runs between reading the editor's
+// file and rewriting it.
+type beforeApplyKey struct{}
+
+// applyEditor rewrites the editor's file: the imported servers removed, one
+// colibri entry added, the file kept as FILE.bak; refused if the file
+// changed since import read it.
+func applyEditor(ctx context.Context, s *settings, path string, data []byte, res *editorconf.Result, imported []string, registryPath string, w io.Writer) error {
+	var names []string
+	for _, e := range res.Entries {
+		if slices.Contains(imported, e.Name) {
+			names = append(names, e.EditorName)
 		}
-		return failed(fmt.Errorf("import: writing %s: %w", registryPath, err))
 	}
-	fmt.Fprintf(w, "added to %s: %s\n", registryPath, strings.Join(added, ", "))
-	if backup != "" {
-		fmt.Fprintf(w, "the previous registry is kept as %s\n", backup)
+	args := []string{"--external-config", registryPath}
+	if s.externalCall {
+		args = append(args, "--external-call")
 	}
-	printFindings(w, res, added)
+	out, err := editorconf.Apply(data, res.Format, names, selfPath(), args)
+	if err != nil {
+		return failed(fmt.Errorf("import --apply: %s: %w: the editor's file is unchanged", path, err))
+	}
+	if f, ok := ctx.Value(beforeApplyKey{}).(func()); ok {
+		f()
+	}
+	// A link (dotfiles kept in a repository) stays a link: the file it
+	// points to is replaced.
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return failed(fmt.Errorf("import --apply: %w", err))
+	}
+	st, err := os.Stat(target)
+	if err != nil {
+		return failed(fmt.Errorf("import --apply: %w", err))
+	}
+	backup, err := atomicfile.Backup(target, data, st.Mode().Perm())
+	if err != nil {
+		return failed(fmt.Errorf("import --apply: keeping %s: %w: the editor's file is unchanged", backup, err))
+	}
+	if err := atomicfile.Replace(target, out, st.Mode().Perm(), data); err != nil {
+		os.Remove(backup)
+		return failed(fmt.Errorf("import --apply: %s: %w", path, err))
+	}
+	fmt.Fprintf(w, "rewrote %s: removed %s, added the %q entry (the previous file is kept as %s); restart the editor\n",
+		path, strings.Join(names, ", "), editorconf.ColibriEntry, backup)
 	return nil
 }
 
@@ -300,7 +384,7 @@ func importWrite(registryPath, source string, res *editorconf.Result, w io.Write
 // error lists the registry's problems (never a value: the registry's
 // messages do not repeat them).
 func registryAccepts(e *editorconf.Entry, registryPath string) error {
-	_, err := registry.Parse(bytes.NewReader(editorconf.Document([]*editorconf.Entry{e})), registryPath)
+	_, err := registry.Parse(strings.NewReader(string(editorconf.Document([]*editorconf.Entry{e}))), registryPath)
 	var re *registry.Error
 	if errors.As(err, &re) {
 		var ps []string
@@ -310,129 +394,6 @@ func registryAccepts(e *editorconf.Entry, registryPath string) error {
 		return errors.New(strings.Join(ps, "; "))
 	}
 	return err
-}
-
-// readRegistryFile reads the registry as it is, and its mode; a registry
-// that does not exist yet is nil, to be created with mode 0644 (it holds
-// references to secrets, never secrets).
-func readRegistryFile(path string) ([]byte, fs.FileMode, error) {
-	st, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0o644, nil
-	}
-	if err != nil {
-		return nil, 0, errors.Unwrap(err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, 0, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
-	}
-	if st.Size() > registry.MaxFileSize {
-		return nil, 0, fmt.Errorf("larger than %d bytes", registry.MaxFileSize)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, 0, errors.Unwrap(err)
-	}
-	return data, st.Mode().Perm(), nil
-}
-
-// keepBackup keeps data, the registry import is about to replace, beside
-// it: as FILE.bak, or, when that exists already (kept by an earlier
-// import: the user's registry as it was before the first), as FILE.bak.1,
-// FILE.bak.2, …, the first name free. No backup is ever overwritten, so the
-// user's original survives every later import. It returns the name used.
-func keepBackup(target string, data []byte, mode fs.FileMode) (string, error) {
-	for n := 0; ; n++ {
-		name := target + ".bak"
-		if n > 0 {
-			name += "." + strconv.Itoa(n)
-		}
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return name, err
-		}
-		_, err = f.Write(data)
-		if err == nil {
-			err = f.Chmod(mode) // O_CREATE's mode is less the umask
-		}
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(name)
-		}
-		return name, err
-	}
-}
-
-// errRegistryChanged is an edit of the registry made while import ran:
-// writing would lose it.
-var errRegistryChanged = errors.New("the registry changed while import ran (was it being edited?): nothing written; run import again")
-
-// stillHolds checks that path still holds data (nil: that it does not
-// exist), as when import read it.
-func stillHolds(path string, data []byte) error {
-	now, err := os.ReadFile(path)
-	switch {
-	case data == nil && errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return err
-	case err != nil || !bytes.Equal(now, data):
-		return errRegistryChanged
-	}
-	return nil
-}
-
-// writeAtomic replaces path with data: a temporary file in the same folder,
-// given mode, synced, then renamed over path. colibri reads the registry on
-// every request: it sees the old file or the new one, never a part. check,
-// when not nil, runs just before the rename; its error leaves path as it
-// is.
-func writeAtomic(path string, data []byte, mode fs.FileMode, check func() error) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Chmod(mode); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if check != nil {
-		if err = check(); err != nil {
-			return err
-		}
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	// The rename itself lasts once the folder is synced.
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }
 
 func count(n int, noun string) string {

@@ -94,6 +94,8 @@ const (
 	exitOK     = 0
 	exitFailed = 1 // the operation ran and failed
 	exitUsage  = 2 // usage or configuration error
+
+	exitInterrupted = 130 // a one-shot command ended by SIGINT (128 + 2), as shells report it
 )
 
 // exitError carries an exit code; its message (if any) was not yet printed.

@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
+	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
 // commandNames are the visible commands of root, the candidates for a typo.
@@ -272,4 +274,48 @@ func buildVersion(version, commit string, read func() (*debug.BuildInfo, bool)) 
 		commit += "-dirty"
 	}
 	return version, commit
+}
+
+// completeNames completes a command's arguments from the registry: the
+// server names for the first, and with withTools that server's tool names
+// for the second (listing them starts the server, as list-tools does). A
+// word typed so far that starts with "-" gets the flags, as urfave/cli
+// does by default.
+func completeNames(environ []string, withTools bool) cli.ShellCompleteFunc {
+	return func(ctx context.Context, cmd *cli.Command) {
+		if args := cmd.Args().Slice(); len(args) > 0 && strings.HasPrefix(args[len(args)-1], "-") {
+			cli.DefaultCompleteWithFlags(ctx, cmd)
+			return
+		}
+		s, err := readSettings(ctx, cmd, environ)
+		if err != nil {
+			return
+		}
+		s.logger = slog.New(slog.DiscardHandler) // a completion prints names, nothing else
+		w := cmd.Root().Writer
+		svc, h := newService(s)
+		defer h.Close()
+		reg, err := s.loadRegistry()
+		if err != nil {
+			return
+		}
+		switch cmd.NArg() {
+		case 0:
+			for _, n := range reg.Names() {
+				fmt.Fprintln(w, safeText(n))
+			}
+		case 1:
+			if !withTools || reg.Servers[cmd.Args().First()] == nil {
+				return
+			}
+			ctx = tools.WithPrincipal(ctx, tools.StdioPrincipal)
+			out, err := svc.ListTools(ctx, tools.ListToolsInput{Server: cmd.Args().First(), Detail: tools.DetailNames}, nil)
+			if err != nil || len(out.Servers) != 1 {
+				return
+			}
+			for _, t := range out.Servers[0].Tools {
+				fmt.Fprintln(w, safeText(t.Name))
+			}
+		}
+	}
 }

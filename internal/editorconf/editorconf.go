@@ -70,6 +70,7 @@ func (f Format) Describe() string {
 // the JSON the registry holds, keys in the order docs/registry.md lists them.
 type Entry struct {
 	Name          string            `json:"-"`
+	EditorName    string            `json:"-"` // its name in the editor's file
 	Command       string            `json:"command,omitempty"`
 	URL           string            `json:"url,omitempty"`
 	Args          []string          `json:"args,omitempty"`
@@ -127,6 +128,10 @@ type Moved struct {
 
 	value string // to tell two servers' secrets of one name apart; never shown
 }
+
+// Value is the secret itself, for import --env-file to write where only
+// colibri reads it; never print it.
+func (m Moved) Value() string { return m.value }
 
 func (m Moved) String() string {
 	return fmt.Sprintf("moved to environment: %s (server %s)", m.Name, m.Server)

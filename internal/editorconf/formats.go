@@ -498,7 +498,7 @@ func (c *converter) add(editorName string, s *spec) {
 		return
 	}
 	name := c.entryName(editorName)
-	e := &Entry{Name: name, Description: s.description, TimeoutMS: s.timeoutMS, CallTimeoutMS: s.callMS}
+	e := &Entry{Name: name, EditorName: editorName, Description: s.description, TimeoutMS: s.timeoutMS, CallTimeoutMS: s.callMS}
 	if s.url != "" {
 		c.remote(e, s)
 	} else {

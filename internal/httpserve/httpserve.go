@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -94,6 +95,13 @@ type Options struct {
 	IdleTimeout time.Duration
 	// ShutdownTimeout bounds how long calls in flight may finish once ctx ends.
 	ShutdownTimeout time.Duration
+
+	// Ready, when set, answers GET /readyz: ok, or the reason it is not
+	// (200 "ready" or 503 with the reason). Without it /readyz is ready.
+	Ready func() (ok bool, reason string)
+	// OnRefused, when set, counts each request refused before it reached MCP,
+	// by reason: "401", "403", "413" or "session_cap".
+	OnRefused func(reason string)
 
 	// Bulk, when set, is the table the Streamable HTTP face lifts a call's
 	// large strings into, and every response is lowered through (bulk.go).
@@ -263,6 +271,17 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprint(w, "ok")
 	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if s.opts.Ready != nil {
+			if ok, reason := s.opts.Ready(); !ok {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				fmt.Fprintln(w, reason)
+				return
+			}
+		}
+		fmt.Fprint(w, "ready")
+	})
 	return mux
 }
 
@@ -358,6 +377,13 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}
 		switch rw.status {
 		case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestEntityTooLarge, http.StatusTooManyRequests:
+			if s.opts.OnRefused != nil {
+				reason := strconv.Itoa(rw.status)
+				if rw.status == http.StatusTooManyRequests {
+					reason = "session_cap"
+				}
+				s.opts.OnRefused(reason)
+			}
 			ok, unlogged := s.refused.allow(time.Now())
 			if !ok {
 				break

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// asUser runs colibri in-process as a user other than root, with HOME and
+// XDG_CONFIG_HOME in a temporary folder; it returns the exit code, stdout
+// and stderr.
+func asUser(t *testing.T, home string, args ...string) (int, string, string) {
+	t.Helper()
+	ctx := context.WithValue(context.Background(), rootKey{}, false)
+	var out, errb bytes.Buffer
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, "cfg"), "PATH=" + os.Getenv("PATH")}
+	err := run(ctx, append([]string{"colibri-mcp"}, args...), strings.NewReader(""), &out, &errb, env)
+	return exitCode(err, &errb), out.String(), errb.String()
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// init, add and remove on the per-user registry of a fresh HOME, bad input
+// included: each refusal leaves the file as it was.
+func TestInitAddRemove(t *testing.T) {
+	home := t.TempDir()
+	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+
+	// No registry: the error names the paths tried and init/import.
+	code, _, stderr := asUser(t, home, "servers")
+	if code != 2 || !strings.Contains(stderr, reg) || !strings.Contains(stderr, "/usr/local/etc/colibri/external-mcp.json") ||
+		!strings.Contains(stderr, "colibri-mcp init") || !strings.Contains(stderr, "colibri-mcp import") {
+		t.Fatalf("servers without a registry: exit %d, stderr %q", code, stderr)
+	}
+
+	if code, _, stderr := asUser(t, home, "remove", "x"); code != 2 || !strings.Contains(stderr, "colibri-mcp init") {
+		t.Fatalf("remove without a registry: exit %d, %q", code, stderr)
+	}
+	code, out, _ := asUser(t, home, "check")
+	if code != 2 || !strings.Contains(out, "tried "+reg+", then /usr/local/etc/colibri/external-mcp.json") {
+		t.Fatalf("check without a registry: exit %d, %q", code, out)
+	}
+
+	code, stdout, stderr := asUser(t, home, "init")
+	if code != 0 || !strings.Contains(stdout, "wrote "+reg) || !strings.Contains(stdout, `"mcpServers"`) {
+		t.Fatalf("init: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, _, stderr = asUser(t, home, "init"); code != 2 || !strings.Contains(stderr, "--force") {
+		t.Fatalf("init over a registry: exit %d, %q", code, stderr)
+	}
+
+	code, stdout, stderr = asUser(t, home, "add", "fs", "--env", "A=1", "--env", "NO_PROXY=localhost,127.0.0.1", "--", "npx", "-y", "some-server", "/tmp")
+	if code != 0 || !strings.Contains(stdout, `"spare": 1`) || !strings.Contains(stdout, `"pass_env"`) {
+		t.Fatalf("add: exit %d\n%s%s", code, stdout, stderr)
+	}
+	afterAdd := mustRead(t, reg)
+	if !strings.Contains(afterAdd, `"fs": {`) || !strings.Contains(afterAdd, `"args": [`) || !strings.Contains(afterAdd, `"NO_PROXY": "localhost,127.0.0.1"`) {
+		t.Fatalf("registry after add:\n%s", afterAdd)
+	}
+	if _, err := os.Stat(reg + ".bak"); err != nil {
+		t.Fatalf("no FILE.bak after add: %v", err)
+	}
+
+	// An existing name is refused, the file untouched; --replace replaces it.
+	if code, _, stderr = asUser(t, home, "add", "fs", "--", "echo"); code != 2 || !strings.Contains(stderr, "--replace") {
+		t.Fatalf("add of an existing name: exit %d, %q", code, stderr)
+	}
+	if mustRead(t, reg) != afterAdd {
+		t.Fatal("a refused add changed the registry")
+	}
+	if code, _, stderr = asUser(t, home, "add", "web", "--url", "https://example.com/mcp", "--bearer-token-env", "WEB_TOKEN"); code != 0 {
+		t.Fatalf("add --url: exit %d, %q", code, stderr)
+	}
+	withWeb := mustRead(t, reg)
+	if !strings.Contains(withWeb, `"bearer_token": "${WEB_TOKEN}"`) || !strings.HasPrefix(withWeb, afterAdd[:strings.Index(afterAdd, `"fs"`)]) {
+		t.Fatalf("registry after add --url:\n%s", withWeb)
+	}
+	// The entry is validated as the registry is.
+	if code, _, stderr = asUser(t, home, "add", "bad", "--url", "http://example.com/mcp"); code != 2 || !strings.Contains(stderr, "/servers/bad") {
+		t.Fatalf("add of an invalid entry: exit %d, %q", code, stderr)
+	}
+
+	// A name the registry does not allow, even one Go would quote oddly.
+	if code, _, stderr = asUser(t, home, "add", "a b\x00", "--", "echo"); code != 2 || !strings.Contains(stderr, "is not allowed") {
+		t.Errorf("add of a bad name: exit %d, %q", code, stderr)
+	}
+
+	// Unknown name: did you mean.
+	if code, _, stderr = asUser(t, home, "remove", "fz"); code != 2 || !strings.Contains(stderr, `did you mean "fs"`) {
+		t.Fatalf("remove of an unknown name: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr = asUser(t, home, "remove", "fs"); code != 0 {
+		t.Fatalf("remove: exit %d, %q", code, stderr)
+	}
+	if got := mustRead(t, reg); strings.Contains(got, `"fs"`) || !strings.Contains(got, `"web": {`) {
+		t.Fatalf("registry after remove:\n%s", got)
+	}
+
+	// A registry that does not parse: refused, untouched.
+	broken := "{\"servers\": {\"x\": {\"comand\": \"y\"}}}\n"
+	os.WriteFile(reg, []byte(broken), 0o644)
+	for _, args := range [][]string{{"add", "n", "--", "echo"}, {"remove", "x"}} {
+		if code, _, stderr = asUser(t, home, args...); code != 2 || !strings.Contains(stderr, "invalid") {
+			t.Errorf("%v on a broken registry: exit %d, %q", args, code, stderr)
+		}
+		if mustRead(t, reg) != broken {
+			t.Fatalf("%v changed a broken registry", args)
+		}
+	}
+	// init --force replaces even a broken one, keeping it.
+	if code, _, stderr = asUser(t, home, "init", "--force"); code != 0 {
+		t.Fatalf("init --force: exit %d, %q", code, stderr)
+	}
+	if code, stdout, _ = asUser(t, home, "servers"); code != 0 {
+		t.Fatalf("servers on the new registry: exit %d", code)
+	}
+}
+
+// import --write --apply --env-file with --from claude on a fresh HOME: the
+// registry gets the servers, the env file the moved secret (0600), and the
+// editor's file one colibri entry in place of the imported ones, its other
+// settings kept.
+func TestImportApplyEnvFile(t *testing.T) {
+	home := t.TempDir()
+	// The editor's file is a link into a dotfiles folder: it stays a link.
+	claude := filepath.Join(home, "dotfiles", "claude_desktop_config.json")
+	os.MkdirAll(filepath.Dir(claude), 0o755)
+	link := filepath.Join(home, "cfg", "Claude", "claude_desktop_config.json")
+	os.MkdirAll(filepath.Dir(link), 0o755)
+	if err := os.Symlink(claude, link); err != nil {
+		t.Fatal(err)
+	}
+	editor := `{
+  "globalShortcut": "Ctrl+Space",
+  "mcpServers": {
+    "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
+    "gh": {"command": "/usr/bin/gh-mcp", "env": {"GITHUB_TOKEN": "ghp_secretvalue"}}
+  }
+}
+`
+	os.WriteFile(claude, []byte(editor), 0o644)
+	envPath := filepath.Join(home, "provider.env")
+	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+
+	// An env file others may read is refused before anything is written.
+	os.WriteFile(envPath, nil, 0o644)
+	code, _, stderr := asUser(t, home, "import", "--from", "claude", "--write", "--apply", "--env-file", envPath)
+	if code != 2 || !strings.Contains(stderr, "readable by others") {
+		t.Fatalf("import with a world-readable env file: exit %d, %q", code, stderr)
+	}
+	if _, err := os.Stat(reg); err == nil || mustRead(t, claude) != editor {
+		t.Fatal("a refused import wrote something")
+	}
+	os.Remove(envPath)
+
+	// The editor's file changed between read and write: refused, kept.
+	ctx := context.WithValue(context.WithValue(context.Background(), rootKey{}, false), beforeApplyKey{}, func() {
+		os.WriteFile(claude, []byte(editor+" "), 0o644)
+	})
+	var out, errb bytes.Buffer
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, "cfg")}
+	err := run(ctx, []string{"colibri-mcp", "import", "--from", "claude", "--write", "--apply"}, strings.NewReader(""), &out, &errb, env)
+	if code := exitCode(err, &errb); code != 1 || !strings.Contains(errb.String(), "changed since it was read") {
+		t.Fatalf("import --apply over a changed editor file: exit %d, %q", code, errb.String())
+	}
+	if mustRead(t, claude) != editor+" " {
+		t.Fatal("the edit made meanwhile was lost")
+	}
+	os.WriteFile(claude, []byte(editor), 0o644)
+	os.Remove(reg)
+	os.Remove(reg + ".bak")
+
+	code, stdout, stderr := asUser(t, home, "import", "--from", "claude", "--write", "--apply", "--env-file", envPath)
+	if code != 0 {
+		t.Fatalf("import --apply: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if strings.Contains(stdout, "ghp_secretvalue") {
+		t.Fatal("the secret was printed")
+	}
+	if !strings.Contains(stdout, `"pass_env"`) {
+		t.Errorf("no pass_env suggestion for the npx entry:\n%s", stdout)
+	}
+	if got := mustRead(t, envPath); got != "GITHUB_TOKEN=ghp_secretvalue\n" {
+		t.Errorf("env file = %q", got)
+	}
+	if st, _ := os.Stat(envPath); st.Mode().Perm() != 0o600 {
+		t.Errorf("env file mode %v", st.Mode().Perm())
+	}
+	r := mustRead(t, reg)
+	if !strings.Contains(r, `"GITHUB_TOKEN": "${GITHUB_TOKEN}"`) || !strings.Contains(r, `"fs"`) {
+		t.Errorf("registry:\n%s", r)
+	}
+	got := mustRead(t, claude)
+	if strings.Contains(got, `"fs"`) || strings.Contains(got, `"gh"`) || !strings.Contains(got, `"colibri": {`) ||
+		!strings.Contains(got, `"globalShortcut": "Ctrl+Space"`) || !strings.Contains(got, reg) {
+		t.Errorf("editor file after --apply:\n%s", got)
+	}
+	if mustRead(t, claude+".bak") != editor {
+		t.Error("the editor's file was not kept as FILE.bak")
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Error("the link to the editor's file was replaced by a file")
+	}
+
+	// serve --env-file loads it; one readable by others is refused.
+	if code, _, stderr = asUser(t, home, "--env-file", envPath, "servers"); code != 0 {
+		t.Errorf("servers --env-file: exit %d, %q", code, stderr)
+	}
+	os.Chmod(envPath, 0o644)
+	if code, _, stderr = asUser(t, home, "--env-file", envPath, "servers"); code != 2 || !strings.Contains(stderr, "readable by others") {
+		t.Errorf("--env-file readable by others: exit %d, %q", code, stderr)
+	}
+}
+
+// Durations in log lines are milliseconds, in both formats.
+func TestLogDurationsInMilliseconds(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		var b bytes.Buffer
+		log, err := newLogger("info", format, &b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Info("x", "waited", 1500*time.Millisecond, "took_ms", 2*time.Millisecond)
+		want := map[string][]string{"text": {"waited_ms=1500 ", "took_ms=2\n"}, "json": {`"waited_ms":1500,`, `"took_ms":2}`}}[format]
+		for _, w := range want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s log %q lacks %q", format, b.String(), w)
+			}
+		}
+	}
+}
+
+// An entry added with add, with pass_env, on a fresh HOME: the child gets
+// the passed variables (and no other of colibri's), and runs in the
+// registry's folder, whatever folder colibri was started in.
+func TestPassEnvAndCwdDefault(t *testing.T) {
+	home := t.TempDir()
+	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+	if code, _, stderr := asUser(t, home, "add", "f", "--", fakeBin, "ok"); code != 0 {
+		t.Fatalf("add: %d %q", code, stderr)
+	}
+	doc := strings.Replace(mustRead(t, reg), "{\n  \"servers\"", "{\n  \"pass_env\": [\"HTTPS_PROXY\", \"npm_config_*\"],\n  \"servers\"", 1)
+	os.WriteFile(reg, []byte(doc), 0o644)
+	ctx := context.WithValue(context.Background(), rootKey{}, false)
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, "cfg"), "PATH=" + os.Getenv("PATH"),
+		"HTTPS_PROXY=http://proxy:3128", "npm_config_registry=https://r", "npm_config__authToken=s3cret", "UNRELATED=x"}
+	call := func(tool string) string {
+		var out, errb bytes.Buffer
+		err := run(ctx, []string{"colibri-mcp", "--external-call", "call", "f", tool}, strings.NewReader(""), &out, &errb, env)
+		if code := exitCode(err, &errb); code != 0 {
+			t.Fatalf("call %s: exit %d, %s", tool, code, errb.String())
+		}
+		return out.String()
+	}
+	got := call("env")
+	for _, want := range []string{"HTTPS_PROXY=http://proxy:3128", "npm_config_registry=https://r"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the child lacks %s:\n%s", want, got)
+		}
+	}
+	for _, not := range []string{"UNRELATED", "s3cret"} {
+		if strings.Contains(got, not) {
+			t.Errorf("the child got %s:\n%s", not, got)
+		}
+	}
+	if got := strings.TrimSpace(call("cwd")); got != filepath.Dir(reg) {
+		t.Errorf("the child runs in %q, want the registry's folder %q", got, filepath.Dir(reg))
+	}
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// --args that is not JSON: the message says where it stops being JSON.
+func TestCallArgsBadJSONNamesThePosition(t *testing.T) {
+	reg := writeRegistry(t, nil)
+	code, _, stderr := runHere(t, nil, "--external-config", reg, "--external-call", "call", "demo", "echo", "--args", "{\"message\":\n \"hi\",}")
+	if code != 2 || !strings.Contains(stderr, "line 2, column 7 (offset 18)") {
+		t.Errorf("exit %d, %q: want the line and column of the stray comma", code, stderr)
+	}
+}
+
+// describe shows nested arguments as rows of their own, bounded.
+func TestDescribeShowsNestedParameters(t *testing.T) {
+	var b bytes.Buffer
+	printSchemaTable(&b, map[string]any{"type": "object", "required": []any{"query"}, "properties": map[string]any{
+		"query": map[string]any{"type": "object", "required": []any{"text"}, "properties": map[string]any{
+			"text":  map[string]any{"type": "string", "description": "what to find"},
+			"limit": map[string]any{"type": "integer"}}},
+		"tags": map[string]any{"type": "array", "items": map[string]any{"type": "object", "properties": map[string]any{
+			"name": map[string]any{"type": "string"}}}},
+	}})
+	for _, want := range []string{"query        object", "query.text   string           yes", "query.limit  integer", "tags         array of object", "tags[].name  string"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// One-shot commands print no INFO lines from the host (a persistent
+// server's warm session starting and closing); serve and --log-level info
+// still do.
+func TestOneShotCommandsHaveNoInfoLines(t *testing.T) {
+	reg := writeRegistry(t, registryDoc{"warm": {"command": demoBin, "lifecycle": "persistent"}})
+	code, _, stderr := runHere(t, nil, "--external-config", reg, "--external-call", "call", "warm", "echo", "--args", `{"message":"hi"}`)
+	if code != 0 || strings.Contains(stderr, "level=INFO") {
+		t.Errorf("exit %d, stderr %q: INFO lines in a one-shot command", code, stderr)
+	}
+	_, _, stderr = runHere(t, nil, "--external-config", reg, "--log-level", "info", "--external-call", "call", "warm", "echo", "--args", `{"message":"hi"}`)
+	if !strings.Contains(stderr, "level=INFO") {
+		t.Errorf("--log-level info: no INFO line: %q", stderr)
+	}
+}
+
+// list-tools of every server prints each server as it answers: the fast
+// one before the hanging one's timeout, which then shows its reason.
+func TestListToolsPrintsEachAsItFinishes(t *testing.T) {
+	reg := writeRegistry(t, registryDoc{"slow": {"command": fakeBin, "args": []string{"hang-init"}, "timeout_ms": 3000}})
+	cmd := exec.Command(colibriBin, "--external-config", reg, "--retries", "1", "list-tools")
+	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	start := time.Now()
+	sc := bufio.NewScanner(out)
+	var seen strings.Builder
+	for sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "demo: ") {
+			break
+		}
+	}
+	if took := time.Since(start); took > 2500*time.Millisecond {
+		t.Errorf("demo's tools came after %v: held back by the hanging server", took)
+	}
+	rest, _ := io.ReadAll(out)
+	cmd.Wait()
+	rest = append([]byte(seen.String()), rest...)
+	if !strings.Contains(string(rest), "slow: error: timeout") || !strings.Contains(string(rest), "broken: error: spawn") {
+		t.Errorf("the rest of the list:\n%s", rest)
+	}
+}
+
+// Ctrl-C during call: the call is cancelled and colibri exits 130, as a
+// shell expects of a command ended by SIGINT.
+func TestCallInterruptedExits130(t *testing.T) {
+	reg := writeRegistry(t, registryDoc{"hang": {"command": fakeBin, "args": []string{"hang-call"}}})
+	cmd := exec.Command(colibriBin, "--external-config", reg, "--external-call", "--log-level", "debug", "call", "hang", "any")
+	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
+	var stderr lockedWriter
+	stderr.w = &strings.Builder{}
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	// Sent once the call is on its way to the server.
+	waitFor(t, "the server to start", func() bool { return strings.Contains(stderr.String(), "msg=started") })
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("call did not end after SIGINT")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("exit %d after SIGINT, want 130; stderr:\n%s", code, stderr.String())
+	}
+}
+
+// The progress line is cleared before the result is written (stdout and
+// stderr the same terminal, as in a shell).
+func TestProgressClearedBeforeResult(t *testing.T) {
+	p := &progressLine{w: &bytes.Buffer{}}
+	p.show(t.Context(), progressParams(1, 2))
+	p.done()
+	p.show(t.Context(), progressParams(2, 2)) // late: drawn over the result otherwise
+	got := p.w.(*bytes.Buffer).String()
+	if !strings.HasSuffix(got, "progress: 1/2\r\033[K") {
+		t.Errorf("progress output %q: want the line cleared, and nothing after done", got)
+	}
+}
+
+func progressParams(n, total float64) *mcp.ProgressNotificationParams {
+	return &mcp.ProgressNotificationParams{Progress: n, Total: total}
+}
+
+// serve's own options are under `serve --help`, and not in the other
+// commands' help.
+func TestServeOnlyFlagsUnderServeHelp(t *testing.T) {
+	_, stdout, _ := runHere(t, nil, "serve", "--help")
+	opts, _, _ := strings.Cut(stdout[strings.Index(stdout, "OPTIONS:"):], "GLOBAL OPTIONS:")
+	for _, f := range serveOnlyFlags {
+		if !strings.Contains(opts, "--"+f+" ") {
+			t.Errorf("serve --help: --%s is not under OPTIONS:\n%s", f, stdout)
+		}
+	}
+	if _, stdout, _ = runHere(t, nil, "servers", "--help"); strings.Contains(stdout, "--http") {
+		t.Errorf("servers --help shows --http:\n%s", stdout)
+	}
+}
+
+// Completion offers the registry's server names, then that server's tools.
+func TestCompletionOffersServersAndTools(t *testing.T) {
+	reg := writeRegistry(t, nil)
+	code, stdout, _ := runCLI(t, nil, "--external-config", reg, "call", "--generate-shell-completion")
+	if code != 0 || !strings.Contains(stdout, "demo\n") || !strings.Contains(stdout, "broken\n") {
+		t.Errorf("completion of call's server: exit %d:\n%s", code, stdout)
+	}
+	code, stdout, _ = runCLI(t, nil, "--external-config", reg, "describe", "demo", "--generate-shell-completion")
+	if code != 0 || !strings.Contains(stdout, "echo\n") || !strings.Contains(stdout, "slow\n") {
+		t.Errorf("completion of describe's tool: exit %d:\n%s", code, stdout)
+	}
+}

@@ -1,0 +1,90 @@
+package registry
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// add and remove splice the text: every other entry's bytes (layout, key
+// order, odd spacing) stay as they were.
+func TestAddRemoveKeepOtherEntries(t *testing.T) {
+	doc := []byte("{\n  \"policy\": {\"deny_destructive\": true},\n  \"servers\": {\n    \"a\": {\"command\": \"/bin/a\",   \"args\": [\"x\"]},\n    \"b\": {\n      \"command\": \"/bin/b\"\n    }\n  }\n}\n")
+	out, err := AddServer(doc, "c", []byte(`{"command":"/bin/c"}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"policy\": {\"deny_destructive\": true},\n  \"servers\": {\n    \"a\": {\"command\": \"/bin/a\",   \"args\": [\"x\"]},\n    \"b\": {\n      \"command\": \"/bin/b\"\n    },\n    \"c\": {\n      \"command\": \"/bin/c\"\n    }\n  }\n}\n"
+	if string(out) != want {
+		t.Fatalf("AddServer =\n%s\nwant\n%s", out, want)
+	}
+	if _, err := Parse(bytes.NewReader(out), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AddServer(out, "a", []byte(`{"command":"/bin/z"}`), false); !errors.Is(err, ErrExists) {
+		t.Errorf("AddServer of an existing name: %v", err)
+	}
+	rep, err := AddServer(out, "a", []byte(`{"command":"/bin/z"}`), true)
+	if err != nil || !strings.Contains(string(rep), "\"a\": {\n      \"command\": \"/bin/z\"\n    },\n    \"b\": {\n      \"command\": \"/bin/b\"") {
+		t.Fatalf("AddServer --replace =\n%s (%v)", rep, err)
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		rm, err := RemoveServer(out, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Parse(bytes.NewReader(rm), ""); err != nil || strings.Contains(string(rm), `"`+name+`"`) {
+			t.Errorf("RemoveServer(%s) =\n%s (%v)", name, rm, err)
+		}
+		if !strings.Contains(string(rm), `"policy": {"deny_destructive": true}`) {
+			t.Errorf("RemoveServer(%s) changed another member", name)
+		}
+	}
+	var ue *UnknownServerError
+	if _, err := RemoveServer(out, "bb"); !errors.As(err, &ue) || ue.Closest != "b" {
+		t.Errorf("RemoveServer of an unknown name: %v", err)
+	}
+	// No registry, and one without "servers".
+	for _, start := range []string{"", "{}", "{\"policy\": {}}"} {
+		got, err := AddServer([]byte(start), "n", []byte(`{"command":"/bin/n"}`), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reg, err := Parse(bytes.NewReader(got), ""); err != nil || reg.Servers["n"] == nil {
+			t.Errorf("AddServer on %q =\n%s (%v)", start, got, err)
+		}
+	}
+}
+
+// pass_env: globs need a literal start, secret-looking names are refused,
+// the top-level one is every entry's default; a command entry's working
+// directory defaults to the registry's folder.
+func TestPassEnvAndDir(t *testing.T) {
+	doc := `{"pass_env": ["HTTPS_PROXY", "npm_config_*"], "servers": {
+		"a": {"command": "/bin/a"},
+		"b": {"command": "/bin/b", "pass_env": ["NO_PROXY"]},
+		"c": {"command": "/bin/c", "cwd": "/tmp"}}}`
+	reg, err := Parse(strings.NewReader(doc), "/etc/colibri/external-mcp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := reg.Servers["a"].PassEnv; len(got) != 2 || got[1] != "npm_config_*" {
+		t.Errorf("a inherits %q", got)
+	}
+	if got := reg.Servers["b"].PassEnv; len(got) != 1 || got[0] != "NO_PROXY" {
+		t.Errorf("b's own is %q", got)
+	}
+	if reg.Servers["a"].Dir != "/etc/colibri" || reg.Servers["c"].Cwd != "/tmp" {
+		t.Errorf("dir %q, cwd %q", reg.Servers["a"].Dir, reg.Servers["c"].Cwd)
+	}
+	for bad, says := range map[string]string{
+		`{"servers": {"a": {"command": "/bin/a", "pass_env": ["GITHUB_TOKEN"]}}}`: "/servers/a/pass_env/0: \"GITHUB_TOKEN\" looks like a secret",
+		`{"pass_env": ["*"], "servers": {}}`:                                      "/pass_env/0: \"*\" would pass variables of every name",
+		`{"servers": {"a": {"command": "/bin/a", "pass_env": ["A B"]}}}`:          "/servers/a/pass_env/0: \"A B\" is not a variable name",
+	} {
+		if _, err := Parse(strings.NewReader(bad), ""); err == nil || !strings.Contains(err.Error(), says) {
+			t.Errorf("Parse(%s) = %v, want %q", bad, err, says)
+		}
+	}
+}
