@@ -318,6 +318,7 @@ type settings struct {
 	auditKeyFile   string
 	metricsAddr    string
 	pinFile        string // "" when there is no place for it (pinErr says why)
+	envFile        string // --env-file / COLIBRI_MCP_ENV_FILE, loaded before anything else
 	pinErr         error
 
 	// Opened for the run (openAudit, serve), not parsed.
@@ -342,6 +343,7 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 	env := envLookup(environ)
 	s := &settings{
 		environ:      environ,
+		envFile:      cmd.Root().String("env-file"),
 		configPath:   cmd.String("external-config"),
 		httpAddr:     flagString(cmd, "http"),
 		tokenFile:    flagString(cmd, "token-file"),

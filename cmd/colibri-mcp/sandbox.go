@@ -16,11 +16,9 @@ func sandboxWiring(opts *host.Options, s *settings) {
 		opts.Launcher = exe
 	}
 	getenv := envLookup(s.environ)
-	protect := []string{s.configPath, s.tokenFile, s.auditLog, s.auditKeyFile}
-	for _, name := range []string{"COLIBRI_MCP_PIN_FILE", "COLIBRI_MCP_ENV_FILE"} {
-		if v, ok := getenv(name); ok {
-			protect = append(protect, v)
-		}
+	protect := []string{s.configPath, s.tokenFile, s.auditLog, s.auditKeyFile, s.pinFile, s.envFile}
+	if s.pinFile != "" {
+		protect = append(protect, s.pinFile+".lock") // internal/pin's lock, beside the file
 	}
 	state := ""
 	if v, ok := getenv("XDG_STATE_HOME"); ok && filepath.IsAbs(v) {
