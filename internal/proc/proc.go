@@ -56,9 +56,14 @@ func KillTree(pid int) (int, error) {
 			firstErr = err
 		}
 	}
-	note(unix.Kill(-pid, syscall.SIGKILL))
+	// Stop the group first, and kill it last. A server killed first is
+	// reaped by its waiter at once, and its descendants are handed to the
+	// reaper (or init) before the walk below can trace them to pid; a
+	// stopped one can neither be reaped nor fork while its tree is walked.
+	note(unix.Kill(-pid, syscall.SIGSTOP))
 	n, err := killDescendants(pid)
 	note(err)
+	note(unix.Kill(-pid, syscall.SIGKILL))
 	return n, firstErr
 }
 
