@@ -356,11 +356,13 @@ func (h *Host) Check(srv *registry.Server) error {
 	return err
 }
 
-// Retain shuts down the warm processes of servers that reg no longer has,
-// or whose entry changed (they start again, as edited, on next use).
+// Retain shuts down the warm processes and spares of servers that reg no
+// longer has, or whose entry changed (they start again, as edited, on next
+// use), and starts the spares of entries new to the host.
 func (h *Host) Retain(reg *registry.Registry) {
 	h.pool.retain(reg)
 	h.known.retain(reg)
+	h.syncSpares(reg)
 }
 
 // Warm lists the warm processes of a persistent server.

@@ -271,6 +271,7 @@ type settings struct {
 	digester *audit.Digester
 	metrics  *metrics.Metrics
 	bulk     *bulk.Table // serve's face's (stdio or HTTP), else nil
+	serving  bool        // serve: long-lived, so spare processes are kept
 }
 
 func readSettings(cmd *cli.Command, environ []string) (*settings, error) {
@@ -416,6 +417,7 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		Environ:        func() []string { return s.environ },
 		OAuth:          oauth.NewHandlers(oauthOptions(s)).Handler,
 		Bulk:           s.bulk,
+		NoSpares:       !s.serving, // a one-shot command ends before a spare would serve
 	}
 	if m := s.metrics; m != nil {
 		opts.OnRequest = m.ClientOperation

@@ -50,6 +50,7 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	// face lowers every message it writes.
 	s.bulk = bulk.New(bulk.DefaultMin)
 	collectEagerly(s.bulk, envLookup(s.environ))
+	s.serving = true
 	svc, h := newService(s)
 	defer h.Close()
 	defer svc.Close() // first: its background reads of hosted lists use the host
