@@ -37,7 +37,6 @@ func regOf(srvs ...*registry.Server) *registry.Registry {
 	return reg
 }
 
-
 func readyIs(h *harness, server string, n int) func() bool {
 	return func() bool { return h.Spares(server).Ready == n }
 }
