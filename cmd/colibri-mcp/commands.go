@@ -424,6 +424,7 @@ type checkServerResult struct {
 	OK     bool               `json:"ok"`
 	Error  *tools.ErrorDetail `json:"error,omitempty"`
 	Tools  *int               `json:"tools,omitempty"` // with --probe
+	Spare  int                `json:"spare,omitempty"` // started processes kept ready (serve keeps them)
 }
 
 func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout, stderr io.Writer) error {
@@ -464,7 +465,7 @@ func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout, stde
 	}
 	var wg sync.WaitGroup
 	for i, name := range names {
-		r := checkServerResult{Server: name, OK: true}
+		r := checkServerResult{Server: name, OK: true, Spare: reg.Servers[name].Spare}
 		if err := h.Check(reg.Servers[name]); err != nil {
 			r.OK, r.Error = false, tools.Detail(err)
 			done(i, r)
@@ -514,8 +515,12 @@ func printCheckLine(w io.Writer, r checkServerResult) {
 		if r.Error.StderrTail != "" {
 			fmt.Fprintln(w, tailBlock(r.Error.StderrTail))
 		}
+	case r.Tools != nil && r.Spare > 0:
+		fmt.Fprintf(w, "  %-20s ok (%d tools; %s kept ready by serve)\n", r.Server, *r.Tools, plural(r.Spare, "spare"))
 	case r.Tools != nil:
 		fmt.Fprintf(w, "  %-20s ok (%d tools)\n", r.Server, *r.Tools)
+	case r.Spare > 0:
+		fmt.Fprintf(w, "  %-20s ok (%s kept ready by serve)\n", r.Server, plural(r.Spare, "spare"))
 	default:
 		fmt.Fprintf(w, "  %-20s ok\n", r.Server)
 	}
