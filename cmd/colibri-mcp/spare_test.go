@@ -74,6 +74,8 @@ func TestServeKeepsSpares(t *testing.T) {
 		return out.Servers[0].Spare.Ready
 	}
 	waitFor(t, "a spare ready", func() bool { return ready() == 1 })
+	// Ready means started; the fake records its pid a moment later.
+	waitFor(t, "the spare's pid", func() bool { return len(dirEntries(t, pids)) > 0 })
 	spare := dirEntries(t, pids)
 	if len(spare) != 1 {
 		t.Fatalf("processes %v started, want the one spare", spare)

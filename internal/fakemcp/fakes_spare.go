@@ -16,7 +16,7 @@ import (
 // spareFakes: Fakes for spare processes (CONTRACT.md section 15).
 var spareFakes = map[string]func(){
 	// A well-behaved server that witnesses when it was first written to:
-	// if its first bytes on stdin arrive while the file $FAKEMCP_MARKER does
+	// with $FAKEMCP_EARLY set, if its first bytes on stdin arrive while the file $FAKEMCP_MARKER does
 	// not exist yet (the test creates it just before its request), it
 	// writes them to $FAKEMCP_EARLY/PID. Tools: "pid" (its pid), "caps"
 	// (the client capabilities it was initialized with: elicitation, roots,
@@ -66,7 +66,7 @@ type witness struct {
 
 func (w *witness) Read(b []byte) (int, error) {
 	n, err := w.r.Read(b)
-	if n > 0 {
+	if n > 0 && os.Getenv("FAKEMCP_EARLY") != "" {
 		w.once.Do(func() {
 			if _, err := os.Stat(os.Getenv("FAKEMCP_MARKER")); err != nil {
 				path := filepath.Join(os.Getenv("FAKEMCP_EARLY"), strconv.Itoa(os.Getpid()))
