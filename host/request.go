@@ -27,6 +27,7 @@ func (h *Host) ListTools(ctx context.Context, srv *registry.Server, caller *Call
 		return nil, err
 	}
 	defer leave()
+	defer h.refillSpares(srv)
 	l, err := h.lease(ctx, srv, caller, true)
 	if err != nil {
 		return nil, err
@@ -49,6 +50,7 @@ func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, 
 		return nil, err
 	}
 	defer leave()
+	defer h.refillSpares(srv)
 	for attempts := 1; ; attempts++ {
 		res, tool, err := h.callOnce(ctx, srv, name, args, caller)
 		var e *Error

@@ -101,6 +101,15 @@ func (h *Host) takeSpare(srv *registry.Server) (*proc, error) {
 	return p, nil
 }
 
+// refillSpares starts the spares srv lacks, once a request is answered
+// (never during it: a replacement's start would compete with it for the
+// CPU).
+func (h *Host) refillSpares(srv *registry.Server) {
+	if h.keepsSpares(srv) {
+		h.spares.Refill(srv.Name)
+	}
+}
+
 // unavailableSpares is the failure of a request while srv's spares keep
 // exiting at start: kind unavailable, with the last one's stderr tail.
 func unavailableSpares(server string, oe *spare.OpenError) *Error {

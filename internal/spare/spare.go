@@ -199,8 +199,8 @@ func (k *Keeper[P, S]) Sync(entries []Entry[S], start bool) {
 }
 
 // Take hands out one ready spare of e (ok), or none: then the request
-// starts its own process, and the keeper starts spares for the next ones.
-// While e's circuit is open it fails with *OpenError.
+// starts its own process. Either way the owner calls Refill once the
+// request is answered. While e's circuit is open it fails with *OpenError.
 func (k *Keeper[P, S]) Take(e Entry[S]) (p P, ok bool, err error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -235,12 +235,22 @@ func (k *Keeper[P, S]) Take(e Entry[S]) (p P, ok bool, err error) {
 		close(o.claimed)
 		s.failures, s.cooldown = 0, 0 // it lived until it was needed
 		c.Hits++
-		k.refill(s)
 		return o.p, true, nil
 	}
 	c.Misses++
-	k.refill(s)
 	return p, false, nil
+}
+
+// Refill starts the spares that server lacks, in the background. The owner
+// calls it once a request that took one (or found none) has its answer:
+// a replacement started at once would compete for the CPU with the very
+// request that took its predecessor (a Node start is ~300 ms of CPU).
+func (k *Keeper[P, S]) Refill(server string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if s := k.sets[server]; s != nil {
+		k.refill(s)
+	}
 }
 
 // Evict discards one ready spare (of any entry) and reports whether it did,
