@@ -49,7 +49,7 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	// Large strings cross either face by reference (internal/bulk): the
 	// face lowers every message it writes.
 	s.bulk = bulk.New(bulk.DefaultMin)
-	collectEagerly(s.bulk, envLookup(s.environ))
+	defer collectEagerly(s.bulk, envLookup(s.environ))()
 	s.serving = true
 	svc, h := newService(s)
 	defer h.Close()

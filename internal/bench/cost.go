@@ -13,15 +13,21 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/gcpace"
 	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 )
 
 // floorEnv, set, makes the bench binary the floor: a minimal go-sdk
-// Streamable HTTP server whose one tool returns a constant. It prints its
-// URL on stdout and serves until killed.
+// Streamable HTTP server whose one tool returns a constant ("paced": with
+// colibri serve's collector pacing). It prints its URL on stdout and serves
+// until killed.
 const floorEnv = "COLIBRI_BENCH_FLOOR"
 
 func serveFloor() {
+	if os.Getenv(floorEnv) == "paced" {
+		// The same collector pacing as colibri serve's (internal/gcpace).
+		gcpace.Start(32 << 20)
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "floor", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "constant", Description: "Returns a constant."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
@@ -38,13 +44,13 @@ func serveFloor() {
 
 // startFloor runs the floor server as a process of its own (its CPU
 // counters are its own).
-func startFloor() (url string, pid int, stop func(), err error) {
+func startFloor(mode string) (url string, pid int, stop func(), err error) {
 	self, err := os.Executable()
 	if err != nil {
 		return "", 0, nil, err
 	}
 	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), floorEnv+"=1")
+	cmd.Env = append(os.Environ(), floorEnv+"="+mode)
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		return "", 0, nil, err
@@ -135,20 +141,27 @@ func costRows(colibri, demo string, env []string, short bool) error {
 	if short {
 		d = 2 * time.Second
 	}
-	url, pid, stop, err := startFloor()
+	url, pid, stop, err := startFloor("default")
 	if err != nil {
 		return err
 	}
 	defer stop()
+	purl, ppid, pstop, err := startFloor("paced")
+	if err != nil {
+		return err
+	}
+	defer pstop()
+	constant := func(cs *mcp.ClientSession) (*mcp.CallToolResult, error) {
+		return cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "constant", Arguments: map[string]any{}})
+	}
 	in, err := launch(colibri, map[string]any{"demo": map[string]any{"command": demo, "lifecycle": "persistent"}}, "http", env)
 	if err != nil {
 		return err
 	}
 	defer in.stop()
 	subjects := []costSubject{
-		{name: "floor (go-sdk)", url: url, pid: pid, call: func(cs *mcp.ClientSession) (*mcp.CallToolResult, error) {
-			return cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "constant", Arguments: map[string]any{}})
-		}},
+		{name: "floor (go-sdk)", url: url, pid: pid, call: constant},
+		{name: "floor, paced GC", url: purl, pid: ppid, call: constant},
 		{name: "colibri servers", url: in.url, pid: in.pid, call: func(cs *mcp.ClientSession) (*mcp.CallToolResult, error) {
 			return cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "colibri_external_mcp_servers", Arguments: map[string]any{}})
 		}},
@@ -167,8 +180,10 @@ func costRows(colibri, demo string, env []string, short bool) error {
 			}
 			cpu = append(cpu, c)
 		}
-		fmt.Printf("%-18s %8d   servers tool %.2f× the floor's CPU per call (target ≤ 1.15); hosted warm call %.2f× (target ≤ 2.0)\n\n",
-			"ratio", n, float64(cpu[1])/float64(cpu[0]), float64(cpu[2])/float64(cpu[0]))
+		fmt.Printf("%-18s %8d   servers tool %.2f× the floor's CPU per call (target ≤ 1.15); hosted warm call %.2f× (target ≤ 2.0)\n",
+			"ratio", n, float64(cpu[2])/float64(cpu[0]), float64(cpu[3])/float64(cpu[0]))
+		fmt.Printf("%-18s %8d   against the floor with colibri's GC pacing: servers tool %.2f×, hosted warm call %.2f×\n\n",
+			"ratio (paced)", n, float64(cpu[2])/float64(cpu[1]), float64(cpu[3])/float64(cpu[1]))
 	}
 	return perRequestMemory(colibri, demo, env)
 }
