@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/spare"
@@ -86,7 +87,7 @@ func (h *Host) discardSpare(p *proc) {
 // takeSpare hands a request a started process of srv, when one is ready.
 // While srv's spares keep exiting at start it fails fast (unavailable,
 // with the last one's stderr tail), as a persistent server's circuit does.
-func (h *Host) takeSpare(srv *registry.Server) (*proc, error) {
+func (h *Host) takeSpare(ctx context.Context, srv *registry.Server) (*proc, error) {
 	if !h.keepsSpares(srv) {
 		return nil, nil
 	}
@@ -97,7 +98,7 @@ func (h *Host) takeSpare(srv *registry.Server) (*proc, error) {
 	if !ok {
 		return nil, nil
 	}
-	p.log.Debug("a request took the spare")
+	p.log.DebugContext(ctx, "a request took the spare") // with the request's id
 	return p, nil
 }
 

@@ -79,7 +79,7 @@ func (h *Host) startUpstream(ctx context.Context, ph *phaseTimer, srv *registry.
 	if srv.URL != "" {
 		return h.newRemote(srv)
 	}
-	if p, err := h.takeSpare(srv); p != nil || err != nil {
+	if p, err := h.takeSpare(ctx, srv); p != nil || err != nil {
 		if err != nil {
 			return nil, err
 		}

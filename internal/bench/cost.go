@@ -258,6 +258,46 @@ func perRequestMemory(colibri, demo string, env []string) error {
 		rmTokens()
 	}
 	fmt.Println("target: ≤ 1 MiB per per-request call in flight (RSS at 100 concurrent ≤ 150 MB)")
+	return perRequestLoad(colibri, demo, env)
+}
+
+// perRequestLoad: N sessions each making per-request echo calls back to
+// back (a process each), colibri's peak RSS (VmHWM).
+func perRequestLoad(colibri, demo string, env []string) error {
+	fmt.Printf("\nper-request calls back to back (demo server's echo, a process each), 3 s, one session per principal\n")
+	fmt.Printf("%-9s %9s %9s %10s %10s %10s %14s\n", "sessions", "calls", "failures", "calls/s", "p50", "p99", "colibri peak")
+	for _, n := range []int{10, 50, 100} {
+		tf, tokens, rmTokens, err := tokenFile(n)
+		if err != nil {
+			return err
+		}
+		in, err := launch(colibri, map[string]any{"demo": map[string]any{"command": demo}}, "http", env, "--max-procs", "128", "--token-file", tf)
+		if err != nil {
+			rmTokens()
+			return err
+		}
+		sessions := make([]*mcp.ClientSession, n)
+		tr := &http.Transport{MaxIdleConnsPerHost: n}
+		for i := range sessions {
+			if sessions[i], err = in.session(&http.Client{Transport: bearerRT{tokens[i], tr}}); err != nil {
+				in.stop()
+				rmTokens()
+				return err
+			}
+		}
+		start := time.Now()
+		lat, failures := drive(sessions, 3*time.Second, func(cs *mcp.ClientSession) (*mcp.CallToolResult, error) {
+			return callVia(cs, "demo", "echo", map[string]any{"message": "hi"})()
+		})
+		took := time.Since(start)
+		fmt.Printf("%-9d %9d %9d %10.0f %10s %10s %14s\n", n, len(lat), failures, float64(len(lat))/took.Seconds(),
+			ms(quantile(lat, 0.5)), ms(quantile(lat, 0.99)), mib(procs.Memory(in.pid, "VmHWM")))
+		for _, cs := range sessions {
+			cs.Close()
+		}
+		in.stop()
+		rmTokens()
+	}
 	return nil
 }
 

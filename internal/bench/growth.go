@@ -92,7 +92,7 @@ func growthRows(colibri, demo string, env []string, short bool) error {
 		rmTokens()
 	}
 
-	fmt.Printf("\ngrowth: list_tools of every server (per-request demo servers, from the list cache after the first)\n")
+	fmt.Printf("\ngrowth: list_tools of every server (per-request demo servers: each list_tools starts every one of them)\n")
 	fmt.Printf("%-9s %12s %12s %12s\n", "servers", "median", "p90", "colibri RSS")
 	for _, n := range []int{1, 10, 50} {
 		in, err := launch(colibri, entries(n, ""), "stdio", env)

@@ -426,7 +426,8 @@ func (k *Keeper[P, S]) refill(s *set[P, S]) {
 	}
 	for len(s.ready)+s.starting < s.e.Want {
 		s.starting++
-		k.o.Go(func() { k.start(s) })
+		name, spec := s.e.Name, s.e.Spec // read under the lock: update may change them
+		k.o.Go(func() { k.start(s, name, spec) })
 	}
 }
 
@@ -448,8 +449,8 @@ func (k *Keeper[P, S]) later(s *set[P, S], d time.Duration) {
 }
 
 // start starts one spare of s and keeps it ready.
-func (k *Keeper[P, S]) start(s *set[P, S]) {
-	p, err := k.o.Start(s.e.Name, s.e.Spec)
+func (k *Keeper[P, S]) start(s *set[P, S], name string, spec S) {
+	p, err := k.o.Start(name, spec)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	s.starting--
