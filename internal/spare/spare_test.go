@@ -35,7 +35,12 @@ func newWorld(t *testing.T, o Options[*fakeProc, string]) *world {
 	o.Start = func(_ string, spec string) (*fakeProc, error) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		defer func() { w.ready <- struct{}{} }()
+		defer func() {
+			select {
+			case w.ready <- struct{}{}:
+			default:
+			}
+		}()
 		if w.startErr != nil {
 			return nil, w.startErr
 		}
@@ -184,4 +189,72 @@ func TestIdle(t *testing.T) {
 	}
 	w.Refill("s")
 	eventually(t, "spares again after a request", func() bool { started, _ := w.count(); return started == 2 })
+}
+
+// Concurrent takes, evictions, edits, deaths and Close: every spare ends
+// exactly once (taken by one request, or discarded), none twice, and no
+// process slot is lost.
+func TestConcurrentUse(t *testing.T) {
+	w := newWorld(t, Options[*fakeProc, string]{Threshold: 1000, NoSlotRetry: time.Millisecond})
+	w.slots = 6
+	var taken sync.Map
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for g := range 6 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				spec := []string{"a", "b"}[(i/50)%2]
+				switch g {
+				case 0:
+					w.Sync([]Entry[string]{entry(spec, 3)}, true)
+				case 1:
+					w.Evict()
+				case 2:
+					w.mu.Lock()
+					if n := len(w.started); n > 0 {
+						w.started[i%n].die()
+					}
+					w.mu.Unlock()
+				default:
+					if p, ok, _ := w.Take(entry(spec, 3)); ok {
+						if _, dup := taken.LoadOrStore(p.id, true); dup {
+							t.Errorf("spare %d taken twice", p.id)
+						}
+						w.mu.Lock()
+						if w.discarded[p.id] {
+							t.Errorf("spare %d taken after it was discarded", p.id)
+						}
+						w.mu.Unlock()
+						p.die()
+						w.mu.Lock()
+						w.slots++ // the request's teardown gives the slot back
+						w.mu.Unlock()
+					}
+					w.Refill("s")
+				}
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	w.Close()
+	eventually(t, "every spare ended and every slot back", func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		n := 0
+		taken.Range(func(k, _ any) bool {
+			if w.discarded[k.(int)] {
+				t.Errorf("spare %v both taken and discarded", k)
+			}
+			n++
+			return true
+		})
+		return len(w.discarded)+n == len(w.started) && w.slots == 6
+	})
 }
