@@ -286,3 +286,22 @@ func TestSparesGiveTheirSlotsToRequests(t *testing.T) {
 		t.Errorf("%d process slots taken at once, more than MaxProcs %d", peak, maxProcs)
 	}
 }
+
+// A spare entry that cannot start (an unset ${NAME}) starts no process,
+// opens no circuit, and each request says why: config, not unavailable.
+func TestSpareThatCannotStartSaysWhy(t *testing.T) {
+	h := newHarness(t, host.Options{CircuitThreshold: 1, Environ: func() []string { return []string{"PATH=" + os.Getenv("PATH")} }})
+	srv, _ := spareServer(t, "spare-witness", 2)
+	srv.Env["SPARE_VAR"] = "${SPARE_UNSET_VARIABLE}"
+	h.Retain(regOf(srv))
+	for range 3 {
+		_, err := h.CallTool(t.Context(), srv, "pid", nil, nil)
+		wantKind(t, err, host.KindConfig, "")
+	}
+	if n := len(h.spawned()); n != 0 {
+		t.Errorf("%d processes started for an entry that cannot start", n)
+	}
+	if st := h.Spares(srv.Name); st.Open != nil || st.Ready != 0 {
+		t.Errorf("spares %+v, want none and no circuit", st)
+	}
+}
