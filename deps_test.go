@@ -26,6 +26,13 @@ var forbidden = map[string][]string{
 	"internal/schema": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"tools": {module + "cmd", "github.com/urfave/cli"},
+	// internal/gcpace paces the collector: the runtime alone.
+	"internal/gcpace": {"os/exec", "net", module + "host", module + "tools", module + "cmd", module + "registry",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// internal/spare keeps started processes: it never starts one itself,
+	// nor knows MCP or the registry.
+	"internal/spare": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// audit and metrics are leaves: they know nothing of what they record.
 	"audit": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
 		module + "policy", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},

@@ -109,6 +109,10 @@ type Options struct {
 	// DrainTimeout is how long Close lets requests in flight finish before
 	// it cancels them.
 	DrainTimeout time.Duration
+
+	// NoSpares turns spare processes off ("spare" in the registry): for
+	// one-shot commands, whose host ends before a spare would serve.
+	NoSpares bool
 }
 
 // Defaults of the contract (CONTRACT.md section 2).
@@ -138,6 +142,8 @@ type Host struct {
 	known   knownLists
 	up      sync.Map // server name → bool: its last start succeeded
 	pool    pool
+	spares  *spares      // per_request entries' started processes
+	waiting atomic.Int32 // requests waiting for a process slot
 	seq     atomic.Uint64
 	watch   atomic.Pointer[func(*registry.Server, []*mcp.Tool)] // WatchLists
 
@@ -193,6 +199,7 @@ func New(opts Options) *Host {
 	}
 	h.base, h.cancel = context.WithCancel(context.Background())
 	h.pool.h = h
+	h.spares = h.newSpares()
 	return h
 }
 
@@ -251,6 +258,7 @@ func (h *Host) Close() {
 	h.mu.Lock()
 	h.closed = true
 	h.mu.Unlock()
+	h.spares.Close()
 	if !h.requests.waitFor(h.opts.DrainTimeout) {
 		h.log.Warn("requests still running at the drain bound; cancelling them", "bound", h.opts.DrainTimeout)
 	}
@@ -278,17 +286,33 @@ func cutVar(kv, name string) (string, bool) {
 	return "", false
 }
 
-// acquireSlot waits for one of MaxProcs process slots until ctx ends.
+// acquireSlot waits for one of MaxProcs process slots until ctx ends. A
+// spare that waits for no request gives its slot up to one that waits.
 func (h *Host) acquireSlot(ctx context.Context, server string) error {
 	select {
 	case h.slots <- struct{}{}:
 		return nil
 	default:
 	}
-	select {
-	case h.slots <- struct{}{}:
-		return nil
-	case <-ctx.Done():
+	h.waiting.Add(1) // no spare starts meanwhile
+	defer h.waiting.Add(-1)
+	for {
+		readied := h.spares.Readied()
+		if h.spares.Evict() {
+			select {
+			case h.slots <- struct{}{}:
+				return nil
+			default:
+				continue
+			}
+		}
+		select {
+		case h.slots <- struct{}{}:
+			return nil
+		case <-readied: // a spare took a slot after all: evict it
+			continue
+		case <-ctx.Done():
+		}
 		if c := context.Cause(ctx); c != errPhaseTimeout && c != context.DeadlineExceeded {
 			return &Error{Kind: KindCancelled, Server: server, Phase: PhaseSpawn, Err: errCancelled}
 		}

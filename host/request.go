@@ -27,6 +27,7 @@ func (h *Host) ListTools(ctx context.Context, srv *registry.Server, caller *Call
 		return nil, err
 	}
 	defer leave()
+	defer h.refillSpares(srv)
 	l, err := h.lease(ctx, srv, caller, true)
 	if err != nil {
 		return nil, err
@@ -49,6 +50,7 @@ func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, 
 		return nil, err
 	}
 	defer leave()
+	defer h.refillSpares(srv)
 	for attempts := 1; ; attempts++ {
 		res, tool, err := h.callOnce(ctx, srv, name, args, caller)
 		var e *Error
@@ -356,11 +358,13 @@ func (h *Host) Check(srv *registry.Server) error {
 	return err
 }
 
-// Retain shuts down the warm processes of servers that reg no longer has,
-// or whose entry changed (they start again, as edited, on next use).
+// Retain shuts down the warm processes and spares of servers that reg no
+// longer has, or whose entry changed (they start again, as edited, on next
+// use), and starts the spares of entries new to the host.
 func (h *Host) Retain(reg *registry.Registry) {
 	h.pool.retain(reg)
 	h.known.retain(reg)
+	h.syncSpares(reg)
 }
 
 // Warm lists the warm processes of a persistent server.

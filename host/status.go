@@ -16,11 +16,12 @@ type ServerStatus struct {
 	Warm        int  // warm sessions up
 	CircuitOpen bool // a persistent server failing fast after repeated failures
 	Up, Tried   bool // whether its last start succeeded; Tried is false until one was made
+	Spare       SpareStatus
 }
 
 // Status describes server now. It starts nothing.
 func (h *Host) Status(server string) ServerStatus {
-	st := ServerStatus{Warm: len(h.pool.status(server)), CircuitOpen: h.pool.circuitOpen(server, time.Now())}
+	st := ServerStatus{Warm: len(h.pool.status(server)), CircuitOpen: h.pool.circuitOpen(server, time.Now()), Spare: h.Spares(server)}
 	if v, ok := h.up.Load(server); ok {
 		st.Up, st.Tried = v.(bool), true
 	}

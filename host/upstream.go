@@ -79,6 +79,12 @@ func (h *Host) startUpstream(ctx context.Context, ph *phaseTimer, srv *registry.
 	if srv.URL != "" {
 		return h.newRemote(srv)
 	}
+	if p, err := h.takeSpare(ctx, srv); p != nil || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
 	if err := h.acquireSlot(ph.ctx, srv.Name); err != nil {
 		return nil, err
 	}

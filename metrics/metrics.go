@@ -61,6 +61,15 @@ type ServerState struct {
 	Warm        int   // warm sessions up
 	CircuitOpen bool  // failing fast after repeated failures
 	Up          *bool // its last start succeeded; nil until one was tried
+	// Spares is set for a server with "spare": its spare processes ready,
+	// and the requests that found one (hits) or not (misses) so far.
+	Spares *SpareState
+}
+
+// SpareState is a server's spare processes (CONTRACT.md section 15).
+type SpareState struct {
+	Ready        int
+	Hits, Misses uint64
 }
 
 // Metrics holds colibri's series.
@@ -77,6 +86,9 @@ type Metrics struct {
 	warm        *prometheus.Desc
 	circuit     *prometheus.Desc
 	up          *prometheus.Desc
+	spares      *prometheus.Desc
+	spareHits   *prometheus.Desc
+	spareMisses *prometheus.Desc
 	state       atomic.Pointer[func() State]
 	handler     http.Handler
 
@@ -118,6 +130,10 @@ func New(o Options) *Metrics {
 		warm:      prometheus.NewDesc("colibri_warm_sessions", "Warm sessions up, per persistent server.", []string{"server"}, nil),
 		circuit:   prometheus.NewDesc("colibri_circuit_open", "1 while a persistent server fails fast after repeated failures.", []string{"server"}, nil),
 		up:        prometheus.NewDesc("colibri_upstream_up", "1 when the server's last start succeeded, 0 when it failed.", []string{"server"}, nil),
+		spares:    prometheus.NewDesc("colibri_spare_processes", "Spare processes started and ready, per per_request server with spare.", []string{"server"}, nil),
+		spareHits: prometheus.NewDesc("colibri_spare_hits_total", "Requests that found a spare process ready.", []string{"server"}, nil),
+		spareMisses: prometheus.NewDesc("colibri_spare_misses_total", "Requests to a server with spare that found none ready and started their own process.",
+			[]string{"server"}, nil),
 	}
 	if o.State != nil {
 		m.SetState(o.State)
@@ -324,6 +340,9 @@ func (g gauges) Describe(ch chan<- *prometheus.Desc) {
 	ch <- g.m.warm
 	ch <- g.m.circuit
 	ch <- g.m.up
+	ch <- g.m.spares
+	ch <- g.m.spareHits
+	ch <- g.m.spareMisses
 }
 
 func (g gauges) Collect(ch chan<- prometheus.Metric) {
@@ -338,6 +357,11 @@ func (g gauges) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(g.m.circuit, prometheus.GaugeValue, b2f(s.CircuitOpen), s.Server)
 		if s.Up != nil {
 			ch <- prometheus.MustNewConstMetric(g.m.up, prometheus.GaugeValue, b2f(*s.Up), s.Server)
+		}
+		if sp := s.Spares; sp != nil {
+			ch <- prometheus.MustNewConstMetric(g.m.spares, prometheus.GaugeValue, float64(sp.Ready), s.Server)
+			ch <- prometheus.MustNewConstMetric(g.m.spareHits, prometheus.CounterValue, float64(sp.Hits), s.Server)
+			ch <- prometheus.MustNewConstMetric(g.m.spareMisses, prometheus.CounterValue, float64(sp.Misses), s.Server)
 		}
 	}
 }

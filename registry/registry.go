@@ -51,8 +51,13 @@ const (
 	Persistent = "persistent"  // one warm session, reused and restarted
 )
 
-// DefaultIdleTimeout closes a persistent server's warm session after this long unused.
+// DefaultIdleTimeout closes a persistent server's warm session after this
+// long unused, and stops a per_request server's spares after this long
+// without requests.
 const DefaultIdleTimeout = 5 * time.Minute
+
+// MaxSpare bounds "spare": started processes kept ready per server.
+const MaxSpare = 4
 
 // Schema is the registry's JSON Schema, as shipped in docs/registry.schema.json.
 //
@@ -141,6 +146,11 @@ type Server struct {
 	// KeepaliveMS is how often an idle warm session is pinged; nil means
 	// the default, 0 turns pings off.
 	KeepaliveMS *int64 `json:"keepalive_ms,omitempty"`
+
+	// Spare is how many started processes of a per_request server colibri
+	// keeps ready, nothing sent to them, so that a request skips the start
+	// (CONTRACT.md section 15); 0 keeps none.
+	Spare int `json:"spare,omitempty"`
 
 	// A remote server (CONTRACT.md section 3, "Remote servers"): URL is set
 	// instead of Command.
@@ -247,13 +257,14 @@ func (s *Server) Prefix() string {
 }
 
 // ProcessKey fingerprints what in the entry decides the process it starts,
-// and so the tools it lists: all of it but its description and tool_prefix,
-// which change only how colibri shows the server (and its policy, which is
+// and so the tools it lists: all of it but its description, tool_prefix and
+// spare, which change only how colibri shows or keeps the server (and its policy, which is
 // not in an entry's JSON). Two entries with the same key are the same
 // server: an edit that keeps it restarts nothing and reads nothing again.
 func (s *Server) ProcessKey() string {
 	cp := *s
 	cp.Description, cp.ToolPrefix = "", ""
+	cp.Spare = 0 // how many are kept ready changes no process
 	b, _ := json.Marshal(&cp)
 	return s.Name + "\x00" + string(b)
 }
@@ -623,8 +634,14 @@ func (s *Server) problems() []Problem {
 	if s.Lifecycle != "" && s.Lifecycle != PerRequest && s.Lifecycle != Persistent {
 		ps = append(ps, Problem{Location: at("/lifecycle"), Message: fmt.Sprintf("%q: want %q or %q", s.Lifecycle, PerRequest, Persistent)})
 	}
-	if s.IdleMS > 0 && !s.IsPersistent() {
-		ps = append(ps, Problem{Location: at("/idle_timeout_ms"), Message: `idle_timeout_ms applies only with "lifecycle": "persistent"`})
+	if s.IdleMS > 0 && !s.IsPersistent() && s.Spare == 0 {
+		ps = append(ps, Problem{Location: at("/idle_timeout_ms"), Message: `idle_timeout_ms applies only with "lifecycle": "persistent" or with "spare"`})
+	}
+	switch {
+	case s.Spare < 0 || s.Spare > MaxSpare:
+		ps = append(ps, Problem{Location: at("/spare"), Message: fmt.Sprintf("%d is out of range: want 0 to %d", s.Spare, MaxSpare)})
+	case s.Spare > 0 && (s.IsPersistent() || s.URL != ""):
+		ps = append(ps, Problem{Location: at("/spare"), Message: `spare applies only to a "per_request" command entry: a persistent or remote server is kept warm already`})
 	}
 	if k := s.KeepaliveMS; k != nil {
 		switch {

@@ -151,6 +151,16 @@ type ServerInfo struct {
 	// Warm is shown for persistent servers: whether a warm process is up,
 	// and each one's pid and uptime.
 	Warm *WarmInfo `json:"warm,omitempty"`
+	// Spare is shown for per_request servers with "spare": how many
+	// started processes wait for a request (CONTRACT.md section 15).
+	Spare *SpareInfo `json:"spare,omitempty"`
+}
+
+// SpareInfo is the state of a server's spare processes; Error is set while
+// they keep exiting at start and colibri cools down (kind unavailable).
+type SpareInfo struct {
+	Ready int          `json:"ready"`
+	Error *ErrorDetail `json:"error,omitempty"`
 }
 
 // WarmInfo is the state of a persistent server's warm processes (one per
@@ -302,6 +312,13 @@ func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
 				procs = []host.WarmProcess{}
 			}
 			info.Warm = &WarmInfo{Up: len(procs) > 0, Processes: procs}
+		}
+		if srv.Spare > 0 && !srv.IsPersistent() && !srv.IsRemote() {
+			st := s.opts.Host.Spares(name)
+			info.Spare = &SpareInfo{Ready: st.Ready}
+			if st.Open != nil {
+				info.Spare.Error = Detail(st.Open)
+			}
 		}
 		out.Servers = append(out.Servers, info)
 	}

@@ -327,6 +327,7 @@ type settings struct {
 	metrics  *metrics.Metrics
 	bulk     *bulk.Table      // serve's face's (stdio or HTTP), else nil
 	health   *health.Registry // serve's: the registry's state for the operator, else nil
+	serving  bool             // serve: long-lived, so spare processes are kept
 	// loadRegistry is the registry as the tools read it (newService).
 	loadRegistry func() (*registry.Registry, error)
 }
@@ -562,6 +563,7 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		Environ:        func() []string { return s.environ },
 		OAuth:          oauth.NewHandlers(oauthOptions(s)).Handler,
 		Bulk:           s.bulk,
+		NoSpares:       !s.serving, // a one-shot command ends before a spare would serve
 	}
 	sandboxWiring(&opts, s)
 	if m := s.metrics; m != nil {

@@ -78,7 +78,8 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	// Large strings cross either face by reference (internal/bulk): the
 	// face lowers every message it writes.
 	s.bulk = bulk.New(bulk.DefaultMin)
-	collectEagerly(s.bulk, envLookup(s.environ))
+	defer collectEagerly(s.bulk, envLookup(s.environ))()
+	s.serving = true
 	s.health = health.New(health.Options{Logger: s.logger, Valid: s.metrics.RegistryValid, Invalid: s.metrics.RegistryError})
 	svc, h := newService(s)
 	defer h.Close()
@@ -537,6 +538,7 @@ type checkServerResult struct {
 	// Changed are the tools whose definitions differ from their pins
 	// (with --probe); under pin: enforce they fail the check.
 	Changed []pin.Change `json:"changed,omitempty"`
+	Spare   int          `json:"spare,omitempty"` // started processes kept ready (serve keeps them)
 }
 
 func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Writer) error {
@@ -577,7 +579,7 @@ func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Wr
 	}
 	var wg sync.WaitGroup
 	for i, name := range names {
-		r := checkServerResult{Server: name, OK: true, Confinement: reg.Servers[name].ConfinementLine()}
+		r := checkServerResult{Server: name, OK: true, Confinement: reg.Servers[name].ConfinementLine(), Spare: reg.Servers[name].Spare}
 		if err := h.Check(reg.Servers[name]); err != nil {
 			r.OK, r.Error = false, tools.Detail(err)
 			done(i, r)
@@ -639,8 +641,12 @@ func printCheckLine(w io.Writer, r checkServerResult) {
 			names = append(names, fmt.Sprintf("%s (%s)", c.Name, strings.Join(c.What, ", ")))
 		}
 		fmt.Fprintf(w, "  %-20s %s (%d tools; differ from their pins: %s; see colibri-mcp pins diff %s)\n", r.Server, status, *r.Tools, strings.Join(names, ", "), r.Server)
+	case r.Tools != nil && r.Spare > 0:
+		fmt.Fprintf(w, "  %-20s ok (%d tools; %s kept ready by serve)\n", r.Server, *r.Tools, plural(r.Spare, "spare"))
 	case r.Tools != nil:
 		fmt.Fprintf(w, "  %-20s ok (%d tools)\n", r.Server, *r.Tools)
+	case r.Spare > 0:
+		fmt.Fprintf(w, "  %-20s ok (%s kept ready by serve)\n", r.Server, plural(r.Spare, "spare"))
 	default:
 		fmt.Fprintf(w, "  %-20s ok\n", r.Server)
 	}

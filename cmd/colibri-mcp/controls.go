@@ -85,6 +85,9 @@ func hostState(load func() (*registry.Registry, error), h *host.Host) metrics.St
 	for _, name := range reg.Names() {
 		hs := h.Status(name)
 		ss := metrics.ServerState{Server: name, Warm: hs.Warm, CircuitOpen: hs.CircuitOpen}
+		if reg.Servers[name].Spare > 0 {
+			ss.Spares = &metrics.SpareState{Ready: hs.Spare.Ready, Hits: hs.Spare.Hits, Misses: hs.Spare.Misses}
+		}
 		if hs.Tried {
 			up := hs.Up
 			ss.Up = &up

@@ -210,6 +210,11 @@ func printFindings(w io.Writer, res *editorconf.Result, only []string) {
 	for _, n := range res.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
+	for _, e := range res.Entries {
+		if h := editorconf.SpareHint(e); h != "" && in(e.Name) {
+			fmt.Fprintf(w, "hint: server %s: %s\n", quote(e.Name), h)
+		}
+	}
 	var vars []string
 	for _, e := range res.Entries {
 		if in(e.Name) {

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"runtime/debug"
 	"sync"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/gcpace"
 )
 
 // While serve holds a megabyte or more of messages in its bulk table
@@ -27,27 +27,38 @@ var eager struct {
 	over int
 }
 
-// collectEagerly watches t for eagerHeld, unless the operator set GOGC or
-// GOMEMLIMIT: their choice stands.
-func collectEagerly(t *bulk.Table, getenv func(string) (string, bool)) {
+// heapFloor is the heap below which serve's collector does not run
+// (internal/gcpace): a small call allocates ~0.4 MiB, nearly all of it
+// go-sdk's decode buffers and garbage at once, and with Go's default
+// pacing a live heap of a few MiB was collected every few calls, marking
+// costing as much CPU as the calls (docs/benchmarks.md, "The cost of a
+// call"). Above it Go's own pacing (or the eager one below) applies.
+const heapFloor = 32 << 20
+
+// collectEagerly paces the collector (gcpace, with heapFloor) and watches
+// t for eagerHeld, unless the operator set GOGC or GOMEMLIMIT: their
+// choice stands. The returned func stops the pacing.
+func collectEagerly(t *bulk.Table, getenv func(string) (string, bool)) (stop func()) {
 	if _, ok := getenv("GOGC"); ok {
-		return
+		return func() {}
 	}
 	if _, ok := getenv("GOMEMLIMIT"); ok {
-		return
+		return func() {}
 	}
+	stop = gcpace.Start(heapFloor)
 	t.Watch(eagerHeld, func(over bool) {
 		eager.Lock()
 		defer eager.Unlock()
 		switch {
 		case over:
 			if eager.over++; eager.over == 1 {
-				debug.SetGCPercent(eagerGOGC)
+				gcpace.SetBase(eagerGOGC)
 			}
 		default:
 			if eager.over--; eager.over == 0 {
-				debug.SetGCPercent(100)
+				gcpace.SetBase(100)
 			}
 		}
 	})
+	return stop
 }

@@ -31,12 +31,17 @@ type target struct {
 }
 
 func main() {
+	if os.Getenv(floorEnv) != "" {
+		serveFloor()
+		return
+	}
 	colibri := flag.String("colibri", "bin/colibri-mcp", "the colibri-mcp binary")
 	demo := flag.String("demo", "bin/demo-mcp-server", "the demo server binary")
 	peers := flag.String("peers", "testdata/peers", "where server-everything is installed")
 	n := flag.Int("n", 40, "iterations per side for server-everything (the demo server gets 5×)")
 	soakN := flag.Int("soak", 5000, "sequential calls of the soak")
-	rows := flag.String("rows", "", "the parts to run, comma-separated: cold, warm, big, load, soak, sandbox (default: all)")
+	rows := flag.String("rows", "", "the parts to run, comma-separated: cold, warm, big, load, soak, sandbox, spare, cost, growth (default: all)")
+	short := flag.Bool("short", false, "the spare, cost and growth rows in short modes (fewer calls, shorter windows)")
 	only := flag.String("only", "", "the same as -rows (ab is cold)")
 	warmN := flag.Int("warm", 2000, "calls per side of the warm comparison")
 	bigN := flag.Int("big", 10, "calls per side of the 8 MiB comparison")
@@ -130,6 +135,21 @@ func main() {
 	if runs("sandbox") {
 		if err := sandboxRow(*colibri, demoAbs, env, 5**n); err != nil {
 			fail("sandbox", err)
+		}
+	}
+	if runs("spare") {
+		if err := spareRows(*colibri, targets, env, *short); err != nil {
+			fail("spare", err)
+		}
+	}
+	if runs("cost") {
+		if err := costRows(*colibri, demoAbs, env, *short); err != nil {
+			fail("cost", err)
+		}
+	}
+	if runs("growth") {
+		if err := growthRows(*colibri, demoAbs, env, *short); err != nil {
+			fail("growth", err)
 		}
 	}
 }

@@ -1,0 +1,155 @@
+package host
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/spare"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// spares are the started processes of per_request entries with "spare"
+// (CONTRACT.md section 15), kept by internal/spare. This file wires the
+// keeper to the host: a spare is started by buildCmd and start, exactly as
+// a request's process is (the same environment, jail, and whatever
+// confinement buildCmd adds), holding a process slot that it takes only
+// when one is free and no request waits for one.
+type spares = spare.Keeper[*proc, *registry.Server]
+
+// Exited makes a *proc a spare.Process.
+func (p *proc) Exited() <-chan struct{} { return p.exited }
+
+func (h *Host) newSpares() *spares {
+	o := h.opts
+	return spare.New(spare.Options[*proc, *registry.Server]{
+		Start:   h.startSpare,
+		Discard: h.discardSpare,
+		Died: func(p *proc) error {
+			return &Error{Kind: KindCrashed, Server: p.server, Phase: PhaseSpawn,
+				Err: fmt.Errorf("the spare process %s before a request took it", p.exitStatus()), StderrTail: p.stderrTail()}
+		},
+		Same:        func(a, b *registry.Server) bool { return a == b || fingerprint(a) == fingerprint(b) },
+		Backoff:     h.backoff,
+		Threshold:   o.CircuitThreshold,
+		Cooldown:    o.Cooldown,
+		CooldownMax: o.CooldownMax,
+		Go:          h.background,
+		Log:         h.log,
+	})
+}
+
+// spareEntry is srv as the keeper keeps it.
+func (h *Host) spareEntry(srv *registry.Server) spare.Entry[*registry.Server] {
+	return spare.Entry[*registry.Server]{Name: srv.Name, Want: srv.Spare, Idle: srv.IdleTimeout(),
+		Early: srv.Timeout(h.opts.Timeout), Spec: srv}
+}
+
+// keepsSpares reports whether srv's requests may take spares.
+func (h *Host) keepsSpares(srv *registry.Server) bool {
+	return srv.Spare > 0 && !h.opts.NoSpares && srv.URL == "" && !srv.IsPersistent()
+}
+
+// startSpare starts one spare of srv, if a process slot is free and no
+// request is waiting for one.
+func (h *Host) startSpare(_ string, srv *registry.Server) (*proc, error) {
+	if h.waiting.Load() > 0 {
+		return nil, spare.ErrNoSlot
+	}
+	select {
+	case h.slots <- struct{}{}:
+	default:
+		return nil, spare.ErrNoSlot
+	}
+	// ${NAME} is expanded now: a changed variable reaches the next spare.
+	cmd, redact, err := h.buildCmd(srv)
+	if err != nil {
+		h.releaseSlot()
+		return nil, err
+	}
+	p, err := h.start(h.base, srv, cmd, redact)
+	if err != nil {
+		h.releaseSlot()
+		return nil, err
+	}
+	p.log.Debug("spare started; nothing is sent to it before a request takes it")
+	return p, nil
+}
+
+// discardSpare ends a spare that no request took, its whole tree, and
+// gives back its slot. Nothing was ever sent to it: there is no session to
+// close politely.
+func (h *Host) discardSpare(p *proc) {
+	p.stop(0)
+	h.releaseSlot()
+	h.reapAdopted()
+}
+
+// takeSpare hands a request a started process of srv, when one is ready.
+// While srv's spares keep exiting at start it fails fast (unavailable,
+// with the last one's stderr tail), as a persistent server's circuit does.
+func (h *Host) takeSpare(ctx context.Context, srv *registry.Server) (*proc, error) {
+	if !h.keepsSpares(srv) {
+		return nil, nil
+	}
+	p, ok, err := h.spares.Take(h.spareEntry(srv))
+	if oe, open := err.(*spare.OpenError); open {
+		return nil, unavailableSpares(srv.Name, oe)
+	}
+	if !ok {
+		return nil, nil
+	}
+	p.log.DebugContext(ctx, "a request took the spare") // with the request's id
+	return p, nil
+}
+
+// refillSpares starts the spares srv lacks, once a request is answered
+// (never during it: a replacement's start would compete with it for the
+// CPU).
+func (h *Host) refillSpares(srv *registry.Server) {
+	if h.keepsSpares(srv) {
+		h.spares.Refill(srv.Name)
+	}
+}
+
+// unavailableSpares is the failure of a request while srv's spares keep
+// exiting at start: kind unavailable, with the last one's stderr tail.
+func unavailableSpares(server string, oe *spare.OpenError) *Error {
+	e := &Error{Kind: KindUnavailable, Server: server, Phase: PhaseSpawn, Err: oe,
+		Hint: "see stderr_tail and colibri's log; fix the server, or edit its registry entry to retry now"}
+	if last, ok := oe.Last.(*Error); ok {
+		e.StderrTail = last.StderrTail
+	}
+	return e
+}
+
+// syncSpares keeps the spares of reg's entries, and discards those of
+// entries removed or edited.
+func (h *Host) syncSpares(reg *registry.Registry) {
+	if h.opts.NoSpares {
+		return
+	}
+	var entries []spare.Entry[*registry.Server]
+	for _, name := range reg.Names() {
+		if srv := reg.Servers[name]; h.keepsSpares(srv) {
+			entries = append(entries, h.spareEntry(srv))
+		}
+	}
+	h.spares.Sync(entries, true)
+}
+
+// SpareStatus is what the host knows of a server's spares.
+type SpareStatus struct {
+	Ready        int    // started, waiting for a request
+	Hits, Misses uint64 // requests that found one, and those that did not
+	Open         *Error // while spares keep exiting at start: unavailable, with the stderr tail
+}
+
+// Spares describes server's spares now. It starts nothing.
+func (h *Host) Spares(server string) SpareStatus {
+	c := h.spares.Counts(server)
+	st := SpareStatus{Ready: h.spares.Ready(server), Hits: c.Hits, Misses: c.Misses}
+	if oe := h.spares.Open(server); oe != nil {
+		st.Open = unavailableSpares(server, oe)
+	}
+	return st
+}

@@ -1,0 +1,260 @@
+package spare
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeProc is a process that exits when told.
+type fakeProc struct {
+	id   int
+	spec string
+	exit chan struct{}
+	once sync.Once
+}
+
+func (p *fakeProc) Exited() <-chan struct{} { return p.exit }
+func (p *fakeProc) die()                    { p.once.Do(func() { close(p.exit) }) }
+
+// world is a keeper over fake processes, with what it started and ended.
+type world struct {
+	*Keeper[*fakeProc, string]
+	mu        sync.Mutex
+	started   []*fakeProc
+	discarded map[int]bool
+	slots     int // free process slots; Start fails ErrNoSlot at 0
+	dieAtOnce bool
+	startErr  error
+	ready     chan struct{} // a start happened
+}
+
+func newWorld(t *testing.T, o Options[*fakeProc, string]) *world {
+	w := &world{discarded: map[int]bool{}, slots: 100, ready: make(chan struct{}, 100)}
+	o.Start = func(_ string, spec string) (*fakeProc, error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		defer func() {
+			select {
+			case w.ready <- struct{}{}:
+			default:
+			}
+		}()
+		if w.startErr != nil {
+			return nil, w.startErr
+		}
+		if w.slots == 0 {
+			return nil, ErrNoSlot
+		}
+		w.slots--
+		p := &fakeProc{id: len(w.started) + 1, spec: spec, exit: make(chan struct{})}
+		if w.dieAtOnce {
+			p.die()
+		}
+		w.started = append(w.started, p)
+		return p, nil
+	}
+	o.Discard = func(p *fakeProc) {
+		p.die()
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.discarded[p.id] = true
+		w.slots++
+	}
+	o.Same = func(a, b string) bool { return a == b }
+	if o.Backoff == nil {
+		o.Backoff = func(int) time.Duration { return time.Millisecond }
+	}
+	w.Keeper = New(o)
+	t.Cleanup(w.Close)
+	return w
+}
+
+func (w *world) count() (started, discarded int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.started), len(w.discarded)
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 5s: %s", what)
+		}
+	}
+}
+
+func entry(spec string, want int) Entry[string] {
+	return Entry[string]{Name: "s", Want: want, Idle: time.Hour, Spec: spec}
+}
+
+// A taken spare is handed out once; the replacement starts on Refill only.
+func TestTakeOnceThenRefill(t *testing.T) {
+	w := newWorld(t, Options[*fakeProc, string]{})
+	w.Sync([]Entry[string]{entry("a", 1)}, true)
+	eventually(t, "a spare", func() bool { return w.Ready("s") == 1 })
+	p, ok, err := w.Take(entry("a", 1))
+	if !ok || err != nil || p.id != 1 {
+		t.Fatalf("Take = %v %v %v, want spare 1", p, ok, err)
+	}
+	if _, ok, _ := w.Take(entry("a", 1)); ok {
+		t.Fatal("a spare was handed out twice, or a replacement started before Refill")
+	}
+	if c := w.Counts("s"); c.Hits != 1 || c.Misses != 1 {
+		t.Errorf("counts %+v, want 1 hit and 1 miss", c)
+	}
+	w.Refill("s")
+	eventually(t, "the replacement", func() bool { return w.Ready("s") == 1 })
+	if started, _ := w.count(); started != 2 {
+		t.Errorf("%d started, want 2", started)
+	}
+}
+
+// Early exits back off, then open the circuit; a Start that fails is not
+// an exit and opens nothing.
+func TestCircuit(t *testing.T) {
+	w := newWorld(t, Options[*fakeProc, string]{Threshold: 3, Cooldown: time.Hour})
+	w.dieAtOnce = true
+	w.Sync([]Entry[string]{entry("a", 1)}, true)
+	eventually(t, "the circuit to open", func() bool { return w.Open("s") != nil })
+	if started, _ := w.count(); started != 3 {
+		t.Errorf("%d started before the circuit opened, want 3", started)
+	}
+	_, _, err := w.Take(entry("a", 1))
+	var oe *OpenError
+	if !errors.As(err, &oe) || oe.Failures != 3 {
+		t.Fatalf("Take = %v, want *OpenError after 3 failures", err)
+	}
+	w.Refill("s")
+	if started, _ := w.count(); started != 3 {
+		t.Errorf("a spare started while the circuit was open")
+	}
+
+	w2 := newWorld(t, Options[*fakeProc, string]{Threshold: 1})
+	w2.startErr = errors.New("no such command")
+	w2.Sync([]Entry[string]{entry("a", 1)}, true)
+	<-w2.ready
+	if w2.Open("s") != nil {
+		t.Error("a failed Start opened the circuit")
+	}
+}
+
+// Evict hands a spare's slot to a request; an edit discards and restarts;
+// removal and Close discard everything.
+func TestEvictEditRemoveClose(t *testing.T) {
+	w := newWorld(t, Options[*fakeProc, string]{NoSlotRetry: time.Hour})
+	w.Sync([]Entry[string]{entry("a", 2)}, true)
+	eventually(t, "two spares", func() bool { return w.Ready("s") == 2 })
+	if !w.Evict() || w.Ready("s") != 1 {
+		t.Fatalf("Evict did not take a spare (ready %d)", w.Ready("s"))
+	}
+	if _, d := w.count(); d != 1 {
+		t.Errorf("%d discarded after Evict, want 1 (synchronously)", d)
+	}
+	w.Sync([]Entry[string]{entry("b", 1)}, true) // edited
+	eventually(t, "the edited entry's spare", func() bool { return w.Ready("s") == 1 })
+	eventually(t, "the old spares discarded", func() bool { _, d := w.count(); return d == 2 })
+	p, ok, _ := w.Take(entry("b", 1))
+	if !ok || p.spec != "b" {
+		t.Fatalf("after an edit Take = %+v, want a spare of the new spec", p)
+	}
+	w.Refill("s")
+	eventually(t, "a spare", func() bool { return w.Ready("s") == 1 })
+	w.Sync(nil, true) // removed
+	eventually(t, "the removed entry's spare discarded", func() bool { return w.Ready("s") == 0 })
+	w.Sync([]Entry[string]{entry("b", 3)}, true)
+	eventually(t, "three spares", func() bool { return w.Ready("s") == 3 })
+	w.Close()
+	eventually(t, "every spare discarded", func() bool {
+		started, d := w.count()
+		return started == d+1 // the one taken above is the request's to end
+	})
+}
+
+// Idle spares stop; a request wakes them; a registry read does not.
+func TestIdle(t *testing.T) {
+	w := newWorld(t, Options[*fakeProc, string]{})
+	e := entry("a", 1)
+	e.Idle = 20 * time.Millisecond
+	w.Sync([]Entry[string]{e}, true)
+	eventually(t, "the spare stopped when idle", func() bool { _, d := w.count(); return d == 1 && w.Ready("s") == 0 })
+	w.Sync([]Entry[string]{e}, true)
+	if started, _ := w.count(); started != 1 {
+		t.Fatal("a registry read woke idle spares")
+	}
+	if _, ok, _ := w.Take(e); ok {
+		t.Fatal("a spare while idle")
+	}
+	w.Refill("s")
+	eventually(t, "spares again after a request", func() bool { started, _ := w.count(); return started == 2 })
+}
+
+// Concurrent takes, evictions, edits, deaths and Close: every spare ends
+// exactly once (taken by one request, or discarded), none twice, and no
+// process slot is lost.
+func TestConcurrentUse(t *testing.T) {
+	w := newWorld(t, Options[*fakeProc, string]{Threshold: 1000, NoSlotRetry: time.Millisecond})
+	w.slots = 6
+	var taken sync.Map
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for g := range 6 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				spec := []string{"a", "b"}[(i/50)%2]
+				switch g {
+				case 0:
+					w.Sync([]Entry[string]{entry(spec, 3)}, true)
+				case 1:
+					w.Evict()
+				case 2:
+					w.mu.Lock()
+					if n := len(w.started); n > 0 {
+						w.started[i%n].die()
+					}
+					w.mu.Unlock()
+				default:
+					if p, ok, _ := w.Take(entry(spec, 3)); ok {
+						if _, dup := taken.LoadOrStore(p.id, true); dup {
+							t.Errorf("spare %d taken twice", p.id)
+						}
+						w.mu.Lock()
+						if w.discarded[p.id] {
+							t.Errorf("spare %d taken after it was discarded", p.id)
+						}
+						w.mu.Unlock()
+						p.die()
+						w.mu.Lock()
+						w.slots++ // the request's teardown gives the slot back
+						w.mu.Unlock()
+					}
+					w.Refill("s")
+				}
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	w.Close()
+	eventually(t, "every spare ended and every slot back", func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		n := 0
+		taken.Range(func(k, _ any) bool {
+			if w.discarded[k.(int)] {
+				t.Errorf("spare %v both taken and discarded", k)
+			}
+			n++
+			return true
+		})
+		return len(w.discarded)+n == len(w.started) && w.slots == 6
+	})
+}
