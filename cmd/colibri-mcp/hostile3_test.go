@@ -1,0 +1,123 @@
+package main
+
+// Hostile round three, at the binary: FIFOs at operator paths.
+
+import (
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// mkfifo makes a FIFO at dir/name (no writer ever opens it).
+func mkfifo(t *testing.T, dir, name string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatalf("mkfifo: %v", err)
+	}
+	return p
+}
+
+// endsPromptly runs colibri with args and wants it to end within limit
+// with says on stderr; one that does not is sent SIGTERM, which must end it.
+func endsPromptly(t *testing.T, limit time.Duration, says string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(colibriBin, args...)
+	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
+	var stderr lockedWriter
+	stderr.w = &strings.Builder{}
+	cmd.Stderr, cmd.Stdout = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+		if !strings.Contains(stderr.String(), says) {
+			t.Errorf("%v: output %q, want %q", args, stderr.String(), says)
+		}
+	case <-time.After(limit):
+		t.Errorf("%v: still running after %v", args, limit)
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("%v: SIGTERM did not end it", args)
+		}
+	}
+}
+
+// A FIFO at any path an operator names is refused at once with a message,
+// never waited on: --token-file, --audit-log, --audit-key-file, and an OAuth
+// token_file read by auth status, list-tools and call (which hung forever,
+// deaf to SIGTERM).
+func TestHostileFIFOOperatorPaths(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := mkfifo(t, dir, "fifo")
+	reg := writeRegistry(t, registryDoc{"remote": {"url": "http://127.0.0.1:1/mcp",
+		"oauth": map[string]any{"grant": "authorization_code", "client_id": "c", "token_file": fifo}}})
+	const limit = 5 * time.Second // the binary's start (-race) included; the open itself is at once
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"serve", "--http", "127.0.0.1:0", "--token-file", fifo}, "FIFO"},
+		{[]string{"serve", "--audit-log", fifo}, "FIFO"},
+		{[]string{"serve", "--audit-log", filepath.Join(dir, "audit.log"), "--audit-key-file", fifo}, "FIFO"},
+		{[]string{"auth", "status", "remote"}, "FIFO"},
+		{[]string{"list-tools", "remote"}, "unauthorized: "},
+		{[]string{"list-tools", "remote"}, "FIFO"},
+		{[]string{"call", "--external-call", "remote", "x"}, "unauthorized: "},
+		{[]string{"call", "--external-call", "remote", "x"}, "FIFO"},
+	} {
+		endsPromptly(t, limit, tc.says, append([]string{"--external-config", reg}, tc.args...)...)
+	}
+}
+
+// A FIFO put at the --token-file path after the start makes that SIGHUP's
+// reload fail with a message, and a later SIGHUP still reloads: the signal
+// loop never waits in open(2) (it used to, and every later SIGHUP was lost).
+func TestHostileFIFOTokenFileSIGHUP(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	os.WriteFile(tokens, []byte("first-token-abc\n"), 0o600)
+	c := startHTTP(t, "127.0.0.1:0", "--token-file", tokens)
+	os.Remove(tokens)
+	mkfifo(t, dir, "tokens")
+	c.cmd.Process.Signal(syscall.SIGHUP)
+	for deadline := time.After(5 * time.Second); ; {
+		select {
+		case line := <-c.logs:
+			if !strings.Contains(line, `msg="SIGHUP`) {
+				continue
+			}
+			if !strings.Contains(line, "failed") || !strings.Contains(line, "FIFO") {
+				t.Errorf("SIGHUP with a FIFO: %s", line)
+			}
+		case <-deadline:
+			t.Fatal("SIGHUP with a FIFO at the token file logged nothing")
+		}
+		break
+	}
+	if code := post(t, c.url, map[string]string{"Authorization": "Bearer first-token-abc"}); code == http.StatusUnauthorized {
+		t.Errorf("the tokens in force were dropped: %d", code)
+	}
+	os.Remove(tokens)
+	os.WriteFile(tokens, []byte("second-token-def\n"), 0o600)
+	c.cmd.Process.Signal(syscall.SIGHUP)
+	deadline := time.Now().Add(5 * time.Second)
+	for post(t, c.url, map[string]string{"Authorization": "Bearer second-token-def"}) == http.StatusUnauthorized {
+		if time.Now().After(deadline) {
+			t.Fatal("a SIGHUP after the FIFO did not reload the token file")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
