@@ -122,7 +122,9 @@ func Login(ctx context.Context, srv *registry.Server, opts LoginOptions) (*Statu
 		cfg.ScopeFilter = func([]string) []string { return o.Scopes }
 	}
 	if o.ClientID != "" {
-		pre := &oauthex.ClientCredentials{ClientID: o.ClientID}
+		// go-sdk refuses an authorization server other than Issuer
+		// before it sends the client anything (SEP-2352).
+		pre := &oauthex.ClientCredentials{ClientID: o.ClientID, Issuer: o.Issuer}
 		if secret != "" {
 			pre.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: secret}
 		}
@@ -147,6 +149,15 @@ func Login(ctx context.Context, srv *registry.Server, opts LoginOptions) (*Statu
 	req, resp, err := challenge(ctx, hc, srv.URL)
 	if err != nil {
 		return nil, fmt.Errorf("login to %s: %w", srv.Name, err)
+	}
+	if o.Issuer != "" && o.ClientID == "" {
+		// A dynamic client has no issuer for go-sdk to hold the server
+		// to: check the discovery here, before a registration is sent.
+		metadataURL, _ := challengeOf(resp)
+		if _, err := discover(ctx, hc, srv.URL, metadataURL, o.Issuer); err != nil {
+			resp.Body.Close()
+			return nil, fmt.Errorf("login to %s: %w", srv.Name, err)
+		}
 	}
 	if err := h.Authorize(ctx, req, resp); err != nil {
 		return nil, fmt.Errorf("login to %s: %w", srv.Name, safe(err, secret))
