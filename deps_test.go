@@ -59,6 +59,10 @@ var forbidden = map[string][]string{
 	// command reads, validates (with registry) and writes.
 	"internal/editorconf": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// Small leaf packages of hostile round three: pure, below everything.
+	"internal/suggest":  {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
+	"internal/toolname": {module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
+	"internal/coalesce": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 }
 
 // What a package must not import itself, though it reaches it through

@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/policy"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -19,8 +20,11 @@ func (s *Service) allowed(ctx context.Context, reg *registry.Registry, srv *regi
 	return policy.Decide(reg.Rules(srv), tool.Name, annotations(tool), Principal(ctx))
 }
 
-// visible is tools less those the policy hides from the caller of ctx.
+// visible is tools less those whose names break the tool-name format
+// (never offered, whatever the policy) and those the policy hides from the
+// caller of ctx.
 func (s *Service) visible(ctx context.Context, reg *registry.Registry, srv *registry.Server, tools []*mcp.Tool) []*mcp.Tool {
+	tools, _ = toolname.Split(tools)
 	if reg.Rules(srv).Empty() || tools == nil {
 		return tools
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
+	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -188,6 +189,9 @@ type ServerTools struct {
 	Server string       `json:"server"`
 	Tools  []ToolEntry  `json:"tools,omitempty"`
 	Error  *ErrorDetail `json:"error,omitempty"`
+	// Invalid are the tools left out for names that break MCP's
+	// tool-name format (SEP-986), with the reason.
+	Invalid []toolname.Invalid `json:"invalid,omitempty"`
 }
 
 // ToolEntry is one hosted tool in list_tools: with detail "full", every
@@ -317,19 +321,20 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host
 			detail = DetailFull
 		}
 	}
-	list := func(srv *registry.Server) ([]*mcp.Tool, error) {
+	list := func(srv *registry.Server) ([]*mcp.Tool, []toolname.Invalid, error) {
 		tools, err := s.opts.Host.ListTools(ctx, srv, caller)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return s.visible(ctx, reg, srv, tools), nil
+		tools, invalid := toolname.Split(tools)
+		return s.visible(ctx, reg, srv, tools), invalid, nil
 	}
 	if in.Server != "" {
 		srv, err := lookup(reg, in.Server)
 		if err != nil {
 			return nil, err
 		}
-		tools, err := list(srv)
+		tools, invalid, err := list(srv)
 		if err != nil {
 			return nil, err
 		}
@@ -337,7 +342,7 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host
 		if in.Tool != "" && len(entries) == 0 {
 			return nil, host.UnknownTool(srv.Name, in.Tool, tools)
 		}
-		return &ListToolsResult{Servers: []ServerTools{{Server: in.Server, Tools: entries}}}, nil
+		return &ListToolsResult{Servers: []ServerTools{{Server: in.Server, Tools: entries, Invalid: invalid}}}, nil
 	}
 	names := reg.Names()
 	all := make([]ServerTools, len(names))
@@ -345,13 +350,13 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host
 	var wg sync.WaitGroup
 	for i, name := range names {
 		wg.Go(func() {
-			tools, err := list(reg.Servers[name])
+			tools, invalid, err := list(reg.Servers[name])
 			if err != nil {
 				all[i] = ServerTools{Server: name, Error: Detail(err)}
 				return
 			}
 			have[i] = tools
-			all[i] = ServerTools{Server: name, Tools: s.entries(name, tools, in.Tool, detail)}
+			all[i] = ServerTools{Server: name, Tools: s.entries(name, tools, in.Tool, detail), Invalid: invalid}
 		})
 	}
 	wg.Wait()
@@ -419,6 +424,12 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	srv, err := lookup(reg, server)
 	if err != nil {
 		return nil, err
+	}
+	if reason := toolname.Check(name); reason != "" {
+		// No tool colibri offers has such a name: refused before anything
+		// is started, whatever the policy.
+		return nil, &host.Error{Kind: host.KindUnknownTool, Server: server, Tool: toolname.Clip(name), Phase: host.PhaseList,
+			Err: errors.New("colibri never calls a tool whose name breaks MCP's tool-name format: " + reason)}
 	}
 	if caller, err = s.guardCall(ctx, reg, srv, name, caller); err != nil {
 		return nil, err
