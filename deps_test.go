@@ -62,6 +62,7 @@ var forbidden = map[string][]string{
 	// Small leaf packages of hostile round three: pure, below everything.
 	"internal/suggest":  {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	"internal/toolname": {module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
+	"internal/clip":     {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	"internal/coalesce": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 }
 

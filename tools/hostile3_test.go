@@ -102,3 +102,28 @@ func TestHostilePolicyCaseAndLookAlikes(t *testing.T) {
 		}
 	}
 }
+
+// An 8 MB server or tool name gives an answer of a few KiB: colibri's own
+// errors quote a caller's strings clipped (they quoted them whole, up to
+// five times: a 40 MB answer).
+func TestHostileEchoesClipped(t *testing.T) {
+	huge := strings.Repeat("s", 8<<20)
+	reg := newLive(map[string]*registry.Server{"h": listedTools(t, []map[string]any{tool("get_user", object)})})
+	cs := connect(t, newLiveService(t, reg, serviceOpts{gate: true, poll: -1}))
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{tools.CallToolTool, map[string]any{"server": huge, "name": "x"}},
+		{tools.CallToolTool, map[string]any{"server": "h", "name": huge}},
+		{tools.ListToolsTool, map[string]any{"server": huge}},
+		{tools.ListToolsTool, map[string]any{"server": "h", "tool": huge}},
+		{tools.ListToolsTool, map[string]any{"tool": huge}},
+	} {
+		res := callTool(t, cs, tc.tool, tc.args)
+		b, _ := json.Marshal(res)
+		if !res.IsError || len(b) > 64<<10 {
+			t.Errorf("%s: isError %v, an answer of %d bytes", tc.tool, res.IsError, len(b))
+		}
+	}
+}

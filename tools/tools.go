@@ -26,6 +26,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/clip"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
@@ -234,13 +235,15 @@ type ErrorDetail struct {
 func Detail(err error) *ErrorDetail {
 	var e *host.Error
 	if !errors.As(err, &e) {
-		return &ErrorDetail{Kind: host.KindInternal, Message: "internal error (a bug in colibri-mcp; please report it): " + err.Error()}
+		return &ErrorDetail{Kind: host.KindInternal, Message: clip.Message("internal error (a bug in colibri-mcp; please report it): " + err.Error())}
 	}
+	// Every string here may quote a caller's or a hosted server's: each is
+	// clipped, so that an error is a few KiB whatever was sent.
 	d := &ErrorDetail{
 		Kind:       e.Kind,
-		Message:    e.Error(),
-		Server:     e.Server,
-		Tool:       e.Tool,
+		Message:    clip.Message(e.Error()),
+		Server:     clip.Name(e.Server),
+		Tool:       clip.Name(e.Tool),
 		Phase:      e.Phase,
 		StderrTail: e.StderrTail,
 		HTTPStatus: e.HTTPStatus,
@@ -483,7 +486,7 @@ func lookup(reg *registry.Registry, name string) (*registry.Server, error) {
 		hint = fmt.Sprintf("did you mean %q? %s", near, hint)
 	}
 	return nil, &host.Error{Kind: host.KindUnknownServer, Server: name,
-		Err:  fmt.Errorf("no server named %q in %s", name, orDefault(reg.Path, "the registry")),
+		Err:  fmt.Errorf("no server named %q in %s", clip.Name(name), orDefault(reg.Path, "the registry")),
 		Hint: hint}
 }
 

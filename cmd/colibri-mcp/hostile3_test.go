@@ -3,6 +3,7 @@ package main
 // Hostile round three, at the binary: FIFOs at operator paths.
 
 import (
+	"encoding/json"
 	"net/http"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // mkfifo makes a FIFO at dir/name (no writer ever opens it).
@@ -119,5 +122,25 @@ func TestHostileFIFOTokenFileSIGHUP(t *testing.T) {
 			t.Fatal("a SIGHUP after the FIFO did not reload the token file")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Over HTTP too, an 8 MB server name gives an answer under 64 KiB (it was
+// 40 MB, and a few such requests at once exhausted a small host).
+func TestHostileHTTPEchoClipped(t *testing.T) {
+	c := startHTTP(t, "127.0.0.1:0")
+	cs, err := connectHTTP(t, c.url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "colibri_external_mcp_call_tool",
+		Arguments: map[string]any{"server": strings.Repeat("s", 8<<20), "name": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	if !res.IsError || len(b) > 64<<10 {
+		t.Errorf("isError %v, an answer of %d bytes", res.IsError, len(b))
 	}
 }
