@@ -1,4 +1,46 @@
 package main
 
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+)
+
 // hostileFakes: Fakes of the third hostile round: costs a hosted server controls.
-var hostileFakes = map[string]func(){}
+var hostileFakes = map[string]func(){
+	// Answers every tools/list with notifications/tools/list_changed:
+	// $FAKEMCP_STORM of them (default 1) before the answer, while colibri's
+	// list is in flight, and one after it. The list never changes. Each
+	// tools/list appends a line to $FAKEMCP_LISTS, when set.
+	"list-changed-storm": func() {
+		n, _ := strconv.Atoi(os.Getenv("FAKEMCP_STORM"))
+		n = max(n, 1)
+		out := bufio.NewWriterSize(os.Stdout, 1<<16)
+		const changed = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` + "\n"
+		rawServe(func(method string, id json.RawMessage) {
+			switch method {
+			case "initialize":
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"storm","version":"1"}}}`+"\n", id)
+			case "tools/list":
+				if p := os.Getenv("FAKEMCP_LISTS"); p != "" {
+					f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+					if err != nil {
+						fatal(err)
+					}
+					f.WriteString("list\n")
+					f.Close()
+				}
+				for range n {
+					out.WriteString(changed)
+				}
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", id, rawTools)
+				out.WriteString(changed)
+			case "ping":
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", id)
+			}
+			out.Flush()
+		})
+	},
+}
