@@ -5,14 +5,17 @@ package host_test
 // authorization server.
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
@@ -141,6 +144,67 @@ func TestHostileOAuthMisfits(t *testing.T) {
 		_, err := h.ListTools(t.Context(), srv, nil)
 		if k := host.KindOf(err); k != host.KindUnauthorized || !strings.Contains(err.Error(), tc.says) || strings.Contains(err.Error(), ccSecret) {
 			t.Errorf("%s: %s: %v; want unauthorized saying %q", tc.name, k, err, tc.says)
+		}
+	}
+}
+
+// rpcCode is the JSON-RPC error code in the ask-caller fake's report of
+// the answer it got ("error: {…}"), or 0.
+func rpcCode(t *testing.T, got string) int {
+	t.Helper()
+	var e struct{ Code int }
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(got, "error: ")), &e); err != nil {
+		t.Fatalf("not an error answer: %q", got)
+	}
+	return e.Code
+}
+
+// validCode: what colibri may send (CONTRACT.md section 4): a standard
+// code (−32603 for a refusal of its own) or −32000…−32019; never 0.
+func validCode(c int) bool {
+	return c == -32700 || c >= -32603 && c <= -32600 || c >= -32019 && c <= -32000
+}
+
+// A server-to-client request colibri refuses (no call in flight that may
+// answer it, or one it cannot tell apart) carries a valid JSON-RPC error
+// code (it was 0).
+func TestHostileRefusedRequestCode(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	// A listing offers no capability: the server's elicitation is refused.
+	caller := newAskingCaller("yes", false)
+	tools, err := h.ListTools(t.Context(), fake("ask-caller"), &caller.Caller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := rpcCode(t, tools[0].Description); !validCode(c) {
+		t.Errorf("a refused elicitation while listing: code %d", c)
+	}
+	// Two calls on one warm server: its request cannot be told apart.
+	srv := persistent("ask-caller")
+	dir := t.TempDir()
+	goFile := filepath.Join(dir, "go")
+	a, b := newAskingCaller("from a", false), newAskingCaller("from b", false)
+	results := make(chan string, 2)
+	var inflight sync.WaitGroup
+	for i, c := range []*askingCaller{a, b} {
+		inflight.Go(func() {
+			args := map[string]any{"go": goFile, "started": filepath.Join(dir, strconv.Itoa(i)), "done": filepath.Join(dir, "done")}
+			res, err := h.CallTool(t.Context(), srv, "ask", args, &c.Caller)
+			results <- text(t, res, err)
+		})
+	}
+	waitFile(t, filepath.Join(dir, "0"), 10*time.Second)
+	waitFile(t, filepath.Join(dir, "1"), 10*time.Second)
+	os.WriteFile(goFile, nil, 0o644)
+	// Both are answered while both calls are in flight; then they end.
+	waitFile(t, filepath.Join(dir, "0.answered"), 10*time.Second)
+	waitFile(t, filepath.Join(dir, "1.answered"), 10*time.Second)
+	os.WriteFile(filepath.Join(dir, "done"), nil, 0o644)
+	inflight.Wait()
+	close(results)
+	for r := range results {
+		if c := rpcCode(t, r); !validCode(c) || !strings.Contains(r, "cannot tell which") {
+			t.Errorf("a refused ambiguous request: code %d: %q", c, r)
 		}
 	}
 }
