@@ -43,4 +43,12 @@ var hostileFakes = map[string]func(){
 			out.Flush()
 		})
 	},
+	// Answers a call with a number beyond float64 in its structuredContent.
+	"huge-number": func() {
+		rawServe(rawHandshake(func(method string, id json.RawMessage) {
+			if method == "tools/call" {
+				rawReply(id, `{"content":[{"type":"text","text":"big"}],"structuredContent":{"n":1e400}}`)
+			}
+		}))
+	},
 }
