@@ -144,3 +144,16 @@ func TestHostileHTTPEchoClipped(t *testing.T) {
 		t.Errorf("isError %v, an answer of %d bytes", res.IsError, len(b))
 	}
 }
+
+// An editor's file with a key twice in one object is refused by import, as
+// the registry refuses one: it used to take the last silently, while some
+// editors keep the first.
+func TestHostileImportDuplicateKeys(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mcp.json")
+	os.WriteFile(file, []byte(`{"mcpServers": {"a": {"command": "/bin/true"}, "a": {"command": "/bin/false"}}}`), 0o644)
+	code, stdout, stderr := runHere(t, nil, "--external-config", filepath.Join(dir, "reg.json"), "import", file)
+	if code != 2 || stdout != "" || !strings.Contains(stderr, "/mcpServers") || !strings.Contains(stderr, `"a"`) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 naming the duplicate", code, stdout, stderr)
+	}
+}

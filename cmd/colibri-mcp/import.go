@@ -110,6 +110,9 @@ func cmdImport(_ context.Context, s *settings, o importOptions, stdout, stderr i
 	if err != nil {
 		return usage(fmt.Errorf("import: %s: %w", path, err))
 	}
+	if err := duplicateKeys(path, data); err != nil {
+		return usage(err)
+	}
 	format := o.from
 	if format == "" {
 		if format, err = editorconf.Detect(data, path); err != nil {
@@ -139,6 +142,21 @@ func cmdImport(_ context.Context, s *settings, o importOptions, stdout, stderr i
 	}
 	printImport(stdout, path, res, s.configPath)
 	return nil
+}
+
+// duplicateKeys refuses an editor's file with a key twice in one object, as
+// the registry does: editors keep one or the other, so what import would
+// convert may not be what the editor runs.
+func duplicateKeys(path string, data []byte) error {
+	dups := registry.DuplicateKeys(data)
+	if len(dups) == 0 {
+		return nil
+	}
+	lines := make([]string, len(dups))
+	for i, p := range dups {
+		lines[i] = p.String()
+	}
+	return fmt.Errorf("import: %s: %s; remove one of each (editors differ on which they keep)", path, strings.Join(lines, "; "))
 }
 
 // readEditorFile reads a regular file of at most maxEditorFile bytes; a
