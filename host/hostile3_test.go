@@ -222,3 +222,46 @@ func TestHostileUnreadableNumber(t *testing.T) {
 		t.Errorf("the message names Go types: %s", msg)
 	}
 }
+
+// peakRSS is this process's peak resident set (VmHWM), in bytes.
+func peakRSS(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skipf("no /proc/self/status: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}
+
+// 40 lists of a server whose version changes at every start (each a new
+// list-cache key) keep at most two of its lists: the peak RSS grows by a
+// bounded amount (it grew by 121 MB, the cache filling its 64 MiB of counted
+// bytes, the decoded lists and the collector's slack several times that).
+func TestHostileChangingVersionRSS(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	srv := fake("changing-version")
+	srv.Env = map[string]string{"FAKEMCP_TOOLS_N": "1000"} // ~1 MB a list
+	for range 2 {
+		if _, err := h.ListTools(t.Context(), srv, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := peakRSS(t)
+	for range 40 {
+		if _, err := h.ListTools(t.Context(), srv, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grew := peakRSS(t) - before
+	t.Logf("peak RSS grew by %d MB over 40 lists of ~1 MB", grew>>20)
+	if grew > 64<<20 {
+		t.Errorf("peak RSS grew by %d MB over 40 lists of a changing version", grew>>20)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 )
 
 // hostileFakes: Fakes of the third hostile round: costs a hosted server controls.
@@ -50,5 +51,32 @@ var hostileFakes = map[string]func(){
 				rawReply(id, `{"content":[{"type":"text","text":"big"}],"structuredContent":{"n":1e400}}`)
 			}
 		}))
+	},
+	// Reports its pid as its version (a new version at every start) and
+	// lists $FAKEMCP_TOOLS_N tools (default 1000) of about 1 KB each.
+	"changing-version": func() {
+		n, _ := strconv.Atoi(os.Getenv("FAKEMCP_TOOLS_N"))
+		if n <= 0 {
+			n = 1000
+		}
+		var b strings.Builder
+		b.WriteString(`{"tools":[`)
+		desc := strings.Repeat("d", 1000)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"name":"tool_%d","description":"%s %d","inputSchema":{"type":"object","properties":{"a":{"type":"string"}}}}`, i, desc, os.Getpid())
+		}
+		b.WriteString(`]}`)
+		list := b.String()
+		rawServe(func(method string, id json.RawMessage) {
+			switch method {
+			case "initialize":
+				rawReply(id, fmt.Sprintf(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"changing","version":"%d"}}`, os.Getpid()))
+			case "tools/list":
+				rawReply(id, list)
+			}
+		})
 	},
 }
