@@ -165,3 +165,30 @@ func TestHostileListChangedLoop(t *testing.T) {
 		})
 	}
 }
+
+// The text of an error a hosted server caused ends with the last lines of
+// its stderr (what a model reads: it reached only structuredContent), for
+// call_tool and list_tools alike, and in aggregate mode, where a tool with
+// an outputSchema gets the text alone.
+func TestHostileStderrTailInText(t *testing.T) {
+	reg := newLive(map[string]*registry.Server{
+		"early": {Command: fakeBin, Args: []string{"exit-early"}},
+		"mid":   {Command: fakeBin, Args: []string{"exit-mid-call"}},
+	})
+	cs := connect(t, newLiveService(t, reg, serviceOpts{gate: true, poll: -1}))
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		says string
+	}{
+		{tools.CallToolTool, map[string]any{"server": "early", "name": "any"}, "fatal: missing API key"},
+		{tools.ListToolsTool, map[string]any{"server": "early"}, "fatal: missing API key"},
+		{tools.CallToolTool, map[string]any{"server": "mid", "name": "any"}, "segmentation fault"},
+	} {
+		res := callTool(t, cs, tc.tool, tc.args)
+		text := resultText(res)
+		if !res.IsError || !strings.HasPrefix(text, "colibri: ") || !strings.HasSuffix(text, tc.says) {
+			t.Errorf("%s %v: text %q, want it to end with %q", tc.tool, tc.args, text, tc.says)
+		}
+	}
+}

@@ -6,7 +6,10 @@
 //	msg := fmt.Sprintf("no server named %q", clip.Name(name))
 package clip
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // NameBytes bounds a quoted name (the audit log's bound too); MessageBytes
 // bounds a whole error message, which may quote several names and a hint.
@@ -31,4 +34,29 @@ func To(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// LastLines is the last n lines of s (a server's stderr tail), at most
+// maxBytes of them (cut at a character boundary from the front), without
+// the trailing newline.
+func LastLines(s string, n, maxBytes int) string {
+	s = strings.TrimRight(s, "\r\n")
+	i := len(s)
+	for range n {
+		j := strings.LastIndexByte(s[:i], '\n')
+		if j < 0 {
+			i = 0
+			break
+		}
+		i = j
+	}
+	s = strings.TrimLeft(s[i:], "\r\n")
+	if len(s) > maxBytes {
+		cut := len(s) - maxBytes
+		for cut < len(s) && !utf8.RuneStart(s[cut]) {
+			cut++
+		}
+		s = "…" + s[cut:]
+	}
+	return s
 }

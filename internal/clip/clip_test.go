@@ -24,3 +24,20 @@ func TestTo(t *testing.T) {
 		t.Errorf("Name kept %d bytes", len(got))
 	}
 }
+
+func TestLastLines(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n, b int
+		want string
+	}{
+		{"a\nb\nc\n", 2, 100, "b\nc"},
+		{"a\nb\nc", 5, 100, "a\nb\nc"},
+		{"one line", 3, 100, "one line"},
+		{"x\n" + strings.Repeat("é", 100), 1, 11, "…ééééé"},
+	} {
+		if got := LastLines(tc.s, tc.n, tc.b); got != tc.want {
+			t.Errorf("LastLines(%q, %d, %d) = %q, want %q", tc.s, tc.n, tc.b, got, tc.want)
+		}
+	}
+}
