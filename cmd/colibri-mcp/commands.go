@@ -230,6 +230,9 @@ func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, 
 			for _, t := range st.Tools {
 				fmt.Fprintf(stdout, "  %-32s %s\n", t.Name, firstLine(t.Description))
 			}
+			for _, bad := range st.Invalid {
+				fmt.Fprintf(stdout, "  not offered: %s: %s\n", bad.Name, bad.Reason)
+			}
 		}
 	}
 	if failures > 0 {
