@@ -150,9 +150,11 @@ func Login(ctx context.Context, srv *registry.Server, opts LoginOptions) (*Statu
 	if err != nil {
 		return nil, fmt.Errorf("login to %s: %w", srv.Name, err)
 	}
-	if o.Issuer != "" && o.ClientID == "" {
-		// A dynamic client has no issuer for go-sdk to hold the server
-		// to: check the discovery here, before a registration is sent.
+	if o.Issuer != "" {
+		// Checked here, before go-sdk asks the authorization server
+		// anything (it would fetch a foreign issuer's metadata before its
+		// own check of a pre-registered client, and a dynamic client has
+		// no issuer for it to check at all).
 		metadataURL, _ := challengeOf(resp)
 		if _, err := discover(ctx, hc, srv.URL, metadataURL, o.Issuer); err != nil {
 			resp.Body.Close()
