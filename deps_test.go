@@ -88,6 +88,12 @@ var forbidden = map[string][]string{
 	// wired to it by cmd.
 	"internal/health": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "tools", module + "metrics",
 		module + "internal/httpserve", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// Small leaf packages of hostile round three: pure, below everything.
+	"internal/suggest":    {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
+	"internal/toolname":   {module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
+	"internal/clip":       {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
+	"internal/listchange": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
+	"internal/coalesce":   {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 }
 
 // What a package must not import itself, though it reaches it through

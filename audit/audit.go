@@ -23,6 +23,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
 )
 
 // Outcomes of a call.
@@ -130,12 +132,11 @@ func Open(path string, stderr io.Writer) (*Writer, error) {
 // can read it, since whoever reads the log learns who called what (and,
 // without a key file, can test guesses of arguments).
 func openLog(path string) (f *os.File, warning string, err error) {
-	f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|nonblock, 0o600)
+	// A FIFO, a device or a symbolic link at the path is refused at once
+	// (opfile): a link could aim the log's appends at any file colibri may
+	// write, and a FIFO would block the open.
+	f, err = opfile.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		if st, serr := os.Stat(path); serr == nil && !st.Mode().IsRegular() {
-			// A FIFO with no reader: ENXIO would say it badly.
-			return nil, "", fmt.Errorf("opening the audit log %s: not a regular file", path)
-		}
 		return nil, "", fmt.Errorf("opening the audit log: %w", err)
 	}
 	st, err := f.Stat()

@@ -102,3 +102,53 @@ func TestAFIFOIsRefusedNotWaitedOn(t *testing.T) {
 		}
 	}
 }
+
+// A symbolic link at the audit log's path is refused, at the start and on
+// a SIGHUP's reopen: it could aim the log's appends at any file colibri may
+// write. A FIFO at the log's or the key file's path is refused at once.
+func TestHostileAuditPathsRefused(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "elsewhere")
+	os.WriteFile(target, []byte("precious\n"), 0o600)
+	link := filepath.Join(dir, "audit.log")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := Open(link, nil); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("a symlink at the log's path: %v", err)
+		if w != nil {
+			w.Close()
+		}
+	}
+	real := filepath.Join(dir, "real.log")
+	w, err := Open(real, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	os.Remove(real)
+	os.Symlink(target, real)
+	if err := w.Reopen(); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("reopen onto a symlink: %v", err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "precious\n" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 2)
+	go func() { _, err := Open(fifo, nil); done <- err }()
+	go func() { _, _, err := LoadKey(fifo); done <- err }()
+	for range 2 {
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "FIFO") {
+				t.Errorf("a FIFO: %v", err)
+			}
+		case <-time.After(time.Second):
+			t.Fatal("opening a FIFO did not answer within 1 s")
+		}
+	}
+}

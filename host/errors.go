@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/clip"
 )
 
 // Kind is what went wrong, in the words of colibri's contract. Callers act on
@@ -71,9 +73,10 @@ func (e *Error) Error() string {
 	// A denial says only that the policy denies it (CONTRACT.md section 9),
 	// in a message that names the tool and server itself.
 	if e.Server != "" && e.Kind != KindDenied {
-		fmt.Fprintf(&b, "server %q", e.Server)
+		// Names are a caller's or a hosted server's: quoted clipped.
+		fmt.Fprintf(&b, "server %q", clip.Name(e.Server))
 		if e.Tool != "" {
-			fmt.Fprintf(&b, " tool %q", e.Tool)
+			fmt.Fprintf(&b, " tool %q", clip.Name(e.Tool))
 		}
 		if e.Phase != "" {
 			fmt.Fprintf(&b, " (%s)", e.Phase)

@@ -78,7 +78,7 @@ func (k *knownLists) retain(reg *registry.Registry) {
 // remember keeps a list the session just read: in the list cache, and as
 // the server's known list.
 func (s *session) remember(tools []*mcp.Tool, size int64) {
-	s.h.lists.put(s.listKey(), tools, size)
+	s.h.lists.putFor(s.srv.Name, s.listKey(), tools, size)
 	s.h.known.put(s.srv, tools, time.Now())
 }
 

@@ -41,15 +41,22 @@ type listCache struct {
 }
 
 type listEntry struct {
+	server  string // the registry entry's name ("" when put did not say)
 	tools   []*mcp.Tool
 	size    int64
 	fetched time.Time
 }
 
-// Defaults of the list cache's bounds.
+// Defaults of the list cache's bounds. maxListsPerServer bounds the lists
+// kept of one registry entry: a server whose version (part of the key)
+// changes at every start would otherwise fill the whole byte bound with
+// lists nobody asks for again, and the decoded lists cost several times
+// their counted bytes in RSS once the collector's slack is added (121 MB
+// in one run).
 const (
 	maxListCacheEntries = 1024
 	maxListCacheBytes   = 64 << 20
+	maxListsPerServer   = 2
 )
 
 func listKey(srv *registry.Server, caps *mcp.ClientCapabilities, init *mcp.InitializeResult) [sha256.Size]byte {
@@ -81,6 +88,12 @@ func (c *listCache) get(key [sha256.Size]byte) []*mcp.Tool {
 // put keeps tools under key; size is their estimated size in bytes
 // (the bytes the session read while listing).
 func (c *listCache) put(key [sha256.Size]byte, tools []*mcp.Tool, size int64) {
+	c.putFor("", key, tools, size)
+}
+
+// putFor is put of a list of the registry entry server, of which at most
+// maxListsPerServer lists are kept (the newest).
+func (c *listCache) putFor(server string, key [sha256.Size]byte, tools []*mcp.Tool, size int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
@@ -93,9 +106,12 @@ func (c *listCache) put(key [sha256.Size]byte, tools []*mcp.Tool, size int64) {
 		return
 	}
 	for len(c.entries) > 0 && (len(c.entries) >= maxEntries || c.bytes+size > maxBytes) {
-		c.evictOldest()
+		c.evictOldest("")
 	}
-	c.entries[key] = &listEntry{tools: tools, size: size, fetched: c.clock()}
+	for server != "" && c.count(server) >= maxListsPerServer {
+		c.evictOldest(server)
+	}
+	c.entries[key] = &listEntry{server: server, tools: tools, size: size, fetched: c.clock()}
 	c.bytes += size
 }
 
@@ -135,11 +151,26 @@ func (c *listCache) evictExpired() {
 	}
 }
 
-func (c *listCache) evictOldest() {
+// count is how many lists of server are kept.
+func (c *listCache) count(server string) int {
+	n := 0
+	for _, e := range c.entries {
+		if e.server == server {
+			n++
+		}
+	}
+	return n
+}
+
+// evictOldest frees the oldest entry (of server, unless it is "").
+func (c *listCache) evictOldest(server string) {
 	var oldest [sha256.Size]byte
 	var at time.Time
 	found := false
 	for k, e := range c.entries {
+		if server != "" && e.server != server {
+			continue
+		}
 		if !found || e.fetched.Before(at) {
 			oldest, at, found = k, e.fetched, true
 		}

@@ -25,6 +25,7 @@ import (
 	osproc "github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
+	"github.com/colibri-mcp/colibri-mcp/internal/unreadable"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -659,5 +660,14 @@ func (p *proc) diagnose(_ context.Context, e *Error, phase Phase, err error) {
 	default:
 		e.Kind = KindCrashed
 		e.Err = fmt.Errorf("the server broke the protocol during %s: %w", phaseMethod(phase), err)
+		if msg, number, ok := unreadable.Describe(err); ok {
+			// A value colibri could not read, said without the decoder's
+			// Go types; a number beyond 64 bits is too large for it
+			// (docs/protocol.md).
+			e.Err = fmt.Errorf("reading the answer to %s: %s", phaseMethod(phase), msg)
+			if number {
+				e.Kind = KindTooLarge
+			}
+		}
 	}
 }

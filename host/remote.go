@@ -176,6 +176,22 @@ type loginRequired interface {
 	LoginRequired() bool
 }
 
+// oauthFailure finds, in errs, a failure of the OAuth exchange (what the
+// OAuth package's FailureError and IssuerError implement).
+func oauthFailure(found *error, errs ...error) bool {
+	var f interface {
+		error
+		OAuthFailed() bool
+	}
+	for _, err := range errs {
+		if err != nil && errors.As(err, &f) && f.OAuthFailed() {
+			*found = f
+			return true
+		}
+	}
+	return false
+}
+
 // credentialsRefused is what the OAuth package's refusal by a token
 // endpoint (a wrong client_secret, a grant the server will not give)
 // implements.
@@ -215,6 +231,7 @@ func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err erro
 	var refused credentialsRefused
 	var rpcErr *jsonrpc.Error
 	var redir *remote.RedirectError
+	var failed error
 	switch {
 	case loginNeeded(&lr, err, netErr):
 		e.Kind = KindUnauthorized
@@ -225,6 +242,11 @@ func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err erro
 		e.Kind = KindUnauthorized
 		e.Err = fmt.Errorf("getting an OAuth token for %s: %w", method, refused)
 		e.Hint = "check oauth.client_id, oauth.client_secret and oauth.scopes for this server"
+	case oauthFailure(&failed, err, netErr):
+		// The OAuth exchange itself failed (a redirect, an unreadable
+		// token response, a refused token file, a foreign issuer).
+		e.Kind = KindUnauthorized
+		e.Err = failed
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		e.Kind = KindUnauthorized
 		e.Err = fmt.Errorf("the server refused colibri's credentials during %s (HTTP %d %s)", method, status, http.StatusText(status))

@@ -18,6 +18,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/clip"
 )
 
 // Caller is the client on whose behalf a request runs: what the hosted
@@ -209,21 +211,36 @@ func forward[R any](r *router, ctx context.Context, has func(*Caller) bool, ask 
 	r.mu.Unlock()
 	switch {
 	case n > 1:
-		return zero, errAmbiguous
+		return zero, rpcError(errAmbiguous)
 	case rt == nil || !has(rt.caller):
-		return zero, errNoCall
+		return zero, rpcError(errNoCall)
 	}
 	select {
 	case rt.forwarding <- struct{}{}:
 		defer func() { <-rt.forwarding }()
 	default:
-		return zero, errTooMany
+		return zero, rpcError(errTooMany)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(rt.ctx, cancel)
 	defer stop()
-	return ask(ctx, rt.caller)
+	res, err := ask(ctx, rt.caller)
+	return res, rpcError(err)
+}
+
+// rpcError is err as the hosted server is answered: a JSON-RPC error with
+// the caller's own code, or else -32603 (a plain Go error would go out with
+// code 0, which no JSON-RPC peer expects; CONTRACT.md section 4).
+func rpcError(err error) error {
+	var e *jsonrpc.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &e) && e.Code != 0:
+		return e
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: clip.Message(err.Error())}
 }
 
 // clientOptions builds the hosted session's client: its capabilities are

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/listchange"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -51,9 +52,10 @@ type warm struct {
 	starting  *startAttempt // the start under way, which waiters share
 	started   time.Time
 	inflight  int
-	tools     []*mcp.Tool // the session's list, nil until listed or after list_changed
-	toolsGen  int         // bumped by list_changed
-	failures  int         // consecutive process-level failures
+	tools     []*mcp.Tool     // the session's list, nil until listed or after list_changed
+	toolsGen  int             // bumped by list_changed
+	changes   listchange.Gate // which list_changed act
+	failures  int             // consecutive process-level failures
 	lastErr   error
 	openUntil time.Time // the circuit is open (calls fail fast) until then
 	cooldown  time.Duration
@@ -273,6 +275,16 @@ func (w *warm) get(ctx context.Context, caller *Caller) (*session, error) {
 		w.mu.Unlock()
 		s.routes.mu.Lock()
 		s.routes.onToolsChanged = func() {
+			// Absorbed at the cost of a lock: one during colibri's own
+			// list, or after one already marked the list stale, says
+			// nothing new (internal/listchange).
+			act, over := w.changes.Notify()
+			if over {
+				s.up.logger().Warn("the server keeps sending notifications/tools/list_changed; ignoring them until colibri lists its tools again", "bound", listchange.MaxPerList)
+			}
+			if !act {
+				return
+			}
 			w.mu.Lock()
 			w.tools = nil
 			w.toolsGen++
@@ -452,7 +464,9 @@ func (w *warm) toolsOf(ctx context.Context, s *session, caller *Caller, fresh bo
 	if tools != nil && !fresh {
 		return tools, true, nil
 	}
+	w.changes.Begin()
 	tools, _, err := s.listTools(ctx, caller.listing())
+	w.changes.End()
 	if err != nil {
 		return nil, false, err
 	}

@@ -11,12 +11,32 @@ import (
 // tool's name is not a path: `*` and `?` match a `/` too. MCP tool names
 // may hold slashes ("admin/delete_user", SEP-986), and a deny pattern
 // "*delete*" that let such a name through would be a hole that looks
-// closed; so would "*", meant to deny everything.
+// closed; so would "*", meant to deny everything. Case is ignored.
 func Match(pattern, name string) (bool, error) {
 	if _, err := path.Match(pattern, ""); err != nil { // checks the whole pattern
 		return false, err
 	}
-	return glob(pattern, name), nil
+	// Without regard to case (CONTRACT.md section 9): a hosted server
+	// chooses its names, and "*delete*" must deny "Delete_user" and
+	// "DELETE" too.
+	return glob(FoldASCII(pattern), FoldASCII(name)), nil
+}
+
+// FoldASCII is s with ASCII capitals made small, and nothing else changed
+// (a valid tool name is ASCII: SEP-986).
+func FoldASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
 }
 
 // glob matches name against a pattern path.Match accepts. It is the

@@ -197,6 +197,9 @@ type OAuth struct {
 	Scopes       []string `json:"scopes,omitempty"`
 	Resource     string   `json:"resource,omitempty"`
 	TokenFile    string   `json:"token_file,omitempty"`
+	// Issuer pins the authorization server: discovery that names another
+	// is refused and nothing is sent to it.
+	Issuer string `json:"issuer,omitempty"`
 }
 
 // Jail is the FreeBSD confinement of a server: either an existing jail (Name)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/listchange"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -96,13 +97,14 @@ type hostedList struct {
 	blocking bool // a tools/list waits for this fill
 	again    bool // fill once more when this fill ends (the list went stale)
 	failures int
-	nextTry  time.Time // after a failure: when to try again
+	nextTry  time.Time          // after a failure: when to try again
+	stale    bool               // a list_changed came: the next list tells whether it did change
+	relist   listchange.Backoff // spaces the re-lists of a list that "changes" into itself
 }
 
 // Bounds of the background fills.
 const (
 	maxFills      = 4                // fills at once
-	refillDelay   = time.Second      // a stale list is read again at most this often
 	firstRetry    = 30 * time.Second // after a failed fill; doubles
 	maxRetryDelay = 10 * time.Minute
 )
@@ -332,7 +334,7 @@ func (c *catalog) fillDone(l *hostedList, err error) {
 	}
 	if l.again {
 		l.again = false
-		c.fill(l, false, refillDelay)
+		c.fill(l, false, l.relist.Delay())
 	}
 }
 
@@ -398,8 +400,13 @@ func (c *catalog) heard(srv *registry.Server, tools []*mcp.Tool) {
 		return // not (or no longer) in the registry as it was read
 	}
 	if tools == nil {
-		c.fill(l, false, refillDelay)
+		l.stale = true
+		c.fill(l, false, l.relist.Delay())
 		return
+	}
+	if l.stale {
+		l.stale = false
+		l.relist.Listed(l.tools != nil && sum == l.sum)
 	}
 	l.failures = 0
 	l.readKey = key

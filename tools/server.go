@@ -16,6 +16,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/clip"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -332,13 +333,26 @@ func ownDoc(table *bulk.Table, tool string, raw json.RawMessage) (any, map[strin
 	return doc, top, nil
 }
 
+// stderrLinesShown and stderrBytesShown bound the stderr tail an error's
+// text ends with (structuredContent has the whole 4 KiB tail).
+const (
+	stderrLinesShown = 5
+	stderrBytesShown = 1 << 10
+)
+
 // ErrorResult is a colibri failure as the contract shapes it: isError, a text
 // beginning "colibri: KIND: ", and structuredContent {"colibri_error": …}.
 func ErrorResult(err error) *mcp.CallToolResult {
 	d := Detail(err)
+	text := fmt.Sprintf("colibri: %s: %s", d.Kind, d.Message)
+	if d.StderrTail != "" {
+		// What a model reads is the text: the server's own last words
+		// ("missing API key") say why, bounded and already redacted.
+		text += "\nthe server's stderr ended with:\n" + clip.LastLines(d.StderrTail, stderrLinesShown, stderrBytesShown)
+	}
 	return &mcp.CallToolResult{
 		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("colibri: %s: %s", d.Kind, d.Message)}},
+		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
 		StructuredContent: map[string]any{"colibri_error": d},
 	}
 }

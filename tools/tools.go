@@ -26,8 +26,10 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/clip"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
+	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -210,6 +212,9 @@ type ServerTools struct {
 	Tools   []ToolEntry  `json:"tools,omitempty"`
 	Changed []pin.Change `json:"changed,omitempty"`
 	Error   *ErrorDetail `json:"error,omitempty"`
+	// Invalid are the tools left out for names that break MCP's
+	// tool-name format (SEP-986), with the reason.
+	Invalid []toolname.Invalid `json:"invalid,omitempty"`
 }
 
 // ToolEntry is one hosted tool in list_tools: with detail "full", every
@@ -252,13 +257,15 @@ type ErrorDetail struct {
 func Detail(err error) *ErrorDetail {
 	var e *host.Error
 	if !errors.As(err, &e) {
-		return &ErrorDetail{Kind: host.KindInternal, Message: "internal error (a bug in colibri-mcp; please report it): " + err.Error()}
+		return &ErrorDetail{Kind: host.KindInternal, Message: clip.Message("internal error (a bug in colibri-mcp; please report it): " + err.Error())}
 	}
+	// Every string here may quote a caller's or a hosted server's: each is
+	// clipped, so that an error is a few KiB whatever was sent.
 	d := &ErrorDetail{
 		Kind:       e.Kind,
-		Message:    e.Error(),
-		Server:     e.Server,
-		Tool:       e.Tool,
+		Message:    clip.Message(e.Error()),
+		Server:     clip.Name(e.Server),
+		Tool:       clip.Name(e.Tool),
 		Phase:      e.Phase,
 		StderrTail: e.StderrTail,
 		HTTPStatus: e.HTTPStatus,
@@ -349,20 +356,21 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host
 			detail = DetailFull
 		}
 	}
-	list := func(srv *registry.Server) ([]*mcp.Tool, []pin.Change, error) {
+	list := func(srv *registry.Server) ([]*mcp.Tool, []pin.Change, []toolname.Invalid, error) {
 		tools, err := s.opts.Host.ListTools(ctx, srv, caller)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
+		tools, invalid := toolname.Split(tools)
 		kept, changed, err := s.screen(ctx, reg, srv, tools)
-		return kept, onlyTool(changed, in.Tool), err
+		return kept, onlyTool(changed, in.Tool), invalid, err
 	}
 	if in.Server != "" {
 		srv, err := lookup(reg, in.Server)
 		if err != nil {
 			return nil, err
 		}
-		tools, changed, err := list(srv)
+		tools, changed, invalid, err := list(srv)
 		if err != nil {
 			return nil, err
 		}
@@ -373,7 +381,7 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host
 			}
 			return nil, host.UnknownTool(srv.Name, in.Tool, tools)
 		}
-		return &ListToolsResult{Servers: []ServerTools{{Server: in.Server, Tools: entries, Changed: changed}}}, nil
+		return &ListToolsResult{Servers: []ServerTools{{Server: in.Server, Tools: entries, Changed: changed, Invalid: invalid}}}, nil
 	}
 	names := reg.Names()
 	all := make([]ServerTools, len(names))
@@ -381,13 +389,13 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host
 	var wg sync.WaitGroup
 	for i, name := range names {
 		wg.Go(func() {
-			tools, changed, err := list(reg.Servers[name])
+			tools, changed, invalid, err := list(reg.Servers[name])
 			if err != nil {
 				all[i] = ServerTools{Server: name, Error: Detail(err)}
 				return
 			}
 			have[i] = tools
-			all[i] = ServerTools{Server: name, Tools: s.entries(name, tools, in.Tool, detail), Changed: changed}
+			all[i] = ServerTools{Server: name, Tools: s.entries(name, tools, in.Tool, detail), Changed: changed, Invalid: invalid}
 		})
 	}
 	wg.Wait()
@@ -469,6 +477,12 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	if err != nil {
 		return nil, err
 	}
+	if reason := toolname.Check(name); reason != "" {
+		// No tool colibri offers has such a name: refused before anything
+		// is started, whatever the policy.
+		return nil, &host.Error{Kind: host.KindUnknownTool, Server: server, Tool: toolname.Clip(name), Phase: host.PhaseList,
+			Err: errors.New("colibri never calls a tool whose name breaks MCP's tool-name format: " + reason)}
+	}
 	if caller, err = s.guardCall(ctx, reg, srv, name, caller); err != nil {
 		return nil, err
 	}
@@ -522,7 +536,7 @@ func lookup(reg *registry.Registry, name string) (*registry.Server, error) {
 		hint = fmt.Sprintf("did you mean %q? %s", near, hint)
 	}
 	return nil, &host.Error{Kind: host.KindUnknownServer, Server: name,
-		Err:  fmt.Errorf("no server named %q in %s", name, orDefault(reg.Path, "the registry")),
+		Err:  fmt.Errorf("no server named %q in %s", clip.Name(name), orDefault(reg.Path, "the registry")),
 		Hint: hint}
 }
 

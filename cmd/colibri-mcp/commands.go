@@ -312,6 +312,9 @@ func printServerTools(w io.Writer, st tools.ServerTools) {
 	for _, t := range st.Tools {
 		fmt.Fprintf(w, "  %-32s %s\n", t.Name, firstLine(t.Description))
 	}
+	for _, bad := range st.Invalid {
+		fmt.Fprintf(w, "  not offered: %s: %s\n", bad.Name, bad.Reason)
+	}
 	for _, c := range st.Changed {
 		fmt.Fprintf(w, "  ! %-30s changed since pinned: %s (colibri-mcp pins diff %s)\n", c.Name, strings.Join(c.What, ", "), st.Server)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/coalesce"
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -115,17 +116,23 @@ func (a onHUP) watch(s *settings) (stop func()) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGHUP)
 	done := make(chan struct{})
+	// The actions run off the signal loop, one run at a time, and SIGHUPs
+	// that come during a run make one more: an action that blocks cannot
+	// make the loop miss the next signal.
+	run := coalesce.New(func() {
+		for _, act := range a {
+			if err := act.do(); err != nil {
+				s.logger.Error("SIGHUP: "+act.what+" failed; the previous one stays in force", "err", err)
+			} else {
+				s.logger.Info("SIGHUP: " + act.what)
+			}
+		}
+	})
 	go func() {
 		for {
 			select {
 			case <-ch:
-				for _, act := range a {
-					if err := act.do(); err != nil {
-						s.logger.Error("SIGHUP: "+act.what+" failed; the previous one stays in force", "err", err)
-					} else {
-						s.logger.Info("SIGHUP: " + act.what)
-					}
-				}
+				run.Kick()
 			case <-done:
 				return
 			}

@@ -123,6 +123,9 @@ func cmdImport(ctx context.Context, s *settings, o importOptions, stdout, stderr
 	if err != nil {
 		return usage(fmt.Errorf("import: %s: %w", path, err))
 	}
+	if err := duplicateKeys(path, data); err != nil {
+		return usage(err)
+	}
 	format := o.from
 	if format == "" {
 		if format, err = editorconf.Detect(data, path); err != nil {
@@ -152,6 +155,21 @@ func cmdImport(ctx context.Context, s *settings, o importOptions, stdout, stderr
 	}
 	printImport(stdout, path, res, s.writePath())
 	return nil
+}
+
+// duplicateKeys refuses an editor's file with a key twice in one object, as
+// the registry does: editors keep one or the other, so what import would
+// convert may not be what the editor runs.
+func duplicateKeys(path string, data []byte) error {
+	dups := registry.DuplicateKeys(data)
+	if len(dups) == 0 {
+		return nil
+	}
+	lines := make([]string, len(dups))
+	for i, p := range dups {
+		lines[i] = p.String()
+	}
+	return fmt.Errorf("import: %s: %s; remove one of each (editors differ on which they keep)", path, strings.Join(lines, "; "))
 }
 
 // readEditorFile reads a regular file of at most maxEditorFile bytes; a

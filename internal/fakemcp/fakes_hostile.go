@@ -1,4 +1,82 @@
 package main
 
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
 // hostileFakes: Fakes of the third hostile round: costs a hosted server controls.
-var hostileFakes = map[string]func(){}
+var hostileFakes = map[string]func(){
+	// Answers every tools/list with notifications/tools/list_changed:
+	// $FAKEMCP_STORM of them (default 1) before the answer, while colibri's
+	// list is in flight, and one after it. The list never changes. Each
+	// tools/list appends a line to $FAKEMCP_LISTS, when set.
+	"list-changed-storm": func() {
+		n, _ := strconv.Atoi(os.Getenv("FAKEMCP_STORM"))
+		n = max(n, 1)
+		out := bufio.NewWriterSize(os.Stdout, 1<<16)
+		const changed = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` + "\n"
+		rawServe(func(method string, id json.RawMessage) {
+			switch method {
+			case "initialize":
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"storm","version":"1"}}}`+"\n", id)
+			case "tools/list":
+				if p := os.Getenv("FAKEMCP_LISTS"); p != "" {
+					f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+					if err != nil {
+						fatal(err)
+					}
+					f.WriteString("list\n")
+					f.Close()
+				}
+				for range n {
+					out.WriteString(changed)
+				}
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", id, rawTools)
+				out.WriteString(changed)
+			case "ping":
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", id)
+			}
+			out.Flush()
+		})
+	},
+	// Answers a call with a number beyond float64 in its structuredContent.
+	"huge-number": func() {
+		rawServe(rawHandshake(func(method string, id json.RawMessage) {
+			if method == "tools/call" {
+				rawReply(id, `{"content":[{"type":"text","text":"big"}],"structuredContent":{"n":1e400}}`)
+			}
+		}))
+	},
+	// Reports its pid as its version (a new version at every start) and
+	// lists $FAKEMCP_TOOLS_N tools (default 1000) of about 1 KB each.
+	"changing-version": func() {
+		n, _ := strconv.Atoi(os.Getenv("FAKEMCP_TOOLS_N"))
+		if n <= 0 {
+			n = 1000
+		}
+		var b strings.Builder
+		b.WriteString(`{"tools":[`)
+		desc := strings.Repeat("d", 1000)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"name":"tool_%d","description":"%s %d","inputSchema":{"type":"object","properties":{"a":{"type":"string"}}}}`, i, desc, os.Getpid())
+		}
+		b.WriteString(`]}`)
+		list := b.String()
+		rawServe(func(method string, id json.RawMessage) {
+			switch method {
+			case "initialize":
+				rawReply(id, fmt.Sprintf(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"changing","version":"%d"}}`, os.Getpid()))
+			case "tools/list":
+				rawReply(id, list)
+			}
+		})
+	},
+}

@@ -7,13 +7,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
 
 	"github.com/colibri-mcp/colibri-mcp/tools"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
 )
 
 // A token file holds one bearer token per line, as `TOKEN` or `NAME TOKEN`
@@ -59,7 +60,8 @@ func (t *tokenSet) load(path string) error {
 }
 
 func parseTokenFile(path string) ([]credential, error) {
-	f, err := os.Open(path)
+	// Never wait in open(2) for a FIFO's writer: SIGHUP reloads this file.
+	f, err := opfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

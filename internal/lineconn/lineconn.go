@@ -90,10 +90,14 @@ func (c *conn) SessionID() string { return "" }
 var ErrBatch = errors.New("JSON-RPC batches are not supported (MCP 2025-06-18 and later)")
 
 func (c *conn) readLoop(r *bufio.Reader) {
+	var rep repeats
 	for {
 		parts, _, _, err := ReadLine(r, 0)
 		var msg jsonrpc.Message
-		if parts = TrimSpace(parts); len(parts) > 0 && (err == nil || err == io.EOF) {
+		if parts = TrimSpace(parts); len(parts) > 0 && err == nil && rep.drop(parts) {
+			continue
+		}
+		if len(parts) > 0 && (err == nil || err == io.EOF) {
 			var derr error
 			msg, derr = c.decode(parts)
 			if derr != nil {

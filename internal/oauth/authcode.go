@@ -3,7 +3,6 @@ package oauth
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -88,7 +87,7 @@ func (h *authCode) token(force bool) (*oauth2.Token, error) {
 			h.saved = nil
 			return nil, &LoginRequiredError{Server: h.server, Reason: "no saved token (never logged in, or logged out)"}
 		case err != nil:
-			return nil, fmt.Errorf("server %s: %w", h.server, err)
+			return nil, &FailureError{Server: h.server, Err: err}
 		}
 		if h.saved == nil || s.RefreshToken != h.saved.RefreshToken || s.AccessToken != h.saved.AccessToken {
 			force = false // newer tokens than ours: try them first
@@ -107,7 +106,7 @@ func (h *authCode) token(force bool) (*oauth2.Token, error) {
 	// detects reuse would even revoke the whole grant).
 	unlock, err := lockFile(h.path+".lock", time.Now().Add(h.opts.Timeout), h.onLockWait)
 	if err != nil {
-		return nil, fmt.Errorf("server %s: %w", h.server, err)
+		return nil, &FailureError{Server: h.server, Err: err}
 	}
 	defer unlock()
 	s, err := Load(h.path)
@@ -116,7 +115,7 @@ func (h *authCode) token(force bool) (*oauth2.Token, error) {
 		h.saved = nil
 		return nil, &LoginRequiredError{Server: h.server, Reason: "no saved token (logged out)"}
 	case err != nil:
-		return nil, fmt.Errorf("server %s: %w", h.server, err)
+		return nil, &FailureError{Server: h.server, Err: err}
 	}
 	if s.AccessToken != h.saved.AccessToken && !expiring(s, now) {
 		h.saved = s // refreshed by the other process
@@ -139,7 +138,7 @@ func (h *authCode) token(force bool) (*oauth2.Token, error) {
 			h.opts.Logger.Warn("oauth: the refresh token was refused; a new login is needed", "server", h.server, "err", err)
 			return nil, &LoginRequiredError{Server: h.server, Reason: "the refresh token was refused: " + err.Error()}
 		}
-		return nil, fmt.Errorf("server %s: %w", h.server, err)
+		return nil, &FailureError{Server: h.server, Err: err}
 	}
 	next := *h.saved
 	next.AccessToken, next.Expiry, next.SavedAt = t.AccessToken, t.Expiry, h.opts.Now().UTC()

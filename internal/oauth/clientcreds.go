@@ -23,6 +23,7 @@ type clientCredentials struct {
 	server, url string
 	cfg         clientcredentials.Config // TokenURL, AuthStyle filled by discovery
 	resource    string                   // oauth.resource; "" means the discovered one
+	issuer      string                   // oauth.issuer: the only authorization server allowed
 	hc          *http.Client
 	opts        Options
 
@@ -46,6 +47,7 @@ func newClientCredentials(srv *registry.Server, hc *http.Client, opts Options) (
 		server: srv.Name, url: srv.URL,
 		cfg:      clientcredentials.Config{ClientID: o.ClientID, ClientSecret: secret, Scopes: o.Scopes},
 		resource: o.Resource,
+		issuer:   o.Issuer,
 		hc:       hc,
 		opts:     opts,
 	}, nil
@@ -84,7 +86,7 @@ func (h *clientCredentials) Authorize(ctx context.Context, req *http.Request, re
 	_, err := h.ts.Token()
 	if err != nil {
 		h.ts = nil
-		return fmt.Errorf("server %s: %w", h.server, err)
+		return &FailureError{Server: h.server, Err: err}
 	}
 	return nil
 }
@@ -94,9 +96,9 @@ func (h *clientCredentials) Authorize(ctx context.Context, req *http.Request, re
 func (h *clientCredentials) setup(ctx context.Context, metadataURL string) error {
 	ctx, cancel := context.WithTimeout(ctx, h.opts.Timeout)
 	defer cancel()
-	ep, err := discover(ctx, h.hc, h.url, metadataURL)
+	ep, err := discover(ctx, h.hc, h.url, metadataURL, h.issuer)
 	if err != nil {
-		return fmt.Errorf("server %s: discovering its token endpoint: %w", h.server, err)
+		return &FailureError{Server: h.server, Err: fmt.Errorf("discovering its token endpoint: %w", err)}
 	}
 	cfg := h.cfg
 	cfg.TokenURL, cfg.AuthStyle = ep.tokenURL, ep.authStyle
@@ -134,7 +136,7 @@ func (s *ccSource) Token() (*oauth2.Token, error) {
 	if err != nil {
 		err = tokenError(err, s.cfg.ClientSecret)
 		s.h.opts.Logger.Warn("oauth: fetching a client_credentials token failed", "server", s.h.server, "err", err)
-		return nil, fmt.Errorf("fetching a client_credentials token: %w", err)
+		return nil, &FailureError{Server: s.h.server, Err: fmt.Errorf("fetching a client_credentials token: %w", err)}
 	}
 	s.h.opts.Logger.Debug("oauth: fetched a client_credentials token", "server", s.h.server, "expiry", t.Expiry)
 	return t, nil

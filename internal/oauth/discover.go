@@ -28,7 +28,11 @@ type endpoint struct {
 // (RFC 8414 or OpenID discovery). The spec's 2025-03-26 fallbacks apply
 // when there is none: the server's origin is the authorization server, its
 // token endpoint /token.
-func discover(ctx context.Context, hc *http.Client, serverURL, metadataURL string) (*endpoint, error) {
+//
+// pinned, when set (oauth.issuer), is the only authorization server that
+// may be used: metadata naming another is refused with an *IssuerError
+// before anything is asked of it.
+func discover(ctx context.Context, hc *http.Client, serverURL, metadataURL, pinned string) (*endpoint, error) {
 	var prm *oauthex.ProtectedResourceMetadata
 	for _, c := range prmCandidates(metadataURL, serverURL) {
 		p, err := oauthex.GetProtectedResourceMetadata(ctx, c[0], c[1], hc)
@@ -44,6 +48,14 @@ func discover(ctx context.Context, hc *http.Client, serverURL, metadataURL strin
 			return nil, fmt.Errorf("the protected-resource metadata of %s names no authorization server", serverURL)
 		}
 		issuer = prm.AuthorizationServers[0]
+		if pinned != "" {
+			// The pinned one, wherever the metadata lists it.
+			for _, as := range prm.AuthorizationServers {
+				if issuersEqual(as, pinned) {
+					issuer = as
+				}
+			}
+		}
 		ep.resource = prm.Resource
 		ep.scopes = prm.ScopesSupported
 	} else {
@@ -53,6 +65,9 @@ func discover(ctx context.Context, hc *http.Client, serverURL, metadataURL strin
 		}
 		u.Path, u.RawQuery, u.Fragment = "", "", ""
 		issuer = u.String()
+	}
+	if pinned != "" && !issuersEqual(issuer, pinned) {
+		return nil, &IssuerError{Pinned: pinned, Named: issuer}
 	}
 	asm, err := auth.GetAuthServerMetadata(ctx, issuer, hc)
 	if err != nil {
@@ -64,6 +79,9 @@ func discover(ctx context.Context, hc *http.Client, serverURL, metadataURL strin
 	}
 	if asm.TokenEndpoint == "" {
 		return nil, fmt.Errorf("authorization server %s has no token endpoint", issuer)
+	}
+	if pinned != "" && asm.Issuer != "" && !issuersEqual(asm.Issuer, pinned) {
+		return nil, &IssuerError{Pinned: pinned, Named: asm.Issuer}
 	}
 	ep.tokenURL = asm.TokenEndpoint
 	ep.authStyle = authStyleFor(asm.TokenEndpointAuthMethodsSupported)

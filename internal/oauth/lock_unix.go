@@ -8,6 +8,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
 )
 
 // lockFile takes an exclusive flock(2) on path (created 0600 if missing),
@@ -17,7 +19,7 @@ import (
 // cannot hang this one; onWait, if set, is called once when the lock is
 // found taken. unlock releases it.
 func lockFile(path string, deadline time.Time, onWait func()) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	f, err := opfile.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("locking the token file: %w", err)
 	}

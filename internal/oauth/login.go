@@ -122,7 +122,9 @@ func Login(ctx context.Context, srv *registry.Server, opts LoginOptions) (*Statu
 		cfg.ScopeFilter = func([]string) []string { return o.Scopes }
 	}
 	if o.ClientID != "" {
-		pre := &oauthex.ClientCredentials{ClientID: o.ClientID}
+		// go-sdk refuses an authorization server other than Issuer
+		// before it sends the client anything (SEP-2352).
+		pre := &oauthex.ClientCredentials{ClientID: o.ClientID, Issuer: o.Issuer}
 		if secret != "" {
 			pre.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: secret}
 		}
@@ -147,6 +149,17 @@ func Login(ctx context.Context, srv *registry.Server, opts LoginOptions) (*Statu
 	req, resp, err := challenge(ctx, hc, srv.URL)
 	if err != nil {
 		return nil, fmt.Errorf("login to %s: %w", srv.Name, err)
+	}
+	if o.Issuer != "" {
+		// Checked here, before go-sdk asks the authorization server
+		// anything (it would fetch a foreign issuer's metadata before its
+		// own check of a pre-registered client, and a dynamic client has
+		// no issuer for it to check at all).
+		metadataURL, _ := challengeOf(resp)
+		if _, err := discover(ctx, hc, srv.URL, metadataURL, o.Issuer); err != nil {
+			resp.Body.Close()
+			return nil, fmt.Errorf("login to %s: %w", srv.Name, err)
+		}
 	}
 	if err := h.Authorize(ctx, req, resp); err != nil {
 		return nil, fmt.Errorf("login to %s: %w", srv.Name, safe(err, secret))

@@ -175,6 +175,9 @@ func (e *TokenError) Error() string {
 	if e.Description != "" {
 		msg += ": " + e.Description
 	}
+	if e.Status >= 300 && e.Status < 400 {
+		msg += " (a redirect, which colibri does not follow with credentials)"
+	}
 	return msg
 }
 
@@ -347,4 +350,41 @@ func scopesOf(t *oauth2.Token, want []string) []string {
 		return strings.Fields(s)
 	}
 	return want
+}
+
+// FailureError is a failure of the OAuth exchange itself: a token endpoint
+// that redirects, a token response colibri cannot read, a token file it
+// refuses, an authorization server other than oauth.issuer. Remote
+// upstreams report it as kind "unauthorized", with Err as the cause.
+type FailureError struct {
+	Server string
+	Err    error
+}
+
+func (e *FailureError) Error() string {
+	return fmt.Sprintf("OAuth for server %s failed: %v", e.Server, e.Err)
+}
+
+func (e *FailureError) Unwrap() error { return e.Err }
+
+// OAuthFailed reports that the OAuth exchange failed (see FailureError).
+func (e *FailureError) OAuthFailed() bool { return true }
+
+// IssuerError is discovery that named an authorization server other than
+// the pinned oauth.issuer: nothing was sent to it.
+type IssuerError struct {
+	Pinned, Named string
+}
+
+func (e *IssuerError) Error() string {
+	return fmt.Sprintf("the server's metadata names authorization server %s, but oauth.issuer is %s: refused, nothing was sent to it", clip(e.Named), e.Pinned)
+}
+
+// OAuthFailed reports that the OAuth exchange failed.
+func (e *IssuerError) OAuthFailed() bool { return true }
+
+// issuersEqual compares issuer identifiers less one trailing slash, as
+// RFC 8414 section 3.3's validation tolerates.
+func issuersEqual(a, b string) bool {
+	return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/")
 }

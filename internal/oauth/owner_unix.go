@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
 )
 
 // checkOwner refuses a token file that another user owns.
@@ -25,7 +27,9 @@ func checkOwner(path string, fi fs.FileInfo) error {
 // link at its last component (O_NOFOLLOW): Save never writes through one,
 // and reading through one would serve another file's tokens.
 func openToken(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	// opfile never waits in open(2): a FIFO at the path is refused at once
+	// instead of hanging auth status, list-tools and call.
+	f, err := opfile.Open(path)
 	if err != nil {
 		// Linux says ELOOP, FreeBSD EMLINK: ask the file itself.
 		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {

@@ -62,3 +62,45 @@ func TestClosestIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// The banded, early-stopping table gives the full table's answer: checked
+// against a plain (n+1)×(m+1) table on many pairs of short words.
+func TestWithinMatchesFullTable(t *testing.T) {
+	full := func(a, b []rune) int {
+		d := make([][]int, len(a)+1)
+		for i := range d {
+			d[i] = make([]int, len(b)+1)
+			d[i][0] = i
+		}
+		for j := range d[0] {
+			d[0][j] = j
+		}
+		for i := 1; i <= len(a); i++ {
+			for j := 1; j <= len(b); j++ {
+				cost := 1
+				if a[i-1] == b[j-1] {
+					cost = 0
+				}
+				d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+				if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+					d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+				}
+			}
+		}
+		return d[len(a)][len(b)]
+	}
+	words := []string{"", "a", "ab", "ba", "abc", "acb", "bca", "abcd", "abdc", "badc", "dcba", "aabb", "abab", "servers", "sevrers", "serve", "server", "list-tools", "lsit-tools", "check", "chek", "echo", "ecko"}
+	var tb table
+	for _, x := range words {
+		for _, y := range words {
+			a, b := []rune(x), []rune(y)
+			want := full(a, b)
+			for bound := 0; bound <= 4; bound++ {
+				got, _ := tb.within(a, b, bound)
+				if exp := min(want, bound+1); got != exp {
+					t.Errorf("within(%q, %q, %d) = %d, want %d", x, y, bound, got, exp)
+				}
+			}
+		}
+	}
+}

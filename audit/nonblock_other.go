@@ -1,5 +1,0 @@
-//go:build !unix
-
-package audit
-
-const nonblock = 0
