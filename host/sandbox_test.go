@@ -321,3 +321,22 @@ func TestSandboxWarmProcess(t *testing.T) {
 		t.Errorf("warm: %q then %q, want one confined process", first, again)
 	}
 }
+
+// A descriptor colibri inherited without close-on-exec (from an editor or
+// a service manager) does not reach a sandboxed server: it would read the
+// file through it whatever its rules say.
+func TestSandboxInheritsNoDescriptors(t *testing.T) {
+	w := newSandboxWorld(t, host.Options{})
+	fd, err := syscall.Open(w.secret, syscall.O_RDONLY, 0) // no O_CLOEXEC: as inherited
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	args := map[string]any{"op": "fds"}
+	if got := w.try(t, prisoner(nil), args); !strings.Contains(got, w.secret) {
+		t.Fatalf("unconfined: %s, want the inherited %s (else this proves nothing)", got, w.secret)
+	}
+	if got := w.try(t, prisoner(&registry.Sandbox{}), args); !strings.HasPrefix(got, "ok: ") || strings.Contains(got, w.secret) {
+		t.Errorf("confined: %s, want ok and no descriptor of %s", got, w.secret)
+	}
+}

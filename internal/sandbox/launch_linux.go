@@ -58,6 +58,9 @@ func (p *Plan) apply(argv []string) error {
 		return fmt.Errorf("making the private TMPDIR: %w", err)
 	}
 	env = setEnv(env, "TMPDIR", tmp)
+	if err := closeInherited(); err != nil {
+		return err
+	}
 	if err := dropCapabilities(); err != nil {
 		return err
 	}
@@ -87,6 +90,30 @@ func setEnv(env []string, name, value string) []string {
 		}
 	}
 	return append(out, name+"="+value)
+}
+
+// closeInherited marks every descriptor above stderr close-on-exec: the
+// server gets its three pipes and nothing else. Go opens its own files
+// close-on-exec, but colibri may have inherited others from whoever
+// started it (an editor, a service manager), and a descriptor is a right
+// Landlock does not take back: a server handed one reads the file it
+// names however its rules read.
+func closeInherited() error {
+	err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil {
+		return nil
+	}
+	// Before Linux 5.11: one by one.
+	ents, rerr := os.ReadDir("/proc/self/fd")
+	if rerr != nil {
+		return fmt.Errorf("closing inherited descriptors: %w (and listing them: %v)", err, rerr)
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
+	return nil
 }
 
 // limit sets the resource limits: no core dumps, and the plan's CPU time

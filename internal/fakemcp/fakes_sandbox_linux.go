@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// tryMore are the prisoner's attacks that need Linux's own calls: a
+// pathname Unix socket (unix, path), another process's resource limits
+// (prlimit, pid: the target's own values written back, so that only the
+// permission is tested), shared memory past the limits (shm, mb), the file
+// descriptors it inherited (fds), a hard link, a rename or a symbolic link
+// from path to addr then read through it (link, rename, symlink).
+func tryMore(op, path, addr string, pid, mb int) (string, error) {
+	switch op {
+	case "unix":
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			return "", err
+		}
+		c.Close()
+		return "connected", nil
+	case "unixgram":
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
+		if err != nil {
+			return "", err
+		}
+		defer unix.Close(fds[0])
+		defer unix.Close(fds[1])
+		return "sent", unix.Sendto(fds[0], []byte("prisoner"), 0, &unix.SockaddrUnix{Name: path})
+	case "prlimit":
+		var old unix.Rlimit
+		if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &old); err != nil {
+			return "", err
+		}
+		return "set", unix.Prlimit(pid, unix.RLIMIT_NOFILE, &old, nil)
+	case "renice":
+		prio, err := unix.Getpriority(unix.PRIO_PROCESS, pid)
+		if err != nil {
+			return "", err
+		}
+		return "reniced", unix.Setpriority(unix.PRIO_PROCESS, pid, 20-prio)
+	case "affinity":
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(pid, &set); err != nil {
+			return "", err
+		}
+		return "pinned", unix.SchedSetaffinity(pid, &set)
+	case "shm":
+		b, err := unix.Mmap(-1, 0, mb<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS)
+		if err != nil {
+			return "", err
+		}
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		return strconv.Itoa(mb) + " MiB shared", nil
+	case "fds":
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			return "", err
+		}
+		var out []string
+		for _, e := range ents {
+			if n, _ := strconv.Atoi(e.Name()); n > 2 {
+				t, _ := os.Readlink("/proc/self/fd/" + e.Name())
+				out = append(out, e.Name()+"="+t)
+			}
+		}
+		return strings.Join(out, " "), nil
+	case "link":
+		return "linked", os.Link(path, addr)
+	case "rename":
+		return "renamed", os.Rename(path, addr)
+	case "symlink":
+		if err := os.Symlink(path, addr); err != nil {
+			return "", err
+		}
+		b, err := os.ReadFile(addr)
+		return fmt.Sprintf("%d bytes", len(b)), err
+	case "mknod":
+		return "made", unix.Mknod(path, syscall.S_IFCHR|0o666, int(unix.Mkdev(1, 3)))
+	}
+	return "", errNoOp
+}
