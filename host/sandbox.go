@@ -34,6 +34,7 @@ func (h *Host) confine(srv *registry.Server, argv []string) ([]string, error) {
 	if dir == "" {
 		dir, _ = os.Getwd()
 	}
+	home, _ := h.getenv("HOME")
 	plan, warning, err := sandbox.Prepare(sandbox.Input{
 		Server: srv.Name,
 		Spec: sandbox.Spec{Read: sb.Read, Write: sb.Write, Net: sb.NetAllowed(),
@@ -43,6 +44,7 @@ func (h *Host) confine(srv *registry.Server, argv []string) ([]string, error) {
 		StateDir: h.stateDir(),
 		Protect:  h.opts.SandboxProtect,
 		ABI:      abi(),
+		Home:     home,
 	})
 	var se *sandbox.Error
 	switch {

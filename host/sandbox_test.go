@@ -340,3 +340,32 @@ func TestSandboxInheritsNoDescriptors(t *testing.T) {
 		t.Errorf("confined: %s, want ok and no descriptor of %s", got, w.secret)
 	}
 }
+
+// A server whose command or argument is a file in HOME reads that file,
+// not the rest of HOME: the command's own files never widen to it.
+func TestSandboxOwnFilesNeverWidenToHome(t *testing.T) {
+	w := newSandboxWorld(t, host.Options{})
+	b, err := os.ReadFile(fakeBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inHome := prisoner(&registry.Sandbox{})
+	inHome.Command = filepath.Join(w.home, "srv")
+	if err := os.WriteFile(inHome.Command, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	notes := filepath.Join(w.home, "notes.md")
+	if err := os.WriteFile(notes, []byte("notes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	withArg := prisoner(&registry.Sandbox{})
+	withArg.Args = append(withArg.Args, notes)
+	for _, srv := range []*registry.Server{inHome, withArg} {
+		if got := w.try(t, srv, map[string]any{"op": "read", "path": w.secret}); !strings.Contains(got, "permission denied") {
+			t.Errorf("%s %v: read %s: %s, want permission denied", srv.Command, srv.Args, w.secret, got)
+		}
+	}
+	if got := w.try(t, withArg, map[string]any{"op": "read", "path": notes}); !strings.HasPrefix(got, "ok: ") {
+		t.Errorf("its own argument: %s, want ok", got)
+	}
+}

@@ -35,6 +35,9 @@ type Input struct {
 	Protect []string
 	// ABI is the Landlock ABI of the kernel (DetectABI), or less.
 	ABI int
+	// Home is colibri's HOME ("": os.UserHomeDir): what the command's own
+	// files never widen to.
+	Home string
 }
 
 // NeedABI is the Landlock ABI the whole sandbox needs: filesystem rules (1),
@@ -110,7 +113,11 @@ func Prepare(in Input) (*Plan, string, error) {
 			*set.dst = append(*set.dst, path)
 		}
 	}
-	if home, err := os.UserHomeDir(); err == nil && within(home, p.Write) {
+	home := in.Home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if home != "" && within(home, p.Write) {
 		p.Home = "" // write grants the real HOME: the server keeps it
 	}
 	for _, dir := range systemPlaces {
@@ -130,8 +137,20 @@ func Prepare(in Input) (*Plan, string, error) {
 	// What the command needs of its own: the executable's folder, and the
 	// package of each argument that is an existing file (node SCRIPT,
 	// python FILE). A folder that holds one of colibri's files (a script
-	// beside the registry) is not granted; the file alone is.
-	auto := []string{filepath.Dir(in.Argv[0])}
+	// beside the registry) is not granted; the file alone is. Nor is a
+	// folder that is HOME or holds it (a script in ~, a binary in /, a
+	// package.json left in ~): that would be the user's every file.
+	var auto []string
+	grantOwn := func(file, dir string) {
+		if tooWide(dir, home) {
+			if holds(file, protect) == "" {
+				p.Read = append(p.Read, file)
+			}
+			return
+		}
+		auto = append(auto, dir)
+	}
+	grantOwn(in.Argv[0], filepath.Dir(in.Argv[0]))
 	for _, a := range in.Argv[1:] {
 		if a == "" || strings.HasPrefix(a, "-") {
 			continue
@@ -140,7 +159,7 @@ func Prepare(in Input) (*Plan, string, error) {
 			a = filepath.Join(in.Dir, a)
 		}
 		if st, err := os.Stat(a); err == nil && st.Mode().IsRegular() {
-			auto = append(auto, packageRoot(a))
+			grantOwn(a, packageRoot(a, home))
 			if holds(a, protect) == "" {
 				p.Read = append(p.Read, a)
 			}
@@ -160,8 +179,8 @@ func HomeDir(stateDir, server string) string { return filepath.Join(stateDir, "h
 // packageRoot is the folder a script's package lives in: the folder that
 // holds the outermost node_modules on its path (its dependencies are
 // there), else the nearest folder with a package manifest, else the
-// script's own folder.
-func packageRoot(file string) string {
+// script's own folder. The search for a manifest stops below home.
+func packageRoot(file, home string) string {
 	dir := filepath.Dir(file)
 	parts := strings.Split(dir, string(filepath.Separator))
 	for i, part := range parts {
@@ -169,16 +188,20 @@ func packageRoot(file string) string {
 			return strings.Join(parts[:i+1], string(filepath.Separator))
 		}
 	}
-	for d := dir; ; d = filepath.Dir(d) {
+	for d := dir; !tooWide(d, home); d = filepath.Dir(d) {
 		for _, m := range []string{"package.json", "pyproject.toml", "setup.py", "go.mod"} {
 			if _, err := os.Stat(filepath.Join(d, m)); err == nil {
 				return d
 			}
 		}
-		if d == filepath.Dir(d) {
-			return dir
-		}
 	}
+	return dir
+}
+
+// tooWide reports whether dir is too wide to grant as a command's own
+// folder: the root, or home or a folder that holds it.
+func tooWide(dir, home string) bool {
+	return dir == filepath.Dir(dir) || home != "" && isWithin(home, dir)
 }
 
 // resolveAll resolves symbolic links in paths, keeping each path as it is

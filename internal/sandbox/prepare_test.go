@@ -89,3 +89,33 @@ func TestArgvRoundTrip(t *testing.T) {
 		t.Error("Limits")
 	}
 }
+
+// The command's own files never widen to HOME: a binary in ~, an argument
+// that is a file in ~, a script under a folder of ~ where a package.json
+// was left in ~ itself. Each gets the file, not the user's every file.
+func TestPrepareNeverGrantsHome(t *testing.T) {
+	home := t.TempDir()
+	for _, f := range []string{"srv", "notes.md", "package.json", "proj/sub/x.js"} {
+		os.MkdirAll(filepath.Join(home, filepath.Dir(f)), 0o755)
+		os.WriteFile(filepath.Join(home, f), []byte("x"), 0o755)
+	}
+	in := Input{Server: "s", StateDir: filepath.Join(home, ".local/state/colibri-mcp"), ABI: NeedABI, Home: home,
+		Argv: []string{filepath.Join(home, "srv"), filepath.Join(home, "notes.md"), filepath.Join(home, "proj/sub/x.js")}}
+	p, _, err := Prepare(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range p.Read {
+		if isWithin(home, r) {
+			t.Errorf("read grants %s, which holds HOME %s: %v", r, home, p.Read)
+		}
+	}
+	for _, want := range in.Argv {
+		if !slices.Contains(p.Read, want) {
+			t.Errorf("read lacks the command's own file %s: %v", want, p.Read)
+		}
+	}
+	if !slices.Contains(p.Read, filepath.Join(home, "proj/sub")) {
+		t.Errorf("the script's own folder is not granted: %v", p.Read)
+	}
+}
