@@ -125,6 +125,8 @@ func TestSandboxRefusesWhatItForbids(t *testing.T) {
 		{"connect TCP on loopback", map[string]any{"op": "tcp", "addr": tcp.Addr().String()}, "operation not permitted"},
 		{"send UDP", map[string]any{"op": "udp", "addr": udp.LocalAddr().String()}, "operation not permitted"},
 		{"signal colibri", map[string]any{"op": "signal", "pid": os.Getpid(), "sig": 0}, "operation not permitted"},
+		{"set colibri's resource limits", map[string]any{"op": "prlimit", "pid": os.Getpid()}, "operation not permitted"},
+		{"set another process's resource limits", map[string]any{"op": "prlimit", "pid": sleeper.Process.Pid}, "operation not permitted"},
 		{"ptrace a process of the same user", map[string]any{"op": "ptrace", "pid": sleeper.Process.Pid}, "operation not permitted"},
 		{"read colibri's environ", map[string]any{"op": "read", "path": "/proc/" + strconv.Itoa(os.Getpid()) + "/environ"}, "permission denied"},
 		{"read the registry", map[string]any{"op": "read", "path": w.registry}, "permission denied"},

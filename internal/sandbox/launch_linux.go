@@ -186,33 +186,35 @@ func dropCapabilities() error {
 
 // filterSyscalls loads the seccomp filters: system calls of another
 // architecture (i386's int 0x80 on amd64, which a filter keyed on amd64's
-// numbers would let through) fail always; with net false, so does every
-// IPv4, IPv6 and packet socket, and io_uring, whose operations open
-// sockets without the socket(2) system call.
+// numbers would let through) fail always, and so does prlimit(2) on
+// another process (the kernel lets a process of the same user lower
+// colibri's limits, RLIMIT_CPU to one second ends it, and Landlock has no
+// rule for it); with net false, so does every IPv4, IPv6 and packet
+// socket, and io_uring, whose operations open sockets without the
+// socket(2) system call.
 func (p *Plan) filterSyscalls() error {
 	if err := loadForeignArchFilter(); err != nil {
 		return err
 	}
-	if p.Net {
-		return nil
-	}
-	var deny []seccomp.NameWithConditions
-	for _, domain := range []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET} {
-		deny = append(deny, seccomp.NameWithConditions{Name: "socket",
-			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: domain}}})
+	groups := []seccomp.SyscallGroup{{Action: seccomp.ActionErrno, NamesWithCondtions: []seccomp.NameWithConditions{
+		{Name: "prlimit64", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.NotEqual, Value: 0}}},
+	}}}
+	if !p.Net {
+		var deny []seccomp.NameWithConditions
+		for _, domain := range []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET} {
+			deny = append(deny, seccomp.NameWithConditions{Name: "socket",
+				Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: domain}}})
+		}
+		groups = append(groups,
+			seccomp.SyscallGroup{Action: seccomp.ActionErrno, NamesWithCondtions: deny},
+			seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: []string{"io_uring_setup"}})
 	}
 	f := seccomp.Filter{
 		NoNewPrivs: true,
-		Policy: seccomp.Policy{
-			DefaultAction: seccomp.ActionAllow,
-			Syscalls: []seccomp.SyscallGroup{
-				{Action: seccomp.ActionErrno, NamesWithCondtions: deny},
-				{Action: seccomp.ActionErrno, Names: []string{"io_uring_setup"}},
-			},
-		},
+		Policy:     seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups},
 	}
 	if err := seccomp.LoadFilter(f); err != nil {
-		return fmt.Errorf("loading the seccomp filter (net false): %w", err)
+		return fmt.Errorf("loading the seccomp filter: %w", err)
 	}
 	return nil
 }
