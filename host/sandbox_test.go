@@ -371,3 +371,34 @@ func TestSandboxOwnFilesNeverWidenToHome(t *testing.T) {
 		t.Errorf("its own argument: %s, want ok", got)
 	}
 }
+
+// With net false a server reaches no Unix socket outside its write paths:
+// not a stream socket (the D-Bus session bus, docker.sock), not a datagram
+// one through a socket pair's sendto. Below Landlock ABI 9 seccomp refuses
+// every Unix socket but a connected stream pair; from 9 Landlock refuses
+// the path.
+func TestSandboxNetOffRefusesUnixSockets(t *testing.T) {
+	w := newSandboxWorld(t, host.Options{})
+	stream, err := net.Listen("unix", filepath.Join(w.notGranted, "bus"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	gram, err := net.ListenPacket("unixgram", filepath.Join(w.notGranted, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gram.Close()
+	confined := prisoner(&registry.Sandbox{Write: []string{w.granted}, Net: netOff()})
+	for _, args := range []map[string]any{
+		{"op": "unix", "path": stream.Addr().String()},
+		{"op": "unixgram", "path": gram.LocalAddr().String()},
+	} {
+		if got := w.try(t, prisoner(nil), args); !strings.HasPrefix(got, "ok: ") {
+			t.Fatalf("unconfined %v: %s, want ok (else this proves nothing)", args, got)
+		}
+		if got := w.try(t, confined, args); !strings.Contains(got, "operation not permitted") && !strings.Contains(got, "permission denied") {
+			t.Errorf("confined %v: %s, want denied", args, got)
+		}
+	}
+}

@@ -191,7 +191,11 @@ func dropCapabilities() error {
 // colibri's limits, RLIMIT_CPU to one second ends it, and Landlock has no
 // rule for it); with net false, so does every IPv4, IPv6 and packet
 // socket, and io_uring, whose operations open sockets without the
-// socket(2) system call.
+// socket(2) system call; and below Landlock ABI 9, which is the first to
+// rule on connect(2) and sendmsg(2) to a pathname Unix socket, every Unix
+// socket but a connected pair (socket(AF_UNIX) to reach the D-Bus session
+// bus, whose systemd runs any command unconfined, or docker.sock; a
+// datagram pair, which sendto(2) may still address to any path).
 func (p *Plan) filterSyscalls() error {
 	if err := loadForeignArchFilter(); err != nil {
 		return err
@@ -201,7 +205,15 @@ func (p *Plan) filterSyscalls() error {
 	}}}
 	if !p.Net {
 		var deny []seccomp.NameWithConditions
-		for _, domain := range []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET} {
+		domains := []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET}
+		if p.abi() < unixRulesABI {
+			domains = append(domains, unix.AF_UNIX)
+			deny = append(deny, seccomp.NameWithConditions{Name: "socketpair", Conditions: seccomp.ArgumentConditions{
+				{Argument: 0, Operation: seccomp.Equal, Value: unix.AF_UNIX},
+				// SOCK_DGRAM, and SOCK_RAW, which is a datagram socket for AF_UNIX.
+				{Argument: 1, Operation: seccomp.BitsSet, Value: unix.SOCK_DGRAM}}})
+		}
+		for _, domain := range domains {
 			deny = append(deny, seccomp.NameWithConditions{Name: "socket",
 				Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: domain}}})
 		}
@@ -264,6 +276,15 @@ const (
 		llsys.AccessFSRefer | llsys.AccessFSResolveUnix
 )
 
+// abi is the Landlock ABI the launcher enforces: the plan's, at most the
+// kernel's, at most the newest go-landlock knows.
+func (p *Plan) abi() int { return min(p.ABI, DetectABI(), len(configs)-1) }
+
+// unixRulesABI is the first Landlock ABI that rules on reaching a pathname
+// Unix socket (connect(2), sendmsg(2)): below it, net false refuses Unix
+// sockets through seccomp instead.
+const unixRulesABI = 9
+
 // configs are go-landlock's presets by ABI.
 var configs = []landlock.Config{{}, landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5,
 	landlock.V6, landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11}
@@ -274,7 +295,7 @@ var configs = []landlock.Config{{}, landlock.V1, landlock.V2, landlock.V3, landl
 // an abstract socket any process outside its own Landlock domain (colibri,
 // other servers, the user's other processes).
 func (p *Plan) landlock(tmp string) error {
-	abi := min(p.ABI, DetectABI(), len(configs)-1)
+	abi := p.abi()
 	if abi <= 0 {
 		return nil
 	}
