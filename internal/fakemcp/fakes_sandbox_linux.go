@@ -16,7 +16,8 @@ import (
 // (prlimit, pid: the target's own values written back, so that only the
 // permission is tested), shared memory past the limits (shm, mb), the file
 // descriptors it inherited (fds), a hard link, a rename or a symbolic link
-// from path to addr then read through it (link, rename, symlink).
+// from path to addr then read through it (link, rename, symlink), a
+// socket of any family (socket, addr "DOMAIN/TYPE").
 func tryMore(op, path, addr string, pid, mb int) (string, error) {
 	switch op {
 	case "unix":
@@ -34,6 +35,16 @@ func tryMore(op, path, addr string, pid, mb int) (string, error) {
 		defer unix.Close(fds[0])
 		defer unix.Close(fds[1])
 		return "sent", unix.Sendto(fds[0], []byte("prisoner"), 0, &unix.SockaddrUnix{Name: path})
+	case "socket": // addr "DOMAIN/TYPE", numbers: only the socket is made
+		d, ty, _ := strings.Cut(addr, "/")
+		domain, _ := strconv.Atoi(d)
+		typ, _ := strconv.Atoi(ty)
+		fd, err := unix.Socket(domain, typ, 0)
+		if err != nil {
+			return "", err
+		}
+		unix.Close(fd)
+		return "made", nil
 	case "prlimit":
 		var old unix.Rlimit
 		if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &old); err != nil {

@@ -189,8 +189,8 @@ func dropCapabilities() error {
 // numbers would let through) fail always, and so does prlimit(2) on
 // another process (the kernel lets a process of the same user lower
 // colibri's limits, RLIMIT_CPU to one second ends it, and Landlock has no
-// rule for it); with net false, so does every IPv4, IPv6 and packet
-// socket, and io_uring, whose operations open sockets without the
+// rule for it); with net false, so does every socket but a Netlink one
+// (IPv4, IPv6, packet, vsock…), and io_uring, whose operations open sockets without the
 // socket(2) system call; and below Landlock ABI 9, which is the first to
 // rule on connect(2) and sendmsg(2) to a pathname Unix socket, every Unix
 // socket but a connected pair (socket(AF_UNIX) to reach the D-Bus session
@@ -205,18 +205,21 @@ func (p *Plan) filterSyscalls() error {
 	}}}
 	if !p.Net {
 		var deny []seccomp.NameWithConditions
-		domains := []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET}
-		if p.abi() < unixRulesABI {
-			domains = append(domains, unix.AF_UNIX)
+		// Every family but those named here: IPv4, IPv6 and packet
+		// sockets, and AF_VSOCK (a virtual machine's way to its host:
+		// WSL2's, Firecracker's), AF_TIPC, AF_RDS, Bluetooth, CAN…
+		// Netlink stays: getifaddrs(3) and getaddrinfo(3) use it, and it
+		// reaches nothing beyond this machine's kernel.
+		keep := seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_NETLINK}}
+		if p.abi() >= unixRulesABI {
+			keep = append(keep, seccomp.Condition{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_UNIX})
+		} else {
 			deny = append(deny, seccomp.NameWithConditions{Name: "socketpair", Conditions: seccomp.ArgumentConditions{
 				{Argument: 0, Operation: seccomp.Equal, Value: unix.AF_UNIX},
 				// SOCK_DGRAM, and SOCK_RAW, which is a datagram socket for AF_UNIX.
 				{Argument: 1, Operation: seccomp.BitsSet, Value: unix.SOCK_DGRAM}}})
 		}
-		for _, domain := range domains {
-			deny = append(deny, seccomp.NameWithConditions{Name: "socket",
-				Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: domain}}})
-		}
+		deny = append(deny, seccomp.NameWithConditions{Name: "socket", Conditions: keep})
 		groups = append(groups,
 			seccomp.SyscallGroup{Action: seccomp.ActionErrno, NamesWithCondtions: deny},
 			seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: []string{"io_uring_setup"}})
