@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -17,7 +18,8 @@ import (
 // permission is tested), shared memory past the limits (shm, mb), the file
 // descriptors it inherited (fds), a hard link, a rename or a symbolic link
 // from path to addr then read through it (link, rename, symlink), a
-// socket of any family (socket, addr "DOMAIN/TYPE").
+// socket of any family (socket, addr "DOMAIN/TYPE"), another process's
+// System V shared memory (shmread, pid: the segment's id).
 func tryMore(op, path, addr string, pid, mb int) (string, error) {
 	switch op {
 	case "unix":
@@ -45,6 +47,13 @@ func tryMore(op, path, addr string, pid, mb int) (string, error) {
 		}
 		unix.Close(fd)
 		return "made", nil
+	case "shmread": // pid: a System V shared memory segment's id
+		b, err := unix.SysvShmAttach(pid, 0, unix.SHM_RDONLY)
+		if err != nil {
+			return "", err
+		}
+		defer unix.SysvShmDetach(b)
+		return string(b[:bytes.IndexByte(append(b, 0), 0)]), nil
 	case "prlimit":
 		var old unix.Rlimit
 		if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &old); err != nil {

@@ -189,7 +189,10 @@ func dropCapabilities() error {
 // numbers would let through) fail always, and so does prlimit(2) on
 // another process (the kernel lets a process of the same user lower
 // colibri's limits, RLIMIT_CPU to one second ends it, and Landlock has no
-// rule for it); with net false, so does every socket but a Netlink one
+// rule for it), and so does System V IPC (outside Landlock too: another
+// process's shared memory segment is read by its id, an X client's
+// MIT-SHM images, and a segment outlives its maker and every limit); with
+// net false, so does every socket but a Netlink one
 // (IPv4, IPv6, packet, vsock…), and io_uring, whose operations open sockets without the
 // socket(2) system call; and below Landlock ABI 9, which is the first to
 // rule on connect(2) and sendmsg(2) to a pathname Unix socket, every Unix
@@ -202,7 +205,7 @@ func (p *Plan) filterSyscalls() error {
 	}
 	groups := []seccomp.SyscallGroup{{Action: seccomp.ActionErrno, NamesWithCondtions: []seccomp.NameWithConditions{
 		{Name: "prlimit64", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.NotEqual, Value: 0}}},
-	}}}
+	}}, {Action: seccomp.ActionErrno, Names: sysvIPC}}
 	if !p.Net {
 		var deny []seccomp.NameWithConditions
 		// Every family but those named here: IPv4, IPv6 and packet
@@ -233,6 +236,10 @@ func (p *Plan) filterSyscalls() error {
 	}
 	return nil
 }
+
+// sysvIPC are System V IPC's calls, as the seccomp library names them.
+var sysvIPC = []string{"shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl",
+	"semget", "semop", "semtimedop", "semctl"}
 
 // auditArch is the seccomp architecture of the running binary.
 var auditArch = map[string]uint32{

@@ -1,0 +1,36 @@
+package host_test
+
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// System V IPC is outside Landlock: a segment of another process of the
+// user (an X client's MIT-SHM images, a database's buffers) is readable by
+// id. A sandboxed server gets none of it.
+func TestSandboxRefusesSysVIPC(t *testing.T) {
+	w := newSandboxWorld(t, host.Options{})
+	id, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
+	if err != nil {
+		t.Skipf("SKIPPING: no System V shared memory here: %v", err)
+	}
+	defer unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+	b, err := unix.SysvShmAttach(id, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(b, "the user's screen")
+	unix.SysvShmDetach(b)
+	args := map[string]any{"op": "shmread", "pid": id}
+	if got := w.try(t, prisoner(nil), args); got != "ok: the user's screen" {
+		t.Fatalf("unconfined: %s, want the segment (else this proves nothing)", got)
+	}
+	if got := w.try(t, prisoner(&registry.Sandbox{}), args); !strings.Contains(got, "operation not permitted") {
+		t.Errorf("confined: %s, want operation not permitted", got)
+	}
+}
