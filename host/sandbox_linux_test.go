@@ -34,3 +34,23 @@ func TestSandboxRefusesSysVIPC(t *testing.T) {
 		t.Errorf("confined: %s, want operation not permitted", got)
 	}
 }
+
+// The kernel's keyrings are outside Landlock: a key in the user's keyring
+// (a Kerberos ticket, a file system's key) is read by any process of the
+// user. A sandboxed server reads none.
+func TestSandboxRefusesKeyrings(t *testing.T) {
+	w := newSandboxWorld(t, host.Options{})
+	desc := "colibri-test-" + t.Name()
+	id, err := unix.AddKey("user", desc, []byte("the user's ticket"), unix.KEY_SPEC_USER_KEYRING)
+	if err != nil {
+		t.Skipf("SKIPPING: no keyring here: %v", err)
+	}
+	defer unix.KeyctlInt(unix.KEYCTL_UNLINK, id, unix.KEY_SPEC_USER_KEYRING, 0, 0)
+	args := map[string]any{"op": "keyread", "addr": desc}
+	if got := w.try(t, prisoner(nil), args); got != "ok: the user's ticket" {
+		t.Fatalf("unconfined: %s, want the key (else this proves nothing)", got)
+	}
+	if got := w.try(t, prisoner(&registry.Sandbox{}), args); !strings.Contains(got, "operation not permitted") {
+		t.Errorf("confined: %s, want operation not permitted", got)
+	}
+}

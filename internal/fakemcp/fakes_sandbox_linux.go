@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,7 +20,9 @@ import (
 // descriptors it inherited (fds), a hard link, a rename or a symbolic link
 // from path to addr then read through it (link, rename, symlink), a
 // socket of any family (socket, addr "DOMAIN/TYPE"), another process's
-// System V shared memory (shmread, pid: the segment's id).
+// System V shared memory (shmread, pid: the segment's id), a key of the
+// user's keyring (keyread, addr: its description), a shell command line
+// (sh, path).
 func tryMore(op, path, addr string, pid, mb int) (string, error) {
 	switch op {
 	case "unix":
@@ -54,6 +57,23 @@ func tryMore(op, path, addr string, pid, mb int) (string, error) {
 		}
 		defer unix.SysvShmDetach(b)
 		return string(b[:bytes.IndexByte(append(b, 0), 0)]), nil
+	case "keyread": // addr: the description of a "user" key in the user's keyring
+		id, err := unix.KeyctlSearch(unix.KEY_SPEC_USER_KEYRING, "user", addr, 0)
+		if err != nil {
+			return "", err
+		}
+		buf := make([]byte, 256)
+		n, err := unix.KeyctlBuffer(unix.KEYCTL_READ, id, buf, 0)
+		if err != nil {
+			return "", err
+		}
+		return string(buf[:min(n, len(buf))]), nil
+	case "sh": // path: a shell command line; its output
+		out, err := exec.Command("/bin/sh", "-c", path).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("%w: %s", err, out)
+		}
+		return string(out), nil
 	case "prlimit":
 		var old unix.Rlimit
 		if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &old); err != nil {

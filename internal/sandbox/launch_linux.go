@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -191,8 +192,10 @@ func dropCapabilities() error {
 // colibri's limits, RLIMIT_CPU to one second ends it, and Landlock has no
 // rule for it), and so does System V IPC (outside Landlock too: another
 // process's shared memory segment is read by its id, an X client's
-// MIT-SHM images, and a segment outlives its maker and every limit); with
-// net false, so does every socket but a Netlink one
+// MIT-SHM images, and a segment outlives its maker and every limit), and
+// so do the kernel's keyrings (outside Landlock: the user's keyring holds
+// Kerberos tickets and file system keys, readable by any process of the
+// user); with net false, so does every socket but a Netlink one
 // (IPv4, IPv6, packet, vsock…), and io_uring, whose operations open sockets without the
 // socket(2) system call; and below Landlock ABI 9, which is the first to
 // rule on connect(2) and sendmsg(2) to a pathname Unix socket, every Unix
@@ -205,7 +208,7 @@ func (p *Plan) filterSyscalls() error {
 	}
 	groups := []seccomp.SyscallGroup{{Action: seccomp.ActionErrno, NamesWithCondtions: []seccomp.NameWithConditions{
 		{Name: "prlimit64", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.NotEqual, Value: 0}}},
-	}}, {Action: seccomp.ActionErrno, Names: sysvIPC}}
+	}}, {Action: seccomp.ActionErrno, Names: slices.Concat(sysvIPC, keyrings)}}
 	if !p.Net {
 		var deny []seccomp.NameWithConditions
 		// Every family but those named here: IPv4, IPv6 and packet
@@ -240,6 +243,9 @@ func (p *Plan) filterSyscalls() error {
 // sysvIPC are System V IPC's calls, as the seccomp library names them.
 var sysvIPC = []string{"shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl",
 	"semget", "semop", "semtimedop", "semctl"}
+
+// keyrings are the calls of the kernel's key management.
+var keyrings = []string{"keyctl", "add_key", "request_key"}
 
 // auditArch is the seccomp architecture of the running binary.
 var auditArch = map[string]uint32{
