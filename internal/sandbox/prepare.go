@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -170,8 +171,17 @@ func Prepare(in Input) (*Plan, string, error) {
 			p.Read = append(p.Read, dir)
 		}
 	}
+	if b, _ := json.Marshal(p); len(b) > MaxPlanBytes {
+		return nil, "", &Error{Config: true, Msg: fmt.Sprintf(
+			"sandbox: the granted paths come to %d bytes together, more than the %d the launcher can be handed (one argument of a command line; the kernel's limit is 128 KiB): grant fewer or shorter paths", len(b), MaxPlanBytes)}
+	}
 	return p, warning, nil
 }
+
+// MaxPlanBytes bounds a plan, which travels as one argument of the
+// launcher's command line: execve(2) refuses one over 128 KiB (E2BIG),
+// which would fail each start as if the system were short of something.
+const MaxPlanBytes = 64 << 10
 
 // HomeDir is the private HOME of server under colibri's state folder.
 func HomeDir(stateDir, server string) string { return filepath.Join(stateDir, "home", server) }

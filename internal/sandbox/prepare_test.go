@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -117,5 +118,20 @@ func TestPrepareNeverGrantsHome(t *testing.T) {
 	}
 	if !slices.Contains(p.Read, filepath.Join(home, "proj/sub")) {
 		t.Errorf("the script's own folder is not granted: %v", p.Read)
+	}
+}
+
+// A plan too long for one argument of a command line is a config error,
+// not a start that fails E2BIG each time as if the system were short.
+func TestPrepareBoundsThePlan(t *testing.T) {
+	long := "/" + strings.Repeat("d", 250)
+	var read []string
+	for i := range 64 {
+		read = append(read, strings.Repeat(long, 15)+strconv.Itoa(i))
+	}
+	_, _, err := Prepare(Input{Server: "s", StateDir: t.TempDir(), ABI: NeedABI, Argv: []string{"/usr/bin/true"},
+		Spec: Spec{Read: read, Write: read}})
+	if e, ok := err.(*Error); !ok || !e.Config || !strings.Contains(e.Msg, "65536") {
+		t.Errorf("err = %v, want a config error naming the bound", err)
 	}
 }
