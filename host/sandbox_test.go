@@ -425,3 +425,19 @@ func TestSandboxNetOffRefusesEveryFamily(t *testing.T) {
 		t.Errorf("confined AF_NETLINK: %s, want ok", got)
 	}
 }
+
+// No grant reaches the private HOME or TMPDIR of another server, even
+// where the operator did not name colibri's state folder as its own.
+func TestSandboxRefusesToGrantOtherServersFolders(t *testing.T) {
+	w := newSandboxWorld(t, host.Options{})
+	for _, dir := range []string{filepath.Join(w.state, "tmp"), filepath.Join(w.state, "home", "other")} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		srv := prisoner(&registry.Sandbox{Read: []string{dir}, At: "/servers/prisoner/sandbox"})
+		_, err := w.h.ListTools(t.Context(), srv, nil)
+		if e := wantKind(t, err, host.KindConfig, host.PhaseSpawn); !strings.Contains(e.Error(), "sandbox read/0") {
+			t.Errorf("read %s: %q should name the location", dir, e.Error())
+		}
+	}
+}

@@ -232,12 +232,13 @@ func resolveAll(paths []string) []string {
 	return out
 }
 
-// holds returns the first of files that lies within dir (or is dir), or "".
+// holds returns the first of files that lies within dir (or is dir), or
+// within which dir lies (a path inside a protected folder), or "".
 func holds(dir string, files []string) string {
 	dirs := resolveAll([]string{dir})
 	for _, f := range files {
 		for _, d := range dirs {
-			if isWithin(f, d) {
+			if isWithin(f, d) || isWithin(d, f) {
 				return f
 			}
 		}
