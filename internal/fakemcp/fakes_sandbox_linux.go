@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,7 +23,8 @@ import (
 // socket of any family (socket, addr "DOMAIN/TYPE"), another process's
 // System V shared memory (shmread, pid: the segment's id), a key of the
 // user's keyring (keyread, addr: its description), a shell command line
-// (sh, path).
+// (sh, path), another process's memory (vmread, pid) or counters (perf,
+// pid).
 func tryMore(op, path, addr string, pid, mb int) (string, error) {
 	switch op {
 	case "unix":
@@ -74,6 +76,20 @@ func tryMore(op, path, addr string, pid, mb int) (string, error) {
 			return "", fmt.Errorf("%w: %s", err, out)
 		}
 		return string(out), nil
+	case "vmread": // one byte of pid's memory at its auxv's first address
+		b := make([]byte, 1)
+		_, err := unix.ProcessVMReadv(pid, []unix.Iovec{{Base: &b[0], Len: 1}},
+			[]unix.RemoteIovec{{Base: 0x400000, Len: 1}}, 0)
+		return "read", err
+	case "perf": // a software counter on pid
+		attr := unix.PerfEventAttr{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_TASK_CLOCK}
+		attr.Size = uint32(unsafe.Sizeof(attr))
+		fd, err := unix.PerfEventOpen(&attr, pid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+		if err != nil {
+			return "", err
+		}
+		unix.Close(fd)
+		return "counting", nil
 	case "prlimit":
 		var old unix.Rlimit
 		if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &old); err != nil {
