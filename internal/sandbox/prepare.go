@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -111,6 +112,12 @@ func Prepare(in Input) (*Plan, string, error) {
 				return nil, "", &Error{Config: true, Msg: fmt.Sprintf(
 					"sandbox %s/%d: %s holds colibri's own file %s, which no hosted server may read; grant a folder beside it", set.key, i, path, f)}
 			}
+			// The rule is made on what colibri checked: a symbolic link
+			// swapped after this check (by a process that may write its
+			// folder) would otherwise grant its new target.
+			if r, err := filepath.EvalSymlinks(path); err == nil {
+				path = r
+			}
 			*set.dst = append(*set.dst, path)
 		}
 	}
@@ -118,7 +125,7 @@ func Prepare(in Input) (*Plan, string, error) {
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
-	if home != "" && within(home, p.Write) {
+	if home != "" && slices.ContainsFunc(resolveAll([]string{home}), func(h string) bool { return within(h, p.Write) }) {
 		p.Home = "" // write grants the real HOME: the server keeps it
 	}
 	for _, dir := range systemPlaces {

@@ -135,3 +135,29 @@ func TestPrepareBoundsThePlan(t *testing.T) {
 		t.Errorf("err = %v, want a config error naming the bound", err)
 	}
 }
+
+// A granted path that is a symbolic link is granted as what it pointed at
+// when colibri checked it: swapping the link before the launcher makes its
+// rule (to colibri's own folder) grants nothing new.
+func TestPrepareGrantsWhatItChecked(t *testing.T) {
+	root := t.TempDir()
+	data, conf := filepath.Join(root, "data"), filepath.Join(root, "conf")
+	os.Mkdir(data, 0o755)
+	os.Mkdir(conf, 0o755)
+	registryFile := filepath.Join(conf, "external-mcp.json")
+	os.WriteFile(registryFile, []byte("{}"), 0o600)
+	link := filepath.Join(root, "share")
+	if err := os.Symlink(data, link); err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := Prepare(Input{Server: "s", StateDir: filepath.Join(root, "state"), ABI: NeedABI, Argv: []string{"/usr/bin/true"},
+		Protect: []string{registryFile}, Spec: Spec{Read: []string{link}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(link)
+	os.Symlink(conf, link) // swapped between the check and the rule
+	if slices.Contains(p.Read, link) || !slices.Contains(p.Read, data) {
+		t.Errorf("read %v: want %s, what %s pointed at when checked", p.Read, data, link)
+	}
+}
