@@ -130,7 +130,7 @@ func Prepare(in Input) (*Plan, string, error) {
 	}
 	for _, dir := range systemPlaces {
 		if _, err := os.Stat(dir); err == nil {
-			p.Read = append(p.Read, dir)
+			p.Read = grantAround(p.Read, dir, protect, true)
 		}
 	}
 	// A resolv.conf that points elsewhere (systemd-resolved) is read there.
@@ -189,6 +189,33 @@ func Prepare(in Input) (*Plan, string, error) {
 // launcher's command line: execve(2) refuses one over 128 KiB (E2BIG),
 // which would fail each start as if the system were short of something.
 const MaxPlanBytes = 64 << 10
+
+// grantAround appends path to read, or, where path holds one of colibri's
+// files (the default registry is /usr/local/etc/colibri/external-mcp.json,
+// under /usr), everything in it but that file's folder: a system place is
+// granted around colibri's own files, and so is not colibri's folder with
+// its backups and samples. A file directly in a system place (place true)
+// leaves out that file alone.
+func grantAround(read []string, path string, protect []string, place bool) []string {
+	f := holds(path, protect)
+	if f == "" {
+		return append(read, path)
+	}
+	if within(path, protect) {
+		return read // a protected file or folder, or inside one
+	}
+	if !place && slices.ContainsFunc(protect, func(p string) bool { return filepath.Dir(p) == path }) {
+		return read // the folder of one of colibri's files
+	}
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return read
+	}
+	for _, e := range ents {
+		read = grantAround(read, filepath.Join(path, e.Name()), protect, false)
+	}
+	return read
+}
 
 // HomeDir is the private HOME of server under colibri's state folder.
 func HomeDir(stateDir, server string) string { return filepath.Join(stateDir, "home", server) }

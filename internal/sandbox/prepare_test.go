@@ -161,3 +161,31 @@ func TestPrepareGrantsWhatItChecked(t *testing.T) {
 		t.Errorf("read %v: want %s, what %s pointed at when checked", p.Read, data, link)
 	}
 }
+
+// colibri's default registry lives under /usr (/usr/local/etc/colibri),
+// a system place: the place is granted around colibri's folder, not
+// whole, and the rest of it stays readable.
+func TestPrepareSystemPlacesAroundColibrisFiles(t *testing.T) {
+	usr := t.TempDir()
+	for _, f := range []string{"bin/node", "local/bin/x", "local/etc/colibri/external-mcp.json", "local/etc/colibri/external-mcp.json.bak", "local/etc/ssl/cert.pem", "share/doc"} {
+		os.MkdirAll(filepath.Join(usr, filepath.Dir(f)), 0o755)
+		os.WriteFile(filepath.Join(usr, f), []byte("x"), 0o644)
+	}
+	defer func(old []string) { systemPlaces = old }(systemPlaces)
+	systemPlaces = []string{usr}
+	registryFile := filepath.Join(usr, "local/etc/colibri/external-mcp.json")
+	p, _, err := Prepare(Input{Server: "s", StateDir: t.TempDir(), ABI: NeedABI, Argv: []string{"/usr/bin/true"}, Protect: []string{registryFile}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range p.Read {
+		if isWithin(registryFile, r) || isWithin(registryFile+".bak", r) {
+			t.Errorf("read grants %s, which holds colibri's folder: %v", r, p.Read)
+		}
+	}
+	for _, want := range []string{"bin", "share", "local/bin", "local/etc/ssl"} {
+		if !slices.Contains(p.Read, filepath.Join(usr, want)) {
+			t.Errorf("read lacks %s: %v", want, p.Read)
+		}
+	}
+}
