@@ -1,7 +1,9 @@
 package host_test
 
 import (
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -52,5 +54,28 @@ func TestSandboxRefusesKeyrings(t *testing.T) {
 	}
 	if got := w.try(t, prisoner(&registry.Sandbox{}), args); !strings.Contains(got, "operation not permitted") {
 		t.Errorf("confined: %s, want operation not permitted", got)
+	}
+}
+
+// With net false no socket family reaches past the machine: AF_VSOCK (a
+// virtual machine's way to its host) is refused as IPv4 is; Netlink, which
+// getifaddrs(3) needs and which reaches only this kernel, is not.
+func TestSandboxNetOffRefusesEveryFamily(t *testing.T) {
+	w := newSandboxWorld(t, host.Options{})
+	confined := prisoner(&registry.Sandbox{Net: netOff()})
+	vsock := map[string]any{"op": "socket", "addr": "40/" + strconv.Itoa(syscall.SOCK_STREAM)} // AF_VSOCK
+	switch got := w.try(t, prisoner(nil), vsock); {
+	case strings.Contains(got, "address family not supported"):
+		t.Log("this kernel has no AF_VSOCK: that case proves nothing here")
+	case !strings.HasPrefix(got, "ok: "):
+		t.Fatalf("unconfined AF_VSOCK: %s", got)
+	default:
+		if got := w.try(t, confined, vsock); !strings.Contains(got, "operation not permitted") {
+			t.Errorf("confined AF_VSOCK: %s, want operation not permitted", got)
+		}
+	}
+	netlink := map[string]any{"op": "socket", "addr": strconv.Itoa(syscall.AF_NETLINK) + "/" + strconv.Itoa(syscall.SOCK_RAW)}
+	if got := w.try(t, confined, netlink); !strings.HasPrefix(got, "ok: ") {
+		t.Errorf("confined AF_NETLINK: %s, want ok", got)
 	}
 }
