@@ -236,6 +236,14 @@ func TestSandboxLimits(t *testing.T) {
 	if got := w.try(t, mem, map[string]any{"op": "alloc", "mb": 16}); !strings.HasPrefix(got, "ok: ") {
 		t.Errorf("a call within the limit: %s", got)
 	}
+	// Shared memory, which RLIMIT_DATA does not count, is not a way past it.
+	shm := map[string]any{"op": "shm", "mb": 400}
+	if got := w.try(t, prisoner(nil), shm); !strings.HasPrefix(got, "ok: ") {
+		t.Fatalf("unconfined shared memory: %s", got)
+	}
+	if got := w.try(t, mem, shm); !strings.HasPrefix(got, "denied: ") {
+		t.Errorf("400 MiB of shared memory under max_memory_mb 160: %s, want denied", got)
+	}
 
 	cpu := prisoner(&registry.Sandbox{MaxCPUSeconds: 1})
 	cpu.CallTimeout = 20000

@@ -195,7 +195,8 @@ func dropCapabilities() error {
 // MIT-SHM images, and a segment outlives its maker and every limit), and
 // so do the kernel's keyrings (outside Landlock: the user's keyring holds
 // Kerberos tickets and file system keys, readable by any process of the
-// user); with net false, so does every socket but a Netlink one
+// user); with max_memory_mb, shared anonymous memory and memfds, which
+// RLIMIT_DATA does not count; with net false, so does every socket but a Netlink one
 // (IPv4, IPv6, packet, vsock…), and io_uring, whose operations open sockets without the
 // socket(2) system call; and below Landlock ABI 9, which is the first to
 // rule on connect(2) and sendmsg(2) to a pathname Unix socket, every Unix
@@ -209,6 +210,15 @@ func (p *Plan) filterSyscalls() error {
 	groups := []seccomp.SyscallGroup{{Action: seccomp.ActionErrno, NamesWithCondtions: []seccomp.NameWithConditions{
 		{Name: "prlimit64", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.NotEqual, Value: 0}}},
 	}}, {Action: seccomp.ActionErrno, Names: slices.Concat(sysvIPC, keyrings)}}
+	if p.MemoryMB > 0 {
+		// RLIMIT_DATA counts private memory only: shared anonymous memory
+		// and a memfd, mapped shared, would hold any amount past it.
+		groups = append(groups, seccomp.SyscallGroup{Action: seccomp.ActionErrno,
+			Names: []string{"memfd_create", "memfd_secret"},
+			NamesWithCondtions: []seccomp.NameWithConditions{{Name: "mmap", Conditions: seccomp.ArgumentConditions{
+				{Argument: 3, Operation: seccomp.BitsSet, Value: unix.MAP_SHARED},
+				{Argument: 3, Operation: seccomp.BitsSet, Value: unix.MAP_ANONYMOUS}}}}})
+	}
 	if !p.Net {
 		var deny []seccomp.NameWithConditions
 		// Every family but those named here: IPv4, IPv6 and packet
