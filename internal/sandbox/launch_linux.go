@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/elastic/go-seccomp-bpf/arch"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/net/bpf"
@@ -242,12 +243,35 @@ func (p *Plan) filterSyscalls() error {
 	}
 	f := seccomp.Filter{
 		NoNewPrivs: true,
-		Policy:     seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups},
+		Policy:     seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: knownOnly(groups)},
 	}
 	if err := seccomp.LoadFilter(f); err != nil {
 		return fmt.Errorf("loading the seccomp filter: %w", err)
 	}
 	return nil
+}
+
+// knownOnly drops from groups the calls the running architecture does not
+// have (memfd_secret on 32-bit ARM, mmap where it is mmap2): the seccomp
+// library refuses a whole filter that names one, and a call that does not
+// exist needs no rule.
+func knownOnly(groups []seccomp.SyscallGroup) []seccomp.SyscallGroup {
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return groups // the library will say so
+	}
+	out := make([]seccomp.SyscallGroup, 0, len(groups))
+	for _, g := range groups {
+		g.Names = slices.DeleteFunc(slices.Clone(g.Names), func(n string) bool { _, ok := info.SyscallNames[n]; return !ok })
+		g.NamesWithCondtions = slices.DeleteFunc(slices.Clone(g.NamesWithCondtions), func(n seccomp.NameWithConditions) bool {
+			_, ok := info.SyscallNames[n.Name]
+			return !ok
+		})
+		if len(g.Names)+len(g.NamesWithCondtions) > 0 {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // sysvIPC are System V IPC's calls, as the seccomp library names them.
