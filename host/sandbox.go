@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -34,15 +35,20 @@ func (h *Host) confine(srv *registry.Server, argv []string) ([]string, error) {
 	if dir == "" {
 		dir, _ = os.Getwd()
 	}
+	home, _ := h.getenv("HOME")
+	state := h.stateDir()
 	plan, warning, err := sandbox.Prepare(sandbox.Input{
 		Server: srv.Name,
 		Spec: sandbox.Spec{Read: sb.Read, Write: sb.Write, Net: sb.NetAllowed(),
 			MaxMemoryMB: sb.MaxMemoryMB, MaxCPUSeconds: sb.MaxCPUSeconds, BestEffort: sb.BestEffort},
 		Argv:     argv,
 		Dir:      dir,
-		StateDir: h.stateDir(),
-		Protect:  h.opts.SandboxProtect,
-		ABI:      abi(),
+		StateDir: state,
+		// Every server's private HOME and TMPDIR are colibri's too: no
+		// grant may reach another server's.
+		Protect: append(slices.Clip(h.opts.SandboxProtect), filepath.Join(state, "home"), filepath.Join(state, "tmp")),
+		ABI:     abi(),
+		Home:    home,
 	})
 	var se *sandbox.Error
 	switch {

@@ -125,6 +125,8 @@ func TestSandboxRefusesWhatItForbids(t *testing.T) {
 		{"connect TCP on loopback", map[string]any{"op": "tcp", "addr": tcp.Addr().String()}, "operation not permitted"},
 		{"send UDP", map[string]any{"op": "udp", "addr": udp.LocalAddr().String()}, "operation not permitted"},
 		{"signal colibri", map[string]any{"op": "signal", "pid": os.Getpid(), "sig": 0}, "operation not permitted"},
+		{"set colibri's resource limits", map[string]any{"op": "prlimit", "pid": os.Getpid()}, "operation not permitted"},
+		{"set another process's resource limits", map[string]any{"op": "prlimit", "pid": sleeper.Process.Pid}, "operation not permitted"},
 		{"ptrace a process of the same user", map[string]any{"op": "ptrace", "pid": sleeper.Process.Pid}, "operation not permitted"},
 		{"read colibri's environ", map[string]any{"op": "read", "path": "/proc/" + strconv.Itoa(os.Getpid()) + "/environ"}, "permission denied"},
 		{"read the registry", map[string]any{"op": "read", "path": w.registry}, "permission denied"},
@@ -234,6 +236,14 @@ func TestSandboxLimits(t *testing.T) {
 	if got := w.try(t, mem, map[string]any{"op": "alloc", "mb": 16}); !strings.HasPrefix(got, "ok: ") {
 		t.Errorf("a call within the limit: %s", got)
 	}
+	// Shared memory, which RLIMIT_DATA does not count, is not a way past it.
+	shm := map[string]any{"op": "shm", "mb": 400}
+	if got := w.try(t, prisoner(nil), shm); !strings.HasPrefix(got, "ok: ") {
+		t.Fatalf("unconfined shared memory: %s", got)
+	}
+	if got := w.try(t, mem, shm); !strings.HasPrefix(got, "denied: ") {
+		t.Errorf("400 MiB of shared memory under max_memory_mb 160: %s, want denied", got)
+	}
 
 	cpu := prisoner(&registry.Sandbox{MaxCPUSeconds: 1})
 	cpu.CallTimeout = 20000
@@ -319,5 +329,100 @@ func TestSandboxWarmProcess(t *testing.T) {
 	}
 	if again := w.try(t, srv, map[string]any{"op": "env"}); again != first || !strings.Contains(first, sandbox.HomeDir(w.state, "prisoner")) {
 		t.Errorf("warm: %q then %q, want one confined process", first, again)
+	}
+}
+
+// A descriptor colibri inherited without close-on-exec (from an editor or
+// a service manager) does not reach a sandboxed server: it would read the
+// file through it whatever its rules say.
+func TestSandboxInheritsNoDescriptors(t *testing.T) {
+	w := newSandboxWorld(t, host.Options{})
+	fd, err := syscall.Open(w.secret, syscall.O_RDONLY, 0) // no O_CLOEXEC: as inherited
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	args := map[string]any{"op": "fds"}
+	if got := w.try(t, prisoner(nil), args); !strings.Contains(got, w.secret) {
+		t.Fatalf("unconfined: %s, want the inherited %s (else this proves nothing)", got, w.secret)
+	}
+	if got := w.try(t, prisoner(&registry.Sandbox{}), args); !strings.HasPrefix(got, "ok: ") || strings.Contains(got, w.secret) {
+		t.Errorf("confined: %s, want ok and no descriptor of %s", got, w.secret)
+	}
+}
+
+// A server whose command or argument is a file in HOME reads that file,
+// not the rest of HOME: the command's own files never widen to it.
+func TestSandboxOwnFilesNeverWidenToHome(t *testing.T) {
+	w := newSandboxWorld(t, host.Options{})
+	b, err := os.ReadFile(fakeBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inHome := prisoner(&registry.Sandbox{})
+	inHome.Command = filepath.Join(w.home, "srv")
+	if err := os.WriteFile(inHome.Command, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	notes := filepath.Join(w.home, "notes.md")
+	if err := os.WriteFile(notes, []byte("notes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	withArg := prisoner(&registry.Sandbox{})
+	withArg.Args = append(withArg.Args, notes)
+	for _, srv := range []*registry.Server{inHome, withArg} {
+		if got := w.try(t, srv, map[string]any{"op": "read", "path": w.secret}); !strings.Contains(got, "permission denied") {
+			t.Errorf("%s %v: read %s: %s, want permission denied", srv.Command, srv.Args, w.secret, got)
+		}
+	}
+	if got := w.try(t, withArg, map[string]any{"op": "read", "path": notes}); !strings.HasPrefix(got, "ok: ") {
+		t.Errorf("its own argument: %s, want ok", got)
+	}
+}
+
+// With net false a server reaches no Unix socket outside its write paths:
+// not a stream socket (the D-Bus session bus, docker.sock), not a datagram
+// one through a socket pair's sendto. Below Landlock ABI 9 seccomp refuses
+// every Unix socket but a connected stream pair; from 9 Landlock refuses
+// the path.
+func TestSandboxNetOffRefusesUnixSockets(t *testing.T) {
+	w := newSandboxWorld(t, host.Options{})
+	stream, err := net.Listen("unix", filepath.Join(w.notGranted, "bus"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	gram, err := net.ListenPacket("unixgram", filepath.Join(w.notGranted, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gram.Close()
+	confined := prisoner(&registry.Sandbox{Write: []string{w.granted}, Net: netOff()})
+	for _, args := range []map[string]any{
+		{"op": "unix", "path": stream.Addr().String()},
+		{"op": "unixgram", "path": gram.LocalAddr().String()},
+	} {
+		if got := w.try(t, prisoner(nil), args); !strings.HasPrefix(got, "ok: ") {
+			t.Fatalf("unconfined %v: %s, want ok (else this proves nothing)", args, got)
+		}
+		if got := w.try(t, confined, args); !strings.Contains(got, "operation not permitted") && !strings.Contains(got, "permission denied") {
+			t.Errorf("confined %v: %s, want denied", args, got)
+		}
+	}
+}
+
+// No grant reaches the private HOME or TMPDIR of another server, even
+// where the operator did not name colibri's state folder as its own.
+func TestSandboxRefusesToGrantOtherServersFolders(t *testing.T) {
+	w := newSandboxWorld(t, host.Options{})
+	for _, dir := range []string{filepath.Join(w.state, "tmp"), filepath.Join(w.state, "home", "other")} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		srv := prisoner(&registry.Sandbox{Read: []string{dir}, At: "/servers/prisoner/sandbox"})
+		_, err := w.h.ListTools(t.Context(), srv, nil)
+		if e := wantKind(t, err, host.KindConfig, host.PhaseSpawn); !strings.Contains(e.Error(), "sandbox read/0") {
+			t.Errorf("read %s: %q should name the location", dir, e.Error())
+		}
 	}
 }

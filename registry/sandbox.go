@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Sandbox is an entry's Linux confinement (CONTRACT.md section 14), or the
@@ -119,11 +121,20 @@ func (s *Server) sandboxProblems() []Problem {
 		for i, p := range set.paths {
 			if _, err := os.Stat(p); err != nil {
 				ps = append(ps, Problem{Location: fmt.Sprintf("%s/%s/%d", sb.At, set.key, i),
-					Message: fmt.Sprintf("%s does not exist (or cannot be reached): a sandbox grants existing paths only", p)})
+					Message: fmt.Sprintf("%s does not exist (or cannot be reached): a sandbox grants existing paths only", shownPath(p))})
 			}
 		}
 	}
 	return ps
+}
+
+// shownPath is p for a message: quoted where it holds a control character
+// (a newline would start a line of its own in check's output).
+func shownPath(p string) string {
+	if strings.IndexFunc(p, unicode.IsControl) >= 0 {
+		return strconv.Quote(p)
+	}
+	return p
 }
 
 // Confinement is the sandbox that applies to the entry, or nil.

@@ -91,3 +91,22 @@ func TestSandboxProblems(t *testing.T) {
 		})
 	}
 }
+
+// A sandbox path with a NUL or a newline is a config error at its JSON
+// location, the path quoted: a newline does not start a line of its own in
+// check's output.
+func TestSandboxPathWithControlCharacters(t *testing.T) {
+	_, err := parseIn(t, t.TempDir(), `{"servers": {"x": {"command": "/bin/true", "sandbox": {"read": ["/tmp/a\u0000b", "/nonexistent\n[ok] all good"]}}}}`)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	for _, want := range []string{`/servers/x/sandbox/read/0: "/tmp/a\x00b" does not exist`, `/servers/x/sandbox/read/1: "/nonexistent\n[ok] all good" does not exist`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%q lacks %q", msg, want)
+		}
+	}
+	if strings.ContainsAny(msg, "\n\x00") {
+		t.Errorf("%q holds a raw control character", msg)
+	}
+}

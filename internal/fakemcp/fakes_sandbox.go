@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -44,6 +45,9 @@ var sandboxFakes = map[string]func(){
 	// whether exec gained the file owner's privilege.
 	"euid": func() { fmt.Println(os.Geteuid()) },
 }
+
+// errNoOp is tryMore's answer to an op it does not know.
+var errNoOp = errors.New("no such op")
 
 func try(op, path, addr string, pid, sig, mb int) (string, error) {
 	switch op {
@@ -93,6 +97,9 @@ func try(op, path, addr string, pid, sig, mb int) (string, error) {
 		}
 	case "env":
 		return fmt.Sprintf("HOME=%s TMPDIR=%s", os.Getenv("HOME"), os.Getenv("TMPDIR")), nil
+	}
+	if out, err := tryMore(op, path, addr, pid, mb); err != errNoOp {
+		return out, err
 	}
 	return "", fmt.Errorf("no op %q", op)
 }

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/elastic/go-seccomp-bpf/arch"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/net/bpf"
@@ -58,6 +60,9 @@ func (p *Plan) apply(argv []string) error {
 		return fmt.Errorf("making the private TMPDIR: %w", err)
 	}
 	env = setEnv(env, "TMPDIR", tmp)
+	if err := closeInherited(); err != nil {
+		return err
+	}
 	if err := dropCapabilities(); err != nil {
 		return err
 	}
@@ -87,6 +92,30 @@ func setEnv(env []string, name, value string) []string {
 		}
 	}
 	return append(out, name+"="+value)
+}
+
+// closeInherited marks every descriptor above stderr close-on-exec: the
+// server gets its three pipes and nothing else. Go opens its own files
+// close-on-exec, but colibri may have inherited others from whoever
+// started it (an editor, a service manager), and a descriptor is a right
+// Landlock does not take back: a server handed one reads the file it
+// names however its rules read.
+func closeInherited() error {
+	err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil {
+		return nil
+	}
+	// Before Linux 5.11: one by one.
+	ents, rerr := os.ReadDir("/proc/self/fd")
+	if rerr != nil {
+		return fmt.Errorf("closing inherited descriptors: %w (and listing them: %v)", err, rerr)
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
+	return nil
 }
 
 // limit sets the resource limits: no core dumps, and the plan's CPU time
@@ -159,36 +188,98 @@ func dropCapabilities() error {
 
 // filterSyscalls loads the seccomp filters: system calls of another
 // architecture (i386's int 0x80 on amd64, which a filter keyed on amd64's
-// numbers would let through) fail always; with net false, so does every
-// IPv4, IPv6 and packet socket, and io_uring, whose operations open
-// sockets without the socket(2) system call.
+// numbers would let through) fail always, and so does prlimit(2) on
+// another process (the kernel lets a process of the same user lower
+// colibri's limits, RLIMIT_CPU to one second ends it, and Landlock has no
+// rule for it), and so does System V IPC (outside Landlock too: another
+// process's shared memory segment is read by its id, an X client's
+// MIT-SHM images, and a segment outlives its maker and every limit), and
+// so do the kernel's keyrings (outside Landlock: the user's keyring holds
+// Kerberos tickets and file system keys, readable by any process of the
+// user); with max_memory_mb, shared anonymous memory and memfds, which
+// RLIMIT_DATA does not count; with net false, so does every socket but a Netlink one
+// (IPv4, IPv6, packet, vsock…), and io_uring, whose operations open sockets without the
+// socket(2) system call; and below Landlock ABI 9, which is the first to
+// rule on connect(2) and sendmsg(2) to a pathname Unix socket, every Unix
+// socket but a connected pair (socket(AF_UNIX) to reach the D-Bus session
+// bus, whose systemd runs any command unconfined, or docker.sock; a
+// datagram pair, which sendto(2) may still address to any path).
 func (p *Plan) filterSyscalls() error {
 	if err := loadForeignArchFilter(); err != nil {
 		return err
 	}
-	if p.Net {
-		return nil
+	groups := []seccomp.SyscallGroup{{Action: seccomp.ActionErrno, NamesWithCondtions: []seccomp.NameWithConditions{
+		{Name: "prlimit64", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.NotEqual, Value: 0}}},
+	}}, {Action: seccomp.ActionErrno, Names: slices.Concat(sysvIPC, keyrings)}}
+	if p.MemoryMB > 0 {
+		// RLIMIT_DATA counts private memory only: shared anonymous memory
+		// and a memfd, mapped shared, would hold any amount past it.
+		groups = append(groups, seccomp.SyscallGroup{Action: seccomp.ActionErrno,
+			Names: []string{"memfd_create", "memfd_secret"},
+			NamesWithCondtions: []seccomp.NameWithConditions{{Name: "mmap", Conditions: seccomp.ArgumentConditions{
+				{Argument: 3, Operation: seccomp.BitsSet, Value: unix.MAP_SHARED},
+				{Argument: 3, Operation: seccomp.BitsSet, Value: unix.MAP_ANONYMOUS}}}}})
 	}
-	var deny []seccomp.NameWithConditions
-	for _, domain := range []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET} {
-		deny = append(deny, seccomp.NameWithConditions{Name: "socket",
-			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: domain}}})
+	if !p.Net {
+		var deny []seccomp.NameWithConditions
+		// Every family but those named here: IPv4, IPv6 and packet
+		// sockets, and AF_VSOCK (a virtual machine's way to its host:
+		// WSL2's, Firecracker's), AF_TIPC, AF_RDS, Bluetooth, CAN…
+		// Netlink stays: getifaddrs(3) and getaddrinfo(3) use it, and it
+		// reaches nothing beyond this machine's kernel.
+		keep := seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_NETLINK}}
+		if p.abi() >= unixRulesABI {
+			keep = append(keep, seccomp.Condition{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_UNIX})
+		} else {
+			deny = append(deny, seccomp.NameWithConditions{Name: "socketpair", Conditions: seccomp.ArgumentConditions{
+				{Argument: 0, Operation: seccomp.Equal, Value: unix.AF_UNIX},
+				// SOCK_DGRAM, and SOCK_RAW, which is a datagram socket for AF_UNIX.
+				{Argument: 1, Operation: seccomp.BitsSet, Value: unix.SOCK_DGRAM}}})
+		}
+		deny = append(deny, seccomp.NameWithConditions{Name: "socket", Conditions: keep})
+		groups = append(groups,
+			seccomp.SyscallGroup{Action: seccomp.ActionErrno, NamesWithCondtions: deny},
+			seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: []string{"io_uring_setup"}})
 	}
 	f := seccomp.Filter{
 		NoNewPrivs: true,
-		Policy: seccomp.Policy{
-			DefaultAction: seccomp.ActionAllow,
-			Syscalls: []seccomp.SyscallGroup{
-				{Action: seccomp.ActionErrno, NamesWithCondtions: deny},
-				{Action: seccomp.ActionErrno, Names: []string{"io_uring_setup"}},
-			},
-		},
+		Policy:     seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: knownOnly(groups)},
 	}
 	if err := seccomp.LoadFilter(f); err != nil {
-		return fmt.Errorf("loading the seccomp filter (net false): %w", err)
+		return fmt.Errorf("loading the seccomp filter: %w", err)
 	}
 	return nil
 }
+
+// knownOnly drops from groups the calls the running architecture does not
+// have (memfd_secret on 32-bit ARM, mmap where it is mmap2): the seccomp
+// library refuses a whole filter that names one, and a call that does not
+// exist needs no rule.
+func knownOnly(groups []seccomp.SyscallGroup) []seccomp.SyscallGroup {
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return groups // the library will say so
+	}
+	out := make([]seccomp.SyscallGroup, 0, len(groups))
+	for _, g := range groups {
+		g.Names = slices.DeleteFunc(slices.Clone(g.Names), func(n string) bool { _, ok := info.SyscallNames[n]; return !ok })
+		g.NamesWithCondtions = slices.DeleteFunc(slices.Clone(g.NamesWithCondtions), func(n seccomp.NameWithConditions) bool {
+			_, ok := info.SyscallNames[n.Name]
+			return !ok
+		})
+		if len(g.Names)+len(g.NamesWithCondtions) > 0 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// sysvIPC are System V IPC's calls, as the seccomp library names them.
+var sysvIPC = []string{"shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl",
+	"semget", "semop", "semtimedop", "semctl"}
+
+// keyrings are the calls of the kernel's key management.
+var keyrings = []string{"keyctl", "add_key", "request_key"}
 
 // auditArch is the seccomp architecture of the running binary.
 var auditArch = map[string]uint32{
@@ -235,6 +326,15 @@ const (
 		llsys.AccessFSRefer | llsys.AccessFSResolveUnix
 )
 
+// abi is the Landlock ABI the launcher enforces: the plan's, at most the
+// kernel's, at most the newest go-landlock knows.
+func (p *Plan) abi() int { return min(p.ABI, DetectABI(), len(configs)-1) }
+
+// unixRulesABI is the first Landlock ABI that rules on reaching a pathname
+// Unix socket (connect(2), sendmsg(2)): below it, net false refuses Unix
+// sockets through seccomp instead.
+const unixRulesABI = 9
+
 // configs are go-landlock's presets by ABI.
 var configs = []landlock.Config{{}, landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5,
 	landlock.V6, landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11}
@@ -245,7 +345,7 @@ var configs = []landlock.Config{{}, landlock.V1, landlock.V2, landlock.V3, landl
 // an abstract socket any process outside its own Landlock domain (colibri,
 // other servers, the user's other processes).
 func (p *Plan) landlock(tmp string) error {
-	abi := min(p.ABI, DetectABI(), len(configs)-1)
+	abi := p.abi()
 	if abi <= 0 {
 		return nil
 	}

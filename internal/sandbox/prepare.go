@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -35,6 +37,9 @@ type Input struct {
 	Protect []string
 	// ABI is the Landlock ABI of the kernel (DetectABI), or less.
 	ABI int
+	// Home is colibri's HOME ("": os.UserHomeDir): what the command's own
+	// files never widen to.
+	Home string
 }
 
 // NeedABI is the Landlock ABI the whole sandbox needs: filesystem rules (1),
@@ -107,15 +112,25 @@ func Prepare(in Input) (*Plan, string, error) {
 				return nil, "", &Error{Config: true, Msg: fmt.Sprintf(
 					"sandbox %s/%d: %s holds colibri's own file %s, which no hosted server may read; grant a folder beside it", set.key, i, path, f)}
 			}
+			// The rule is made on what colibri checked: a symbolic link
+			// swapped after this check (by a process that may write its
+			// folder) would otherwise grant its new target.
+			if r, err := filepath.EvalSymlinks(path); err == nil {
+				path = r
+			}
 			*set.dst = append(*set.dst, path)
 		}
 	}
-	if home, err := os.UserHomeDir(); err == nil && within(home, p.Write) {
+	home := in.Home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if home != "" && slices.ContainsFunc(resolveAll([]string{home}), func(h string) bool { return within(h, p.Write) }) {
 		p.Home = "" // write grants the real HOME: the server keeps it
 	}
 	for _, dir := range systemPlaces {
 		if _, err := os.Stat(dir); err == nil {
-			p.Read = append(p.Read, dir)
+			p.Read = grantAround(p.Read, dir, protect, true)
 		}
 	}
 	// A resolv.conf that points elsewhere (systemd-resolved) is read there.
@@ -130,8 +145,20 @@ func Prepare(in Input) (*Plan, string, error) {
 	// What the command needs of its own: the executable's folder, and the
 	// package of each argument that is an existing file (node SCRIPT,
 	// python FILE). A folder that holds one of colibri's files (a script
-	// beside the registry) is not granted; the file alone is.
-	auto := []string{filepath.Dir(in.Argv[0])}
+	// beside the registry) is not granted; the file alone is. Nor is a
+	// folder that is HOME or holds it (a script in ~, a binary in /, a
+	// package.json left in ~): that would be the user's every file.
+	var auto []string
+	grantOwn := func(file, dir string) {
+		if tooWide(dir, home) {
+			if holds(file, protect) == "" {
+				p.Read = append(p.Read, file)
+			}
+			return
+		}
+		auto = append(auto, dir)
+	}
+	grantOwn(in.Argv[0], filepath.Dir(in.Argv[0]))
 	for _, a := range in.Argv[1:] {
 		if a == "" || strings.HasPrefix(a, "-") {
 			continue
@@ -140,7 +167,7 @@ func Prepare(in Input) (*Plan, string, error) {
 			a = filepath.Join(in.Dir, a)
 		}
 		if st, err := os.Stat(a); err == nil && st.Mode().IsRegular() {
-			auto = append(auto, packageRoot(a))
+			grantOwn(a, packageRoot(a, home))
 			if holds(a, protect) == "" {
 				p.Read = append(p.Read, a)
 			}
@@ -151,7 +178,43 @@ func Prepare(in Input) (*Plan, string, error) {
 			p.Read = append(p.Read, dir)
 		}
 	}
+	if b, _ := json.Marshal(p); len(b) > MaxPlanBytes {
+		return nil, "", &Error{Config: true, Msg: fmt.Sprintf(
+			"sandbox: the granted paths come to %d bytes together, more than the %d the launcher can be handed (one argument of a command line; the kernel's limit is 128 KiB): grant fewer or shorter paths", len(b), MaxPlanBytes)}
+	}
 	return p, warning, nil
+}
+
+// MaxPlanBytes bounds a plan, which travels as one argument of the
+// launcher's command line: execve(2) refuses one over 128 KiB (E2BIG),
+// which would fail each start as if the system were short of something.
+const MaxPlanBytes = 64 << 10
+
+// grantAround appends path to read, or, where path holds one of colibri's
+// files (the default registry is /usr/local/etc/colibri/external-mcp.json,
+// under /usr), everything in it but that file's folder: a system place is
+// granted around colibri's own files, and so is not colibri's folder with
+// its backups and samples. A file directly in a system place (place true)
+// leaves out that file alone.
+func grantAround(read []string, path string, protect []string, place bool) []string {
+	f := holds(path, protect)
+	if f == "" {
+		return append(read, path)
+	}
+	if within(path, protect) {
+		return read // a protected file or folder, or inside one
+	}
+	if !place && slices.ContainsFunc(protect, func(p string) bool { return filepath.Dir(p) == path }) {
+		return read // the folder of one of colibri's files
+	}
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return read
+	}
+	for _, e := range ents {
+		read = grantAround(read, filepath.Join(path, e.Name()), protect, false)
+	}
+	return read
 }
 
 // HomeDir is the private HOME of server under colibri's state folder.
@@ -160,8 +223,8 @@ func HomeDir(stateDir, server string) string { return filepath.Join(stateDir, "h
 // packageRoot is the folder a script's package lives in: the folder that
 // holds the outermost node_modules on its path (its dependencies are
 // there), else the nearest folder with a package manifest, else the
-// script's own folder.
-func packageRoot(file string) string {
+// script's own folder. The search for a manifest stops below home.
+func packageRoot(file, home string) string {
 	dir := filepath.Dir(file)
 	parts := strings.Split(dir, string(filepath.Separator))
 	for i, part := range parts {
@@ -169,16 +232,20 @@ func packageRoot(file string) string {
 			return strings.Join(parts[:i+1], string(filepath.Separator))
 		}
 	}
-	for d := dir; ; d = filepath.Dir(d) {
+	for d := dir; !tooWide(d, home); d = filepath.Dir(d) {
 		for _, m := range []string{"package.json", "pyproject.toml", "setup.py", "go.mod"} {
 			if _, err := os.Stat(filepath.Join(d, m)); err == nil {
 				return d
 			}
 		}
-		if d == filepath.Dir(d) {
-			return dir
-		}
 	}
+	return dir
+}
+
+// tooWide reports whether dir is too wide to grant as a command's own
+// folder: the root, or home or a folder that holds it.
+func tooWide(dir, home string) bool {
+	return dir == filepath.Dir(dir) || home != "" && isWithin(home, dir)
 }
 
 // resolveAll resolves symbolic links in paths, keeping each path as it is
@@ -199,12 +266,13 @@ func resolveAll(paths []string) []string {
 	return out
 }
 
-// holds returns the first of files that lies within dir (or is dir), or "".
+// holds returns the first of files that lies within dir (or is dir), or
+// within which dir lies (a path inside a protected folder), or "".
 func holds(dir string, files []string) string {
 	dirs := resolveAll([]string{dir})
 	for _, f := range files {
 		for _, d := range dirs {
-			if isWithin(f, d) {
+			if isWithin(f, d) || isWithin(d, f) {
 				return f
 			}
 		}

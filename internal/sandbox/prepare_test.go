@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -87,5 +88,104 @@ func TestArgvRoundTrip(t *testing.T) {
 	}
 	if Limits(Argv("c", &Plan{MemoryMB: 64, CPUSeconds: 2}, []string{"/x"})) != "max_memory_mb 64, max_cpu_seconds 2" {
 		t.Error("Limits")
+	}
+}
+
+// The command's own files never widen to HOME: a binary in ~, an argument
+// that is a file in ~, a script under a folder of ~ where a package.json
+// was left in ~ itself. Each gets the file, not the user's every file.
+func TestPrepareNeverGrantsHome(t *testing.T) {
+	home := t.TempDir()
+	for _, f := range []string{"srv", "notes.md", "package.json", "proj/sub/x.js"} {
+		os.MkdirAll(filepath.Join(home, filepath.Dir(f)), 0o755)
+		os.WriteFile(filepath.Join(home, f), []byte("x"), 0o755)
+	}
+	in := Input{Server: "s", StateDir: filepath.Join(home, ".local/state/colibri-mcp"), ABI: NeedABI, Home: home,
+		Argv: []string{filepath.Join(home, "srv"), filepath.Join(home, "notes.md"), filepath.Join(home, "proj/sub/x.js")}}
+	p, _, err := Prepare(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range p.Read {
+		if isWithin(home, r) {
+			t.Errorf("read grants %s, which holds HOME %s: %v", r, home, p.Read)
+		}
+	}
+	for _, want := range in.Argv {
+		if !slices.Contains(p.Read, want) {
+			t.Errorf("read lacks the command's own file %s: %v", want, p.Read)
+		}
+	}
+	if !slices.Contains(p.Read, filepath.Join(home, "proj/sub")) {
+		t.Errorf("the script's own folder is not granted: %v", p.Read)
+	}
+}
+
+// A plan too long for one argument of a command line is a config error,
+// not a start that fails E2BIG each time as if the system were short.
+func TestPrepareBoundsThePlan(t *testing.T) {
+	long := "/" + strings.Repeat("d", 250)
+	var read []string
+	for i := range 64 {
+		read = append(read, strings.Repeat(long, 15)+strconv.Itoa(i))
+	}
+	_, _, err := Prepare(Input{Server: "s", StateDir: t.TempDir(), ABI: NeedABI, Argv: []string{"/usr/bin/true"},
+		Spec: Spec{Read: read, Write: read}})
+	if e, ok := err.(*Error); !ok || !e.Config || !strings.Contains(e.Msg, "65536") {
+		t.Errorf("err = %v, want a config error naming the bound", err)
+	}
+}
+
+// A granted path that is a symbolic link is granted as what it pointed at
+// when colibri checked it: swapping the link before the launcher makes its
+// rule (to colibri's own folder) grants nothing new.
+func TestPrepareGrantsWhatItChecked(t *testing.T) {
+	root := t.TempDir()
+	data, conf := filepath.Join(root, "data"), filepath.Join(root, "conf")
+	os.Mkdir(data, 0o755)
+	os.Mkdir(conf, 0o755)
+	registryFile := filepath.Join(conf, "external-mcp.json")
+	os.WriteFile(registryFile, []byte("{}"), 0o600)
+	link := filepath.Join(root, "share")
+	if err := os.Symlink(data, link); err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := Prepare(Input{Server: "s", StateDir: filepath.Join(root, "state"), ABI: NeedABI, Argv: []string{"/usr/bin/true"},
+		Protect: []string{registryFile}, Spec: Spec{Read: []string{link}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(link)
+	os.Symlink(conf, link) // swapped between the check and the rule
+	if slices.Contains(p.Read, link) || !slices.Contains(p.Read, data) {
+		t.Errorf("read %v: want %s, what %s pointed at when checked", p.Read, data, link)
+	}
+}
+
+// colibri's default registry lives under /usr (/usr/local/etc/colibri),
+// a system place: the place is granted around colibri's folder, not
+// whole, and the rest of it stays readable.
+func TestPrepareSystemPlacesAroundColibrisFiles(t *testing.T) {
+	usr := t.TempDir()
+	for _, f := range []string{"bin/node", "local/bin/x", "local/etc/colibri/external-mcp.json", "local/etc/colibri/external-mcp.json.bak", "local/etc/ssl/cert.pem", "share/doc"} {
+		os.MkdirAll(filepath.Join(usr, filepath.Dir(f)), 0o755)
+		os.WriteFile(filepath.Join(usr, f), []byte("x"), 0o644)
+	}
+	defer func(old []string) { systemPlaces = old }(systemPlaces)
+	systemPlaces = []string{usr}
+	registryFile := filepath.Join(usr, "local/etc/colibri/external-mcp.json")
+	p, _, err := Prepare(Input{Server: "s", StateDir: t.TempDir(), ABI: NeedABI, Argv: []string{"/usr/bin/true"}, Protect: []string{registryFile}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range p.Read {
+		if isWithin(registryFile, r) || isWithin(registryFile+".bak", r) {
+			t.Errorf("read grants %s, which holds colibri's folder: %v", r, p.Read)
+		}
+	}
+	for _, want := range []string{"bin", "share", "local/bin", "local/etc/ssl"} {
+		if !slices.Contains(p.Read, filepath.Join(usr, want)) {
+			t.Errorf("read lacks %s: %v", want, p.Read)
+		}
 	}
 }

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// tryMore are the prisoner's attacks that need Linux's own calls: a
+// pathname Unix socket (unix, path), another process's resource limits
+// (prlimit, pid: the target's own values written back, so that only the
+// permission is tested), shared memory past the limits (shm, mb), the file
+// descriptors it inherited (fds), a hard link, a rename or a symbolic link
+// from path to addr then read through it (link, rename, symlink), a
+// socket of any family (socket, addr "DOMAIN/TYPE"), another process's
+// System V shared memory (shmread, pid: the segment's id), a key of the
+// user's keyring (keyread, addr: its description), a shell command line
+// (sh, path), another process's memory (vmread, pid) or counters (perf,
+// pid).
+func tryMore(op, path, addr string, pid, mb int) (string, error) {
+	switch op {
+	case "unix":
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			return "", err
+		}
+		c.Close()
+		return "connected", nil
+	case "unixgram":
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
+		if err != nil {
+			return "", err
+		}
+		defer unix.Close(fds[0])
+		defer unix.Close(fds[1])
+		return "sent", unix.Sendto(fds[0], []byte("prisoner"), 0, &unix.SockaddrUnix{Name: path})
+	case "socket": // addr "DOMAIN/TYPE", numbers: only the socket is made
+		d, ty, _ := strings.Cut(addr, "/")
+		domain, _ := strconv.Atoi(d)
+		typ, _ := strconv.Atoi(ty)
+		fd, err := unix.Socket(domain, typ, 0)
+		if err != nil {
+			return "", err
+		}
+		unix.Close(fd)
+		return "made", nil
+	case "shmread": // pid: a System V shared memory segment's id
+		b, err := unix.SysvShmAttach(pid, 0, unix.SHM_RDONLY)
+		if err != nil {
+			return "", err
+		}
+		defer unix.SysvShmDetach(b)
+		return string(b[:bytes.IndexByte(append(b, 0), 0)]), nil
+	case "keyread": // addr: the description of a "user" key in the user's keyring
+		id, err := unix.KeyctlSearch(unix.KEY_SPEC_USER_KEYRING, "user", addr, 0)
+		if err != nil {
+			return "", err
+		}
+		buf := make([]byte, 256)
+		n, err := unix.KeyctlBuffer(unix.KEYCTL_READ, id, buf, 0)
+		if err != nil {
+			return "", err
+		}
+		return string(buf[:min(n, len(buf))]), nil
+	case "sh": // path: a shell command line; its output
+		out, err := exec.Command("/bin/sh", "-c", path).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("%w: %s", err, out)
+		}
+		return string(out), nil
+	case "vmread": // one byte of pid's memory at its auxv's first address
+		b := make([]byte, 1)
+		_, err := unix.ProcessVMReadv(pid, []unix.Iovec{{Base: &b[0], Len: 1}},
+			[]unix.RemoteIovec{{Base: 0x400000, Len: 1}}, 0)
+		return "read", err
+	case "perf": // a software counter on pid
+		attr := unix.PerfEventAttr{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_TASK_CLOCK}
+		attr.Size = uint32(unsafe.Sizeof(attr))
+		fd, err := unix.PerfEventOpen(&attr, pid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+		if err != nil {
+			return "", err
+		}
+		unix.Close(fd)
+		return "counting", nil
+	case "prlimit":
+		var old unix.Rlimit
+		if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &old); err != nil {
+			return "", err
+		}
+		return "set", unix.Prlimit(pid, unix.RLIMIT_NOFILE, &old, nil)
+	case "renice":
+		prio, err := unix.Getpriority(unix.PRIO_PROCESS, pid)
+		if err != nil {
+			return "", err
+		}
+		return "reniced", unix.Setpriority(unix.PRIO_PROCESS, pid, 20-prio)
+	case "affinity":
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(pid, &set); err != nil {
+			return "", err
+		}
+		return "pinned", unix.SchedSetaffinity(pid, &set)
+	case "shm":
+		b, err := unix.Mmap(-1, 0, mb<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS)
+		if err != nil {
+			return "", err
+		}
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		return strconv.Itoa(mb) + " MiB shared", nil
+	case "fds":
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			return "", err
+		}
+		var out []string
+		for _, e := range ents {
+			if n, _ := strconv.Atoi(e.Name()); n > 2 {
+				t, _ := os.Readlink("/proc/self/fd/" + e.Name())
+				out = append(out, e.Name()+"="+t)
+			}
+		}
+		return strings.Join(out, " "), nil
+	case "link":
+		return "linked", os.Link(path, addr)
+	case "rename":
+		return "renamed", os.Rename(path, addr)
+	case "symlink":
+		if err := os.Symlink(path, addr); err != nil {
+			return "", err
+		}
+		b, err := os.ReadFile(addr)
+		return fmt.Sprintf("%d bytes", len(b)), err
+	case "mknod":
+		return "made", unix.Mknod(path, syscall.S_IFCHR|0o666, int(unix.Mkdev(1, 3)))
+	}
+	return "", errNoOp
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package main
+
+func tryMore(string, string, string, int, int) (string, error) { return "", errNoOp }
