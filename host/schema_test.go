@@ -25,8 +25,8 @@ func cpuTime(t *testing.T) time.Duration {
 
 // A hosted tool whose inputSchema would take the compiler minutes (a 1.3 MB
 // anyOf: 280 s of CPU before; 400 levels of nesting) is not compiled: the
-// call goes ahead unchecked, is answered well within its timeout, costs
-// colibri a bounded amount of CPU, and the schema is logged once.
+// call goes ahead unchecked, is answered before its timeout, costs colibri a
+// bounded amount of CPU, and the schema is logged once.
 func TestHostileInputSchema(t *testing.T) {
 	const timeout = 5 * time.Second
 	for _, shape := range []string{"wide", "deep"} {
@@ -46,8 +46,10 @@ func TestHostileInputSchema(t *testing.T) {
 				if got := res.Content[0].(*mcp.TextContent).Text; got != "called" {
 					t.Fatalf("result %q", got)
 				}
+				// No wall-clock bound: a loaded machine stretches it. The
+				// result above shows no phase ran out of its timeout, and the
+				// CPU bound below shows the compile was cut short.
 				t.Logf("call %d answered in %v", i+1, time.Since(start))
-				within(t, start, timeout+time.Second)
 			}
 			spent := cpuTime(t) - cpu
 			t.Logf("two calls: %v of colibri's CPU", spent)
