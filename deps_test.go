@@ -2,11 +2,14 @@
 package colibri_test
 
 import (
+	"fmt"
 	"go/parser"
 	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -266,5 +269,79 @@ func TestMakeInstall(t *testing.T) {
 	check := exec.Command(filepath.Join(prefix, "bin/colibri-mcp"), "--external-config", filepath.Join(prefix, "etc/colibri/external-mcp.json.sample"), "check", "--probe")
 	if out, err := check.CombinedOutput(); err != nil || !strings.Contains(string(out), "1 ok, 0 failed") {
 		t.Errorf("check --probe of the installed sample: %v\n%s", err, out)
+	}
+}
+
+// testOnly are the packages that serve tests and benchmarks alone; the
+// architecture's import graph leaves them out.
+var testOnly = map[string]bool{
+	"internal/fakemcp": true, "internal/testbuild": true, "internal/procs": true,
+	"internal/syncbuf": true, "internal/bench": true, "internal/oauthtest": true,
+	"examples/demo-server": true,
+}
+
+// docs/architecture.md opens with the graph of colibri's own imports, one
+// line a package ("A  →  B, C": A imports B and C directly). It must be the
+// graph the code has: every production package that imports another of
+// colibri's, with exactly those. On a mismatch the test prints the block the
+// code has, to paste in.
+func TestArchitectureGraph(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	want := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(fields[0], module)
+		if pkg == strings.TrimSuffix(module, "/") || testOnly[pkg] {
+			continue
+		}
+		var deps []string
+		for _, imp := range fields[1:] {
+			if dep, ok := strings.CutPrefix(imp, module); ok && !testOnly[dep] {
+				deps = append(deps, dep)
+			}
+		}
+		if len(deps) > 0 {
+			sort.Strings(deps)
+			want[pkg] = deps
+		}
+	}
+	doc, err := os.ReadFile("docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(doc), "```\n")
+	block, _, _ := strings.Cut(rest, "```")
+	got := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		from, to, ok := strings.Cut(line, "→")
+		if !ok {
+			t.Fatalf("docs/architecture.md: graph line %q has no →", line)
+		}
+		var deps []string
+		for _, d := range strings.Split(to, ",") {
+			deps = append(deps, strings.TrimSpace(d))
+		}
+		sort.Strings(deps)
+		got[strings.TrimSpace(from)] = deps
+	}
+	if !reflect.DeepEqual(got, want) {
+		pkgs := make([]string, 0, len(want))
+		for p := range want {
+			pkgs = append(pkgs, p)
+		}
+		sort.Slice(pkgs, func(i, j int) bool { // most imports first: the top of the house first
+			if len(want[pkgs[i]]) != len(want[pkgs[j]]) {
+				return len(want[pkgs[i]]) > len(want[pkgs[j]])
+			}
+			return pkgs[i] < pkgs[j]
+		})
+		var b strings.Builder
+		for _, p := range pkgs {
+			fmt.Fprintf(&b, "%-22s →  %s\n", p, strings.Join(want[p], ", "))
+		}
+		t.Errorf("docs/architecture.md's import graph is not the code's; the code's is:\n%s", b.String())
 	}
 }

@@ -208,9 +208,13 @@ func TestHostileEscapedDaemonUnprivileged(t *testing.T) {
 	os.WriteFile(reg, b, 0o644)
 	// Served: the answer comes first, teardown after it; teardown ends
 	// when the server's own process is gone.
+	// The pin file in a folder the unprivileged colibri may write.
+	state := filepath.Join(dir, "state")
+	os.Mkdir(state, 0o777)
+	os.Chmod(state, 0o777)
 	cmd := exec.Command(colibri, "serve", "--external-config", reg)
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir}
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "COLIBRI_MCP_PIN_FILE=" + filepath.Join(state, "pins.json")}
 	unprivileged(cmd)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
