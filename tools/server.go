@@ -64,6 +64,14 @@ func (s *Service) NewServer(version string) *mcp.Server {
 			// mode the tools follow the hosted lists.
 			Tools: &mcp.ToolCapabilities{ListChanged: true},
 		},
+		// 2026-07-28's lists say who may cache them: in aggregate mode
+		// tools/list depends on the caller's principal (its own policy
+		// rules narrow the hosted tools), so only its own client may.
+		SetCacheable: func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+			if _, ok := req.(*mcp.ListToolsRequest); ok && s.opts.Aggregate {
+				c.CacheScope = "private"
+			}
+		},
 	})
 	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
