@@ -30,6 +30,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	osproc "github.com/colibri-mcp/colibri-mcp/internal/proc"
+	"github.com/colibri-mcp/colibri-mcp/internal/upver"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -96,6 +97,10 @@ type Options struct {
 	// DrainTimeout is how long Close lets requests in flight finish before
 	// it cancels them.
 	DrainTimeout time.Duration
+
+	// ProbeTimeout bounds server/discover, asked of a server not yet known
+	// to speak 2026-07-28 or not (at most a third of the initialize phase).
+	ProbeTimeout time.Duration
 }
 
 // Defaults of the contract (CONTRACT.md section 2).
@@ -107,26 +112,28 @@ const (
 	DefaultRetryBackoff   = time.Second
 	DefaultTerminateGrace = 2 * time.Second
 	DefaultDrainTimeout   = 5 * time.Second
+	DefaultProbeTimeout   = 2 * time.Second
 )
 
-// ProtocolVersion is the MCP version colibri asks hosted servers for. It is
-// pinned: the SDK's default first sends server/discover, which a server that
-// ignores unknown requests answers with silence until the deadline.
-const ProtocolVersion = "2025-11-25"
+// ProtocolVersion is the newest MCP version with initialize and sessions,
+// which colibri asks of a hosted server that does not speak 2026-07-28
+// (internal/upver remembers which do).
+const ProtocolVersion = upver.Legacy
 
 // Host hosts servers. It is safe for concurrent use.
 type Host struct {
-	opts    Options
-	log     *slog.Logger
-	slots   chan struct{}
-	bg      tasks // teardowns running after their answer
-	schemas schemaCache
-	lists   listCache
-	known   knownLists
-	up      sync.Map // server name → bool: its last start succeeded
-	pool    pool
-	seq     atomic.Uint64
-	watch   atomic.Pointer[func(*registry.Server, []*mcp.Tool)] // WatchLists
+	opts     Options
+	log      *slog.Logger
+	slots    chan struct{}
+	bg       tasks // teardowns running after their answer
+	schemas  schemaCache
+	lists    listCache
+	known    knownLists
+	up       sync.Map // server name → bool: its last start succeeded
+	pool     pool
+	seq      atomic.Uint64
+	watch    atomic.Pointer[func(*registry.Server, []*mcp.Tool)] // WatchLists
+	versions *upver.Book                                         // the protocol version each entry speaks
 
 	// Requests, from entry to return: Close refuses new ones, waits for
 	// these (bounded by DrainTimeout), then cancels what is left.
@@ -169,10 +176,12 @@ func New(opts Options) *Host {
 	orDefault(&opts.Cooldown, DefaultCooldown)
 	orDefault(&opts.CooldownMax, DefaultCooldownMax)
 	orDefault(&opts.DrainTimeout, DefaultDrainTimeout)
+	orDefault(&opts.ProbeTimeout, DefaultProbeTimeout)
 	h := &Host{
-		opts:  opts,
-		log:   opts.Logger,
-		slots: make(chan struct{}, opts.MaxProcs),
+		opts:     opts,
+		log:      opts.Logger,
+		versions: upver.New(),
+		slots:    make(chan struct{}, opts.MaxProcs),
 	}
 	h.base, h.cancel = context.WithCancel(context.Background())
 	h.pool.h = h

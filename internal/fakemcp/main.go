@@ -93,10 +93,10 @@ func handshakeOnly() *bufio.Reader {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 		}
-		if json.Unmarshal(line, &m) == nil && m.ID != nil {
+		if json.Unmarshal(line, &m) == nil && m.ID != nil && (m.Method == "initialize" || m.Method == "tools/list") {
 			rawHandshake(func(string, json.RawMessage) {})(m.Method, m.ID)
 			n++
-		}
+		} // else server/discover, which a server before 2026-07-28 ignores
 	}
 	return r
 }

@@ -266,7 +266,7 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", wrap(byVersion(
-		s.sessions.capRequests(s.lowerResponses(stateless)),
+		s.sessions.capRequests(s.lowerResponses(s.liftPOST(stateless))),
 		s.sessions.capStreamable(s.lowerResponses(s.liftPOST(streamable))))))
 	mux.Handle("/sse", wrap(s.lowerResponses(sse)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
