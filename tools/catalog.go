@@ -770,3 +770,16 @@ func (c *catalog) plainError(method string, req mcp.Request, res mcp.Result) mcp
 	plain.StructuredContent = nil
 	return &plain
 }
+
+// heldList is srv's list as aggregate mode last read it, or nil.
+func (c *catalog) heldList(srv *registry.Server) []*mcp.Tool {
+	if c.lists == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l := c.lists[srv.Name]; l != nil && l.readKey == srv.ProcessKey() {
+		return l.tools
+	}
+	return nil
+}

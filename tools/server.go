@@ -27,7 +27,8 @@ var (
   "properties": {
     "server": {"type": "string", "description": "The registry name of one server. Without it, every server is listed, concurrently."},
     "tool": {"type": "string", "description": "Keep only the tool of this name (its name as the hosted server lists it)."},
-    "detail": {"type": "string", "enum": ["names", "full"], "description": "names: each tool's name and the first sentence of its description (the default without server); full: also its whole description, inputSchema and annotations (the default with server)."}
+    "detail": {"type": "string", "enum": ["names", "full"], "description": "names: each tool's name and the first sentence of its description (the default without server); full: also its whole description, inputSchema and annotations (the default with server)."},
+    "query": {"type": "string", "maxLength": 1000, "description": "Words describing the tool you need: searches every server's tools (or server's) by name, title and description, among the lists colibri already read, and returns the best 10 matches with their servers; unseen names the servers not read yet. Not with tool."}
   },
   "additionalProperties": false
 }`)
@@ -150,6 +151,13 @@ func (s *Service) handleListTools(ctx context.Context, req *mcp.CallToolRequest)
 	var in ListToolsInput
 	if err := decodeInput(s.opts.Bulk, ListToolsTool, req.Params.Arguments, &in); err != nil {
 		return ErrorResult(err), nil
+	}
+	if in.Query != "" {
+		found, err := s.SearchTools(ctx, in)
+		if err != nil {
+			return ErrorResult(err), nil
+		}
+		return structured(found, false), nil
 	}
 	out, err := s.ListTools(ctx, in, s.callerOf(ctx, req))
 	if err != nil {

@@ -75,6 +75,10 @@ type Options struct {
 	// audit digest) and forwards them as references, which the connections
 	// lower.
 	Bulk *bulk.Table
+	// PinnedTools, when set, is a server's pinned tool definitions (nil
+	// when it has none): one more list list_tools' query searches without
+	// contacting the server.
+	PinnedTools func(*registry.Server) []*mcp.Tool
 }
 
 // Defaults of Options.
@@ -170,6 +174,9 @@ type ListToolsInput struct {
 	// Detail is DetailNames or DetailFull; "" means names without Server,
 	// full with it.
 	Detail string `json:"detail,omitempty"`
+	// Query, when set, searches the lists colibri already holds instead
+	// of listing (search.go).
+	Query string `json:"query,omitempty"`
 }
 
 // Detail levels of list_tools.
