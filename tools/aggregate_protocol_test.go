@@ -209,3 +209,40 @@ func TestAggregateSettlesBeforeListChanged(t *testing.T) {
 		t.Errorf("%d more tools/list_changed after the first brought every list", extra)
 	}
 }
+
+// An MCP Apps tool's ui:// resource reads through colibri, from the server
+// whose tool names it, under the gate and the policy, audited; any other
+// URI is not found.
+func TestAggregateReadsUIResources(t *testing.T) {
+	auditPath, w := tempAudit(t)
+	for _, gate := range []bool{false, true} {
+		h := host.New(host.Options{Timeout: 10 * time.Second, TerminateGrace: 200 * time.Millisecond})
+		t.Cleanup(h.Close)
+		srv := appsServer(t, []map[string]any{appTool, plainTool}, 0)
+		reg := newLive(map[string]*registry.Server{"apps": srv})
+		svc := tools.New(tools.Options{Registry: reg.load, Host: h, ExternalCall: gate, Aggregate: true, RegistryPoll: -1, Audit: w})
+		t.Cleanup(svc.Close)
+		cs := connect(t, svc)
+		listed(t, cs)
+		res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ui://show/app.html"})
+		if !gate {
+			if err == nil || !strings.Contains(err.Error(), "colibri: call_disabled: ") {
+				t.Errorf("gate off: %v %v", res, err)
+			}
+			continue
+		}
+		if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "<html>ui://show/app.html</html>" || res.Contents[0].MIMEType != "text/html;profile=mcp-app" {
+			t.Fatalf("read: %+v %v", res, err)
+		}
+		if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ui://nobody/names/this"}); err == nil {
+			t.Error("a URI no tool names was read")
+		}
+		if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "file:///etc/passwd"}); err == nil {
+			t.Error("a file:// URI was read")
+		}
+	}
+	b, _ := os.ReadFile(auditPath)
+	if strings.Count(string(b), `"tool":"ui://show/app.html"`) != 2 || !strings.Contains(string(b), `"error_kind":"call_disabled"`) {
+		t.Errorf("audit:\n%s", b)
+	}
+}

@@ -64,6 +64,8 @@ func (s *Service) NewServer(version string) *mcp.Server {
 			// The tools' descriptions follow the registry, and in aggregate
 			// mode the tools follow the hosted lists.
 			Tools: &mcp.ToolCapabilities{ListChanged: true},
+			// Aggregate mode serves MCP Apps' ui:// resources (resources.go).
+			Resources: resourcesCapability(s.opts.Aggregate),
 		},
 		// 2026-07-28's lists say who may cache them: in aggregate mode
 		// tools/list depends on the caller's principal (its own policy
@@ -79,6 +81,13 @@ func (s *Service) NewServer(version string) *mcp.Server {
 			if method == "tools/list" {
 				s.cat.retryDue()
 				s.cat.settle(ctx)
+			}
+			if r, ok := req.(*mcp.ReadResourceRequest); ok && s.opts.Aggregate {
+				res, err := s.readUI(ctx, r)
+				if err != nil {
+					return nil, err
+				}
+				return res, nil
 			}
 			res, err := next(ctx, method, req)
 			if r, ok := res.(*mcp.ListToolsResult); ok && err == nil {

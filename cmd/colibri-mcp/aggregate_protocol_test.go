@@ -109,3 +109,23 @@ func TestInspectorAggregateErrors(t *testing.T) {
 		}
 	}
 }
+
+// An MCP Apps server from npm in aggregate mode, with the official
+// TypeScript SDK client (testdata/peers/ts-apps.mjs): the tool's _meta.ui
+// reaches the client, and its ui:// resource reads through colibri.
+func TestTypeScriptClientMCPApps(t *testing.T) {
+	t.Parallel()
+	everythingPath(t)
+	peers, _ := filepath.Abs("../../testdata/peers")
+	reg := writeRegistry(t, registryDoc{"apps": {"command": "node",
+		"args": []string{filepath.Join(peers, "node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js"), "--stdio"}}})
+	cmd := exec.Command("node", filepath.Join(peers, "ts-apps.mjs"), colibriBin, reg)
+	cmd.Dir = peers
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ts-apps: %v\n%s%s", err, out, stderr.String())
+	}
+	t.Logf("ts-apps: %s", out)
+}
