@@ -109,6 +109,8 @@ var protocolFakes = map[string]func(){
 				continue
 			}
 			switch m.Method {
+			case "server/discover":
+				rawMethodNotFound(m.ID)
 			case "initialize":
 				rawReply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{}},"serverInfo":{"name":"apps","version":"1"}}`)
 			case "tools/list":
