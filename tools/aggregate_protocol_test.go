@@ -5,6 +5,7 @@ package tools_test
 // order of tools/list, and the list_changed sent while the catalog settles.
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -244,5 +245,34 @@ func TestAggregateReadsUIResources(t *testing.T) {
 	b, _ := os.ReadFile(auditPath)
 	if strings.Count(string(b), `"tool":"ui://show/app.html"`) != 2 || !strings.Contains(string(b), `"error_kind":"call_disabled"`) {
 		t.Errorf("audit:\n%s", b)
+	}
+}
+
+// A caller that advertises the tasks extension never makes colibri offer it
+// to a hosted server (go-sdk v1.8.0 would decode a task result into an
+// empty success); its elicitation is offered.
+func TestTaskCapableCallerNeverOffersTasksUpstream(t *testing.T) {
+	reg := newLive(map[string]*registry.Server{"m": {Command: fakeBin, Args: []string{"modern-only"}}})
+	svc := newLiveService(t, reg, serviceOpts{gate: true, poll: -1})
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := svc.NewServer("test").Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "tasks", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Extensions: map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+	})
+	cs, err := client.Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	res := callTool(t, cs, tools.CallToolTool, map[string]any{"server": "m", "name": "seen"})
+	got := resultText(res)
+	if res.IsError || strings.Contains(got, "tasks") || !strings.Contains(got, "elicitation") {
+		t.Errorf("the hosted server was offered: %s", got)
 	}
 }
