@@ -42,6 +42,9 @@ type learned struct {
 // probed once more).
 const maxEntries = 4096
 
+// maxVersionBytes bounds the server version kept of each entry.
+const maxVersionBytes = 256
+
 // New returns an empty book.
 func New() *Book { return &Book{m: map[string]learned{}} }
 
@@ -61,6 +64,9 @@ func (b *Book) Ask(key string) string {
 // another version is forgotten, so that the next start probes it again (it
 // may have learned Modern).
 func (b *Book) Learn(key, serverVersion, negotiated string) {
+	if len(serverVersion) > maxVersionBytes {
+		serverVersion = serverVersion[:maxVersionBytes] // the server's own string: bounded in the book
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	legacy := negotiated < Modern

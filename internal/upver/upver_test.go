@@ -23,6 +23,11 @@ func TestBook(t *testing.T) {
 	if v := b.Ask("b"); v != Modern {
 		t.Errorf("a modern entry: %s", v)
 	}
+	long := string(make([]byte, 1<<20))
+	b.Learn("c", long, Legacy)
+	if got := len(b.m["c"].serverVersion); got > maxVersionBytes {
+		t.Errorf("a %d-byte server version kept whole (%d)", len(long), got)
+	}
 	for i := range maxEntries + 10 {
 		b.Learn(string(rune(i)), "1", Legacy)
 	}
