@@ -122,18 +122,19 @@ const ProtocolVersion = upver.Legacy
 
 // Host hosts servers. It is safe for concurrent use.
 type Host struct {
-	opts     Options
-	log      *slog.Logger
-	slots    chan struct{}
-	bg       tasks // teardowns running after their answer
-	schemas  schemaCache
-	lists    listCache
-	known    knownLists
-	up       sync.Map // server name → bool: its last start succeeded
-	pool     pool
-	seq      atomic.Uint64
-	watch    atomic.Pointer[func(*registry.Server, []*mcp.Tool)] // WatchLists
-	versions *upver.Book                                         // the protocol version each entry speaks
+	opts    Options
+	log     *slog.Logger
+	slots   chan struct{}
+	bg      tasks // teardowns running after their answer
+	schemas schemaCache
+	lists   listCache
+	known   knownLists
+	up      sync.Map // server name → bool: its last start succeeded
+	pool    pool
+	seq     atomic.Uint64
+	watch   atomic.Pointer[func(*registry.Server, []*mcp.Tool)] // WatchLists
+
+	versions *upver.Book // the protocol version each entry speaks
 
 	// Requests, from entry to return: Close refuses new ones, waits for
 	// these (bounded by DrainTimeout), then cancels what is left.
@@ -178,13 +179,13 @@ func New(opts Options) *Host {
 	orDefault(&opts.DrainTimeout, DefaultDrainTimeout)
 	orDefault(&opts.ProbeTimeout, DefaultProbeTimeout)
 	h := &Host{
-		opts:     opts,
-		log:      opts.Logger,
-		versions: upver.New(),
-		slots:    make(chan struct{}, opts.MaxProcs),
+		opts:  opts,
+		log:   opts.Logger,
+		slots: make(chan struct{}, opts.MaxProcs),
 	}
 	h.base, h.cancel = context.WithCancel(context.Background())
 	h.pool.h = h
+	h.versions = upver.New()
 	return h
 }
 
