@@ -225,3 +225,38 @@ func TestHTTPModernRequestsShareTheSessionCap(t *testing.T) {
 }
 
 func toJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// A 2026-07-28 caller that advertises elicitation is not relayed a hosted
+// server's elicitation (colibri would have to answer it input_required):
+// the hosted server is offered none.
+func TestHTTPModernCallerOffersNoElicitationUpstream(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	os.WriteFile(tokens, []byte("alice alice-token-0123456789\n"), 0o600)
+	h := host.New(host.Options{Timeout: 10 * time.Second, TerminateGrace: 200 * time.Millisecond})
+	reg := &registry.Registry{Path: "in-memory", Servers: map[string]*registry.Server{"m": {Name: "m", Command: fakeBin, Args: []string{"modern-only"}}}}
+	svc := tools.New(tools.Options{Registry: func() (*registry.Registry, error) { return reg, nil }, ConfigPath: "in-memory", Host: h, ExternalCall: true, RegistryPoll: -1})
+	srv, err := httpserve.New(httpserve.Options{Addr: "127.0.0.1:0", Server: svc.NewServer("test"), TokenFile: tokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
+	t.Cleanup(func() { cancel(); <-served; svc.Close(); h.Close() })
+	tr := &mcp.StreamableClientTransport{Endpoint: srv.URL(), HTTPClient: &http.Client{Transport: bearer{"alice-token-0123456789", http.DefaultTransport}}, DisableStandaloneSSE: true}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "modern", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return &mcp.ElicitResult{Action: "decline"}, nil },
+	}).Connect(t.Context(), tr, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tools.CallToolTool, Arguments: map[string]any{"server": "m", "name": "seen"}})
+	if err != nil || res.IsError {
+		t.Fatalf("%v %v", err, res)
+	}
+	if got := resultText(res); strings.Contains(got, "elicitation") {
+		t.Errorf("a 2026-07-28 caller's elicitation was offered upstream: %s", got)
+	}
+}

@@ -404,7 +404,10 @@ func (s *Service) callerOf(ctx context.Context, req *mcp.CallToolRequest) *host.
 		}
 	}
 	init := ss.InitializeParams()
-	if init == nil || init.Capabilities == nil {
+	if init == nil || init.Capabilities == nil || init.ProtocolVersion >= "2026-07-28" {
+		// (2026-07-28 has no server→client requests: its client would have
+		// to be answered input_required, which colibri does not relay yet,
+		// so a hosted server is offered none of these.)
 		return c
 	}
 	caps := init.Capabilities
