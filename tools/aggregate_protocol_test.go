@@ -254,25 +254,30 @@ func TestAggregateReadsUIResources(t *testing.T) {
 func TestTaskCapableCallerNeverOffersTasksUpstream(t *testing.T) {
 	reg := newLive(map[string]*registry.Server{"m": {Command: fakeBin, Args: []string{"modern-only"}}})
 	svc := newLiveService(t, reg, serviceOpts{gate: true, poll: -1})
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := svc.NewServer("test").Connect(t.Context(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "tasks", Version: "1"}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{Extensions: map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: "decline"}, nil
-		},
-	})
-	cs, err := client.Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close(); ss.Wait() })
-	res := callTool(t, cs, tools.CallToolTool, map[string]any{"server": "m", "name": "seen"})
-	got := resultText(res)
-	if res.IsError || strings.Contains(got, "tasks") || !strings.Contains(got, "elicitation") {
-		t.Errorf("the hosted server was offered: %s", got)
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := svc.NewServer("test").Connect(t.Context(), st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		client := mcp.NewClient(&mcp.Implementation{Name: "tasks", Version: "1"}, &mcp.ClientOptions{
+			Capabilities: &mcp.ClientCapabilities{Extensions: map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			},
+		})
+		cs, err := client.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := callTool(t, cs, tools.CallToolTool, map[string]any{"server": "m", "name": "seen"})
+		got := resultText(res)
+		// A 2025-11-25 caller's elicitation is offered (and relayed); a
+		// 2026-07-28 caller's is not (docs/protocol.md, MRTR).
+		if res.IsError || strings.Contains(got, "tasks") || strings.Contains(got, "elicitation") != (version == "2025-11-25") {
+			t.Errorf("%s caller: the hosted server was offered %s", version, got)
+		}
+		cs.Close()
+		ss.Wait()
 	}
 }
