@@ -262,3 +262,24 @@ func TestHTTPModernCallerOffersNoElicitationUpstream(t *testing.T) {
 		t.Errorf("a 2026-07-28 caller's elicitation was offered upstream: %s", got)
 	}
 }
+
+// The SSE streams colibri serves (2025-11-25) open with a retry field and
+// number their events, so that a dropped stream can be resumed.
+func TestHTTPStreamsAreResumable(t *testing.T) {
+	url, _ := twoVersionFace(t, 0)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer alice-token-0123456789")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	body := string(b)
+	if !strings.HasPrefix(body, "retry: 1000\n\n") || !strings.Contains(body, "\nid: ") || !strings.Contains(body, `"protocolVersion":"2025-11-25"`) {
+		t.Errorf("stream:\n%s", body)
+	}
+}
