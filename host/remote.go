@@ -123,6 +123,9 @@ func (r *remoteUp) describeEnd() string {
 	return "is still connected"
 }
 
+// negotiated is told the version initialize (or server/discover) settled.
+func (r *remoteUp) negotiated(v string) { r.conn.SetProtocolVersion(v) }
+
 func (r *remoteUp) read() int64    { return r.conn.BytesRead() }
 func (r *remoteUp) oversize() bool { return r.conn.TooLarge() }
 

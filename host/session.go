@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/upver"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -29,6 +30,7 @@ type session struct {
 	routes *router
 	caps   *mcp.ClientCapabilities // what colibri offered the server
 	plain  bool                    // offered no capability: its list is the one list_tools shows
+	modern bool                    // speaks 2026-07-28: no session, no ping, no logging/setLevel
 
 	tearingDown atomic.Bool // close or abort has begun: the first one wins
 
@@ -70,15 +72,30 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 	if h.opts.OnRequest != nil {
 		client.AddSendingMiddleware(h.observe(srv.Name))
 	}
+	key := srv.ProcessKey()
+	version := h.versions.Ask(key)
+	if version == upver.Modern {
+		client.AddSendingMiddleware(probeBound(h.probeTimeout(timeout)))
+	}
 	pctx := up.track(ph.ctx)
-	cs, err := client.Connect(pctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	cs, err := client.Connect(pctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		e := s.classify(PhaseInitialize, err, ctx, ph, pctx)
 		s.abort()
 		return nil, e
 	}
 	s.cs = cs
-	if caller != nil && caller.LogLevel != "" {
+	init := cs.InitializeResult()
+	serverVersion := ""
+	if init.ServerInfo != nil {
+		serverVersion = init.ServerInfo.Version
+	}
+	h.versions.Learn(key, serverVersion, init.ProtocolVersion)
+	if n, ok := up.(interface{ negotiated(string) }); ok {
+		n.negotiated(init.ProtocolVersion)
+	}
+	s.modern = init.ProtocolVersion >= upver.Modern
+	if caller != nil && caller.LogLevel != "" && !s.modern { // 2026-07-28 has no logging/setLevel: the level goes in each request's _meta
 		if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Logging != nil {
 			if err := cs.SetLoggingLevel(ph.ctx, &mcp.SetLoggingLevelParams{Level: caller.LogLevel}); err != nil {
 				up.logger().Debug("logging/setLevel refused", "err", err)
@@ -157,6 +174,12 @@ func (s *session) callTool(ctx context.Context, name string, args any, caller *C
 	}
 	if caller != nil && len(caller.Meta) > 0 {
 		params.Meta = maps.Clone(caller.Meta) // the progress token is added to a copy
+	}
+	if s.modern && caller != nil && caller.LogLevel != "" {
+		if params.Meta == nil {
+			params.Meta = map[string]any{}
+		}
+		params.Meta[mcp.MetaKeyLogLevel] = caller.LogLevel
 	}
 	token := ""
 	if caller != nil && caller.Progress != nil {
@@ -365,4 +388,41 @@ func (s *session) release() {
 		s.h.releaseSlot()
 		s.h.reapAdopted()
 	}
+}
+
+// probeBound bounds server/discover, the probe of a server that may speak
+// 2026-07-28: one that ignores requests it does not know (many written
+// before it) would otherwise hold the whole initialize phase. go-sdk then
+// falls back to initialize on the same connection, and the version book
+// remembers the answer (internal/upver): the wait is paid once per entry.
+func probeBound(d time.Duration) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "server/discover" {
+				return next(ctx, method, req)
+			}
+			ctx, cancel := context.WithTimeout(ctx, d)
+			defer cancel()
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// probeTimeout is the probe's bound: ProbeTimeout, at most a third of the
+// initialize phase, so that a legacy server still has the rest to answer
+// initialize.
+func (h *Host) probeTimeout(phase time.Duration) time.Duration {
+	return min(h.opts.ProbeTimeout, phase/3)
+}
+
+// ping asks whether the server still answers. 2026-07-28 has no ping: a
+// server speaking it may answer with an error (method not found, or a
+// request without its _meta), which is an answer all the same.
+func (s *session) ping(ctx context.Context) error {
+	err := s.cs.Ping(ctx, nil)
+	var rpcErr *jsonrpc.Error
+	if s.modern && errors.As(err, &rpcErr) {
+		return nil
+	}
+	return err
 }

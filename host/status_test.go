@@ -37,7 +37,9 @@ func TestObserversAndStatus(t *testing.T) {
 	mu.Lock()
 	got := strings.Join(seen, "; ")
 	mu.Unlock()
-	if got != "ok initialize ; ok tools/list ; ok tools/call " {
+	// The fake is go-sdk's, which speaks 2026-07-28: server/discover, and
+	// the stream its tools/list_changed would come on, instead of initialize.
+	if got != "ok server/discover ; ok subscriptions/listen ; ok tools/list ; ok tools/call " {
 		t.Errorf("requests seen: %q", got)
 	}
 	if st := h.Status("ok"); !st.Tried || !st.Up || st.Warm != 0 || st.CircuitOpen {

@@ -419,7 +419,7 @@ func (w *warm) watch(s *session) {
 				continue
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), w.srv.Timeout(w.h.opts.Timeout))
-			err := s.cs.Ping(ctx, nil)
+			err := s.ping(ctx)
 			cancel()
 			if err == nil {
 				continue

@@ -294,6 +294,7 @@ var methods = map[string]bool{
 	"completion/complete": true, "logging/setLevel": true, "sampling/createMessage": true,
 	"elicitation/create": true, "roots/list": true,
 	"tasks/get": true, "tasks/list": true, "tasks/cancel": true, "tasks/result": true,
+	"server/discover": true, "subscriptions/listen": true, // MCP 2026-07-28
 }
 
 // Method is name when it is an MCP method, else Other: a caller may send

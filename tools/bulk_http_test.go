@@ -127,7 +127,7 @@ func (f *rawHTTP) answer(resp *http.Response) []string {
 	r := bufio.NewReaderSize(resp.Body, 1<<20)
 	for {
 		l, err := r.ReadString('\n')
-		if d, ok := strings.CutPrefix(l, "data: "); ok {
+		if d, ok := strings.CutPrefix(l, "data: "); ok && strings.TrimSpace(d) != "" { // (a priming event has no data)
 			data = append(data, strings.TrimSuffix(d, "\n"))
 		}
 		if err != nil {

@@ -63,6 +63,7 @@ type catalog struct {
 	pending      int                    // fills a tools/list waits for
 	pendingSince time.Time              // when pending last rose from zero
 	settled      chan struct{}          // closed when pending drops to zero
+	held         bool                   // a list heard while pending is not published yet
 }
 
 // offer is one tool as the servers have it.
@@ -274,6 +275,20 @@ func (c *catalog) fill(l *hostedList, blocking bool, delay time.Duration) {
 		if c.pending++; c.pending == 1 {
 			c.pendingSince = time.Now()
 			c.settled = make(chan struct{})
+			// The lists heard meanwhile are published together when
+			// the fills end, or ListWait after they began, whichever
+			// comes first: one list_changed, not one per server.
+			ch := c.settled
+			c.bg.Go(func() {
+				t := time.NewTimer(c.s.opts.ListWait)
+				defer t.Stop()
+				select {
+				case <-t.C:
+					c.release()
+				case <-ch:
+				case <-c.ctx.Done():
+				}
+			})
 		}
 	}
 	srv := l.srv // as it is now: an edit changes l.srv
@@ -307,6 +322,10 @@ func (c *catalog) fillDone(l *hostedList, err error) {
 	if l.blocking {
 		l.blocking = false
 		if c.pending--; c.pending == 0 {
+			if c.held {
+				c.held = false
+				c.publish()
+			}
 			close(c.settled)
 		}
 	}
@@ -367,7 +386,19 @@ func (c *catalog) settle(ctx context.Context) {
 	select {
 	case <-ch:
 	case <-t.C:
+		c.release()
 	case <-ctx.Done():
+	}
+}
+
+// release publishes the lists held while fills were pending, once ListWait
+// has passed since they began: a slow server does not hold up the others'.
+func (c *catalog) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held && !c.closed && time.Since(c.pendingSince) >= c.s.opts.ListWait {
+		c.held = false
+		c.publish()
 	}
 }
 
@@ -387,13 +418,15 @@ func (c *catalog) heard(srv *registry.Server, tools []*mcp.Tool) {
 	pinGen := c.s.pinGeneration()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	moved := pinGen != c.pinGen
-	if moved {
-		// The pins changed (this list's first sighting, or a change
-		// recorded): what they hide is decided again.
-		c.pinGen = pinGen
-		defer c.publish()
-	}
+	// publish: the pins changed (this list's first sighting, or a change
+	// recorded), so what they hide is decided again; or the list did.
+	publish := pinGen != c.pinGen
+	c.pinGen = pinGen
+	defer func() {
+		if publish {
+			c.publish()
+		}
+	}()
 	l := c.lists[srv.Name]
 	key := srv.ProcessKey()
 	if l == nil || l.srv.ProcessKey() != key {
@@ -420,9 +453,11 @@ func (c *catalog) heard(srv *registry.Server, tools []*mcp.Tool) {
 			l.byName[t.Name] = t
 		}
 	}
-	if !moved {
-		c.publish() // else the deferred one does
+	if c.pending > 0 && time.Since(c.pendingSince) < c.s.opts.ListWait {
+		c.held, publish = true, false // published with the others (fillDone, release)
+		return
 	}
+	publish = true
 }
 
 func (c *catalog) lastGoodRegistry() *registry.Registry {
@@ -556,11 +591,11 @@ func (c *catalog) exposeHosted(want map[string]offer) bool {
 		if m.name != name {
 			t := defs[ref]
 			// The hosted tool as its server describes it, under its
-			// exposed name. Its _meta is left out: it speaks to the hosted
-			// server's own clients (a UI resource, say) about things
-			// colibri does not pass on.
+			// exposed name, _meta included: MCP Apps' _meta.ui names a
+			// ui:// resource, which colibri serves too (resources.go).
 			m.name = name
 			m.offer = offer{tool: &mcp.Tool{
+				Meta:         t.Meta,
 				Name:         name,
 				Title:        t.Title,
 				Description:  t.Description,
@@ -694,10 +729,22 @@ func (c *catalog) visibleTo(ctx context.Context, res *mcp.ListToolsResult) {
 	if reg == nil {
 		return
 	}
+	// colibri's own three tools first, in the order of the workflow, then
+	// the hosted ones as go-sdk pages them: sorted by exposed name.
 	kept := make([]*mcp.Tool, 0, len(res.Tools)) // a page of go-sdk's: not filtered in place
+	for _, own := range []string{ServersTool, ListToolsTool, CallToolTool} {
+		for _, t := range res.Tools {
+			if t.Name == own {
+				kept = append(kept, t)
+			}
+		}
+	}
 	for _, t := range res.Tools {
 		ref, hosted := c.routes[t.Name]
-		if hosted {
+		switch {
+		case t.Name == ServersTool || t.Name == ListToolsTool || t.Name == CallToolTool:
+			continue // placed first
+		case hosted:
 			// By the index, not by a search of the list: a page is a
 			// thousand tools, and a server may list tens of thousands.
 			l := c.lists[ref.Server]
@@ -741,4 +788,51 @@ func (c *catalog) handleHosted(ctx context.Context, req *mcp.CallToolRequest) (*
 		return ErrorResult(unexposed(req.Params.Name)), nil
 	}
 	return c.s.answerCall(ctx, req, toolCall{Server: ref.Server, Tool: ref.Tool, Arguments: req.Params.Arguments, Exposed: req.Params.Name}), nil
+}
+
+// plainError is res less its structuredContent when res is colibri's own
+// failure of a call of an exposed hosted tool that declares an
+// outputSchema: a client checks a result's structuredContent against the
+// tool's outputSchema (the TypeScript SDK throws when it does not match),
+// so that colibri_error would hide colibri's message behind a schema error.
+// The text "colibri: KIND: …" says the same. The audit line and metrics
+// have read the kind by then (control).
+func (c *catalog) plainError(method string, req mcp.Request, res mcp.Result) mcp.Result {
+	r, ok := res.(*mcp.CallToolResult)
+	if !ok || r == nil || method != "tools/call" || c.lists == nil || colibriError(r) == nil {
+		return res
+	}
+	p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+	if !ok {
+		return res
+	}
+	switch p.Name {
+	case ServersTool, ListToolsTool, CallToolTool:
+		return res
+	}
+	c.mu.Lock()
+	o, offered := c.offered[p.Name]
+	_, hosted := c.routes[p.Name]
+	c.mu.Unlock()
+	if offered && hosted && o.tool.OutputSchema == nil {
+		return res
+	}
+	// Else an exposed tool with an outputSchema, or a name no longer
+	// exposed, which the caller may still hold with one.
+	plain := *r
+	plain.StructuredContent = nil
+	return &plain
+}
+
+// heldList is srv's list as aggregate mode last read it, or nil.
+func (c *catalog) heldList(srv *registry.Server) []*mcp.Tool {
+	if c.lists == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l := c.lists[srv.Name]; l != nil && l.readKey == srv.ProcessKey() {
+		return l.tools
+	}
+	return nil
 }

@@ -34,6 +34,7 @@ func TestAddRecovers(t *testing.T) {
 		RegistryPoll: -1, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	defer s.Close()
 	server := s.NewServer("test")
+	s.cat.settle(t.Context()) // the first fill (which fails): lists heard meanwhile wait for it
 
 	s.cat.heard(srv, []*mcp.Tool{bad, good})
 	s.cat.mu.Lock()

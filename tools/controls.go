@@ -61,7 +61,7 @@ func (s *Service) control(ctx context.Context, method string, req mcp.Request, h
 		s.finishCall(ctx, call, req.GetSession(), r, detail, start, took)
 	}
 	s.opts.Metrics.ServerOperation(method, took, serverErrorType(res, err))
-	return res, err
+	return s.cat.plainError(method, req, res), err
 }
 
 // hostedCall is one call of a hosted tool, as its caller asked for it.

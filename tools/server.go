@@ -30,7 +30,8 @@ var (
   "properties": {
     "server": {"type": "string", "description": "The registry name of one server. Without it, every server is listed, concurrently."},
     "tool": {"type": "string", "description": "Keep only the tool of this name (its name as the hosted server lists it)."},
-    "detail": {"type": "string", "enum": ["names", "full"], "description": "names: each tool's name and the first sentence of its description (the default without server); full: also its whole description, inputSchema and annotations (the default with server)."}
+    "detail": {"type": "string", "enum": ["names", "full"], "description": "names: each tool's name and the first sentence of its description (the default without server); full: also its whole description, inputSchema and annotations (the default with server)."},
+    "query": {"type": "string", "maxLength": 1000, "description": "Words describing the tool you need: searches every server's tools (or server's) by name, title and description, among the lists colibri already read, and returns the best 10 matches with their servers; unseen names the servers not read yet. Not with tool."}
   },
   "additionalProperties": false
 }`)
@@ -66,6 +67,16 @@ func (s *Service) NewServer(version string) *mcp.Server {
 			// The tools' descriptions follow the registry, and in aggregate
 			// mode the tools follow the hosted lists.
 			Tools: &mcp.ToolCapabilities{ListChanged: true},
+			// Aggregate mode serves MCP Apps' ui:// resources (resources.go).
+			Resources: resourcesCapability(s.opts.Aggregate),
+		},
+		// 2026-07-28's lists say who may cache them: in aggregate mode
+		// tools/list depends on the caller's principal (its own policy
+		// rules narrow the hosted tools), so only its own client may.
+		SetCacheable: func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+			if _, ok := req.(*mcp.ListToolsRequest); ok && s.opts.Aggregate {
+				c.CacheScope = "private"
+			}
 		},
 	})
 	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -73,6 +84,13 @@ func (s *Service) NewServer(version string) *mcp.Server {
 			if method == "tools/list" {
 				s.cat.retryDue()
 				s.cat.settle(ctx)
+			}
+			if r, ok := req.(*mcp.ReadResourceRequest); ok && s.opts.Aggregate {
+				res, err := s.readUI(ctx, r)
+				if err != nil {
+					return nil, err
+				}
+				return res, nil
 			}
 			res, err := next(ctx, method, req)
 			if r, ok := res.(*mcp.ListToolsResult); ok && err == nil {
@@ -145,6 +163,13 @@ func (s *Service) handleListTools(ctx context.Context, req *mcp.CallToolRequest)
 	var in ListToolsInput
 	if err := decodeInput(s.opts.Bulk, ListToolsTool, req.Params.Arguments, &in); err != nil {
 		return ErrorResult(err), nil
+	}
+	if in.Query != "" {
+		found, err := s.SearchTools(ctx, in)
+		if err != nil {
+			return ErrorResult(err), nil
+		}
+		return structured(found, false), nil
 	}
 	out, err := s.ListTools(ctx, in, s.callerOf(ctx, req))
 	if err != nil {
@@ -395,7 +420,10 @@ func (s *Service) callerOf(ctx context.Context, req *mcp.CallToolRequest) *host.
 		}
 	}
 	init := ss.InitializeParams()
-	if init == nil || init.Capabilities == nil {
+	if init == nil || init.Capabilities == nil || init.ProtocolVersion >= "2026-07-28" {
+		// (2026-07-28 has no server→client requests: its client would have
+		// to be answered input_required, which colibri does not relay yet,
+		// so a hosted server is offered none of these.)
 		return c
 	}
 	caps := init.Capabilities

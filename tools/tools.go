@@ -80,7 +80,8 @@ type Options struct {
 	Bulk *bulk.Table
 	// Pins, when set, are the pinned tool definitions every hosted list is
 	// checked against (CONTRACT.md section 13; the registry's "pin" says
-	// what a change does). nil pins nothing.
+	// what a change does), and one more source list_tools' query searches
+	// without contacting a server. nil pins nothing.
 	Pins *pin.Store
 }
 
@@ -191,6 +192,9 @@ type ListToolsInput struct {
 	// Detail is DetailNames or DetailFull; "" means names without Server,
 	// full with it.
 	Detail string `json:"detail,omitempty"`
+	// Query, when set, searches the lists colibri already holds instead
+	// of listing (search.go).
+	Query string `json:"query,omitempty"`
 }
 
 // Detail levels of list_tools.

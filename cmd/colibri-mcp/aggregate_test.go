@@ -67,8 +67,10 @@ func TestE2EAggregate(t *testing.T) {
 			t.Errorf("%s:\n%s\nthrough call_tool:\n%s", tc.exposed, db, tb)
 		}
 	}
-	if kind, _ := colibriError(t, call(t, s.cs, "demo__add", map[string]any{"a": "two"})); kind != "invalid_arguments" {
-		t.Errorf("demo__add with a string: kind %q, want invalid_arguments", kind)
+	// demo__add declares an outputSchema: colibri's failure is text only.
+	if res := call(t, s.cs, "demo__add", map[string]any{"a": "two"}); !res.IsError || res.StructuredContent != nil ||
+		!strings.HasPrefix(res.Content[0].(*mcp.TextContent).Text, "colibri: invalid_arguments: ") {
+		t.Errorf("demo__add with a string: %+v, want the text colibri: invalid_arguments: …", res)
 	}
 
 	p := &mcp.CallToolParams{Name: "demo__slow", Arguments: map[string]any{"steps": 3, "interval_ms": 20}}

@@ -95,7 +95,9 @@ func handshakeOnly() *bufio.Reader {
 		}
 		if json.Unmarshal(line, &m) == nil && m.ID != nil {
 			rawHandshake(func(string, json.RawMessage) {})(m.Method, m.ID)
-			n++
+			if m.Method != "server/discover" { // answered, and not counted
+				n++
+			}
 		}
 	}
 	return r
@@ -537,6 +539,8 @@ var fakes = map[string]func(){
 				continue
 			}
 			switch m.Method {
+			case "server/discover":
+				rawMethodNotFound(m.ID)
 			case "initialize":
 				rawReply(m.ID, rawInit)
 			case "tools/list":
@@ -583,6 +587,10 @@ func rawServe(handle func(method string, id json.RawMessage)) {
 		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
 			continue
 		}
+		if m.Method == "server/discover" {
+			rawMethodNotFound(m.ID) // a server before MCP 2026-07-28, as most answer it
+			continue
+		}
 		handle(m.Method, m.ID)
 	}
 	time.Sleep(time.Hour)
@@ -600,10 +608,18 @@ func rawHandshake(then func(method string, id json.RawMessage)) func(string, jso
 			rawReply(id, rawInit)
 		case "tools/list":
 			rawReply(id, rawTools)
+		case "server/discover":
+			// As most servers before MCP 2026-07-28 answer it (the
+			// TypeScript SDK's); legacy-silent is the one that ignores it.
+			rawMethodNotFound(id)
 		default:
 			then(method, id)
 		}
 	}
+}
+
+func rawMethodNotFound(id json.RawMessage) {
+	fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`+"\n", id)
 }
 
 // servePolite serves one tool, "any", answering "polite"; it leaves when

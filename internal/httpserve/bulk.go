@@ -159,7 +159,9 @@ func (s *Server) liftPOST(next http.Handler) http.Handler {
 		// A call is made on a session, and the caller's session is checked
 		// before its body is read (go-sdk refuses another principal's, or
 		// one unknown, without reading it): so here too.
-		if id := r.Header.Get("Mcp-Session-Id"); id == "" || !s.sessions.mayHold(id, tools.Principal(r.Context())) {
+		// (A 2026-07-28 request has no session: it was authenticated, and
+		// is all there is.)
+		if id := r.Header.Get("Mcp-Session-Id"); !isModern(r) && (id == "" || !s.sessions.mayHold(id, tools.Principal(r.Context()))) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -159,6 +159,7 @@ func bulkCall(t *testing.T, ts *testServer, text string, entered <-chan struct{}
 	go func() {
 		defer close(done)
 		if resp, err := http.DefaultClient.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body) // the stream opens at once (its priming event): read it until the caller leaves
 			resp.Body.Close()
 		}
 	}()

@@ -245,6 +245,15 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 		// SHOULD NOT be taken for a cancellation: a call is cancelled by
 		// notifications/cancelled, and one whose caller left runs on.)
 		PropagateRequestCancellation: true,
+		EventStore:                   newEventStore(), // resumable streams (resume.go)
+	})
+	// 2026-07-28 and later (modern.go): the same server, without sessions.
+	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.opts.Server }, &mcp.StreamableHTTPOptions{
+		Stateless:                    true,
+		Logger:                       s.log,
+		MaxRequestBodyBytes:          s.opts.MaxBodyBytes,
+		DisableLocalhostProtection:   true,
+		PropagateRequestCancellation: true, // 2026-07-28: a caller that goes away cancels its call
 	})
 	sse := &sseHandler{server: s.opts.Server, maxBody: s.opts.MaxBodyBytes, timeout: s.opts.SessionTimeout, sessions: s.sessions, log: s.log}
 
@@ -265,7 +274,9 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 		return s.calls.track(h)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", wrap(s.sessions.capStreamable(s.lowerResponses(s.liftPOST(streamable)))))
+	mux.Handle("/mcp", wrap(byVersion(
+		s.sessions.capRequests(s.lowerResponses(s.liftPOST(stateless))),
+		s.sessions.capStreamable(withRetry(s.lowerResponses(s.liftPOST(streamable)))))))
 	mux.Handle("/sse", wrap(s.lowerResponses(sse)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -118,8 +119,15 @@ func Login(ctx context.Context, srv *registry.Server, opts LoginOptions) (*Statu
 			return oauth2.StaticTokenSource(t), nil
 		},
 	}
-	if len(o.Scopes) > 0 {
-		cfg.ScopeFilter = func([]string) []string { return o.Scopes }
+	// The registry's scopes, when it names any, replace what the server's
+	// metadata offers; the scopes its challenge names (a 401's, or a 403
+	// insufficient_scope's: what a step-up needs) are asked for too.
+	var challenged []string
+	cfg.ScopeFilter = func(discovered []string) []string {
+		if len(o.Scopes) == 0 {
+			return unionScopes(discovered, challenged)
+		}
+		return unionScopes(o.Scopes, challenged)
 	}
 	if o.ClientID != "" {
 		// go-sdk refuses an authorization server other than Issuer
@@ -146,7 +154,11 @@ func Login(ctx context.Context, srv *registry.Server, opts LoginOptions) (*Statu
 		return nil, fmt.Errorf("login to %s: %w", srv.Name, err)
 	}
 
-	req, resp, err := challenge(ctx, hc, srv.URL)
+	held := ""
+	if saved, err := Load(path); err == nil && saved != nil {
+		held = saved.AccessToken // a step-up: the server names the scopes it lacks
+	}
+	req, resp, err := challenge(ctx, hc, srv.URL, held)
 	if err != nil {
 		return nil, fmt.Errorf("login to %s: %w", srv.Name, err)
 	}
@@ -161,6 +173,7 @@ func Login(ctx context.Context, srv *registry.Server, opts LoginOptions) (*Statu
 			return nil, fmt.Errorf("login to %s: %w", srv.Name, err)
 		}
 	}
+	challenged = challengeScopes(resp)
 	if err := h.Authorize(ctx, req, resp); err != nil {
 		return nil, fmt.Errorf("login to %s: %w", srv.Name, safe(err, secret))
 	}
@@ -198,16 +211,23 @@ func Login(ctx context.Context, srv *registry.Server, opts LoginOptions) (*Statu
 	return statusOf(srv, path, s, opts.Now()), nil
 }
 
-// challenge asks the MCP server for what it wants: a request without a
-// token, whose 401 carries the WWW-Authenticate challenge (the metadata's
-// URL, the scopes). A server that does not refuse it gets the well-known
-// discovery anyway, as if it had answered a bare 401.
-func challenge(ctx context.Context, hc *http.Client, serverURL string) (*http.Request, *http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, serverURL, nil)
+// challenge asks the MCP server for what it wants, with the request it
+// challenges: an MCP POST (initialize), with the token colibri holds if it
+// holds one. Its 401 (no or a bad token) or 403 (insufficient_scope) carries
+// the WWW-Authenticate challenge: the metadata's URL, the scopes. (A GET,
+// which many servers answer 405 without a challenge, found neither.) A
+// server that does not refuse it gets the well-known discovery anyway, as if
+// it had answered a bare 401.
+func challenge(ctx context.Context, hc *http.Client, serverURL, token string) (*http.Request, *http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, serverURL, strings.NewReader(loginProbe))
 	if err != nil {
 		return nil, nil, fmt.Errorf("server url: %w", err)
 	}
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reaching the server: %w", err)
@@ -428,4 +448,32 @@ func Logout(srv *registry.Server, opts Options) (path string, removed bool, err 
 	}
 	removed, err = Remove(path)
 	return path, removed, err
+}
+
+// loginProbe is the MCP request auth login sends for the server's challenge.
+const loginProbe = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"colibri-mcp","version":"auth-login"}}}`
+
+// unionScopes is a's scopes, then b's that a lacks.
+func unionScopes(a, b []string) []string {
+	out := append([]string(nil), a...)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// challengeScopes is the scope a 401 or 403 Bearer challenge names.
+func challengeScopes(resp *http.Response) []string {
+	cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if err != nil {
+		return nil
+	}
+	for _, c := range cs {
+		if c.Scheme == "bearer" && c.Params["scope"] != "" {
+			return strings.Fields(c.Params["scope"])
+		}
+	}
+	return nil
 }

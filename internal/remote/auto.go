@@ -74,6 +74,12 @@ func (a *autoConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return a.current().Write(ctx, msg)
 	default:
 	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "server/discover" {
+		// The probe of MCP 2026-07-28, before initialize: a server before
+		// it refuses it (400, 404) whatever its transport, and initialize
+		// decides.
+		return a.current().Write(ctx, msg)
+	}
 	defer a.decide()
 	wctx, x := Track(ctx)
 	err := a.current().Write(wctx, msg)

@@ -66,7 +66,15 @@ type Conn struct {
 	own      *http.Transport // closed by Close; nil when Base was given
 	read     atomic.Int64
 	tooLarge atomic.Bool
+	version  atomic.Pointer[string] // negotiated: sent as MCP-Protocol-Version
 }
+
+// SetProtocolVersion is the version initialize negotiated: every later
+// request says it in MCP-Protocol-Version, as the transport specification
+// requires (go-sdk's Streamable client sets it only when its connection is
+// the session's own, and colibri wraps that connection to relay what it
+// reads).
+func (c *Conn) SetProtocolVersion(v string) { c.version.Store(&v) }
 
 // ErrTooLarge is what reading a body fails with once one message passes
 // Options.MaxBytes.
@@ -314,6 +322,18 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if t.c.opts.Bearer != "" {
 		r.Header.Set("Authorization", "Bearer "+t.c.opts.Bearer)
+	}
+	switch v := t.c.version.Load(); {
+	case r.Header.Get("Mcp-Method") == "initialize":
+		// initialize negotiates the version in its body: a header left
+		// from the server/discover probe before it (2026-07-28) would make
+		// a server before that version refuse it.
+		r.Header.Del("MCP-Protocol-Version")
+	case v != nil:
+		// The negotiated version, also over what go-sdk's connection set:
+		// hidden from the session (relayTransport), it may still name the
+		// probe's.
+		r.Header.Set("MCP-Protocol-Version", *v)
 	}
 	if t.c.opts.OAuth != nil && r.Header.Get("Authorization") == "" {
 		// The SSE transport knows no OAuth handler: its requests get the

@@ -1,0 +1,128 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// MCP Apps in aggregate mode: a hosted tool's _meta.ui.resourceUri names a
+// ui:// resource (its HTML), which the caller's host reads with
+// resources/read. colibri serves exactly those: routed to the server whose
+// tool names the URI, under the call gate, the policy of that tool, and
+// the audit log (a line whose tool is the URI). Every other URI is not
+// found: colibri offers no hosted resources otherwise (docs/protocol.md).
+
+// JSON-RPC codes of colibri's own refusals of a read (the implementation
+// range, −32000…−32019); a hosted server's own error answer passes through.
+const (
+	codeRefused = -32010 // the gate or the policy
+	codeFailed  = -32011 // colibri could not read it (spawn, timeout…)
+)
+
+// uiURI is the ui:// resource a tool's _meta names, or "".
+func uiURI(t *mcp.Tool) string {
+	if ui, ok := t.Meta["ui"].(map[string]any); ok {
+		if u, ok := ui["resourceUri"].(string); ok {
+			return u
+		}
+	}
+	u, _ := t.Meta["ui/resourceUri"].(string) // the extension's earlier key
+	return u
+}
+
+// uiOwner is the server and the tool whose _meta names uri, in the lists
+// aggregate mode holds.
+func (c *catalog) uiOwner(uri string) (*registry.Server, *mcp.Tool) {
+	if c.lists == nil || uri == "" {
+		return nil, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, name := range sortedKeys(c.lists) {
+		l := c.lists[name]
+		for _, t := range l.tools {
+			if uiURI(t) == uri {
+				return l.srv, t
+			}
+		}
+	}
+	return nil, nil
+}
+
+func sortedKeys(m map[string]*hostedList) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// readUI answers a resources/read in aggregate mode.
+func (s *Service) readUI(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	srv, tool := s.cat.uiOwner(uri)
+	if srv == nil {
+		return nil, mcp.ResourceNotFoundError(oneLine(uri, 200))
+	}
+	if reqid.From(ctx) == "" {
+		ctx = reqid.With(ctx, reqid.New())
+	}
+	call := &hostedCall{server: srv.Name, tool: uri, note: &callNote{}}
+	ctx = withNote(ctx, call.note)
+	start := time.Now()
+	res, err := s.readOwned(ctx, srv, tool, uri)
+	var detail *ErrorDetail
+	if err != nil {
+		if _, hosted := err.(*jsonrpc.Error); !hosted {
+			detail = Detail(err)
+		}
+	}
+	s.finishCall(ctx, call, req.GetSession(), nil, detail, start, time.Since(start))
+	if detail != nil {
+		code := int64(codeFailed)
+		if detail.Kind == host.KindCallDisabled || detail.Kind == host.KindDenied {
+			code = codeRefused
+		}
+		return nil, &jsonrpc.Error{Code: code, Message: fmt.Sprintf("colibri: %s: %s", detail.Kind, detail.Message)}
+	}
+	return res, err
+}
+
+func (s *Service) readOwned(ctx context.Context, srv *registry.Server, tool *mcp.Tool, uri string) (*mcp.ReadResourceResult, error) {
+	if !s.opts.ExternalCall {
+		return nil, &host.Error{Kind: host.KindCallDisabled, Server: srv.Name,
+			Err: errors.New("reading a hosted server's resources is disabled: start colibri-mcp with --external-call or set COLIBRI_MCP_EXTERNAL_CALL=1 (hosted servers are untrusted third-party code)")}
+	}
+	reg, err := s.registry()
+	if err != nil {
+		return nil, err
+	}
+	if cur := reg.Servers[srv.Name]; cur == nil || cur.ProcessKey() != srv.ProcessKey() {
+		return nil, &host.Error{Kind: host.KindUnknownServer, Server: srv.Name, Err: errors.New("the registry changed: list the tools again")}
+	}
+	d := s.allowed(ctx, reg, srv, tool)
+	noteOf(ctx).decided(d)
+	if !d.Allow {
+		return nil, &host.Error{Kind: host.KindDenied, Server: srv.Name, Tool: tool.Name,
+			Err: fmt.Errorf("policy denies %s on %s for this caller (the tool whose UI this is)", tool.Name, srv.Name)}
+	}
+	return s.opts.Host.ReadResource(ctx, srv, uri, nil)
+}
+
+func resourcesCapability(aggregate bool) *mcp.ResourceCapabilities {
+	if !aggregate {
+		return nil
+	}
+	return &mcp.ResourceCapabilities{}
+}
