@@ -10,7 +10,8 @@ bin=${COLIBRI_BIN:-bin/colibri-mcp}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 printf '{"servers": {"s": {"url": "%s", "timeout_ms": 20000}}}\n' "$url" >"$dir/external-mcp.json"
-run() { "$bin" --external-config "$dir/external-mcp.json" --external-call "$@"; }
+# A pin file of its own: a run must not change what the machine trusts.
+run() { "$bin" --external-config "$dir/external-mcp.json" --pin-file "$dir/pins.json" --external-call "$@"; }
 case "${MCP_CONFORMANCE_SCENARIO:-}" in
 tools_call) run call s add_numbers --args '{"a": 2, "b": 3}' ;;
 sse-retry) run call s test_reconnection ;;

@@ -86,7 +86,7 @@ func TestInspectorAggregateErrors(t *testing.T) {
 		if strings.Contains(c.want, "denied") {
 			continue
 		}
-		target := []string{"--cli", colibriBin, "serve", "--external-config", reg, "--aggregate"}
+		target := []string{"--cli", "-e", pinEnv(t), colibriBin, "serve", "--external-config", reg, "--aggregate"}
 		if c.gate {
 			target = append(target, "--external-call")
 		}
