@@ -364,11 +364,18 @@ func (s *Store) refresh() error {
 
 // update runs change on the file as it is under the lock, and writes it
 // when change reports a change. The Store then holds what was written.
+// s.mu is held on entry and on return, but not while another process's
+// lock is waited for (up to LockTimeout): a stuck `pins accept`, or a
+// second colibri, must not hold up the checks of every other server and
+// call of this process, which need no write (only this one waits, and
+// fails config). Whatever was read before is read again under the lock.
 func (s *Store) update(change func(*File) bool) error {
 	if s.broken != nil {
 		return s.broken
 	}
+	s.mu.Unlock()
 	unlock, err := lock(s.path, s.opts.LockTimeout)
+	s.mu.Lock()
 	if err != nil {
 		return &ConfigError{Path: s.path, Err: fmt.Errorf("cannot be locked: %w", err)}
 	}
