@@ -377,3 +377,37 @@ func TestDuplicateNameRecordsTheChange(t *testing.T) {
 		})
 	}
 }
+
+// What `pins diff` and `pins` print of a hosted server's words is bounded:
+// a megabyte of description, a megabyte-long schema key or tool name each print
+// a clipped line, not megabytes on the operator's terminal.
+func TestWrittenDiffIsBounded(t *testing.T) {
+	store, _ := newStore(t)
+	huge := strings.Repeat("k", 1<<20)
+	l := append(base(), tool(huge, "Long name."))
+	store.Check("s", pin.NoCaps, l)
+	l = append(base(), tool(huge, strings.Repeat("x", 1<<20), huge))
+	l[0] = tool("echo", "Echoes.", "message", huge)
+	store.Check("s", pin.NoCaps, l)
+	diffs, err := store.Diff("s")
+	if err != nil || len(diffs) != 2 {
+		t.Fatalf("Diff = %d diffs, %v", len(diffs), err)
+	}
+	var b strings.Builder
+	pin.WriteDiff(&b, "s", diffs)
+	if b.Len() > 64<<10 {
+		t.Errorf("pins diff printed %d bytes for two changes", b.Len())
+	}
+	if !strings.Contains(b.String(), "+ inputSchema/properties/kkkk") {
+		t.Errorf("the added path is not shown:\n%.300s", b.String())
+	}
+	report, err := store.Report("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	pin.WriteReport(&b, "pins.json", report)
+	if b.Len() > 64<<10 {
+		t.Errorf("pins printed %d bytes", b.Len())
+	}
+}
