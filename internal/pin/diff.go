@@ -14,6 +14,8 @@ type ToolDiff struct {
 	Caps string   `json:"capabilities"`
 	Name string   `json:"name"`
 	What []string `json:"what"`
+	// Digest is the new definition's: what Reviewed marks as shown.
+	Digest string `json:"digest"`
 	// Old and New are the definitions' text members (title, description),
 	// old and new; absent members are "".
 	OldTitle       string `json:"old_title,omitempty"`
@@ -54,7 +56,9 @@ func (s *Store) Diff(server string) ([]ToolDiff, error) {
 			if p := set.Tools[name]; p != nil {
 				old = p.Definition
 			}
-			out = append(out, diffOf(caps, name, q.What, old, q.Definition))
+			d := diffOf(caps, name, q.What, old, q.Definition)
+			d.Digest = q.Digest
+			out = append(out, d)
 		}
 	}
 	return out, nil
