@@ -366,7 +366,7 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host
 		if err != nil {
 			return nil, err
 		}
-		entries := s.entries(srv.Name, tools, in.Tool, detail)
+		entries := s.pinnedOnly(reg, srv, s.entries(srv.Name, tools, in.Tool, detail))
 		if in.Tool != "" && len(entries) == 0 {
 			if len(changed) == 1 {
 				return nil, toolChanged(srv.Name, in.Tool, changed[0].What, false)
@@ -387,7 +387,7 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host
 				return
 			}
 			have[i] = tools
-			all[i] = ServerTools{Server: name, Tools: s.entries(name, tools, in.Tool, detail), Changed: changed}
+			all[i] = ServerTools{Server: name, Tools: s.pinnedOnly(reg, reg.Servers[name], s.entries(name, tools, in.Tool, detail)), Changed: changed}
 		})
 	}
 	wg.Wait()
