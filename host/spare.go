@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/spare"
@@ -25,8 +26,9 @@ func (h *Host) newSpares() *spares {
 		Start:   h.startSpare,
 		Discard: h.discardSpare,
 		Died: func(p *proc) error {
-			return &Error{Kind: KindCrashed, Server: p.server, Phase: PhaseSpawn,
+			e := &Error{Kind: KindCrashed, Server: p.server, Phase: PhaseSpawn,
 				Err: fmt.Errorf("the spare process %s before a request took it", p.exitStatus()), StderrTail: p.stderrTail()}
+			return &spareEnd{err: e, clean: p.waitErr == nil} // Died runs once p has exited
 		},
 		Same:        func(a, b *registry.Server) bool { return a == b || fingerprint(a) == fingerprint(b) },
 		Backoff:     h.backoff,
@@ -93,6 +95,14 @@ func (h *Host) takeSpare(ctx context.Context, srv *registry.Server) (*proc, erro
 	}
 	p, ok, err := h.spares.Take(h.spareEntry(srv))
 	if oe, open := err.(*spare.OpenError); open {
+		var end *spareEnd
+		if errors.As(oe.Last, &end) && end.clean {
+			// Its spares leave on their own (status 0: an idle watchdog,
+			// say) before any request comes; the circuit keeps them from
+			// respawning, but the server runs: the request starts its own
+			// process, as it would without spares.
+			return nil, nil
+		}
 		return nil, unavailableSpares(srv.Name, oe)
 	}
 	if !ok {
@@ -116,11 +126,21 @@ func (h *Host) refillSpares(srv *registry.Server) {
 func unavailableSpares(server string, oe *spare.OpenError) *Error {
 	e := &Error{Kind: KindUnavailable, Server: server, Phase: PhaseSpawn, Err: oe,
 		Hint: "see stderr_tail and colibri's log; fix the server, or edit its registry entry to retry now"}
-	if last, ok := oe.Last.(*Error); ok {
+	var last *Error
+	if errors.As(oe.Last, &last) {
 		e.StderrTail = last.StderrTail
 	}
 	return e
 }
+
+// spareEnd is how a spare ended before a request took it.
+type spareEnd struct {
+	err   *Error
+	clean bool // exit status 0: it left on its own; it did not die at start
+}
+
+func (e *spareEnd) Error() string { return e.err.Error() }
+func (e *spareEnd) Unwrap() error { return e.err }
 
 // syncSpares keeps the spares of reg's entries, and discards those of
 // entries removed or edited.

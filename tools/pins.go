@@ -66,6 +66,21 @@ func (s *Service) screen(ctx context.Context, reg *registry.Registry, srv *regis
 	return out, changed, nil
 }
 
+// pinnedOnly is entries, list_tools' view of srv's tools, less the members
+// that pins do not cover (_meta, icons) when srv's tools are pinned.
+// list_tools' result is read by the model: a server could otherwise change
+// what the model reads after its tools were trusted, unchecked (a "note"
+// in _meta, text in a data: icon), past every pin.
+func (s *Service) pinnedOnly(reg *registry.Registry, srv *registry.Server, entries []ToolEntry) []ToolEntry {
+	if !s.pinning(reg, srv) {
+		return entries
+	}
+	for i := range entries {
+		entries[i].Meta, entries[i].Icons = nil, nil
+	}
+	return entries
+}
+
 // checkPinned is the pins' look at a call of tool, found in list (what a
 // session offered caps listed): under enforce a changed or new tool is
 // refused, tool_changed, before tools/call is sent; under warn it is

@@ -378,7 +378,7 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host
 		if err != nil {
 			return nil, err
 		}
-		entries := s.entries(srv.Name, tools, in.Tool, detail)
+		entries := s.pinnedOnly(reg, srv, s.entries(srv.Name, tools, in.Tool, detail))
 		if in.Tool != "" && len(entries) == 0 {
 			if len(changed) == 1 {
 				return nil, toolChanged(srv.Name, in.Tool, changed[0].What, false)
@@ -399,7 +399,7 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host
 				return
 			}
 			have[i] = tools
-			all[i] = ServerTools{Server: name, Tools: s.entries(name, tools, in.Tool, detail), Changed: changed, Invalid: invalid}
+			all[i] = ServerTools{Server: name, Tools: s.pinnedOnly(reg, reg.Servers[name], s.entries(name, tools, in.Tool, detail)), Changed: changed, Invalid: invalid}
 		})
 	}
 	wg.Wait()

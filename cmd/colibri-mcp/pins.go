@@ -73,7 +73,7 @@ func pinsCommand(withSettings func(func(context.Context, *cli.Command, *settings
 				Name:        "accept",
 				Usage:       "make the changed definitions of SERVER's tools (or of the TOOLs named) the pins",
 				ArgsUsage:   "SERVER [TOOL…]",
-				Description: "Accepts what `colibri-mcp pins diff SERVER` showed.\n\nExamples:\n  colibri-mcp pins accept demo\n  colibri-mcp pins accept demo echo add" + exitCodesHelp,
+				Description: "Accepts what `colibri-mcp pins diff SERVER` showed, and only that: a definition\nthe server listed since (or that no diff showed) is refused until a diff shows it.\n\nExamples:\n  colibri-mcp pins accept demo\n  colibri-mcp pins accept demo echo add" + exitCodesHelp,
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
 					if err := wantArgs(cmd, 1, 1<<20); err != nil {
 						return err
@@ -175,11 +175,15 @@ func cmdPinsDiff(ctx context.Context, s *settings, server string, asJSON bool, s
 	}
 	if asJSON {
 		writeJSON(stdout, map[string]any{"server": server, "changes": diffs})
-		return nil
+	} else {
+		pin.WriteDiff(stdout, server, diffs)
+		if len(diffs) > 0 {
+			fmt.Fprintf(stdout, "\naccept with: colibri-mcp pins accept %s [TOOL…]\n", server)
+		}
 	}
-	pin.WriteDiff(stdout, server, diffs)
-	if len(diffs) > 0 {
-		fmt.Fprintf(stdout, "\naccept with: colibri-mcp pins accept %s [TOOL…]\n", server)
+	// What was shown, and only that, is what pins accept will accept.
+	if err := store.Reviewed(server, diffs); err != nil {
+		return pinErr(err, asJSON, stdout, stderr)
 	}
 	return nil
 }
@@ -190,7 +194,14 @@ func cmdPinsAccept(s *settings, server string, names []string, stdout, stderr io
 	if err := pinServer(s, store, server); err != nil {
 		return pinErr(err, false, stdout, stderr)
 	}
-	accepted, err := store.Accept(server, names...)
+	accepted, err := store.AcceptReviewed(server, names...)
+	var unreviewed *pin.UnreviewedError
+	if errors.As(err, &unreviewed) {
+		if len(accepted) > 0 {
+			fmt.Fprintf(stdout, "%s: accepted %s\n", server, strings.Join(accepted, ", "))
+		}
+		return usage(err)
+	}
 	switch {
 	case errors.Is(err, pin.ErrNothingPending):
 		fmt.Fprintf(stdout, "%s: nothing to accept (colibri-mcp pins diff %s reads its tools again)\n", server, server)

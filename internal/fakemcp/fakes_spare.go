@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -49,6 +51,31 @@ var spareFakes = map[string]func(){
 				return text(os.Getenv("SPARE_VAR")), nil, nil
 			})
 		s.Run(context.Background(), &mcp.IOTransport{Reader: in, Writer: os.Stdout})
+	},
+	// A server that gives up, exit status 0, when no client writes to it
+	// within $IMPATIENT_MS (servers with an idle watchdog do), and else
+	// serves: tool "pid".
+	"spare-impatient": func() {
+		ms, _ := strconv.Atoi(os.Getenv("IMPATIENT_MS"))
+		first := make(chan []byte, 1)
+		go func() {
+			b := make([]byte, 4096)
+			n, _ := os.Stdin.Read(b)
+			first <- b[:n]
+		}()
+		var got []byte
+		select {
+		case got = <-first:
+		case <-time.After(time.Duration(ms) * time.Millisecond):
+			fmt.Fprintln(os.Stderr, "spare-impatient: no client; bye")
+			os.Exit(0)
+		}
+		s := mcp.NewServer(&mcp.Implementation{Name: "spare-impatient", Version: "1"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "pid", InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
+				return text(strconv.Itoa(os.Getpid())), nil, nil
+			})
+		s.Run(context.Background(), &mcp.IOTransport{Reader: io.NopCloser(io.MultiReader(bytes.NewReader(got), os.Stdin)), Writer: os.Stdout})
 	},
 	// Says why on stderr and exits with status 1 at once, before reading
 	// anything: a server that cannot start (a missing key).

@@ -14,6 +14,8 @@ type ToolDiff struct {
 	Caps string   `json:"capabilities"`
 	Name string   `json:"name"`
 	What []string `json:"what"`
+	// Digest is the new definition's: what Reviewed marks as shown.
+	Digest string `json:"digest"`
 	// Old and New are the definitions' text members (title, description),
 	// old and new; absent members are "".
 	OldTitle       string `json:"old_title,omitempty"`
@@ -54,7 +56,9 @@ func (s *Store) Diff(server string) ([]ToolDiff, error) {
 			if p := set.Tools[name]; p != nil {
 				old = p.Definition
 			}
-			out = append(out, diffOf(caps, name, q.What, old, q.Definition))
+			d := diffOf(caps, name, q.What, old, q.Definition)
+			d.Digest = q.Digest
+			out = append(out, d)
 		}
 	}
 	return out, nil
@@ -124,7 +128,8 @@ func escape(k string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
 }
 
-// maxShown bounds one value or text block printed by WriteDiff.
+// maxShown bounds one value, text block, tool name or schema path printed
+// by WriteDiff and WriteReport: each is a hosted server's, of any length.
 const maxShown = 2000
 
 // WriteDiff prints diffs for a person: for each tool, what changed, the old
@@ -138,7 +143,7 @@ func WriteDiff(w io.Writer, server string, diffs []ToolDiff) {
 		return
 	}
 	for _, d := range diffs {
-		fmt.Fprintf(w, "%s/%s (capabilities: %s): %s\n", server, d.Name, d.Caps, strings.Join(d.What, ", "))
+		fmt.Fprintf(w, "%s/%s (capabilities: %s): %s\n", server, clip(d.Name), d.Caps, strings.Join(d.What, ", "))
 		text := func(label, old, new string) {
 			if old == new {
 				return
@@ -156,11 +161,11 @@ func WriteDiff(w io.Writer, server string, diffs []ToolDiff) {
 		for _, p := range d.Paths {
 			switch p.Op {
 			case "added":
-				fmt.Fprintf(w, "  + %s: %s\n", p.Path, clip(string(p.New)))
+				fmt.Fprintf(w, "  + %s: %s\n", clip(p.Path), clip(string(p.New)))
 			case "removed":
-				fmt.Fprintf(w, "  - %s: %s\n", p.Path, clip(string(p.Old)))
+				fmt.Fprintf(w, "  - %s: %s\n", clip(p.Path), clip(string(p.Old)))
 			default:
-				fmt.Fprintf(w, "  ~ %s: %s -> %s\n", p.Path, clip(string(p.Old)), clip(string(p.New)))
+				fmt.Fprintf(w, "  ~ %s: %s -> %s\n", clip(p.Path), clip(string(p.Old)), clip(string(p.New)))
 			}
 		}
 		if len(d.Paths) >= maxPaths {
@@ -198,10 +203,10 @@ func WriteReport(w io.Writer, path string, servers []ServerPins) {
 			}
 			fmt.Fprintln(w)
 			for _, t := range set.Tools {
-				fmt.Fprintf(w, "  %-32s %s\n", t.Name, t.Digest[:len("sha256:")+12])
+				fmt.Fprintf(w, "  %-32s %s\n", clip(t.Name), t.Digest[:len("sha256:")+12])
 			}
 			for _, c := range set.Changed {
-				fmt.Fprintf(w, "  ! %-30s changed: %s\n", c.Name, strings.Join(c.What, ", "))
+				fmt.Fprintf(w, "  ! %-30s changed: %s\n", clip(c.Name), strings.Join(c.What, ", "))
 			}
 		}
 	}

@@ -49,6 +49,10 @@ type Entry struct {
 	What []string `json:"what,omitempty"`
 	// Seen is when this pending definition was first seen.
 	Seen *time.Time `json:"seen,omitempty"`
+	// Reviewed: `pins diff` showed this pending definition (this very
+	// digest): `pins accept` accepts only such. A server that lists
+	// another definition since gets a new, unreviewed entry.
+	Reviewed bool `json:"reviewed,omitempty"`
 }
 
 // ConfigError is a pin file that cannot be read, parsed or written: the

@@ -25,6 +25,10 @@ func trusted(st os.FileInfo) error {
 	return nil
 }
 
+// lockWaits, when set (by a test), is called each time lock finds the lock
+// held by another.
+var lockWaits func()
+
 // lock takes an exclusive flock(2) on path+".lock" (created 0600), the lock
 // every colibri process sharing the pin file takes around a read, merge and
 // write. It polls until timeout rather than blocking, so that a stuck
@@ -54,6 +58,9 @@ func lock(path string, timeout time.Duration) (unlock func(), err error) {
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()
 			return nil, fmt.Errorf("locking %s: %w", lp, err)
+		}
+		if lockWaits != nil {
+			lockWaits()
 		}
 		if !time.Now().Before(deadline) {
 			f.Close()

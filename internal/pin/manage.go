@@ -124,15 +124,68 @@ func (s *Store) Report(server string) ([]ServerPins, error) {
 // tools accepted. A name the pin file does not know is a *NotFoundError
 // with the closest one; a known tool with no change is ErrNothingPending
 // when nothing at all is accepted.
+//
+// Accept takes what is pending now, whether or not anyone saw it: `pins
+// accept` uses AcceptReviewed.
 func (s *Store) Accept(server string, tools ...string) ([]string, error) {
+	return s.accept(server, false, tools)
+}
+
+// AcceptReviewed is Accept of the pending definitions that Reviewed marked
+// (those `pins diff` showed), only. Between a diff and an accept the server
+// may list another definition (a server that alternates two of them,
+// benign while an operator looks): that one is not accepted, and the
+// accept fails with an *UnreviewedError naming it, after accepting the
+// others.
+func (s *Store) AcceptReviewed(server string, tools ...string) ([]string, error) {
+	return s.accept(server, true, tools)
+}
+
+// UnreviewedError is AcceptReviewed's refusal of changes that `pins diff`
+// did not show (or that changed since it did).
+type UnreviewedError struct {
+	Server string
+	Tools  []string
+}
+
+func (e *UnreviewedError) Error() string {
+	return fmt.Sprintf("not accepted: the definition of %s pending now is not the one `colibri-mcp pins diff %s` showed (never shown, or the server listed another since); review it with pins diff, then accept",
+		strings.Join(e.Tools, ", "), e.Server)
+}
+
+// Reviewed marks the pending definitions diffs show (each by its digest)
+// as reviewed: AcceptReviewed accepts those while they stay pending.
+func (s *Store) Reviewed(server string, diffs []ToolDiff) error {
+	if len(diffs) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.update(func(f *File) bool {
+		changed := false
+		for _, d := range diffs {
+			set := f.Servers[server][d.Caps]
+			if set == nil {
+				continue
+			}
+			if q := set.Pending[d.Name]; q != nil && q.Digest == d.Digest && !q.Reviewed {
+				q.Reviewed = true
+				changed = true
+			}
+		}
+		return changed
+	})
+}
+
+func (s *Store) accept(server string, reviewed bool, tools []string) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.known(server); err != nil {
 		return nil, err
 	}
-	var accepted []string
+	var accepted, unreviewed []string
 	err := s.update(func(f *File) bool {
-		accepted = nil
+		accepted, unreviewed = nil, nil
 		sets, ok := f.Servers[server]
 		if !ok {
 			return false
@@ -144,6 +197,10 @@ func (s *Store) Accept(server string, tools ...string) ([]string, error) {
 					continue
 				}
 				q := set.Pending[name]
+				if reviewed && !q.Reviewed {
+					unreviewed = append(unreviewed, name)
+					continue
+				}
 				set.Tools[name] = &Entry{Digest: q.Digest, Definition: q.Definition}
 				delete(set.Pending, name)
 				accepted = append(accepted, name)
@@ -174,6 +231,10 @@ func (s *Store) Accept(server string, tools ...string) ([]string, error) {
 	}
 	slices.Sort(accepted)
 	accepted = slices.Compact(accepted)
+	if len(unreviewed) > 0 {
+		slices.Sort(unreviewed)
+		return accepted, &UnreviewedError{Server: server, Tools: slices.Compact(unreviewed)}
+	}
 	if len(accepted) == 0 {
 		return nil, ErrNothingPending
 	}

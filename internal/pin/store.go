@@ -173,10 +173,8 @@ func (s *Store) digest(t *mcp.Tool) string {
 // in this form, or a pending change the list no longer shows.
 func (s *Store) stale(set *Set, tools []*mcp.Tool, digests []string) bool {
 	seen := make(map[string]bool, len(tools))
-	for i, t := range tools {
-		if seen[t.Name] {
-			continue
-		}
+	for _, i := range listed(set, tools, digests) {
+		t := tools[i]
 		seen[t.Name] = true
 		p := set.Tools[t.Name]
 		q := set.Pending[t.Name]
@@ -236,10 +234,8 @@ func record(f *File, server, caps string, tools []*mcp.Tool, digests []string, n
 		changed = true
 	}
 	seen := make(map[string]bool, len(tools))
-	for i, t := range tools {
-		if seen[t.Name] {
-			continue
-		}
+	for _, i := range listed(set, tools, digests) {
+		t := tools[i]
 		seen[t.Name] = true
 		p, q := set.Tools[t.Name], set.Pending[t.Name]
 		if p != nil && p.Digest == digests[i] {
@@ -279,6 +275,30 @@ func record(f *File, server, caps string, tools []*mcp.Tool, digests []string, n
 		}
 	}
 	return changed
+}
+
+// listed is the index in tools of each name's definition, in the order
+// the names first appear: of a name listed more than once, the first
+// definition that differs from its pin (else the first). judge hides a
+// name any of whose definitions differs; this is the one recorded as its
+// change, so that `pins diff` shows it, the change is counted and logged,
+// and an operator can see what the server lists (a list that names a tool
+// twice with two definitions never matches one pin: it stays hidden).
+func listed(set *Set, tools []*mcp.Tool, digests []string) []int {
+	at := make(map[string]int, len(tools))
+	out := make([]int, 0, len(tools))
+	for i, t := range tools {
+		j, dup := at[t.Name]
+		if !dup {
+			at[t.Name] = len(out)
+			out = append(out, i)
+			continue
+		}
+		if p := set.Tools[t.Name]; p != nil && p.Digest == digests[out[j]] && p.Digest != digests[i] {
+			out[j] = i
+		}
+	}
+	return out
 }
 
 // pinnedElsewhere is name's pin in another of a server's capability sets
@@ -364,11 +384,18 @@ func (s *Store) refresh() error {
 
 // update runs change on the file as it is under the lock, and writes it
 // when change reports a change. The Store then holds what was written.
+// s.mu is held on entry and on return, but not while another process's
+// lock is waited for (up to LockTimeout): a stuck `pins accept`, or a
+// second colibri, must not hold up the checks of every other server and
+// call of this process, which need no write (only this one waits, and
+// fails config). Whatever was read before is read again under the lock.
 func (s *Store) update(change func(*File) bool) error {
 	if s.broken != nil {
 		return s.broken
 	}
+	s.mu.Unlock()
 	unlock, err := lock(s.path, s.opts.LockTimeout)
+	s.mu.Lock()
 	if err != nil {
 		return &ConfigError{Path: s.path, Err: fmt.Errorf("cannot be locked: %w", err)}
 	}
