@@ -43,7 +43,9 @@ func TestHostileSuggestionCost(t *testing.T) {
 		// the last row of the table.
 		list[i] = tool(fmt.Sprintf("%s%08d", prefix, i), object)
 	}
-	reg := newLive(map[string]*registry.Server{"many": listedTools(t, list)})
+	many := listedTools(t, list)
+	many.Pin = registry.PinOff // the pins' own cost per list is another test's
+	reg := newLive(map[string]*registry.Server{"many": many})
 	cs := connect(t, newLiveService(t, reg, serviceOpts{gate: true, poll: -1}))
 	call := func(word string) time.Duration {
 		before := cpuTime(t)
@@ -60,7 +62,9 @@ func TestHostileSuggestionCost(t *testing.T) {
 	call("zz")
 	base := call("zz")
 	near := call(prefix + "zzzzzzzz")
-	if extra := near - base; extra > time.Second {
+	// 33.7 s before the bound; the margin absorbs the noise of two
+	// measurements of several seconds each under -race.
+	if extra := near - base; extra > 3*time.Second {
 		t.Errorf("the suggestion among %d long names cost %v of CPU (a call with nothing near: %v)", n, extra, base)
 	}
 }

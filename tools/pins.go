@@ -10,6 +10,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
+	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -39,10 +40,14 @@ func (s *Service) pinVerdict(reg *registry.Registry, srv *registry.Server, caps 
 }
 
 // screen is what the caller of ctx is shown of tools, a list srv gave a
-// session offered no capability: the tools the policy allows, less, under
-// pin: enforce, those that differ from their pins; changed lists those
-// (the policy allowing), hidden or, under pin: warn, flagged.
+// session offered no capability: the tools whose names keep to MCP's
+// tool-name format (never offered otherwise, whatever the policy) that the
+// policy allows, less, under pin: enforce, those that differ from their
+// pins; changed lists those (the policy allowing), hidden or, under pin:
+// warn, flagged. Every list colibri offers passes here: list_tools,
+// aggregate mode, and the query's.
 func (s *Service) screen(ctx context.Context, reg *registry.Registry, srv *registry.Server, tools []*mcp.Tool) (kept []*mcp.Tool, changed []pin.Change, err error) {
+	tools, _ = toolname.Split(tools)
 	kept = s.allowedOf(ctx, reg, srv, tools)
 	v, err := s.pinVerdict(reg, srv, pin.NoCaps, tools)
 	if err != nil || len(v.Changed) == 0 {

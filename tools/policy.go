@@ -8,7 +8,6 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
-	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/policy"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -26,7 +25,6 @@ func (s *Service) allowed(ctx context.Context, reg *registry.Registry, srv *regi
 // caller of ctx and, under pin: enforce, those that differ from their pins
 // (screen); a pin file that cannot be read hides them all.
 func (s *Service) visible(ctx context.Context, reg *registry.Registry, srv *registry.Server, tools []*mcp.Tool) []*mcp.Tool {
-	tools, _ = toolname.Split(tools)
 	kept, _, err := s.screen(ctx, reg, srv, tools)
 	if err != nil {
 		return nil
