@@ -209,6 +209,11 @@ func TestImportApplyEnvFile(t *testing.T) {
 	if mustRead(t, claude+".bak") != editor {
 		t.Error("the editor's file was not kept as FILE.bak")
 	}
+	// The editor's colibri loads the secrets import moved: without it, gh
+	// fails for want of GITHUB_TOKEN once the editor restarts.
+	if !strings.Contains(got, `"--env-file",`) || !strings.Contains(got, `"`+envPath+`"`) {
+		t.Errorf("the colibri entry does not load the env file:\n%s", got)
+	}
 	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
 		t.Error("the link to the editor's file was replaced by a file")
 	}

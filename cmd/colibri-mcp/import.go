@@ -313,7 +313,7 @@ func importWrite(ctx context.Context, s *settings, o importOptions, source strin
 		}
 		return nil
 	}
-	return applyEditor(ctx, s, source, editorData, res, append(added, kept...), registryPath, w)
+	return applyEditor(ctx, s, source, editorData, res, append(added, kept...), registryPath, colibriEnvFile(o.envFile), w)
 }
 
 // importEnvFile writes the secrets moved out of the added entries.
@@ -337,6 +337,23 @@ func importEnvFile(path string, res *editorconf.Result, added []string, w io.Wri
 	return nil
 }
 
+// colibriEnvFile is the env file the editor's colibri entry loads: path as
+// an absolute path (the editor starts colibri in a folder of its own), or ""
+// when none was named or nothing was written to it.
+func colibriEnvFile(path string) string {
+	if path == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return ""
+	}
+	return abs
+}
+
 // beforeApplyKey holds a function a test runs between reading the editor's
 // file and rewriting it.
 type beforeApplyKey struct{}
@@ -344,7 +361,7 @@ type beforeApplyKey struct{}
 // applyEditor rewrites the editor's file: the imported servers removed, one
 // colibri entry added, the file kept as FILE.bak; refused if the file
 // changed since import read it.
-func applyEditor(ctx context.Context, s *settings, path string, data []byte, res *editorconf.Result, imported []string, registryPath string, w io.Writer) error {
+func applyEditor(ctx context.Context, s *settings, path string, data []byte, res *editorconf.Result, imported []string, registryPath, envFile string, w io.Writer) error {
 	var names []string
 	for _, e := range res.Entries {
 		if slices.Contains(imported, e.Name) {
@@ -354,6 +371,11 @@ func applyEditor(ctx context.Context, s *settings, path string, data []byte, res
 	args := []string{"--external-config", registryPath}
 	if s.externalCall {
 		args = append(args, "--external-call")
+	}
+	if envFile != "" {
+		// The secrets import moved are in it: the editor's colibri loads
+		// them, or every server that needs one fails for want of it.
+		args = append(args, "--env-file", envFile)
 	}
 	out, err := editorconf.Apply(data, res.Format, names, selfPath(), args)
 	if err != nil {
