@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/atomicfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/editorconf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -162,6 +164,9 @@ func addEntry(cmd *cli.Command) (string, *entry, error) {
 
 func cmdAdd(s *settings, name string, e *entry, replace bool, w io.Writer) error {
 	path := s.writePath()
+	if err := literalSecrets(path, e); err != nil {
+		return usage(fmt.Errorf("add: %w: nothing written", err))
+	}
 	raw, err := json.Marshal(e)
 	if err != nil {
 		return failed(err)
@@ -180,6 +185,31 @@ func cmdAdd(s *settings, name string, e *entry, replace bool, w io.Writer) error
 		fmt.Fprintln(w, "hint:", h)
 	}
 	fmt.Fprintf(w, "try: colibri-mcp list-tools %s\n", name)
+	return nil
+}
+
+// literalSecrets refuses an --env or --header whose name looks secret
+// (editorconf.SecretName) and whose value is a literal, not a ${NAME}
+// reference, when the registry is, or would be created, readable by
+// others: the secret would lie there in clear. The value is never shown. A
+// registry of mode 0600 may hold one.
+func literalSecrets(path string, e *entry) error {
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 == 0 {
+		return nil
+	}
+	for _, f := range []struct {
+		flag string
+		m    map[string]string
+	}{{"env", e.Env}, {"header", e.Headers}} {
+		for _, k := range slices.Sorted(maps.Keys(f.m)) {
+			if v := f.m[k]; v != "" && !strings.Contains(v, "${") && editorconf.SecretName(k) {
+				ref := editorconf.VarName(k)
+				return fmt.Errorf("--%s %s holds a literal secret, which would lie in clear in %s (readable by others): "+
+					"write --%s '%s=${%s}' and set %s where colibri runs ('colibri-mcp --env-file F' loads it from a mode-0600 file), or make the registry mode 0600 first",
+					f.flag, k, path, f.flag, k, ref, ref)
+			}
+		}
+	}
 	return nil
 }
 

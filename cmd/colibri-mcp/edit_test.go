@@ -283,3 +283,33 @@ func TestPassEnvAndCwdDefault(t *testing.T) {
 		t.Errorf("the child runs in %q, want the registry's folder %q", got, filepath.Dir(reg))
 	}
 }
+
+// add --env with a secret's literal value into a registry others may read
+// is refused, the value never shown, with the ${NAME} form to write
+// instead; a reference, or a registry of mode 0600, is accepted.
+func TestAddRefusesLiteralSecret(t *testing.T) {
+	home := t.TempDir()
+	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+	if code, _, stderr := asUser(t, home, "init"); code != 0 {
+		t.Fatalf("init: exit %d, %q", code, stderr)
+	}
+	before := mustRead(t, reg)
+	const secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+	code, stdout, stderr := asUser(t, home, "add", "gh", "--env", "GITHUB_TOKEN="+secret, "--", "/bin/true")
+	if code != 2 || !strings.Contains(stderr, "'GITHUB_TOKEN=${GITHUB_TOKEN}'") {
+		t.Fatalf("add with a literal token: exit %d, %q", code, stderr)
+	}
+	if strings.Contains(stdout+stderr, secret) || mustRead(t, reg) != before {
+		t.Fatal("the secret was shown or written")
+	}
+	if code, _, stderr = asUser(t, home, "add", "gh", "--url", "https://example.com/mcp", "--header", "X-Api-Key="+secret); code != 2 || strings.Contains(stderr, secret) {
+		t.Fatalf("add with a literal header secret: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr = asUser(t, home, "add", "gh", "--env", "GITHUB_TOKEN=${GH_PAT}", "--env", "LOG=1", "--", "/bin/true"); code != 0 {
+		t.Fatalf("add with a reference: exit %d, %q", code, stderr)
+	}
+	os.Chmod(reg, 0o600)
+	if code, _, stderr = asUser(t, home, "add", "gh2", "--env", "GITHUB_TOKEN="+secret, "--", "/bin/true"); code != 0 {
+		t.Fatalf("add with a literal token into a 0600 registry: exit %d, %q", code, stderr)
+	}
+}
