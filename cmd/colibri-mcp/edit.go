@@ -50,7 +50,11 @@ func editCommands(withSettings settingsAction, stdout io.Writer, servers cli.She
 			Usage: "add one server to the registry",
 			// --env NO_PROXY=localhost,127.0.0.1 is one value, not two.
 			DisableSliceFlagSeparator: true,
-			ArgsUsage:                 "NAME [-- COMMAND [ARGS…]]",
+			// Everything after NAME and the command is the command's, even
+			// without "--": add fs npx -y server --replace passes -y and
+			// --replace to the server, never to add.
+			StopOnNthArg: &addCommandArgs,
+			ArgsUsage:    "NAME [-- COMMAND [ARGS…]]",
 			Description: "A local server: add NAME [--env K=V]… [--persistent] -- COMMAND [ARGS…]\n" +
 				"A remote one:   add NAME --url URL [--header K=V]… [--bearer-token-env NAME]\n" +
 				"The entry is validated as the registry is; a name that exists is refused unless\n" +
@@ -91,6 +95,9 @@ func editCommands(withSettings settingsAction, stdout io.Writer, servers cli.She
 		},
 	}
 }
+
+// addCommandArgs is where add stops reading flags: after NAME and COMMAND.
+var addCommandArgs = 2
 
 // entry is what add writes, keys in the registry's documented order.
 type entry struct {

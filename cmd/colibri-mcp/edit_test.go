@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -311,5 +312,29 @@ func TestAddRefusesLiteralSecret(t *testing.T) {
 	os.Chmod(reg, 0o600)
 	if code, _, stderr = asUser(t, home, "add", "gh2", "--env", "GITHUB_TOKEN="+secret, "--", "/bin/true"); code != 0 {
 		t.Fatalf("add with a literal token into a 0600 registry: exit %d, %q", code, stderr)
+	}
+}
+
+// add without "--": what follows the command is the command's, never add's
+// flags (npx -y was "unknown flag --y: did you mean --h?", and a server's
+// own --replace or --persistent went to add).
+func TestAddWithoutDoubleDash(t *testing.T) {
+	home := t.TempDir()
+	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+	if code, _, stderr := asUser(t, home, "init"); code != 0 {
+		t.Fatalf("init: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := asUser(t, home, "add", "fs", "--env", "A=1", "npx", "-y", "server", "--persistent", "--replace"); code != 0 {
+		t.Fatalf("add without --: exit %d, %q", code, stderr)
+	}
+	var doc struct {
+		Servers map[string]map[string]any `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(mustRead(t, reg)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	fs := doc.Servers["fs"]
+	if got, _ := json.Marshal(fs["args"]); string(got) != `["-y","server","--persistent","--replace"]` || fs["lifecycle"] != nil {
+		t.Errorf("entry = %v, want the command's flags in args and no lifecycle", fs)
 	}
 }
