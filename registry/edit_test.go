@@ -80,6 +80,7 @@ func TestPassEnvAndDir(t *testing.T) {
 	}
 	for bad, says := range map[string]string{
 		`{"servers": {"a": {"command": "/bin/a", "pass_env": ["GITHUB_TOKEN"]}}}`: "/servers/a/pass_env/0: \"GITHUB_TOKEN\" looks like a secret",
+		`{"pass_env": ["npm_config__auth"], "servers": {}}`:                       "/pass_env/0: \"npm_config__auth\" looks like a secret",
 		`{"pass_env": ["*"], "servers": {}}`:                                      "/pass_env/0: \"*\" would pass variables of every name",
 		`{"servers": {"a": {"command": "/bin/a", "pass_env": ["A B"]}}}`:          "/servers/a/pass_env/0: \"A B\" is not a variable name",
 	} {
