@@ -171,7 +171,7 @@ func TestImportApplyEnvFile(t *testing.T) {
 	})
 	var out, errb bytes.Buffer
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, "cfg")}
-	err := run(ctx, []string{"colibri-mcp", "import", "--from", "claude", "--write", "--apply"}, strings.NewReader(""), &out, &errb, env)
+	err := run(ctx, []string{"colibri-mcp", "import", "--from", "claude", "--write", "--apply", "--env-file", envPath}, strings.NewReader(""), &out, &errb, env)
 	if code := exitCode(err, &errb); code != 1 || !strings.Contains(errb.String(), "changed since it was read") {
 		t.Fatalf("import --apply over a changed editor file: exit %d, %q", code, errb.String())
 	}
@@ -181,6 +181,17 @@ func TestImportApplyEnvFile(t *testing.T) {
 	os.WriteFile(claude, []byte(editor), 0o644)
 	os.Remove(reg)
 	os.Remove(reg + ".bak")
+	os.Remove(envPath)
+
+	// --apply takes the secret out of the editor's file: without an env
+	// file it would be nowhere colibri reads. Refused, nothing written.
+	code, _, stderr = asUser(t, home, "import", "--from", "claude", "--write", "--apply")
+	if code != 2 || !strings.Contains(stderr, "(GITHUB_TOKEN)") || !strings.Contains(stderr, "--env-file") {
+		t.Fatalf("import --apply of a secret without --env-file: exit %d, %q", code, stderr)
+	}
+	if _, err := os.Stat(reg); err == nil || mustRead(t, claude) != editor {
+		t.Fatal("a refused import --apply wrote something")
+	}
 
 	code, stdout, stderr := asUser(t, home, "import", "--from", "claude", "--write", "--apply", "--env-file", envPath)
 	if code != 0 {

@@ -251,6 +251,20 @@ func importWrite(ctx context.Context, s *settings, o importOptions, source strin
 		}
 		accepted = append(accepted, e)
 	}
+	if o.apply && o.envFile == "" {
+		// --apply takes the secrets out of the editor's file; without an
+		// env file they would be only in its FILE.bak, and the servers
+		// the editor's colibri starts would fail for want of them.
+		var names []string
+		for _, m := range res.Moved {
+			if slices.ContainsFunc(accepted, func(e *editorconf.Entry) bool { return e.Name == m.Server }) && !slices.Contains(names, m.Name) {
+				names = append(names, m.Name)
+			}
+		}
+		if len(names) > 0 {
+			return usage(fmt.Errorf("import --apply: the secrets moved to ${NAME} (%s) would be left only in the editor's FILE.bak, where colibri does not read them: add --env-file F (written mode 0600, loaded by the colibri entry): nothing written", strings.Join(names, ", ")))
+		}
+	}
 	var added, kept []string
 	backup, err := registry.Edit(registryPath, func(old []byte) ([]byte, error) {
 		// Entry by entry, as add does: the registry's own text is kept.
