@@ -349,3 +349,22 @@ func TestAddWithoutDoubleDash(t *testing.T) {
 		t.Errorf("entry = %v, want the command's flags in args and no lifecycle", fs)
 	}
 }
+
+// import --env-file into an env file that its group may read (FreeBSD's
+// provider.env, root:colibri 0640) keeps that mode, and says so: never
+// "mode 0600" for a file that is not.
+func TestImportEnvFileSaysItsMode(t *testing.T) {
+	home := t.TempDir()
+	claude := filepath.Join(home, "claude.json")
+	os.WriteFile(claude, []byte(`{"mcpServers": {"gh": {"command": "/usr/bin/gh-mcp", "env": {"GITHUB_TOKEN": "ghp_secretvalue"}}}}`), 0o600)
+	envPath := filepath.Join(home, "provider.env")
+	os.WriteFile(envPath, []byte("OTHER=1\n"), 0o640)
+	os.Chmod(envPath, 0o640)
+	code, stdout, stderr := asUser(t, home, "import", claude, "--write", "--env-file", envPath)
+	if code != 0 || !strings.Contains(stdout, "(mode 0640, kept: its group may read it)") || strings.Contains(stdout, "mode 0600") {
+		t.Fatalf("import --env-file into a 0640 file: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if got := mustRead(t, envPath); got != "OTHER=1\nGITHUB_TOKEN=ghp_secretvalue\n" {
+		t.Errorf("env file = %q", got)
+	}
+}

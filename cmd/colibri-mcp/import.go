@@ -347,7 +347,16 @@ func importEnvFile(path string, res *editorconf.Result, added []string, w io.Wri
 	if err := envfile.Set(path, names, vars); err != nil {
 		return failed(fmt.Errorf("import: --env-file: %w", err))
 	}
-	fmt.Fprintf(w, "wrote %s to %s (mode 0600): load it with 'colibri-mcp serve --env-file %s'\n", strings.Join(names, ", "), path, path)
+	mode := "mode 0600"
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm() != 0o600 {
+		// A file that was there keeps its mode (group colibri may read
+		// FreeBSD's provider.env): say which, never a mode it does not have.
+		mode = fmt.Sprintf("mode %04o, kept", st.Mode().Perm())
+		if st.Mode().Perm()&0o070 != 0 {
+			mode += ": its group may read it"
+		}
+	}
+	fmt.Fprintf(w, "wrote %s to %s (%s): load it with 'colibri-mcp serve --env-file %s'\n", strings.Join(names, ", "), path, mode, path)
 	return nil
 }
 
