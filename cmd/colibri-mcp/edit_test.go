@@ -221,6 +221,11 @@ func TestImportApplyEnvFile(t *testing.T) {
 	if mustRead(t, claude+".bak") != editor {
 		t.Error("the editor's file was not kept as FILE.bak")
 	}
+	// The backup holds the moved secret: the user's alone, though the
+	// editor's file was 0644.
+	if st, _ := os.Stat(claude + ".bak"); st == nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the editor's FILE.bak, holding the secret, is not mode 0600: %v", st.Mode().Perm())
+	}
 	// The editor's colibri loads the secrets import moved: without it, gh
 	// fails for want of GITHUB_TOKEN once the editor restarts.
 	if !strings.Contains(got, `"--env-file",`) || !strings.Contains(got, `"`+envPath+`"`) {

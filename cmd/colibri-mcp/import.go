@@ -417,7 +417,10 @@ func applyEditor(ctx context.Context, s *settings, path string, data []byte, res
 	if err != nil {
 		return failed(fmt.Errorf("import --apply: %w", err))
 	}
-	backup, err := atomicfile.Backup(target, data, st.Mode().Perm())
+	// The backup holds the secrets import moved out of the file: the
+	// user's alone, whatever the editor's file allowed (Claude Desktop's is
+	// often 0644).
+	backup, err := atomicfile.Backup(target, data, st.Mode().Perm()&^0o077)
 	if err != nil {
 		return failed(fmt.Errorf("import --apply: keeping %s: %w: the editor's file is unchanged", backup, err))
 	}
