@@ -120,6 +120,11 @@ func addEntry(cmd *cli.Command) (string, *entry, error) {
 		return bad("needs NAME")
 	}
 	name, rest := args[0], args[1:]
+	if len(name) > 64 {
+		// Said without the name: the registry's message would repeat all of
+		// it, twice.
+		return bad("NAME is %d bytes long: at most 64 (letters, digits, _ . -, starting with a letter or digit)", len(name))
+	}
 	e := &entry{URL: cmd.String("url")}
 	pairs := func(flag string) (map[string]string, error) {
 		var m map[string]string

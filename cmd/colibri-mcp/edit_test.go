@@ -373,3 +373,14 @@ func TestImportEnvFileSaysItsMode(t *testing.T) {
 		t.Errorf("env file = %q", got)
 	}
 }
+
+// add with a 10 KB name says it is too long in one short line, not the
+// name twice over (a 41 KB message).
+func TestAddLongName(t *testing.T) {
+	home := t.TempDir()
+	asUser(t, home, "init")
+	code, _, stderr := asUser(t, home, "add", strings.Repeat("a", 10240), "--", "/bin/true")
+	if code != 2 || !strings.Contains(stderr, "10240 bytes long: at most 64") || len(stderr) > 300 {
+		t.Fatalf("add with a 10 KB name: exit %d, %d bytes: %.300q", code, len(stderr), stderr)
+	}
+}
