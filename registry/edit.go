@@ -76,6 +76,9 @@ func Edit(path string, change func(old []byte) ([]byte, error)) (backup string, 
 	}
 	if old != nil {
 		if backup, err = atomicfile.Backup(target, old, mode); err != nil {
+			if backup == "" { // no name was free
+				return "", fmt.Errorf("keeping the old registry: %w: nothing written", err)
+			}
 			return "", fmt.Errorf("keeping the old registry as %s: %w: nothing written", backup, err)
 		}
 	}

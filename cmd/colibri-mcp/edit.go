@@ -267,6 +267,9 @@ func editError(cmd string, err error) error {
 	case errors.Is(err, atomicfile.ErrChanged):
 		return failed(fmt.Errorf("%s: %w", cmd, err))
 	}
+	if strings.Contains(err.Error(), "nothing written") {
+		return failed(fmt.Errorf("%s: %w", cmd, err))
+	}
 	return failed(fmt.Errorf("%s: %w: nothing written", cmd, err))
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -382,5 +383,30 @@ func TestAddLongName(t *testing.T) {
 	code, _, stderr := asUser(t, home, "add", strings.Repeat("a", 10240), "--", "/bin/true")
 	if code != 2 || !strings.Contains(stderr, "10240 bytes long: at most 64") || len(stderr) > 300 {
 		t.Fatalf("add with a 10 KB name: exit %d, %d bytes: %.300q", code, len(stderr), stderr)
+	}
+}
+
+// add that cannot keep the old registry (FILE.bak … FILE.bak.999 all
+// exist) says why once, and "nothing written" once, not twice.
+func TestAddBackupFails(t *testing.T) {
+	home := t.TempDir()
+	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+	if code, _, stderr := asUser(t, home, "init"); code != 0 {
+		t.Fatalf("init: exit %d, %q", code, stderr)
+	}
+	before := mustRead(t, reg)
+	for n := range 1000 {
+		name := reg + ".bak"
+		if n > 0 {
+			name += "." + strconv.Itoa(n)
+		}
+		os.WriteFile(name, nil, 0o600)
+	}
+	code, _, stderr := asUser(t, home, "add", "x", "--", "/bin/true")
+	if code != 1 || !strings.Contains(stderr, "remove old backups") || strings.Count(stderr, "nothing written") != 1 || strings.Contains(stderr, " as :") {
+		t.Fatalf("add whose backup fails: exit %d, %q", code, stderr)
+	}
+	if mustRead(t, reg) != before {
+		t.Error("the registry changed")
 	}
 }
