@@ -326,7 +326,7 @@ func cmdInit(s *settings, force bool, w io.Writer) error {
 
 // editorSnippet is the entry that registers colibri in the usual editors.
 func editorSnippet(self, registryPath string, gate bool) string {
-	args := []string{"--external-config", registryPath}
+	args := []string{"--external-config", absPath(registryPath)}
 	if gate {
 		args = append(args, "--external-call")
 	}

@@ -410,3 +410,24 @@ func TestAddBackupFails(t *testing.T) {
 		t.Error("the registry changed")
 	}
 }
+
+// import --apply and init with a relative --external-config: the editor's
+// entry names the registry by its absolute path, since the editor starts
+// colibri in a folder of its own.
+func TestEditorEntryNamesRegistryAbsolutely(t *testing.T) {
+	home := t.TempDir()
+	t.Chdir(home)
+	claude := filepath.Join(home, "claude.json")
+	os.WriteFile(claude, []byte(`{"mcpServers": {"zz": {"command": "/usr/bin/zz"}}}`), 0o600)
+	abs := filepath.Join(home, "rel.json")
+	code, stdout, stderr := asUser(t, home, "--external-config", "rel.json", "init")
+	if code != 0 || !strings.Contains(stdout, `"`+abs+`"`) {
+		t.Fatalf("init --external-config rel.json: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr = asUser(t, home, "--external-config", "rel.json", "import", claude, "--from", "claude", "--write", "--apply"); code != 0 {
+		t.Fatalf("import --apply: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if got := mustRead(t, claude); !strings.Contains(got, `"`+abs+`"`) {
+		t.Errorf("the colibri entry does not name %s:\n%s", abs, got)
+	}
+}

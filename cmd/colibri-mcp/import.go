@@ -360,6 +360,16 @@ func importEnvFile(path string, res *editorconf.Result, added []string, w io.Wri
 	return nil
 }
 
+// absPath is path made absolute, for an editor's entry: the editor starts
+// colibri in a folder of its own, where a relative --external-config names
+// nothing.
+func absPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
+}
+
 // colibriEnvFile is the env file the editor's colibri entry loads: path as
 // an absolute path (the editor starts colibri in a folder of its own), or ""
 // when none was named or nothing was written to it.
@@ -391,7 +401,7 @@ func applyEditor(ctx context.Context, s *settings, path string, data []byte, res
 			names = append(names, e.EditorName)
 		}
 	}
-	args := []string{"--external-config", registryPath}
+	args := []string{"--external-config", absPath(registryPath)}
 	if s.externalCall {
 		args = append(args, "--external-call")
 	}
