@@ -167,6 +167,11 @@ func addEntry(cmd *cli.Command) (string, *entry, error) {
 			return bad("--header and --bearer-token-env are for --url")
 		}
 		e.Command, e.Args = rest[0], rest[1:]
+		if strings.Contains(e.Command, "/") && !filepath.IsAbs(e.Command) {
+			// Typed relative to the folder add runs in; the registry would
+			// resolve it against its own folder.
+			e.Command = absPath(e.Command)
+		}
 		if cmd.Bool("persistent") {
 			e.Lifecycle = registry.Persistent
 		}

@@ -431,3 +431,20 @@ func TestEditorEntryNamesRegistryAbsolutely(t *testing.T) {
 		t.Errorf("the colibri entry does not name %s:\n%s", abs, got)
 	}
 }
+
+// add NAME -- ./server: the path is the one typed, relative to the folder
+// add runs in, not to the registry's folder (where the registry resolves a
+// relative command).
+func TestAddRelativeCommand(t *testing.T) {
+	home := t.TempDir()
+	t.Chdir(home)
+	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+	asUser(t, home, "init")
+	if code, _, stderr := asUser(t, home, "add", "local", "--", "./bin/server", "./data"); code != 0 {
+		t.Fatalf("add ./bin/server: exit %d, %q", code, stderr)
+	}
+	want := `"command": "` + filepath.Join(home, "bin", "server") + `"`
+	if got := mustRead(t, reg); !strings.Contains(got, want) {
+		t.Errorf("registry lacks %s:\n%s", want, got)
+	}
+}
