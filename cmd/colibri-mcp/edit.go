@@ -148,6 +148,11 @@ func addEntry(cmd *cli.Command) (string, *entry, error) {
 		return bad("%v", err)
 	}
 	if v := cmd.String("bearer-token-env"); v != "" {
+		if !upperName(v) {
+			// ghp_… is a valid variable name, and would lie in the
+			// registry in clear, and in every "not set" error after.
+			return bad("--bearer-token-env wants the NAME of the variable that holds the token, in upper case (DOCS_TOKEN), not the token: the value given (not shown) was not written")
+		}
 		e.BearerToken = "${" + v + "}"
 	}
 	switch {
@@ -203,6 +208,17 @@ func cmdAdd(s *settings, name string, e *entry, replace bool, w io.Writer) error
 	}
 	fmt.Fprintf(w, "try: colibri-mcp list-tools %s\n", name)
 	return nil
+}
+
+// upperName reports whether s is a variable name in upper case, as the
+// variables that hold tokens are named: [A-Z_][A-Z0-9_]*.
+func upperName(s string) bool {
+	for i, r := range s {
+		if !(r >= 'A' && r <= 'Z' || r == '_' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // literalSecrets refuses an --env or --header whose name looks secret

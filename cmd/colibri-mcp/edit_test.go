@@ -448,3 +448,20 @@ func TestAddRelativeCommand(t *testing.T) {
 		t.Errorf("registry lacks %s:\n%s", want, got)
 	}
 }
+
+// add --bearer-token-env given the token itself (ghp_… is a valid variable
+// name) is refused, the token not shown nor written; a NAME is accepted.
+func TestAddBearerTokenEnvRefusesAToken(t *testing.T) {
+	home := t.TempDir()
+	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+	asUser(t, home, "init")
+	before := mustRead(t, reg)
+	const token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+	code, stdout, stderr := asUser(t, home, "add", "docs", "--url", "https://example.com/mcp", "--bearer-token-env", token)
+	if code != 2 || !strings.Contains(stderr, "NAME of the variable") || strings.Contains(stdout+stderr, token) || mustRead(t, reg) != before {
+		t.Fatalf("add --bearer-token-env TOKEN: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr = asUser(t, home, "add", "docs", "--url", "https://example.com/mcp", "--bearer-token-env", "DOCS_TOKEN_2"); code != 0 {
+		t.Fatalf("add --bearer-token-env DOCS_TOKEN_2: exit %d, %q", code, stderr)
+	}
+}
