@@ -223,8 +223,8 @@ func upperName(s string) bool {
 
 // literalSecrets refuses an --env or --header whose name looks secret
 // (editorconf.SecretName) and whose value is a literal, not a ${NAME}
-// reference, when the registry is, or would be created, readable by
-// others: the secret would lie there in clear. The value is never shown. A
+// reference nor an absolute path, when the registry is, or would be
+// created, readable by others: the secret would lie there in clear. The value is never shown. A
 // registry of mode 0600 may hold one.
 func literalSecrets(path string, e *entry) error {
 	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 == 0 {
@@ -235,7 +235,9 @@ func literalSecrets(path string, e *entry) error {
 		m    map[string]string
 	}{{"env", e.Env}, {"header", e.Headers}} {
 		for _, k := range slices.Sorted(maps.Keys(f.m)) {
-			if v := f.m[k]; v != "" && !strings.Contains(v, "${") && editorconf.SecretName(k) {
+			// A path names where a secret lies (GOOGLE_APPLICATION_CREDENTIALS,
+			// PASSWORD_FILE): it is not one.
+			if v := f.m[k]; v != "" && !strings.Contains(v, "${") && !filepath.IsAbs(v) && editorconf.SecretName(k) {
 				ref := editorconf.VarName(k)
 				return fmt.Errorf("--%s %s holds a literal secret, which would lie in clear in %s (readable by others): "+
 					"write --%s '%s=${%s}' and set %s where colibri runs ('colibri-mcp --env-file F' loads it from a mode-0600 file), or make the registry mode 0600 first",

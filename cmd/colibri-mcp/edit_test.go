@@ -323,7 +323,7 @@ func TestAddRefusesLiteralSecret(t *testing.T) {
 	if code, _, stderr = asUser(t, home, "add", "gh", "--url", "https://example.com/mcp", "--header", "X-Api-Key="+secret); code != 2 || strings.Contains(stderr, secret) {
 		t.Fatalf("add with a literal header secret: exit %d, %q", code, stderr)
 	}
-	if code, _, stderr = asUser(t, home, "add", "gh", "--env", "GITHUB_TOKEN=${GH_PAT}", "--env", "LOG=1", "--", "/bin/true"); code != 0 {
+	if code, _, stderr = asUser(t, home, "add", "gh", "--env", "GITHUB_TOKEN=${GH_PAT}", "--env", "GOOGLE_APPLICATION_CREDENTIALS=/home/me/creds.json", "--", "/bin/true"); code != 0 {
 		t.Fatalf("add with a reference: exit %d, %q", code, stderr)
 	}
 	os.Chmod(reg, 0o600)
