@@ -465,3 +465,36 @@ func TestAddBearerTokenEnvRefusesAToken(t *testing.T) {
 		t.Fatalf("add --bearer-token-env DOCS_TOKEN_2: exit %d, %q", code, stderr)
 	}
 }
+
+// import --apply run again, on an editor's file that holds colibri's entry
+// already (the user added a server since): colibri is not imported into
+// its own registry, and its entry keeps the user's arguments; only the
+// registry it names is import's.
+func TestImportApplyAgainKeepsColibriEntry(t *testing.T) {
+	home := t.TempDir()
+	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+	claude := filepath.Join(home, "claude.json")
+	os.WriteFile(claude, []byte(`{"mcpServers": {
+  "colibri": {"command": "/usr/local/bin/colibri-mcp", "args": ["--external-config", "/old.json", "--external-call", "--aggregate", "--env-file", "/home/me/provider.env"]},
+  "nw": {"command": "/usr/bin/nw"}
+}}`), 0o600)
+	code, stdout, stderr := asUser(t, home, "import", claude, "--from", "claude", "--write", "--apply")
+	if code != 0 {
+		t.Fatalf("import --apply: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if r := mustRead(t, reg); strings.Contains(r, `"colibri"`) || !strings.Contains(r, `"nw"`) {
+		t.Errorf("registry:\n%s", r)
+	}
+	var doc struct {
+		MCPServers map[string]struct {
+			Args []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(mustRead(t, claude)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(doc.MCPServers["colibri"].Args, " ")
+	if want := "--external-config " + reg + " --external-call --aggregate --env-file /home/me/provider.env"; got != want || len(doc.MCPServers) != 1 {
+		t.Errorf("colibri's args = %q, want %q (servers %v)", got, want, doc.MCPServers)
+	}
+}

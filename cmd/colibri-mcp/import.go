@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -65,6 +66,7 @@ type importOptions struct {
 	json    bool
 	apply   bool
 	envFile string
+	own     *editorconf.Entry // colibri's own entry in the editor's file, not imported
 }
 
 func importOptionsFrom(cmd *cli.Command) (importOptions, error) {
@@ -139,6 +141,7 @@ func cmdImport(ctx context.Context, s *settings, o importOptions, stdout, stderr
 	if err != nil {
 		return usage(fmt.Errorf("import: %s: %w", path, err))
 	}
+	o.own = res.TakeColibri()
 	switch {
 	case o.json:
 		if _, err := stdout.Write(editorconf.Document(res.Entries)); err != nil {
@@ -327,7 +330,7 @@ func importWrite(ctx context.Context, s *settings, o importOptions, source strin
 		}
 		return nil
 	}
-	return applyEditor(ctx, s, source, editorData, res, append(added, kept...), registryPath, colibriEnvFile(o.envFile), w)
+	return applyEditor(ctx, s, source, editorData, res, append(added, kept...), registryPath, colibriEnvFile(o.envFile), o.own, w)
 }
 
 // importEnvFile writes the secrets moved out of the added entries.
@@ -394,7 +397,7 @@ type beforeApplyKey struct{}
 // applyEditor rewrites the editor's file: the imported servers removed, one
 // colibri entry added, the file kept as FILE.bak; refused if the file
 // changed since import read it.
-func applyEditor(ctx context.Context, s *settings, path string, data []byte, res *editorconf.Result, imported []string, registryPath, envFile string, w io.Writer) error {
+func applyEditor(ctx context.Context, s *settings, path string, data []byte, res *editorconf.Result, imported []string, registryPath, envFile string, own *editorconf.Entry, w io.Writer) error {
 	var names []string
 	for _, e := range res.Entries {
 		if slices.Contains(imported, e.Name) {
@@ -409,6 +412,12 @@ func applyEditor(ctx context.Context, s *settings, path string, data []byte, res
 		// The secrets import moved are in it: the editor's colibri loads
 		// them, or every server that needs one fails for want of it.
 		args = append(args, "--env-file", envFile)
+	}
+	if own != nil {
+		args = editorconf.KeepArgs(args, own.Args)
+		if len(own.Env) > 0 {
+			fmt.Fprintf(w, "note: the colibri entry's env (%s) is not carried over: it is in the backup; give colibri those settings as arguments\n", strings.Join(slices.Sorted(maps.Keys(own.Env)), ", "))
+		}
 	}
 	out, err := editorconf.Apply(data, res.Format, names, selfPath(), args)
 	if err != nil {
