@@ -173,7 +173,7 @@ func (r *Result) TakeColibri() *Entry {
 	r.Entries = slices.Delete(r.Entries, i, i+1)
 	r.Moved = slices.DeleteFunc(r.Moved, func(m Moved) bool { return m.Server == own.Name })
 	r.Notes = slices.DeleteFunc(r.Notes, func(n Note) bool { return n.Server == own.Name })
-	r.Notes = append(r.Notes, Note{Server: own.EditorName, Message: "colibri's own entry: not imported; it is replaced, keeping its other arguments"})
+	r.Notes = append(r.Notes, Note{Server: own.EditorName, Message: "colibri's own entry: not imported (--apply replaces it, keeping its other arguments)"})
 	return own
 }
 
