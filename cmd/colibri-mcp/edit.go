@@ -343,6 +343,9 @@ func cmdInit(s *settings, force bool, w io.Writer) error {
 		fmt.Fprintf(w, "it holds the demo server (%s): try 'colibri-mcp list-tools demo'\n", demo)
 	}
 	fmt.Fprintf(w, "add servers with 'colibri-mcp add NAME -- COMMAND [ARGS…]', or 'colibri-mcp import --from EDITOR --write'\n\n")
+	if transientBuild(selfPath()) {
+		fmt.Fprint(w, transientNote)
+	}
 	fmt.Fprint(w, editorSnippet(selfPath(), path, false))
 	return nil
 }
@@ -371,6 +374,20 @@ func selfPath() string {
 	}
 	return "colibri-mcp"
 }
+
+// transientBuild reports whether path is a binary of go run's: one Go
+// deletes when the command exits (…/go-buildNNN/bNNN/exe/colibri-mcp), or
+// one in Go's build cache (~/.cache/go-build/…/HASH-d/colibri-mcp), which
+// the cache's trimming deletes. An editor entry naming it starts nothing,
+// sooner or later.
+func transientBuild(path string) bool {
+	dir := filepath.Base(filepath.Dir(path))
+	return (dir == "exe" || strings.HasSuffix(dir, "-d")) && strings.Contains(path, string(filepath.Separator)+"go-build")
+}
+
+// transientNote is the line said where an editor entry would name a
+// binary of go run's.
+const transientNote = "note: colibri runs from a temporary build of 'go run', which Go deletes: the entry below names it; build it first ('make build', 'go install ./cmd/colibri-mcp') and run that\n"
 
 // installedDemo is the demo server installed beside colibri: make install's
 // libexec/colibri-mcp/, or make build's bin/; "" when there is none.

@@ -254,6 +254,9 @@ func importWrite(ctx context.Context, s *settings, o importOptions, source strin
 		}
 		accepted = append(accepted, e)
 	}
+	if o.apply && transientBuild(selfPath()) {
+		return usage(fmt.Errorf("import --apply: colibri runs from a temporary build of 'go run' (%s), which Go deletes: the editor's entry would start nothing; build it first ('make build', 'go install ./cmd/colibri-mcp') and run that: nothing written", selfPath()))
+	}
 	if o.apply && o.envFile == "" {
 		// --apply takes the secrets out of the editor's file; without an
 		// env file they would be only in its FILE.bak, and the servers
