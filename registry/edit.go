@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/atomicfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/jsonsplice"
@@ -36,6 +37,10 @@ func (e *UnknownServerError) Error() string {
 	return fmt.Sprintf("no server %q in the registry", e.Name)
 }
 
+// editLockTimeout bounds the wait for another process editing the
+// registry.
+const editLockTimeout = 10 * time.Second
+
 // Edit changes the registry file at path: change gets the file as it is (nil
 // when there is none) and returns the new document, or nil for no change.
 // The file as it is must be a valid registry (an invalid one is refused, and
@@ -54,6 +59,15 @@ func Edit(path string, change func(old []byte) ([]byte, error)) (backup string, 
 	}
 	if err != nil {
 		return "", err
+	}
+	// Another add, remove or import on this registry waits for this one
+	// (a folder that is not there yet holds no registry to lose).
+	if _, err := os.Stat(filepath.Dir(target)); err == nil {
+		unlock, err := atomicfile.LockDir(filepath.Dir(target), editLockTimeout)
+		if err != nil {
+			return "", err
+		}
+		defer unlock()
 	}
 	old, mode, err := atomicfile.Read(target, MaxFileSize)
 	if err != nil {
@@ -76,6 +90,9 @@ func Edit(path string, change func(old []byte) ([]byte, error)) (backup string, 
 	}
 	if old != nil {
 		if backup, err = atomicfile.Backup(target, old, mode); err != nil {
+			if backup == "" { // no name was free
+				return "", fmt.Errorf("keeping the old registry: %w: nothing written", err)
+			}
 			return "", fmt.Errorf("keeping the old registry as %s: %w: nothing written", backup, err)
 		}
 	}

@@ -2,9 +2,13 @@ package registry
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // add and remove splice the text: every other entry's bytes (layout, key
@@ -80,11 +84,58 @@ func TestPassEnvAndDir(t *testing.T) {
 	}
 	for bad, says := range map[string]string{
 		`{"servers": {"a": {"command": "/bin/a", "pass_env": ["GITHUB_TOKEN"]}}}`: "/servers/a/pass_env/0: \"GITHUB_TOKEN\" looks like a secret",
+		`{"pass_env": ["npm_config__auth"], "servers": {}}`:                       "/pass_env/0: \"npm_config__auth\" looks like a secret",
 		`{"pass_env": ["*"], "servers": {}}`:                                      "/pass_env/0: \"*\" would pass variables of every name",
 		`{"servers": {"a": {"command": "/bin/a", "pass_env": ["A B"]}}}`:          "/servers/a/pass_env/0: \"A B\" is not a variable name",
 	} {
 		if _, err := Parse(strings.NewReader(bad), ""); err == nil || !strings.Contains(err.Error(), says) {
 			t.Errorf("Parse(%s) = %v, want %q", bad, err, says)
 		}
+	}
+}
+
+// Two edits of one registry at once (two add processes): the second waits
+// for the first and builds on what it wrote. Without the lock, the second
+// read the file before the first replaced it, and failed ErrChanged, or,
+// had it passed Replace's check just before the first's rename, lost the
+// first's server.
+func TestEditWaitsForAnotherEdit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "external-mcp.json")
+	if err := os.WriteFile(path, []byte("{\"servers\": {}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	add := func(name string) func([]byte) ([]byte, error) {
+		return func(old []byte) ([]byte, error) {
+			return AddServer(old, name, json.RawMessage(`{"command": "/bin/true"}`), false)
+		}
+	}
+	secondRead := make(chan struct{}, 1)
+	secondDone := make(chan error, 1)
+	_, err := Edit(path, func(old []byte) ([]byte, error) {
+		go func() {
+			_, err := Edit(path, func(old []byte) ([]byte, error) {
+				secondRead <- struct{}{}
+				return add("b")(old)
+			})
+			secondDone <- err
+		}()
+		// The second must not read the file while this edit holds it: give
+		// it the time to, were it not held.
+		select {
+		case <-secondRead:
+			t.Error("a second edit read the registry while the first was changing it")
+		case <-time.After(300 * time.Millisecond):
+		}
+		return add("a")(old)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-secondDone; err != nil {
+		t.Fatalf("the second edit: %v", err)
+	}
+	reg, err := Load(path)
+	if err != nil || reg.Servers["a"] == nil || reg.Servers["b"] == nil {
+		t.Fatalf("registry after both edits: %v (%v), want a and b", reg, err)
 	}
 }

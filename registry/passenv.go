@@ -20,7 +20,7 @@ func passEnvProblems(at string, names []string) []Problem {
 		case strings.IndexAny(n, "*?[") == 0:
 			ps = append(ps, Problem{Location: loc, Message: fmt.Sprintf("%q would pass variables of every name, secrets included: start the glob with a literal prefix (npm_config_*)", n)})
 		case SecretName(n):
-			ps = append(ps, Problem{Location: loc, Message: fmt.Sprintf("%q looks like a secret (*TOKEN*, *KEY*, *SECRET*, *PASSWORD*): pass it through \"env\" as \"${%s}\" instead", n, strings.Trim(n, "*?[]"))})
+			ps = append(ps, Problem{Location: loc, Message: fmt.Sprintf("%q looks like a secret (*TOKEN*, *KEY*, *SECRET*, *PASSWORD*, *AUTH*, *CREDENTIAL*, …): pass it through \"env\" as \"${%s}\" instead", n, strings.Trim(n, "*?[]"))})
 		}
 	}
 	return ps
@@ -39,10 +39,13 @@ func validGlob(n string) bool {
 }
 
 // SecretName reports whether a variable name looks like it holds a secret:
-// it holds TOKEN, KEY, SECRET or PASSWORD, in any case.
+// it holds TOKEN, KEY, SECRET or PASSWORD (the contract's four), or PASSWD,
+// CREDENTIAL, COOKIE or AUTH (npm_config__auth is a base64 user:password;
+// GOOGLE_APPLICATION_CREDENTIALS), in any case: the words import's
+// editorconf.SecretName moves out of an editor's file.
 func SecretName(name string) bool {
 	u := strings.ToUpper(name)
-	for _, w := range []string{"TOKEN", "KEY", "SECRET", "PASSWORD"} {
+	for _, w := range []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "COOKIE", "AUTH"} {
 		if strings.Contains(u, w) {
 			return true
 		}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/atomicfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/editorconf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -48,7 +50,11 @@ func editCommands(withSettings settingsAction, stdout io.Writer, servers cli.She
 			Usage: "add one server to the registry",
 			// --env NO_PROXY=localhost,127.0.0.1 is one value, not two.
 			DisableSliceFlagSeparator: true,
-			ArgsUsage:                 "NAME [-- COMMAND [ARGS…]]",
+			// Everything after NAME and the command is the command's, even
+			// without "--": add fs npx -y server --replace passes -y and
+			// --replace to the server, never to add.
+			StopOnNthArg: &addCommandArgs,
+			ArgsUsage:    "NAME [-- COMMAND [ARGS…]]",
 			Description: "A local server: add NAME [--env K=V]… [--persistent] -- COMMAND [ARGS…]\n" +
 				"A remote one:   add NAME --url URL [--header K=V]… [--bearer-token-env NAME]\n" +
 				"The entry is validated as the registry is; a name that exists is refused unless\n" +
@@ -90,6 +96,9 @@ func editCommands(withSettings settingsAction, stdout io.Writer, servers cli.She
 	}
 }
 
+// addCommandArgs is where add stops reading flags: after NAME and COMMAND.
+var addCommandArgs = 2
+
 // entry is what add writes, keys in the registry's documented order.
 type entry struct {
 	Command     string            `json:"command,omitempty"`
@@ -111,6 +120,11 @@ func addEntry(cmd *cli.Command) (string, *entry, error) {
 		return bad("needs NAME")
 	}
 	name, rest := args[0], args[1:]
+	if len(name) > 64 {
+		// Said without the name: the registry's message would repeat all of
+		// it, twice.
+		return bad("NAME is %d bytes long: at most 64 (letters, digits, _ . -, starting with a letter or digit)", len(name))
+	}
 	e := &entry{URL: cmd.String("url")}
 	pairs := func(flag string) (map[string]string, error) {
 		var m map[string]string
@@ -134,6 +148,11 @@ func addEntry(cmd *cli.Command) (string, *entry, error) {
 		return bad("%v", err)
 	}
 	if v := cmd.String("bearer-token-env"); v != "" {
+		if !upperName(v) {
+			// ghp_… is a valid variable name, and would lie in the
+			// registry in clear, and in every "not set" error after.
+			return bad("--bearer-token-env wants the NAME of the variable that holds the token, in upper case (DOCS_TOKEN), not the token: the value given (not shown) was not written")
+		}
 		e.BearerToken = "${" + v + "}"
 	}
 	switch {
@@ -153,6 +172,11 @@ func addEntry(cmd *cli.Command) (string, *entry, error) {
 			return bad("--header and --bearer-token-env are for --url")
 		}
 		e.Command, e.Args = rest[0], rest[1:]
+		if strings.Contains(e.Command, "/") && !filepath.IsAbs(e.Command) {
+			// Typed relative to the folder add runs in; the registry would
+			// resolve it against its own folder.
+			e.Command = absPath(e.Command)
+		}
 		if cmd.Bool("persistent") {
 			e.Lifecycle = registry.Persistent
 		}
@@ -162,6 +186,9 @@ func addEntry(cmd *cli.Command) (string, *entry, error) {
 
 func cmdAdd(s *settings, name string, e *entry, replace bool, w io.Writer) error {
 	path := s.writePath()
+	if err := literalSecrets(path, e); err != nil {
+		return usage(fmt.Errorf("add: %w: nothing written", err))
+	}
 	raw, err := json.Marshal(e)
 	if err != nil {
 		return failed(err)
@@ -180,6 +207,44 @@ func cmdAdd(s *settings, name string, e *entry, replace bool, w io.Writer) error
 		fmt.Fprintln(w, "hint:", h)
 	}
 	fmt.Fprintf(w, "try: colibri-mcp list-tools %s\n", name)
+	return nil
+}
+
+// upperName reports whether s is a variable name in upper case, as the
+// variables that hold tokens are named: [A-Z_][A-Z0-9_]*.
+func upperName(s string) bool {
+	for i, r := range s {
+		if !(r >= 'A' && r <= 'Z' || r == '_' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// literalSecrets refuses an --env or --header whose name looks secret
+// (editorconf.SecretName) and whose value is a literal, not a ${NAME}
+// reference nor an absolute path, when the registry is, or would be
+// created, readable by others: the secret would lie there in clear. The value is never shown. A
+// registry of mode 0600 may hold one.
+func literalSecrets(path string, e *entry) error {
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 == 0 {
+		return nil
+	}
+	for _, f := range []struct {
+		flag string
+		m    map[string]string
+	}{{"env", e.Env}, {"header", e.Headers}} {
+		for _, k := range slices.Sorted(maps.Keys(f.m)) {
+			// A path names where a secret lies (GOOGLE_APPLICATION_CREDENTIALS,
+			// PASSWORD_FILE): it is not one.
+			if v := f.m[k]; v != "" && !strings.Contains(v, "${") && !filepath.IsAbs(v) && editorconf.SecretName(k) {
+				ref := editorconf.VarName(k)
+				return fmt.Errorf("--%s %s holds a literal secret, which would lie in clear in %s (readable by others): "+
+					"write --%s '%s=${%s}' and set %s where colibri runs ('colibri-mcp --env-file F' loads it from a mode-0600 file), or make the registry mode 0600 first",
+					f.flag, k, path, f.flag, k, ref, ref)
+			}
+		}
+	}
 	return nil
 }
 
@@ -223,6 +288,9 @@ func editError(cmd string, err error) error {
 	case errors.As(err, &re), errors.As(err, &ue), errors.Is(err, registry.ErrExists), errors.Is(err, fs.ErrNotExist):
 		return usage(fmt.Errorf("%s: %w", cmd, err))
 	case errors.Is(err, atomicfile.ErrChanged):
+		return failed(fmt.Errorf("%s: %w", cmd, err))
+	}
+	if strings.Contains(err.Error(), "nothing written") {
 		return failed(fmt.Errorf("%s: %w", cmd, err))
 	}
 	return failed(fmt.Errorf("%s: %w: nothing written", cmd, err))
@@ -275,13 +343,16 @@ func cmdInit(s *settings, force bool, w io.Writer) error {
 		fmt.Fprintf(w, "it holds the demo server (%s): try 'colibri-mcp list-tools demo'\n", demo)
 	}
 	fmt.Fprintf(w, "add servers with 'colibri-mcp add NAME -- COMMAND [ARGS…]', or 'colibri-mcp import --from EDITOR --write'\n\n")
+	if transientBuild(selfPath()) {
+		fmt.Fprint(w, transientNote)
+	}
 	fmt.Fprint(w, editorSnippet(selfPath(), path, false))
 	return nil
 }
 
 // editorSnippet is the entry that registers colibri in the usual editors.
 func editorSnippet(self, registryPath string, gate bool) string {
-	args := []string{"--external-config", registryPath}
+	args := []string{"--external-config", absPath(registryPath)}
 	if gate {
 		args = append(args, "--external-call")
 	}
@@ -303,6 +374,20 @@ func selfPath() string {
 	}
 	return "colibri-mcp"
 }
+
+// transientBuild reports whether path is a binary of go run's: one Go
+// deletes when the command exits (…/go-buildNNN/bNNN/exe/colibri-mcp), or
+// one in Go's build cache (~/.cache/go-build/…/HASH-d/colibri-mcp), which
+// the cache's trimming deletes. An editor entry naming it starts nothing,
+// sooner or later.
+func transientBuild(path string) bool {
+	dir := filepath.Base(filepath.Dir(path))
+	return (dir == "exe" || strings.HasSuffix(dir, "-d")) && strings.Contains(path, string(filepath.Separator)+"go-build")
+}
+
+// transientNote is the line said where an editor entry would name a
+// binary of go run's.
+const transientNote = "note: colibri runs from a temporary build of 'go run', which Go deletes: the entry below names it; build it first ('make build', 'go install ./cmd/colibri-mcp') and run that\n"
 
 // installedDemo is the demo server installed beside colibri: make install's
 // libexec/colibri-mcp/, or make build's bin/; "" when there is none.

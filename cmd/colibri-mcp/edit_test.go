@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -170,7 +172,7 @@ func TestImportApplyEnvFile(t *testing.T) {
 	})
 	var out, errb bytes.Buffer
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, "cfg")}
-	err := run(ctx, []string{"colibri-mcp", "import", "--from", "claude", "--write", "--apply"}, strings.NewReader(""), &out, &errb, env)
+	err := run(ctx, []string{"colibri-mcp", "import", "--from", "claude", "--write", "--apply", "--env-file", envPath}, strings.NewReader(""), &out, &errb, env)
 	if code := exitCode(err, &errb); code != 1 || !strings.Contains(errb.String(), "changed since it was read") {
 		t.Fatalf("import --apply over a changed editor file: exit %d, %q", code, errb.String())
 	}
@@ -180,6 +182,17 @@ func TestImportApplyEnvFile(t *testing.T) {
 	os.WriteFile(claude, []byte(editor), 0o644)
 	os.Remove(reg)
 	os.Remove(reg + ".bak")
+	os.Remove(envPath)
+
+	// --apply takes the secret out of the editor's file: without an env
+	// file it would be nowhere colibri reads. Refused, nothing written.
+	code, _, stderr = asUser(t, home, "import", "--from", "claude", "--write", "--apply")
+	if code != 2 || !strings.Contains(stderr, "(GITHUB_TOKEN)") || !strings.Contains(stderr, "--env-file") {
+		t.Fatalf("import --apply of a secret without --env-file: exit %d, %q", code, stderr)
+	}
+	if _, err := os.Stat(reg); err == nil || mustRead(t, claude) != editor {
+		t.Fatal("a refused import --apply wrote something")
+	}
 
 	code, stdout, stderr := asUser(t, home, "import", "--from", "claude", "--write", "--apply", "--env-file", envPath)
 	if code != 0 {
@@ -208,6 +221,16 @@ func TestImportApplyEnvFile(t *testing.T) {
 	}
 	if mustRead(t, claude+".bak") != editor {
 		t.Error("the editor's file was not kept as FILE.bak")
+	}
+	// The backup holds the moved secret: the user's alone, though the
+	// editor's file was 0644.
+	if st, _ := os.Stat(claude + ".bak"); st == nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the editor's FILE.bak, holding the secret, is not mode 0600: %v", st.Mode().Perm())
+	}
+	// The editor's colibri loads the secrets import moved: without it, gh
+	// fails for want of GITHUB_TOKEN once the editor restarts.
+	if !strings.Contains(got, `"--env-file",`) || !strings.Contains(got, `"`+envPath+`"`) {
+		t.Errorf("the colibri entry does not load the env file:\n%s", got)
 	}
 	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
 		t.Error("the link to the editor's file was replaced by a file")
@@ -276,5 +299,219 @@ func TestPassEnvAndCwdDefault(t *testing.T) {
 	}
 	if got := strings.TrimSpace(call("cwd")); got != filepath.Dir(reg) {
 		t.Errorf("the child runs in %q, want the registry's folder %q", got, filepath.Dir(reg))
+	}
+}
+
+// add --env with a secret's literal value into a registry others may read
+// is refused, the value never shown, with the ${NAME} form to write
+// instead; a reference, or a registry of mode 0600, is accepted.
+func TestAddRefusesLiteralSecret(t *testing.T) {
+	home := t.TempDir()
+	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+	if code, _, stderr := asUser(t, home, "init"); code != 0 {
+		t.Fatalf("init: exit %d, %q", code, stderr)
+	}
+	before := mustRead(t, reg)
+	const secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+	code, stdout, stderr := asUser(t, home, "add", "gh", "--env", "GITHUB_TOKEN="+secret, "--", "/bin/true")
+	if code != 2 || !strings.Contains(stderr, "'GITHUB_TOKEN=${GITHUB_TOKEN}'") {
+		t.Fatalf("add with a literal token: exit %d, %q", code, stderr)
+	}
+	if strings.Contains(stdout+stderr, secret) || mustRead(t, reg) != before {
+		t.Fatal("the secret was shown or written")
+	}
+	if code, _, stderr = asUser(t, home, "add", "gh", "--url", "https://example.com/mcp", "--header", "X-Api-Key="+secret); code != 2 || strings.Contains(stderr, secret) {
+		t.Fatalf("add with a literal header secret: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr = asUser(t, home, "add", "gh", "--env", "GITHUB_TOKEN=${GH_PAT}", "--env", "GOOGLE_APPLICATION_CREDENTIALS=/home/me/creds.json", "--", "/bin/true"); code != 0 {
+		t.Fatalf("add with a reference: exit %d, %q", code, stderr)
+	}
+	os.Chmod(reg, 0o600)
+	if code, _, stderr = asUser(t, home, "add", "gh2", "--env", "GITHUB_TOKEN="+secret, "--", "/bin/true"); code != 0 {
+		t.Fatalf("add with a literal token into a 0600 registry: exit %d, %q", code, stderr)
+	}
+}
+
+// add without "--": what follows the command is the command's, never add's
+// flags (npx -y was "unknown flag --y: did you mean --h?", and a server's
+// own --replace or --persistent went to add).
+func TestAddWithoutDoubleDash(t *testing.T) {
+	home := t.TempDir()
+	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+	if code, _, stderr := asUser(t, home, "init"); code != 0 {
+		t.Fatalf("init: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := asUser(t, home, "add", "fs", "--env", "A=1", "npx", "-y", "server", "--persistent", "--replace"); code != 0 {
+		t.Fatalf("add without --: exit %d, %q", code, stderr)
+	}
+	var doc struct {
+		Servers map[string]map[string]any `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(mustRead(t, reg)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	fs := doc.Servers["fs"]
+	if got, _ := json.Marshal(fs["args"]); string(got) != `["-y","server","--persistent","--replace"]` || fs["lifecycle"] != nil {
+		t.Errorf("entry = %v, want the command's flags in args and no lifecycle", fs)
+	}
+}
+
+// import --env-file into an env file that its group may read (FreeBSD's
+// provider.env, root:colibri 0640) keeps that mode, and says so: never
+// "mode 0600" for a file that is not.
+func TestImportEnvFileSaysItsMode(t *testing.T) {
+	home := t.TempDir()
+	claude := filepath.Join(home, "claude.json")
+	os.WriteFile(claude, []byte(`{"mcpServers": {"gh": {"command": "/usr/bin/gh-mcp", "env": {"GITHUB_TOKEN": "ghp_secretvalue"}}}}`), 0o600)
+	envPath := filepath.Join(home, "provider.env")
+	os.WriteFile(envPath, []byte("OTHER=1\n"), 0o640)
+	os.Chmod(envPath, 0o640)
+	code, stdout, stderr := asUser(t, home, "import", claude, "--write", "--env-file", envPath)
+	if code != 0 || !strings.Contains(stdout, "(mode 0640, kept: its group may read it)") || strings.Contains(stdout, "mode 0600") {
+		t.Fatalf("import --env-file into a 0640 file: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if got := mustRead(t, envPath); got != "OTHER=1\nGITHUB_TOKEN=ghp_secretvalue\n" {
+		t.Errorf("env file = %q", got)
+	}
+}
+
+// add with a 10 KB name says it is too long in one short line, not the
+// name twice over (a 41 KB message).
+func TestAddLongName(t *testing.T) {
+	home := t.TempDir()
+	asUser(t, home, "init")
+	code, _, stderr := asUser(t, home, "add", strings.Repeat("a", 10240), "--", "/bin/true")
+	if code != 2 || !strings.Contains(stderr, "10240 bytes long: at most 64") || len(stderr) > 300 {
+		t.Fatalf("add with a 10 KB name: exit %d, %d bytes: %.300q", code, len(stderr), stderr)
+	}
+}
+
+// add that cannot keep the old registry (FILE.bak … FILE.bak.999 all
+// exist) says why once, and "nothing written" once, not twice.
+func TestAddBackupFails(t *testing.T) {
+	home := t.TempDir()
+	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+	if code, _, stderr := asUser(t, home, "init"); code != 0 {
+		t.Fatalf("init: exit %d, %q", code, stderr)
+	}
+	before := mustRead(t, reg)
+	for n := range 1000 {
+		name := reg + ".bak"
+		if n > 0 {
+			name += "." + strconv.Itoa(n)
+		}
+		os.WriteFile(name, nil, 0o600)
+	}
+	code, _, stderr := asUser(t, home, "add", "x", "--", "/bin/true")
+	if code != 1 || !strings.Contains(stderr, "remove old backups") || strings.Count(stderr, "nothing written") != 1 || strings.Contains(stderr, " as :") {
+		t.Fatalf("add whose backup fails: exit %d, %q", code, stderr)
+	}
+	if mustRead(t, reg) != before {
+		t.Error("the registry changed")
+	}
+}
+
+// import --apply and init with a relative --external-config: the editor's
+// entry names the registry by its absolute path, since the editor starts
+// colibri in a folder of its own.
+func TestEditorEntryNamesRegistryAbsolutely(t *testing.T) {
+	home := t.TempDir()
+	t.Chdir(home)
+	claude := filepath.Join(home, "claude.json")
+	os.WriteFile(claude, []byte(`{"mcpServers": {"zz": {"command": "/usr/bin/zz"}}}`), 0o600)
+	abs := filepath.Join(home, "rel.json")
+	code, stdout, stderr := asUser(t, home, "--external-config", "rel.json", "init")
+	if code != 0 || !strings.Contains(stdout, `"`+abs+`"`) {
+		t.Fatalf("init --external-config rel.json: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr = asUser(t, home, "--external-config", "rel.json", "import", claude, "--from", "claude", "--write", "--apply"); code != 0 {
+		t.Fatalf("import --apply: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if got := mustRead(t, claude); !strings.Contains(got, `"`+abs+`"`) {
+		t.Errorf("the colibri entry does not name %s:\n%s", abs, got)
+	}
+}
+
+// add NAME -- ./server: the path is the one typed, relative to the folder
+// add runs in, not to the registry's folder (where the registry resolves a
+// relative command).
+func TestAddRelativeCommand(t *testing.T) {
+	home := t.TempDir()
+	t.Chdir(home)
+	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+	asUser(t, home, "init")
+	if code, _, stderr := asUser(t, home, "add", "local", "--", "./bin/server", "./data"); code != 0 {
+		t.Fatalf("add ./bin/server: exit %d, %q", code, stderr)
+	}
+	want := `"command": "` + filepath.Join(home, "bin", "server") + `"`
+	if got := mustRead(t, reg); !strings.Contains(got, want) {
+		t.Errorf("registry lacks %s:\n%s", want, got)
+	}
+}
+
+// add --bearer-token-env given the token itself (ghp_… is a valid variable
+// name) is refused, the token not shown nor written; a NAME is accepted.
+func TestAddBearerTokenEnvRefusesAToken(t *testing.T) {
+	home := t.TempDir()
+	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+	asUser(t, home, "init")
+	before := mustRead(t, reg)
+	const token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+	code, stdout, stderr := asUser(t, home, "add", "docs", "--url", "https://example.com/mcp", "--bearer-token-env", token)
+	if code != 2 || !strings.Contains(stderr, "NAME of the variable") || strings.Contains(stdout+stderr, token) || mustRead(t, reg) != before {
+		t.Fatalf("add --bearer-token-env TOKEN: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr = asUser(t, home, "add", "docs", "--url", "https://example.com/mcp", "--bearer-token-env", "DOCS_TOKEN_2"); code != 0 {
+		t.Fatalf("add --bearer-token-env DOCS_TOKEN_2: exit %d, %q", code, stderr)
+	}
+}
+
+// import --apply run again, on an editor's file that holds colibri's entry
+// already (the user added a server since): colibri is not imported into
+// its own registry, and its entry keeps the user's arguments; only the
+// registry it names is import's.
+func TestImportApplyAgainKeepsColibriEntry(t *testing.T) {
+	home := t.TempDir()
+	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+	claude := filepath.Join(home, "claude.json")
+	os.WriteFile(claude, []byte(`{"mcpServers": {
+  "colibri": {"command": "/usr/local/bin/colibri-mcp", "args": ["--external-config", "/old.json", "--external-call", "--aggregate", "--env-file", "/home/me/provider.env"]},
+  "nw": {"command": "/usr/bin/nw"}
+}}`), 0o600)
+	code, stdout, stderr := asUser(t, home, "import", claude, "--from", "claude", "--write", "--apply")
+	if code != 0 {
+		t.Fatalf("import --apply: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if r := mustRead(t, reg); strings.Contains(r, `"colibri"`) || !strings.Contains(r, `"nw"`) {
+		t.Errorf("registry:\n%s", r)
+	}
+	var doc struct {
+		MCPServers map[string]struct {
+			Args []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(mustRead(t, claude)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(doc.MCPServers["colibri"].Args, " ")
+	if want := "--external-config " + reg + " --external-call --aggregate --env-file /home/me/provider.env"; got != want || len(doc.MCPServers) != 1 {
+		t.Errorf("colibri's args = %q, want %q (servers %v)", got, want, doc.MCPServers)
+	}
+}
+
+// A binary of go run's is deleted when it exits: import --apply must not
+// write it into the editor's file, nor init offer it without a word.
+func TestTransientBuild(t *testing.T) {
+	for p, want := range map[string]bool{
+		"/tmp/go-build318664719/b001/exe/colibri-mcp":  true,
+		"/home/me/.cache/go-build/x/exe/colibri-mcp":   true,
+		"/usr/local/bin/colibri-mcp":                   false,
+		"/tmp/go-build318664719/b001/colibri-mcp.test": false, // a test binary: the tests' own
+		"/home/me/src/colibri-mcp/bin/colibri-mcp":     false,
+		"/home/me/exe/colibri-mcp":                     false,
+	} {
+		if got := transientBuild(p); got != want {
+			t.Errorf("transientBuild(%q) = %v, want %v", p, got, want)
+		}
 	}
 }

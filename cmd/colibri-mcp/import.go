@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -65,6 +66,7 @@ type importOptions struct {
 	json    bool
 	apply   bool
 	envFile string
+	own     *editorconf.Entry // colibri's own entry in the editor's file, not imported
 }
 
 func importOptionsFrom(cmd *cli.Command) (importOptions, error) {
@@ -142,6 +144,7 @@ func cmdImport(ctx context.Context, s *settings, o importOptions, stdout, stderr
 	if err != nil {
 		return usage(fmt.Errorf("import: %s: %w", path, err))
 	}
+	o.own = res.TakeColibri()
 	switch {
 	case o.json:
 		if _, err := stdout.Write(editorconf.Document(res.Entries)); err != nil {
@@ -269,6 +272,23 @@ func importWrite(ctx context.Context, s *settings, o importOptions, source strin
 		}
 		accepted = append(accepted, e)
 	}
+	if o.apply && transientBuild(selfPath()) {
+		return usage(fmt.Errorf("import --apply: colibri runs from a temporary build of 'go run' (%s), which Go deletes: the editor's entry would start nothing; build it first ('make build', 'go install ./cmd/colibri-mcp') and run that: nothing written", selfPath()))
+	}
+	if o.apply && o.envFile == "" {
+		// --apply takes the secrets out of the editor's file; without an
+		// env file they would be only in its FILE.bak, and the servers
+		// the editor's colibri starts would fail for want of them.
+		var names []string
+		for _, m := range res.Moved {
+			if slices.ContainsFunc(accepted, func(e *editorconf.Entry) bool { return e.Name == m.Server }) && !slices.Contains(names, m.Name) {
+				names = append(names, m.Name)
+			}
+		}
+		if len(names) > 0 {
+			return usage(fmt.Errorf("import --apply: the secrets moved to ${NAME} (%s) would be left only in the editor's FILE.bak, where colibri does not read them: add --env-file F (written mode 0600, loaded by the colibri entry): nothing written", strings.Join(names, ", ")))
+		}
+	}
 	var added, kept []string
 	backup, err := registry.Edit(registryPath, func(old []byte) ([]byte, error) {
 		// Entry by entry, as add does: the registry's own text is kept.
@@ -331,7 +351,7 @@ func importWrite(ctx context.Context, s *settings, o importOptions, source strin
 		}
 		return nil
 	}
-	return applyEditor(ctx, s, source, editorData, res, append(added, kept...), registryPath, w)
+	return applyEditor(ctx, s, source, editorData, res, append(added, kept...), registryPath, colibriEnvFile(o.envFile), o.own, w)
 }
 
 // importEnvFile writes the secrets moved out of the added entries.
@@ -351,8 +371,44 @@ func importEnvFile(path string, res *editorconf.Result, added []string, w io.Wri
 	if err := envfile.Set(path, names, vars); err != nil {
 		return failed(fmt.Errorf("import: --env-file: %w", err))
 	}
-	fmt.Fprintf(w, "wrote %s to %s (mode 0600): load it with 'colibri-mcp serve --env-file %s'\n", strings.Join(names, ", "), path, path)
+	mode := "mode 0600"
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm() != 0o600 {
+		// A file that was there keeps its mode (group colibri may read
+		// FreeBSD's provider.env): say which, never a mode it does not have.
+		mode = fmt.Sprintf("mode %04o, kept", st.Mode().Perm())
+		if st.Mode().Perm()&0o070 != 0 {
+			mode += ": its group may read it"
+		}
+	}
+	fmt.Fprintf(w, "wrote %s to %s (%s): load it with 'colibri-mcp serve --env-file %s'\n", strings.Join(names, ", "), path, mode, path)
 	return nil
+}
+
+// absPath is path made absolute, for an editor's entry: the editor starts
+// colibri in a folder of its own, where a relative --external-config names
+// nothing.
+func absPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
+}
+
+// colibriEnvFile is the env file the editor's colibri entry loads: path as
+// an absolute path (the editor starts colibri in a folder of its own), or ""
+// when none was named or nothing was written to it.
+func colibriEnvFile(path string) string {
+	if path == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return ""
+	}
+	return abs
 }
 
 // beforeApplyKey holds a function a test runs between reading the editor's
@@ -362,16 +418,27 @@ type beforeApplyKey struct{}
 // applyEditor rewrites the editor's file: the imported servers removed, one
 // colibri entry added, the file kept as FILE.bak; refused if the file
 // changed since import read it.
-func applyEditor(ctx context.Context, s *settings, path string, data []byte, res *editorconf.Result, imported []string, registryPath string, w io.Writer) error {
+func applyEditor(ctx context.Context, s *settings, path string, data []byte, res *editorconf.Result, imported []string, registryPath, envFile string, own *editorconf.Entry, w io.Writer) error {
 	var names []string
 	for _, e := range res.Entries {
 		if slices.Contains(imported, e.Name) {
 			names = append(names, e.EditorName)
 		}
 	}
-	args := []string{"--external-config", registryPath}
+	args := []string{"--external-config", absPath(registryPath)}
 	if s.externalCall {
 		args = append(args, "--external-call")
+	}
+	if envFile != "" {
+		// The secrets import moved are in it: the editor's colibri loads
+		// them, or every server that needs one fails for want of it.
+		args = append(args, "--env-file", envFile)
+	}
+	if own != nil {
+		args = editorconf.KeepArgs(args, own.Args)
+		if len(own.Env) > 0 {
+			fmt.Fprintf(w, "note: the colibri entry's env (%s) is not carried over: it is in the backup; give colibri those settings as arguments\n", strings.Join(slices.Sorted(maps.Keys(own.Env)), ", "))
+		}
 	}
 	out, err := editorconf.Apply(data, res.Format, names, selfPath(), args)
 	if err != nil {
@@ -390,7 +457,10 @@ func applyEditor(ctx context.Context, s *settings, path string, data []byte, res
 	if err != nil {
 		return failed(fmt.Errorf("import --apply: %w", err))
 	}
-	backup, err := atomicfile.Backup(target, data, st.Mode().Perm())
+	// The backup holds the secrets import moved out of the file: the
+	// user's alone, whatever the editor's file allowed (Claude Desktop's is
+	// often 0644).
+	backup, err := atomicfile.Backup(target, data, st.Mode().Perm()&^0o077)
 	if err != nil {
 		return failed(fmt.Errorf("import --apply: keeping %s: %w: the editor's file is unchanged", backup, err))
 	}

@@ -3,9 +3,11 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -143,6 +145,27 @@ func TestServeOnlyFlagsUnderServeHelp(t *testing.T) {
 	}
 	if _, stdout, _ = runHere(t, nil, "servers", "--help"); strings.Contains(stdout, "--http") {
 		t.Errorf("servers --help shows --http:\n%s", stdout)
+	}
+}
+
+// A hosted server chooses its tools' names, and the shells do not quote
+// what completion offers (bash's compgen -W expands $(…) and `…` on TAB):
+// only names of MCP's recommended characters are offered.
+func TestCompletionLeavesHostileToolNamesOut(t *testing.T) {
+	hostile := []string{"a;touch${IFS}/tmp/x", "$(touch /tmp/x)", "`id`", "*", "b c", "q'x", "k:desc", strings.Repeat("l", 129)}
+	list := `{"tools":[{"name":"fine.tool-1","inputSchema":{"type":"object"}}`
+	for _, n := range hostile {
+		b, _ := json.Marshal(n)
+		list += `,{"name":` + string(b) + `,"inputSchema":{"type":"object"}}`
+	}
+	toolsFile := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(toolsFile, []byte(list+"]}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := writeRegistry(t, registryDoc{"evil": {"command": fakeBin, "args": []string{"listed-tools"}, "env": map[string]any{"FAKEMCP_TOOLS_FILE": toolsFile}}})
+	code, stdout, _ := runCLI(t, nil, "--external-config", reg, "call", "evil", "--generate-shell-completion")
+	if code != 0 || stdout != "fine.tool-1\n" {
+		t.Errorf("completion of evil's tools: exit %d, %q, want only fine.tool-1", code, stdout)
 	}
 }
 

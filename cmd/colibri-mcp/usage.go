@@ -276,6 +276,24 @@ func buildVersion(version, commit string, read func() (*debug.BuildInfo, bool)) 
 	return version, commit
 }
 
+// completable reports whether a hosted tool's name may be offered as a
+// completion: only the names MCP recommends ([A-Za-z0-9_.-], 1 to 128).
+// The shells do not quote what they are offered: bash's compgen -W expands
+// it ($(…) and `…` run in the user's shell on TAB), a ";" or a space would be
+// inserted into the command line as it is, and a ":" splits off a
+// description. A server chooses its tools' names, so the others are left out.
+func completable(name string) bool {
+	if name == "" || len(name) > 128 {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // completeNames completes a command's arguments from the registry: the
 // server names for the first, and with withTools that server's tool names
 // for the second (listing them starts the server, as list-tools does). A
@@ -314,7 +332,9 @@ func completeNames(environ []string, withTools bool) cli.ShellCompleteFunc {
 				return
 			}
 			for _, t := range out.Servers[0].Tools {
-				fmt.Fprintln(w, safeText(t.Name))
+				if completable(t.Name) {
+					fmt.Fprintln(w, t.Name)
+				}
 			}
 		}
 	}

@@ -159,3 +159,46 @@ func tomlKeys(k string) []string {
 	}
 	return keys
 }
+
+// TakeColibri removes colibri's own entry (the one named ColibriEntry) from
+// r: a second import --apply must not host colibri inside colibri. It
+// returns that entry (nil when there is none), so that the new one keeps
+// what the user set on it.
+func (r *Result) TakeColibri() *Entry {
+	i := slices.IndexFunc(r.Entries, func(e *Entry) bool { return e.EditorName == ColibriEntry })
+	if i < 0 {
+		return nil
+	}
+	own := r.Entries[i]
+	r.Entries = slices.Delete(r.Entries, i, i+1)
+	r.Moved = slices.DeleteFunc(r.Moved, func(m Moved) bool { return m.Server == own.Name })
+	r.Notes = slices.DeleteFunc(r.Notes, func(n Note) bool { return n.Server == own.Name })
+	r.Notes = append(r.Notes, Note{Server: own.EditorName, Message: "colibri's own entry: not imported (--apply replaces it, keeping its other arguments)"})
+	return own
+}
+
+// KeepArgs is args (colibri's settings that import sets) followed by the
+// arguments of old (the entry it replaces) that set something else: the
+// user's --aggregate or --timeout survive; an old --external-config, and an
+// old flag that args sets anew (--env-file, --external-call), do not.
+func KeepArgs(args, old []string) []string {
+	set := map[string]bool{"--external-config": true}
+	for _, a := range args {
+		if strings.HasPrefix(a, "--") {
+			set[a] = true
+		}
+	}
+	takesValue := map[string]bool{"--external-config": true, "--env-file": true}
+	out := slices.Clone(args)
+	for i := 0; i < len(old); i++ {
+		name, _, eq := strings.Cut(old[i], "=")
+		if set[name] {
+			if !eq && takesValue[name] {
+				i++ // and its value
+			}
+			continue
+		}
+		out = append(out, old[i])
+	}
+	return out
+}

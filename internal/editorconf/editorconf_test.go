@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -497,5 +498,17 @@ func TestTOMLNesting(t *testing.T) {
 	res, err := Parse([]byte(ok), Codex, Options{})
 	if err != nil || len(res.Entries) != 1 || len(res.Entries[0].Args) != 5 {
 		t.Errorf("brackets in strings and comments, and %d levels: %v", maxTOMLDepth, err)
+	}
+}
+
+func TestKeepArgs(t *testing.T) {
+	for _, tc := range []struct{ args, old, want []string }{
+		{[]string{"--external-config", "/n.json"}, []string{"--external-config", "/o.json", "--aggregate", "--timeout", "45s"}, []string{"--external-config", "/n.json", "--aggregate", "--timeout", "45s"}},
+		{[]string{"--external-config", "/n.json", "--env-file", "/n.env"}, []string{"--env-file=/o.env", "--external-config=/o.json", "--external-call"}, []string{"--external-config", "/n.json", "--env-file", "/n.env", "--external-call"}},
+		{[]string{"--external-config", "/n.json", "--external-call"}, []string{"--external-call"}, []string{"--external-config", "/n.json", "--external-call"}},
+	} {
+		if got := KeepArgs(tc.args, tc.old); !slices.Equal(got, tc.want) {
+			t.Errorf("KeepArgs(%q, %q) = %q, want %q", tc.args, tc.old, got, tc.want)
+		}
 	}
 }

@@ -1,0 +1,48 @@
+//go:build unix
+
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+)
+
+// LockDir takes an exclusive flock(2) on the folder dir, which every
+// writer of a file in it through this package's callers takes around its
+// read, change and replace: two colibri processes that edit one registry
+// at once then run one after the other, and neither's change is lost
+// between Replace's check and its rename. No lock file is left behind. It
+// waits at most timeout, polling, so that a stuck holder cannot hang this
+// process.
+func LockDir(dir string, timeout time.Duration) (unlock func(), err error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	fd := int(f.Fd())
+	deadline := time.Now().Add(timeout)
+	for {
+		err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() {
+				_ = syscall.Flock(fd, syscall.LOCK_UN)
+				f.Close()
+			}, nil
+		}
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", dir, err)
+		}
+		if !time.Now().Before(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("another process has been editing a file in %s for more than %s", dir, timeout)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
