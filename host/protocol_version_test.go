@@ -1,5 +1,7 @@
 package host_test
 
+//lint:file-ignore SA1019 the tests drive the sampling, roots and logging that colibri relays on purpose.
+
 // The protocol version colibri speaks to each hosted server: 2026-07-28 to
 // a server that speaks it, 2025-11-25 otherwise, with a bounded probe
 // remembered per entry and server version.

@@ -1,5 +1,7 @@
 package host_test
 
+//lint:file-ignore SA1019 the tests drive the sampling, roots and logging that colibri relays on purpose.
+
 import (
 	"context"
 	"fmt"

@@ -124,7 +124,7 @@ func TestInitAddRemove(t *testing.T) {
 	if code, _, stderr = asUser(t, home, "init", "--force"); code != 0 {
 		t.Fatalf("init --force: exit %d, %q", code, stderr)
 	}
-	if code, stdout, _ = asUser(t, home, "servers"); code != 0 {
+	if code, _, _ = asUser(t, home, "servers"); code != 0 {
 		t.Fatalf("servers on the new registry: exit %d", code)
 	}
 }
