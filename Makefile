@@ -31,7 +31,7 @@ build: ## build bin/colibri-mcp and the demo server bin/demo-mcp-server (BIN=dir
 demo: build ## build, then drive colibri-mcp through servers → list-tools → call on the example registry
 	@./scripts/demo.sh
 
-test: lint cross fuzz unit ## what CI runs (~4½ min warm): lint, FreeBSD type-check, a short fuzz, the race tests with the real peers
+test: lint cross unit ## what CI runs (~4 min warm): lint, FreeBSD type-check, the race tests with the real peers (fuzz seeds included; make fuzz goes further)
 
 unit: peers ## go test -race ./... (integration tests host the real server-everything; -parallel 4, as most tests wait on processes, not CPU)
 	$(GO) test -race -count=1 -parallel 4 ./...
@@ -120,7 +120,7 @@ conformance: build peers ## run @modelcontextprotocol/conformance's client scena
 			--expected-failures $(CURDIR)/testdata/conformance/expected-failures.yml -o $(CURDIR)/.conformance) || exit 1; \
 	done
 
-check-all: test release fuzz-long install-test conformance ## everything: make test, release builds, long fuzzing, the install test, conformance
+check-all: test fuzz release fuzz-long install-test conformance ## everything: make test, release builds, long fuzzing, the install test, conformance
 
 clean: ## remove build output
 	rm -rf bin dist
