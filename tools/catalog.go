@@ -785,7 +785,7 @@ func (c *catalog) exposedName(server, tool string) string {
 func (c *catalog) handleHosted(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	ref, ok := c.route(req.Params.Name)
 	if !ok {
-		return ErrorResult(unexposed(req.Params.Name)), nil
+		return c.s.errorResult(unexposed(req.Params.Name)), nil
 	}
 	return c.s.answerCall(ctx, req, toolCall{Server: ref.Server, Tool: ref.Tool, Arguments: req.Params.Arguments, Exposed: req.Params.Name}), nil
 }

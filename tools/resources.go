@@ -85,7 +85,7 @@ func (s *Service) readUI(ctx context.Context, req *mcp.ReadResourceRequest) (*mc
 	var detail *ErrorDetail
 	if err != nil {
 		if _, hosted := err.(*jsonrpc.Error); !hosted {
-			detail = Detail(err)
+			detail = s.detail(err)
 		}
 	}
 	s.finishCall(ctx, call, req.GetSession(), nil, detail, start, time.Since(start))

@@ -150,11 +150,11 @@ func (s *Service) ownHandler(name string) mcp.ToolHandler {
 func (s *Service) handleServers(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in struct{}
 	if err := decodeInput(s.opts.Bulk, ServersTool, req.Params.Arguments, &in); err != nil {
-		return ErrorResult(err), nil
+		return s.errorResult(err), nil
 	}
 	out, err := s.Servers(ctx)
 	if err != nil {
-		return ErrorResult(err), nil
+		return s.errorResult(err), nil
 	}
 	return structured(out, false), nil
 }
@@ -162,18 +162,18 @@ func (s *Service) handleServers(ctx context.Context, req *mcp.CallToolRequest) (
 func (s *Service) handleListTools(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in ListToolsInput
 	if err := decodeInput(s.opts.Bulk, ListToolsTool, req.Params.Arguments, &in); err != nil {
-		return ErrorResult(err), nil
+		return s.errorResult(err), nil
 	}
 	if in.Query != "" {
 		found, err := s.SearchTools(ctx, in)
 		if err != nil {
-			return ErrorResult(err), nil
+			return s.errorResult(err), nil
 		}
 		return structured(found, false), nil
 	}
 	out, err := s.ListTools(ctx, in, s.callerOf(ctx, req))
 	if err != nil {
-		return ErrorResult(err), nil
+		return s.errorResult(err), nil
 	}
 	return structured(out, false), nil
 }
@@ -181,7 +181,7 @@ func (s *Service) handleListTools(ctx context.Context, req *mcp.CallToolRequest)
 func (s *Service) handleCallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in callToolInputs
 	if err := decodeInput(s.opts.Bulk, CallToolTool, req.Params.Arguments, &in); err != nil {
-		return ErrorResult(err), nil
+		return s.errorResult(err), nil
 	}
 	return s.answerCall(ctx, req, toolCall{Server: in.Server, Tool: in.Name, Arguments: in.Arguments}), nil
 }
@@ -233,7 +233,7 @@ func (s *Service) answerCall(ctx context.Context, req *mcp.CallToolRequest, c to
 			// the caller cancelled the request and expects no response.
 			s.log.DebugContext(ctx, "call cancelled", "server", c.Server, "tool", c.Tool, "exposed_name", c.Exposed)
 		}
-		return ErrorResult(err)
+		return s.errorResult(err)
 	}
 	return res
 }
@@ -367,8 +367,10 @@ const (
 
 // ErrorResult is a colibri failure as the contract shapes it: isError, a text
 // beginning "colibri: KIND: ", and structuredContent {"colibri_error": …}.
-func ErrorResult(err error) *mcp.CallToolResult {
-	d := Detail(err)
+func ErrorResult(err error) *mcp.CallToolResult { return resultOf(Detail(err)) }
+
+// resultOf is the result that carries d.
+func resultOf(d *ErrorDetail) *mcp.CallToolResult {
 	text := fmt.Sprintf("colibri: %s: %s", d.Kind, d.Message)
 	if d.StderrTail != "" {
 		// What a model reads is the text: the server's own last words

@@ -78,6 +78,10 @@ type Options struct {
 	// audit digest) and forwards them as references, which the connections
 	// lower.
 	Bulk *bulk.Table
+	// HideFolders cuts every absolute path in colibri's own error messages
+	// to its last element: set for callers over HTTP, who must not learn
+	// the server's folders (the operator's log keeps them).
+	HideFolders bool
 	// Pins, when set, are the pinned tool definitions every hosted list is
 	// checked against (CONTRACT.md section 13; the registry's "pin" says
 	// what a change does), and one more source list_tools' query searches
@@ -328,7 +332,7 @@ func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
 			st := s.opts.Host.Spares(name)
 			info.Spare = &SpareInfo{Ready: st.Ready}
 			if st.Open != nil {
-				info.Spare.Error = Detail(st.Open)
+				info.Spare.Error = s.detail(st.Open)
 			}
 		}
 		out.Servers = append(out.Servers, info)
@@ -395,7 +399,7 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host
 		wg.Go(func() {
 			tools, changed, invalid, err := list(reg.Servers[name])
 			if err != nil {
-				all[i] = ServerTools{Server: name, Error: Detail(err)}
+				all[i] = ServerTools{Server: name, Error: s.detail(err)}
 				return
 			}
 			have[i] = tools

@@ -583,6 +583,7 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		Metrics:      s.metrics,
 		Bulk:         s.bulk,
 		Pins:         openPins(s),
+		HideFolders:  s.httpAddr != "", // callers over HTTP never learn the server's folders
 	})
 	return svc, h
 }

@@ -1,0 +1,4 @@
+package tools
+
+// WithoutFolders is withoutFolders, for the tests.
+var WithoutFolders = withoutFolders
