@@ -1,10 +1,13 @@
 package tools
 
 import (
+	"errors"
 	"path/filepath"
 	"regexp"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
 // absPath is an absolute path in a message: a "/" that starts the message
@@ -28,10 +31,14 @@ func withoutFolders(msg string) string {
 }
 
 // detail is Detail, less the folders of this machine when the service
-// answers callers over HTTP (Options.HideFolders).
+// answers callers over HTTP (Options.HideFolders). A registry error is left
+// as it is: the registry made it public already (registry.PublicError: the
+// file's name alone), and its JSON locations (/servers/a/argz) are not
+// paths of this machine.
 func (s *Service) detail(err error) *ErrorDetail {
 	d := Detail(err)
-	if s.opts.HideFolders {
+	var regErr *registry.Error
+	if s.opts.HideFolders && !errors.As(err, &regErr) {
 		d.Message = withoutFolders(d.Message)
 	}
 	return d
