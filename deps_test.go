@@ -91,6 +91,9 @@ var forbidden = map[string][]string{
 	// wired to it by cmd.
 	"internal/health": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "tools", module + "metrics",
 		module + "internal/httpserve", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// flock locks a file it is handed: the OS alone.
+	"internal/flock": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		module + "internal/opfile", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// Small leaf packages of hostile round three: pure, below everything.
 	"internal/suggest":    {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	"internal/toolname":   {module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},

@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"syscall"
 	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/flock"
 )
 
 // LockDir takes an exclusive flock(2) on the folder dir, which every
@@ -22,27 +23,9 @@ func LockDir(dir string, timeout time.Duration) (unlock func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	fd := int(f.Fd())
-	deadline := time.Now().Add(timeout)
-	for {
-		err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() {
-				_ = syscall.Flock(fd, syscall.LOCK_UN)
-				f.Close()
-			}, nil
-		}
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("locking %s: %w", dir, err)
-		}
-		if !time.Now().Before(deadline) {
-			f.Close()
-			return nil, fmt.Errorf("another process has been editing a file in %s for more than %s", dir, timeout)
-		}
-		time.Sleep(10 * time.Millisecond)
+	unlock, err = flock.Wait(f, time.Now().Add(timeout), nil)
+	if errors.Is(err, flock.ErrHeld) {
+		return nil, fmt.Errorf("another process has been editing a file in %s for more than %s", dir, timeout)
 	}
+	return unlock, err
 }

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"syscall"
 	"time"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/flock"
 	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
 )
 
@@ -23,30 +23,21 @@ func lockFile(path string, deadline time.Time, onWait func()) (unlock func(), er
 	if err != nil {
 		return nil, fmt.Errorf("locking the token file: %w", err)
 	}
-	fd := int(f.Fd())
-	for {
-		err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() {
-				_ = syscall.Flock(fd, syscall.LOCK_UN)
-				f.Close()
-			}, nil
+	if onWait != nil {
+		once := onWait
+		onWait = func() { // told once, however long it waits
+			if once != nil {
+				once()
+				once = nil
+			}
 		}
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("locking the token file: %w", err)
-		}
-		if onWait != nil {
-			onWait()
-			onWait = nil
-		}
-		if !time.Now().Before(deadline) {
-			f.Close()
-			return nil, fmt.Errorf("another process has been refreshing the tokens in %s for too long (it holds %s)", path[:len(path)-len(".lock")], path)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
+	unlock, err = flock.Wait(f, deadline, onWait)
+	switch {
+	case errors.Is(err, flock.ErrHeld):
+		return nil, fmt.Errorf("another process has been refreshing the tokens in %s for too long (it holds %s)", path[:len(path)-len(".lock")], path)
+	case err != nil:
+		return nil, fmt.Errorf("locking the token file: %w", err)
+	}
+	return unlock, nil
 }

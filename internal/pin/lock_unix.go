@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/flock"
 	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
 )
 
@@ -42,30 +43,9 @@ func lock(path string, timeout time.Duration) (unlock func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	fd := int(f.Fd())
-	deadline := time.Now().Add(timeout)
-	for {
-		err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() {
-				_ = syscall.Flock(fd, syscall.LOCK_UN)
-				f.Close()
-			}, nil
-		}
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("locking %s: %w", lp, err)
-		}
-		if lockWaits != nil {
-			lockWaits()
-		}
-		if !time.Now().Before(deadline) {
-			f.Close()
-			return nil, fmt.Errorf("another process has held %s for more than %s", lp, timeout)
-		}
-		time.Sleep(5 * time.Millisecond)
+	unlock, err = flock.Wait(f, time.Now().Add(timeout), lockWaits)
+	if errors.Is(err, flock.ErrHeld) {
+		return nil, fmt.Errorf("another process has held %s for more than %s", lp, timeout)
 	}
+	return unlock, err
 }
