@@ -48,7 +48,7 @@ var forbidden = map[string][]string{
 		module + "internal", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// The faces: cmd/colibri-mcp → internal/httpserve → tools; stdioserve
 	// knows only go-sdk.
-	"internal/httpserve": {module + "cmd", "github.com/urfave/cli"},
+	"internal/httpserve": {module + "cmd", module + "tools", module + "host", "github.com/urfave/cli"},
 	"internal/stdioserve": {module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/urfave/cli"},
 	// oauth gives remote upstreams their credentials: host calls it through
@@ -102,6 +102,11 @@ var forbidden = map[string][]string{
 	"internal/coalesce":   {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	// toolsearch ranks; it reads nothing and knows no MCP.
 	"internal/toolsearch": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// failure and principal are the vocabulary every layer shares: leaves.
+	"internal/failure": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	"internal/principal": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// upver is a book of versions: no SDK, no I/O, nothing above it.
 	"internal/upver": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",

@@ -12,6 +12,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -49,8 +50,8 @@ func TestRemoteCallWithALostStringIsNotSent(t *testing.T) {
 	got.Store("")
 	table.Release(refs...)
 	_, err = h.CallTool(t.Context(), far, "echo", &host.Arguments{Value: map[string]any{"message": "checked"}, Raw: lifted}, nil)
-	if host.KindOf(err) != host.KindInternal {
-		t.Errorf("with the string lost: kind %s (%v), want internal", host.KindOf(err), err)
+	if failure.KindOf(err) != failure.KindInternal {
+		t.Errorf("with the string lost: kind %s (%v), want internal", failure.KindOf(err), err)
 	}
 	if s := received(); s != "" {
 		t.Errorf("the remote server was called with %q", s)

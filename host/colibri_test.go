@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -87,7 +88,7 @@ func TestColibriHostsColibri(t *testing.T) {
 
 	wrong := &registry.Server{Name: "colibri", URL: url, BearerToken: "${WRONG_TOKEN}"}
 	_, err = h.ListTools(t.Context(), wrong, nil)
-	e := wantKind(t, err, host.KindUnauthorized, host.PhaseInitialize)
+	e := wantKind(t, err, failure.KindUnauthorized, failure.PhaseInitialize)
 	if e.HTTPStatus != 401 {
 		t.Errorf("http_status %d, want 401", e.HTTPStatus)
 	}

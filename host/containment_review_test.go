@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 )
 
 const reviewSecret = "sk-live-8f3a9c2e"
@@ -66,7 +67,7 @@ func TestExitDiagnosedWhileChildHoldsStdout(t *testing.T) {
 	h := newHarness(t, host.Options{Timeout: 2 * time.Second, Retries: 1})
 	start := time.Now()
 	_, err := h.ListTools(t.Context(), fake("review-exit-holder"), nil)
-	var e *host.Error
+	var e *failure.Error
 	if !errors.As(err, &e) {
 		t.Fatalf("err = %v", err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 )
 
@@ -108,7 +109,7 @@ func TestStartupDeathDiagnosedEveryTime(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		e := wantKind(t, err, host.KindHandshake, host.PhaseInitialize)
+		e := wantKind(t, err, failure.KindHandshake, failure.PhaseInitialize)
 		if !strings.Contains(e.Error(), "exited with status 3 during initialize") || !strings.Contains(e.StderrTail, "missing API key") {
 			t.Errorf("diagnosis %q, stderr_tail %q", e.Error(), e.StderrTail)
 		}
@@ -142,7 +143,7 @@ func TestSecretsAreRedacted(t *testing.T) {
 			srv := fake(tc.fake)
 			srv.Env["API_KEY"] = "${TOKEN}"
 			_, err := h.ListTools(t.Context(), srv, nil)
-			e := wantKind(t, err, host.KindHandshake, host.PhaseInitialize)
+			e := wantKind(t, err, failure.KindHandshake, failure.PhaseInitialize)
 			h.Close()
 			shown := e.Error() + "\n" + e.StderrTail
 			if !strings.Contains(shown, tc.shows) {
@@ -193,7 +194,7 @@ func TestSpawnErrorHidesPATH(t *testing.T) {
 	srv.Command = "no-such-mcp-server"
 	srv.Env["PATH"] = filepath.Join(t.TempDir(), "token-abc123") + ":/bin"
 	_, err := h.ListTools(t.Context(), srv, nil)
-	e := wantKind(t, err, host.KindSpawn, host.PhaseSpawn)
+	e := wantKind(t, err, failure.KindSpawn, failure.PhaseSpawn)
 	if strings.Contains(e.Error(), "token-abc123") {
 		t.Errorf("spawn error shows the child's PATH: %q", e.Error())
 	}
@@ -209,7 +210,7 @@ func TestToolListIsBounded(t *testing.T) {
 			start := time.Now()
 			_, err := h.ListTools(t.Context(), fake(name), nil)
 			within(t, start, 5*time.Second)
-			e := wantKind(t, err, host.KindTooLarge, host.PhaseList)
+			e := wantKind(t, err, failure.KindTooLarge, failure.PhaseList)
 			if !strings.Contains(e.Error(), "tool list passed") {
 				t.Errorf("message %q", e.Error())
 			}
@@ -329,7 +330,7 @@ func TestUnansweredRequestEndsWithItsCall(t *testing.T) {
 	srv := fake("ask-caller")
 	srv.CallTimeout = 500
 	_, err := h.CallTool(t.Context(), srv, "ask", nil, &caller.Caller)
-	wantKind(t, err, host.KindTimeout, host.PhaseCall)
+	wantKind(t, err, failure.KindTimeout, failure.PhaseCall)
 	start := time.Now()
 	h.Close()
 	within(t, start, 2*host.DefaultTerminateGrace+3*time.Second)
@@ -352,7 +353,7 @@ func TestCloseIsABarrier(t *testing.T) {
 	within(t, start, 300*time.Millisecond+2*host.DefaultTerminateGrace+2*time.Second)
 	select {
 	case err := <-done:
-		wantKind(t, err, host.KindCancelled, host.PhaseCall)
+		wantKind(t, err, failure.KindCancelled, failure.PhaseCall)
 	default:
 		t.Fatal("Close returned while a request was still running")
 	}
@@ -362,7 +363,7 @@ func TestCloseIsABarrier(t *testing.T) {
 		}
 	}
 	_, err := h.ListTools(t.Context(), fake("ok"), nil)
-	wantKind(t, err, host.KindUnavailable, "")
+	wantKind(t, err, failure.KindUnavailable, "")
 	if n := len(h.spawned()); n != 1 {
 		t.Errorf("%d processes started: a closed host started another", n)
 	}

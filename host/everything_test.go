@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -149,7 +150,7 @@ func TestEverythingOverHTTP(t *testing.T) {
 			}()
 			start := time.Now()
 			_, err = h.CallTool(ctx, srv, "trigger-long-running-operation", map[string]any{"duration": 30, "steps": 300}, canceller)
-			wantKind(t, err, host.KindCancelled, host.PhaseCall)
+			wantKind(t, err, failure.KindCancelled, failure.PhaseCall)
 			within(t, start, 5*time.Second)
 		})
 	}

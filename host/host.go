@@ -11,7 +11,7 @@
 //		kind := host.KindOf(err) // timeout, crashed, spawn, …
 //	}
 //
-// Every failure is an *Error whose Kind is one of the contract's error kinds.
+// Every failure is an *failure.Error whose failure.Kind is one of the contract's error kinds.
 package host
 
 import (
@@ -29,6 +29,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	osproc "github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/upver"
 	"github.com/colibri-mcp/colibri-mcp/jail"
@@ -91,7 +92,7 @@ type Options struct {
 	// how long it took and, when it failed, how (RequestErrorType).
 	OnRequest func(server, method string, took time.Duration, errorType string)
 	// OnRetry, when set, is told of each retry of a phase.
-	OnRetry func(server string, phase Phase)
+	OnRetry func(server string, phase failure.Phase)
 
 	// PingInterval is how often an idle warm session is pinged.
 	PingInterval time.Duration
@@ -244,7 +245,7 @@ func (h *Host) enter(ctx context.Context, server string) (context.Context, func(
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return nil, nil, &Error{Kind: KindUnavailable, Server: server, Err: errClosed}
+		return nil, nil, &failure.Error{Kind: failure.KindUnavailable, Server: server, Err: errClosed}
 	}
 	done := h.requests.add()
 	ctx, cancel := context.WithCancel(ctx)
@@ -323,9 +324,9 @@ func (h *Host) acquireSlot(ctx context.Context, server string) error {
 		case <-ctx.Done():
 		}
 		if c := context.Cause(ctx); c != errPhaseTimeout && c != context.DeadlineExceeded {
-			return &Error{Kind: KindCancelled, Server: server, Phase: PhaseSpawn, Err: errCancelled}
+			return &failure.Error{Kind: failure.KindCancelled, Server: server, Phase: failure.PhaseSpawn, Err: errCancelled}
 		}
-		return &Error{Kind: KindOverloaded, Server: server, Phase: PhaseSpawn,
+		return &failure.Error{Kind: failure.KindOverloaded, Server: server, Phase: failure.PhaseSpawn,
 			Err:  errOverloaded(cap(h.slots)),
 			Hint: "raise COLIBRI_MCP_MAX_PROCS or lower the load"}
 	}

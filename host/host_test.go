@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 	"github.com/colibri-mcp/colibri-mcp/internal/testbuild"
@@ -124,11 +125,11 @@ func fake(name string) *registry.Server {
 	return &registry.Server{Name: name, Command: fakeBin, Args: []string{name}, Env: map[string]string{}}
 }
 
-func wantKind(t *testing.T, err error, kind host.Kind, phase host.Phase) *host.Error {
+func wantKind(t *testing.T, err error, kind failure.Kind, phase failure.Phase) *failure.Error {
 	t.Helper()
-	var e *host.Error
+	var e *failure.Error
 	if !errors.As(err, &e) {
-		t.Fatalf("err = %v (%T), want a *host.Error of kind %s", err, err, kind)
+		t.Fatalf("err = %v (%T), want a *failure.Error of kind %s", err, err, kind)
 	}
 	if e.Kind != kind || (phase != "" && e.Phase != phase) {
 		t.Fatalf("kind/phase = %s/%s, want %s/%s; err: %v", e.Kind, e.Phase, kind, phase, err)
@@ -200,7 +201,7 @@ func TestMissingVariableIsConfig(t *testing.T) {
 	srv := fake("ok")
 	srv.Env["TOKEN"] = "${NOT_SET_ANYWHERE}"
 	_, err := h.ListTools(t.Context(), srv, nil)
-	e := wantKind(t, err, host.KindConfig, host.PhaseSpawn)
+	e := wantKind(t, err, failure.KindConfig, failure.PhaseSpawn)
 	if !strings.Contains(e.Error(), "NOT_SET_ANYWHERE") || !strings.Contains(e.Error(), "TOKEN") {
 		t.Errorf("message %q should name the variable and the key", e.Error())
 	}
@@ -217,24 +218,24 @@ func TestHostileServers(t *testing.T) {
 		name    string
 		fake    string
 		tool    string
-		kind    host.Kind
-		phase   host.Phase
+		kind    failure.Kind
+		phase   failure.Phase
 		stderr  string // expected in stderr_tail
 		retried bool
 	}{
-		{name: "hang at initialize", fake: "hang-init", kind: host.KindTimeout, phase: host.PhaseInitialize},
-		{name: "hang in a call", fake: "ok", tool: "hang", kind: host.KindTimeout, phase: host.PhaseCall},
-		{name: "exit before initialize", fake: "exit-early", kind: host.KindHandshake, phase: host.PhaseInitialize, stderr: "missing API key"},
-		{name: "banner on stdout", fake: "banner", kind: host.KindHandshake, phase: host.PhaseInitialize},
-		{name: "crash mid-call", fake: "ok", tool: "crash", kind: host.KindCrashed, phase: host.PhaseCall, stderr: "crashing mid-call"},
-		{name: "grandchild ignoring SIGTERM holds stdout", fake: "grandchild", tool: "hang", kind: host.KindTimeout, phase: host.PhaseCall, stderr: "grandchild pid"},
+		{name: "hang at initialize", fake: "hang-init", kind: failure.KindTimeout, phase: failure.PhaseInitialize},
+		{name: "hang in a call", fake: "ok", tool: "hang", kind: failure.KindTimeout, phase: failure.PhaseCall},
+		{name: "exit before initialize", fake: "exit-early", kind: failure.KindHandshake, phase: failure.PhaseInitialize, stderr: "missing API key"},
+		{name: "banner on stdout", fake: "banner", kind: failure.KindHandshake, phase: failure.PhaseInitialize},
+		{name: "crash mid-call", fake: "ok", tool: "crash", kind: failure.KindCrashed, phase: failure.PhaseCall, stderr: "crashing mid-call"},
+		{name: "grandchild ignoring SIGTERM holds stdout", fake: "grandchild", tool: "hang", kind: failure.KindTimeout, phase: failure.PhaseCall, stderr: "grandchild pid"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, host.Options{Timeout: timeout})
 			srv := fake(tc.fake)
-			if tc.phase == host.PhaseCall {
+			if tc.phase == failure.PhaseCall {
 				// The row is about the call: starting may take what it takes.
 				srv.TimeoutMS, srv.CallTimeout = 30_000, timeout.Milliseconds()
 			}
@@ -273,7 +274,7 @@ func TestHostileServers(t *testing.T) {
 func TestStderrFloodIsBounded(t *testing.T) {
 	h := newHarness(t, host.Options{})
 	_, err := h.CallTool(t.Context(), fake("stderr-flood"), "crash", nil, nil)
-	e := wantKind(t, err, host.KindCrashed, host.PhaseCall)
+	e := wantKind(t, err, failure.KindCrashed, failure.PhaseCall)
 	if len(e.StderrTail) > 4096 {
 		t.Errorf("stderr_tail is %d bytes, want at most 4096", len(e.StderrTail))
 	}
@@ -294,16 +295,16 @@ func TestTooLargeKillsAtTheLimit(t *testing.T) {
 	start := time.Now()
 	_, err = h.CallTool(t.Context(), fake("ok"), "flood", nil, nil)
 	within(t, start, 2*time.Second)
-	wantKind(t, err, host.KindTooLarge, host.PhaseCall)
+	wantKind(t, err, failure.KindTooLarge, failure.PhaseCall)
 }
 
 func TestUnknownToolAndInvalidArguments(t *testing.T) {
 	h := newHarness(t, host.Options{})
 	_, err := h.CallTool(t.Context(), fake("ok"), "nope", nil, nil)
-	wantKind(t, err, host.KindUnknownTool, host.PhaseList)
+	wantKind(t, err, failure.KindUnknownTool, failure.PhaseList)
 
 	_, err = h.CallTool(t.Context(), fake("ok"), "echo", map[string]any{"message": 42}, nil)
-	e := wantKind(t, err, host.KindInvalidArguments, host.PhaseCall)
+	e := wantKind(t, err, failure.KindInvalidArguments, failure.PhaseCall)
 	if !strings.Contains(e.Error(), "arguments/message") {
 		t.Errorf("message %q should name the JSON location arguments/message", e.Error())
 	}
@@ -322,7 +323,7 @@ func TestSpawnFailuresArePermanent(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := h.ListTools(t.Context(), srv, nil)
-			e := wantKind(t, err, host.KindSpawn, host.PhaseSpawn)
+			e := wantKind(t, err, failure.KindSpawn, failure.PhaseSpawn)
 			if e.Attempts > 1 {
 				t.Errorf("a permanent spawn failure was tried %d times", e.Attempts)
 			}
@@ -358,7 +359,7 @@ func TestCancelledByCaller(t *testing.T) {
 	waitFile(t, started, 10*time.Second) // the call runs on the server
 	cancel()
 	start := time.Now()
-	wantKind(t, <-done, host.KindCancelled, host.PhaseCall)
+	wantKind(t, <-done, failure.KindCancelled, failure.PhaseCall)
 	within(t, start, 2*time.Second)
 }
 
@@ -388,9 +389,9 @@ func TestOverloaded(t *testing.T) {
 	second := fake("ok")
 	second.TimeoutMS = 500 // how long it waits for a slot
 	_, err := h.ListTools(t.Context(), second, nil)
-	wantKind(t, err, host.KindOverloaded, host.PhaseSpawn)
+	wantKind(t, err, failure.KindOverloaded, failure.PhaseSpawn)
 	cancel()
-	wantKind(t, <-done, host.KindCancelled, host.PhaseCall)
+	wantKind(t, <-done, failure.KindCancelled, failure.PhaseCall)
 }
 
 // A server that ignores stdin EOF and SIGTERM is killed within the bound.
@@ -429,7 +430,7 @@ func TestListCacheNeverRefusesByItself(t *testing.T) {
 	}
 	os.Remove(marker)
 	_, err = h.CallTool(t.Context(), srv, "late", nil, nil)
-	wantKind(t, err, host.KindUnknownTool, host.PhaseList)
+	wantKind(t, err, failure.KindUnknownTool, failure.PhaseList)
 }
 
 // After hostile and normal requests, and Close, colibri's goroutines are
@@ -439,12 +440,12 @@ func TestNoGoroutineGrowth(t *testing.T) {
 	h := host.New(host.Options{Timeout: 10 * time.Second, RetryBackoff: time.Millisecond, TerminateGrace: 100 * time.Millisecond, MaxResultBytes: 1 << 20})
 	for _, c := range []struct {
 		fake, tool string
-		kind       host.Kind // "" for success
+		kind       failure.Kind // "" for success
 	}{
-		{"ok", "echo", ""}, {"ok", "hang", host.KindTimeout}, {"ok", "crash", host.KindCrashed},
-		{"hang-init", "", host.KindTimeout}, {"exit-early", "", host.KindHandshake},
-		{"banner", "", host.KindHandshake}, {"grandchild", "hang", host.KindTimeout},
-		{"stubborn", "echo", ""}, {"ok", "flood", host.KindTooLarge},
+		{"ok", "echo", ""}, {"ok", "hang", failure.KindTimeout}, {"ok", "crash", failure.KindCrashed},
+		{"hang-init", "", failure.KindTimeout}, {"exit-early", "", failure.KindHandshake},
+		{"banner", "", failure.KindHandshake}, {"grandchild", "hang", failure.KindTimeout},
+		{"stubborn", "echo", ""}, {"ok", "flood", failure.KindTooLarge},
 	} {
 		var err error
 		srv := fake(c.fake)
@@ -463,8 +464,8 @@ func TestNoGoroutineGrowth(t *testing.T) {
 		}
 		if c.kind == "" && err != nil {
 			t.Errorf("%s %s: %v", c.fake, c.tool, err)
-		} else if c.kind != "" && host.KindOf(err) != c.kind {
-			t.Errorf("%s %s: kind %s (%v), want %s", c.fake, c.tool, host.KindOf(err), err, c.kind)
+		} else if c.kind != "" && failure.KindOf(err) != c.kind {
+			t.Errorf("%s %s: kind %s (%v), want %s", c.fake, c.tool, failure.KindOf(err), err, c.kind)
 		}
 	}
 	h.Close()
@@ -483,7 +484,7 @@ func TestNoGoroutineGrowth(t *testing.T) {
 func TestUnknownToolNamesTheTools(t *testing.T) {
 	h := newHarness(t, host.Options{})
 	_, err := h.CallTool(t.Context(), fake("ok"), "ecko", nil, nil)
-	e := wantKind(t, err, host.KindUnknownTool, host.PhaseList)
+	e := wantKind(t, err, failure.KindUnknownTool, failure.PhaseList)
 	if !strings.Contains(e.Error(), `did you mean "echo"? its tools: any, big, count, crash, crash-idempotent, cwd, echo, env, flood, grow, hang, mirror, pid`) {
 		t.Errorf("message %q should suggest echo and name the tools", e.Error())
 	}

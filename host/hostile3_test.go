@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -99,7 +100,7 @@ func TestHostileOAuthForeignIssuer(t *testing.T) {
 	srv.OAuth = &registry.OAuth{Grant: registry.GrantClientCredentials, ClientID: "colibri",
 		ClientSecret: "${CC_SECRET}", Issuer: "https://auth.example.com"}
 	_, err := h.ListTools(t.Context(), srv, nil)
-	if k := host.KindOf(err); k != host.KindUnauthorized || !strings.Contains(err.Error(), "oauth.issuer") {
+	if k := failure.KindOf(err); k != failure.KindUnauthorized || !strings.Contains(err.Error(), "oauth.issuer") {
 		t.Errorf("a foreign issuer: %s: %v", k, err)
 	}
 	for _, r := range foreign.requests() {
@@ -142,7 +143,7 @@ func TestHostileOAuthMisfits(t *testing.T) {
 		srv := remoteSrv(tc.url)
 		srv.OAuth = tc.oauth
 		_, err := h.ListTools(t.Context(), srv, nil)
-		if k := host.KindOf(err); k != host.KindUnauthorized || !strings.Contains(err.Error(), tc.says) || strings.Contains(err.Error(), ccSecret) {
+		if k := failure.KindOf(err); k != failure.KindUnauthorized || !strings.Contains(err.Error(), tc.says) || strings.Contains(err.Error(), ccSecret) {
 			t.Errorf("%s: %s: %v; want unauthorized saying %q", tc.name, k, err, tc.says)
 		}
 	}
@@ -215,7 +216,7 @@ func TestHostileRefusedRequestCode(t *testing.T) {
 func TestHostileUnreadableNumber(t *testing.T) {
 	h := newHarness(t, host.Options{})
 	_, err := h.CallTool(t.Context(), fake("huge-number"), "any", nil, nil)
-	if k := host.KindOf(err); k != host.KindTooLarge || !strings.Contains(err.Error(), "1e400") {
+	if k := failure.KindOf(err); k != failure.KindTooLarge || !strings.Contains(err.Error(), "1e400") {
 		t.Errorf("kind %s: %v; want too_large naming 1e400", k, err)
 	}
 	if msg := err.Error(); strings.Contains(msg, "float64") || strings.Contains(msg, "Go value") || strings.Contains(msg, "mcp.") {

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -80,7 +81,7 @@ func TestJailCwdNeedsJexecD(t *testing.T) {
 		Env:  map[string]string{"PATH": bin + ":/usr/bin:/bin", "FAKE_JAIL_RECORD": filepath.Join(dir, "argv")},
 		Jail: &registry.Jail{Name: "mcp0"}}
 	_, err := h.ListTools(t.Context(), srv, nil)
-	e := wantKind(t, err, host.KindJail, host.PhaseSpawn)
+	e := wantKind(t, err, failure.KindJail, failure.PhaseSpawn)
 	if !strings.Contains(e.Error(), "-d") || !strings.Contains(e.Error(), "release") {
 		t.Errorf("message %q should say the release's jexec lacks -d", e.Error())
 	}

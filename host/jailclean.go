@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -26,7 +27,7 @@ func checkJexecCwd(srv *registry.Server, pathList string) error {
 		return nil // not found: the start says so
 	}
 	if ok, err := jail.JexecHasCwd(path); err == nil && !ok {
-		return &Error{Kind: KindJail, Server: srv.Name, Phase: PhaseSpawn,
+		return &failure.Error{Kind: failure.KindJail, Server: srv.Name, Phase: failure.PhaseSpawn,
 			Err:  fmt.Errorf("cwd %s needs jexec -d, which %s lacks (this FreeBSD release's jexec(8) has no -d)", srv.Cwd, path),
 			Hint: "upgrade FreeBSD, or drop cwd and pass the directory in the server's own arguments"}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauthtest"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
@@ -99,7 +100,7 @@ func TestRemoteOAuthClientCredentials(t *testing.T) {
 	bad.Name = "badsecret"
 	bad.OAuth = &registry.OAuth{Grant: registry.GrantClientCredentials, ClientID: "colibri", ClientSecret: "${BAD_SECRET}"}
 	_, err = h.CallTool(t.Context(), bad, "whoami", nil, nil)
-	e := wantKind(t, err, host.KindUnauthorized, host.PhaseInitialize)
+	e := wantKind(t, err, failure.KindUnauthorized, failure.PhaseInitialize)
 	if e.Attempts > 1 || !strings.Contains(e.Error(), "the token endpoint answered 401 invalid_client") {
 		t.Errorf("err = %v (attempts %d, http_status %d); want the token endpoint's refusal, once", e, e.Attempts, e.HTTPStatus)
 	}
@@ -127,7 +128,7 @@ func TestRemoteOAuthAuthorizationCode(t *testing.T) {
 	// one that retried would say attempts > 1. No wall-clock bound: a
 	// loaded machine may be slow to answer even at once.)
 	_, err := h.CallTool(t.Context(), srv, "whoami", nil, nil)
-	e := wantKind(t, err, host.KindUnauthorized, host.PhaseInitialize)
+	e := wantKind(t, err, failure.KindUnauthorized, failure.PhaseInitialize)
 	if got := e.Err.Error(); got != "remote needs a login: run colibri-mcp auth login remote" || e.Attempts > 1 {
 		t.Errorf("message %q (attempts %d); want exactly the login command, once", got, e.Attempts)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/lineconn"
 	osproc "github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
@@ -151,7 +152,7 @@ func (h *Host) buildCmd(srv *registry.Server) (*exec.Cmd, *redactor, error) {
 		return v, ok
 	})
 	if err != nil {
-		return nil, nil, &Error{Kind: KindConfig, Server: srv.Name, Phase: PhaseSpawn, Err: err,
+		return nil, nil, &failure.Error{Kind: failure.KindConfig, Server: srv.Name, Phase: failure.PhaseSpawn, Err: err,
 			Hint: "set the variable in colibri's environment, or write $$ for a literal $"}
 	}
 	cmd, err := h.wrapCmd(srv, own)
@@ -172,11 +173,11 @@ func (h *Host) wrapCmd(srv *registry.Server, own map[string]string) (*exec.Cmd, 
 		if !filepath.IsAbs(srv.Command) {
 			path, err := lookPath(srv.Command, envValue(env, "PATH"))
 			if err != nil {
-				return nil, &Error{Kind: KindSpawn, Server: srv.Name, Phase: PhaseSpawn, Err: err}
+				return nil, &failure.Error{Kind: failure.KindSpawn, Server: srv.Name, Phase: failure.PhaseSpawn, Err: err}
 			}
 			argv[0] = path
 		} else if err := checkExecutable(srv.Command); err != nil {
-			return nil, &Error{Kind: KindSpawn, Server: srv.Name, Phase: PhaseSpawn, Err: err}
+			return nil, &failure.Error{Kind: failure.KindSpawn, Server: srv.Name, Phase: failure.PhaseSpawn, Err: err}
 		}
 		if argv, err = h.confine(srv, argv); err != nil {
 			return nil, err
@@ -194,24 +195,24 @@ func (h *Host) wrapCmd(srv *registry.Server, own map[string]string) (*exec.Cmd, 
 		}
 		if spec.RootPath != "" {
 			if p, err := jail.CheckRoot(spec.RootPath, srv.Command, envValue(env, "PATH")); err != nil {
-				return nil, &Error{Kind: KindSpawn, Server: srv.Name, Phase: PhaseSpawn,
+				return nil, &failure.Error{Kind: failure.KindSpawn, Server: srv.Name, Phase: failure.PhaseSpawn,
 					Err: fmt.Errorf("%s: %w", p, err), Hint: "install the server inside the jail, or fix root_path"}
 			}
 		}
 		argv, err = jail.Wrap(spec, h.opts.JailPriv, h.opts.JailHelper, argv)
 		if err != nil {
-			return nil, &Error{Kind: KindJail, Server: srv.Name, Phase: PhaseSpawn, Err: err}
+			return nil, &failure.Error{Kind: failure.KindJail, Server: srv.Name, Phase: failure.PhaseSpawn, Err: err}
 		}
 		if h.opts.JailPriv == jail.PrivHelper {
 			if err := checkExecutable(argv[0]); err != nil {
-				return nil, &Error{Kind: KindJail, Server: srv.Name, Phase: PhaseSpawn,
+				return nil, &failure.Error{Kind: failure.KindJail, Server: srv.Name, Phase: failure.PhaseSpawn,
 					Err: fmt.Errorf("jail helper: %w", err), Hint: "install the helper or set COLIBRI_JAIL_HELPER"}
 			}
 		}
 		if !filepath.IsAbs(argv[0]) { // jexec, jail or mdo: found on the child's PATH
 			path, err := lookPath(argv[0], envValue(env, "PATH"))
 			if err != nil {
-				return nil, &Error{Kind: KindJail, Server: srv.Name, Phase: PhaseSpawn, Err: err,
+				return nil, &failure.Error{Kind: failure.KindJail, Server: srv.Name, Phase: failure.PhaseSpawn, Err: err,
 					Hint: "the jail tools must be on the child's PATH"}
 			}
 			argv[0] = path
@@ -229,7 +230,7 @@ func (h *Host) wrapCmd(srv *registry.Server, own map[string]string) (*exec.Cmd, 
 	if srv.Cwd != "" && srv.Jail == nil {
 		cmd.Dir = srv.Cwd
 		if st, err := os.Stat(srv.Cwd); err != nil || !st.IsDir() {
-			return nil, &Error{Kind: KindSpawn, Server: srv.Name, Phase: PhaseSpawn,
+			return nil, &failure.Error{Kind: failure.KindSpawn, Server: srv.Name, Phase: failure.PhaseSpawn,
 				Err: fmt.Errorf("cwd %s is not a directory", srv.Cwd)}
 		}
 	}
@@ -331,13 +332,13 @@ func closeAll(fs ...*os.File) {
 
 // spawnErr classifies a failure to start: a missing or non-executable
 // command is permanent; anything else (EAGAIN, EMFILE, ENOMEM…) may pass.
-func spawnErr(server string, err error) *Error {
-	e := &Error{Kind: KindSpawn, Server: server, Phase: PhaseSpawn, Err: err}
+func spawnErr(server string, err error) *failure.Error {
+	e := &failure.Error{Kind: failure.KindSpawn, Server: server, Phase: failure.PhaseSpawn, Err: err}
 	switch {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.EACCES), errors.Is(err, syscall.ENOEXEC),
 		errors.Is(err, syscall.ENOTDIR), errors.Is(err, exec.ErrNotFound):
 	default:
-		e.transient = true
+		e.Retry.Transient = true
 	}
 	return e
 }
@@ -620,11 +621,11 @@ const unstickCeiling = 10 * time.Second
 // diagnose classifies a process's failure that is not colibri's own doing:
 // the server answered with a JSON-RPC error, or the connection broke (the
 // process exited, closed stdout, or wrote something that is not MCP).
-func (p *proc) diagnose(_ context.Context, e *Error, phase Phase, err error) {
+func (p *proc) diagnose(_ context.Context, e *failure.Error, phase failure.Phase, err error) {
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
 		// The server answered, with a JSON-RPC error.
-		e.Kind = KindHandshake
+		e.Kind = failure.KindHandshake
 		e.Err = fmt.Errorf("%s failed: the server answered error %d: %s", phaseMethod(phase), rpcErr.Code, p.redact.apply(rpcErr.Message))
 		return
 	}
@@ -636,29 +637,29 @@ func (p *proc) diagnose(_ context.Context, e *Error, phase Phase, err error) {
 	closedByServer := p.stdoutEOF.Load() || p.stdinBroken.Load()
 	exited := closedByServer && p.hasExited(exitWait)
 	switch {
-	case phase == PhaseInitialize && exited:
-		e.Kind = KindHandshake
+	case phase == failure.PhaseInitialize && exited:
+		e.Kind = failure.KindHandshake
 		e.Err = fmt.Errorf("the server %s during initialize", p.exitStatus())
 		// A server that exits with an error status before it
 		// speaks is refusing to start (a missing key, a bad
 		// flag): trying again changes nothing.
-		e.transient = !p.exitedWithError()
-	case phase == PhaseInitialize && closedByServer:
-		e.Kind = KindHandshake
+		e.Retry.Transient = !p.exitedWithError()
+	case phase == failure.PhaseInitialize && closedByServer:
+		e.Kind = failure.KindHandshake
 		e.Err = errors.New("the server closed its stdio during initialize")
-	case phase == PhaseInitialize:
-		e.Kind = KindHandshake
+	case phase == failure.PhaseInitialize:
+		e.Kind = failure.KindHandshake
 		e.Err = fmt.Errorf("the server wrote something that is not MCP on stdout: %w", err)
 		e.Hint = "the server must write only MCP messages on stdout; logs belong on stderr"
 	case exited:
-		e.Kind = KindCrashed
+		e.Kind = failure.KindCrashed
 		e.Err = fmt.Errorf("the server %s during %s", p.exitStatus(), phaseMethod(phase))
-		e.transient = true
+		e.Retry.Transient = true
 	case closedByServer:
-		e.Kind = KindCrashed
+		e.Kind = failure.KindCrashed
 		e.Err = fmt.Errorf("the server closed its stdio during %s", phaseMethod(phase))
 	default:
-		e.Kind = KindCrashed
+		e.Kind = failure.KindCrashed
 		e.Err = fmt.Errorf("the server broke the protocol during %s: %w", phaseMethod(phase), err)
 		if msg, number, ok := unreadable.Describe(err); ok {
 			// A value colibri could not read, said without the decoder's
@@ -666,7 +667,7 @@ func (p *proc) diagnose(_ context.Context, e *Error, phase Phase, err error) {
 			// (docs/protocol.md).
 			e.Err = fmt.Errorf("reading the answer to %s: %s", phaseMethod(phase), msg)
 			if number {
-				e.Kind = KindTooLarge
+				e.Kind = failure.KindTooLarge
 			}
 		}
 	}

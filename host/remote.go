@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/remote"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -49,7 +50,7 @@ func (h *Host) newRemote(srv *registry.Server) (*remoteUp, error) {
 		return v, ok
 	})
 	if err != nil {
-		return nil, &Error{Kind: KindConfig, Server: srv.Name, Phase: PhaseSpawn, Err: err, Hint: expandHint(err)}
+		return nil, &failure.Error{Kind: failure.KindConfig, Server: srv.Name, Phase: failure.PhaseSpawn, Err: err, Hint: expandHint(err)}
 	}
 	if bearer != "" {
 		secrets = append(secrets, bearer)
@@ -58,7 +59,7 @@ func (h *Host) newRemote(srv *registry.Server) (*remoteUp, error) {
 	var oauth auth.OAuthHandler
 	if srv.OAuth != nil {
 		if h.opts.OAuth == nil {
-			return nil, &Error{Kind: KindConfig, Server: srv.Name, Phase: PhaseSpawn,
+			return nil, &failure.Error{Kind: failure.KindConfig, Server: srv.Name, Phase: failure.PhaseSpawn,
 				Err: errors.New("OAuth is not available in this build of colibri")}
 		}
 		// The handler's own requests (discovery, tokens) carry none of
@@ -66,11 +67,11 @@ func (h *Host) newRemote(srv *registry.Server) (*remoteUp, error) {
 		// unless allow_private_network, is the OAuth package's to do.
 		oauth, err = h.opts.OAuth(srv, &http.Client{})
 		if err != nil {
-			var e *Error
+			var e *failure.Error
 			if errors.As(err, &e) {
 				return nil, e
 			}
-			return nil, &Error{Kind: KindUnauthorized, Server: srv.Name, Phase: PhaseSpawn, Err: err}
+			return nil, &failure.Error{Kind: failure.KindUnauthorized, Server: srv.Name, Phase: failure.PhaseSpawn, Err: err}
 		}
 	}
 	return &remoteUp{
@@ -210,7 +211,7 @@ type credentialsRefused interface {
 // written, 429, 503, expired session), or, for a tool that declares
 // readOnlyHint or idempotentHint, also on 500, 502, 504 or a connection
 // broken after the request was written.
-func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err error) {
+func (r *remoteUp) diagnose(ctx context.Context, e *failure.Error, phase failure.Phase, err error) {
 	var status int
 	var wrote bool
 	var after time.Duration
@@ -237,21 +238,21 @@ func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err erro
 	var failed error
 	switch {
 	case loginNeeded(&lr, err, netErr):
-		e.Kind = KindUnauthorized
+		e.Kind = failure.KindUnauthorized
 		e.Err = lr.(error) // its message names the command to run
 	case errors.As(err, &refused) && refused.CredentialsRefused():
 		// The MCP server was never asked (or asked no more): the
 		// authorization server refused colibri's OAuth client.
-		e.Kind = KindUnauthorized
+		e.Kind = failure.KindUnauthorized
 		e.Err = fmt.Errorf("getting an OAuth token for %s: %w", method, refused)
 		e.Hint = "check oauth.client_id, oauth.client_secret and oauth.scopes for this server"
 	case oauthFailure(&failed, err, netErr):
 		// The OAuth exchange itself failed (a redirect, an unreadable
 		// token response, a refused token file, a foreign issuer).
-		e.Kind = KindUnauthorized
+		e.Kind = failure.KindUnauthorized
 		e.Err = failed
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		e.Kind = KindUnauthorized
+		e.Kind = failure.KindUnauthorized
 		e.Err = fmt.Errorf("the server refused colibri's credentials during %s (HTTP %d %s)", method, status, http.StatusText(status))
 		e.Hint = "check bearer_token, headers or oauth for this server"
 	case errors.Is(err, mcp.ErrSessionMissing):
@@ -259,25 +260,25 @@ func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err erro
 		// it MUST respond to requests containing that session ID with
 		// HTTP 404 Not Found ... the client MUST start a new session."
 		r.end("forgot colibri's session (HTTP 404)")
-		e.Kind = KindUnreachable
+		e.Kind = failure.KindUnreachable
 		e.Err = fmt.Errorf("the server no longer knows colibri's session during %s (HTTP 404)", method)
-		e.transient, e.unsent = true, true
+		e.Retry.Transient, e.Retry.Unsent = true, true
 	case status == http.StatusRequestTimeout || status == http.StatusTooManyRequests ||
 		status == http.StatusInternalServerError || status == http.StatusBadGateway ||
 		status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout:
-		e.Kind = KindUnreachable
+		e.Kind = failure.KindUnreachable
 		e.Err = fmt.Errorf("the server answered HTTP %d %s to %s", status, http.StatusText(status), method)
-		e.transient = true
-		e.unsent = status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
-		e.idempotentRetry = status != http.StatusRequestTimeout
-		e.retryAfter = after
-	case notMCP && (status != http.StatusAccepted || phase == PhaseInitialize):
+		e.Retry.Transient = true
+		e.Retry.Unsent = status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
+		e.Retry.Idempotent = status != http.StatusRequestTimeout
+		e.Retry.After = after
+	case notMCP && (status != http.StatusAccepted || phase == failure.PhaseInitialize):
 		// A web page, a bare 202 or another body at the url: it is not an
 		// MCP endpoint, and asking again will not make it one.
 		r.end("answered with something that is not MCP")
-		e.Kind = KindUnreachable
-		if phase == PhaseInitialize {
-			e.Kind = KindHandshake
+		e.Kind = failure.KindUnreachable
+		if phase == failure.PhaseInitialize {
+			e.Kind = failure.KindHandshake
 		}
 		if ctype == "" && status == http.StatusAccepted {
 			e.Err = fmt.Errorf("the server at %s answered %s with 202 Accepted and no message, not MCP", r.url, method)
@@ -289,18 +290,18 @@ func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err erro
 		}
 		e.Hint = "check the url: it must be the server's MCP endpoint (often ending in /mcp)"
 	case errors.As(netErr, &redir):
-		e.Kind = KindUnreachable
-		if phase == PhaseInitialize {
-			e.Kind = KindHandshake
+		e.Kind = failure.KindUnreachable
+		if phase == failure.PhaseInitialize {
+			e.Kind = failure.KindHandshake
 		}
 		e.Err = fmt.Errorf("%s: %w", method, redir)
 		e.Hint = "if the server has moved, put its new url in the registry"
 	case status >= 300:
 		// 400, 404 without a session, 405, 406…: the server refuses what
 		// colibri sends, and will again.
-		e.Kind = KindUnreachable
-		if phase == PhaseInitialize {
-			e.Kind = KindHandshake
+		e.Kind = failure.KindUnreachable
+		if phase == failure.PhaseInitialize {
+			e.Kind = failure.KindHandshake
 		}
 		msg := http.StatusText(status)
 		if errors.As(err, &rpcErr) {
@@ -311,30 +312,30 @@ func (r *remoteUp) diagnose(ctx context.Context, e *Error, phase Phase, err erro
 			e.Hint = `check the url; an older server may need "transport": "sse" (or "auto")`
 		}
 	case isCertError(netErr):
-		e.Kind = KindUnreachable
+		e.Kind = failure.KindUnreachable
 		e.Err = fmt.Errorf("cannot reach the server: %w", netErr)
 		e.Hint = "the server's TLS certificate is not trusted"
 	case status == 0 && isNetError(netErr):
-		e.Kind = KindUnreachable
+		e.Kind = failure.KindUnreachable
 		if wrote {
 			e.Err = fmt.Errorf("the connection broke during %s, after the request was sent: %w", method, netErr)
-			e.idempotentRetry = true
+			e.Retry.Idempotent = true
 		} else {
 			e.Err = fmt.Errorf("cannot reach the server: %w", netErr)
-			e.unsent = true
+			e.Retry.Unsent = true
 		}
-		e.transient = true
+		e.Retry.Transient = true
 	case errors.As(err, &rpcErr):
-		e.Kind = KindHandshake
+		e.Kind = failure.KindHandshake
 		e.Err = fmt.Errorf("%s failed: the server answered error %d: %s", method, rpcErr.Code, r.redact.apply(rpcErr.Message))
 	default:
 		// The SDK's connection is gone (a broken stream, a body that is
 		// not MCP): the next request needs a new session.
 		r.end("broke the connection")
-		e.Kind = KindCrashed
+		e.Kind = failure.KindCrashed
 		e.Err = fmt.Errorf("the connection to the server broke during %s: %w", method, err)
-		e.transient = true
-		e.idempotentRetry = true
+		e.Retry.Transient = true
+		e.Retry.Idempotent = true
 	}
 	e.Err = redactedErr{e.Err, r.redact}
 }

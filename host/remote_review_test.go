@@ -4,13 +4,15 @@ package host_test
 // test here failed before the fix it names.
 
 import (
-	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -39,7 +41,7 @@ func TestRemoteRedirectKeepsCredentialsHome(t *testing.T) {
 	srv.Headers = map[string]string{"X-Api-Key": "${TOKEN}"}
 	srv.BearerToken = "${TOKEN}"
 	_, err := h.ListTools(t.Context(), srv, nil)
-	e := wantKind(t, err, host.KindHandshake, host.PhaseInitialize)
+	e := wantKind(t, err, failure.KindHandshake, failure.PhaseInitialize)
 	if e.HTTPStatus != http.StatusTemporaryRedirect || e.Attempts > 1 {
 		t.Errorf("http_status %d, attempts %d; want 307, not retried", e.HTTPStatus, e.Attempts)
 	}
@@ -72,7 +74,7 @@ func TestRemoteControlCharacterInExpandedValue(t *testing.T) {
 		srv := remoteSrv(p.srv.URL)
 		tc.srv(srv)
 		_, err := h.ListTools(t.Context(), srv, nil)
-		e := wantKind(t, err, host.KindConfig, host.PhaseSpawn)
+		e := wantKind(t, err, failure.KindConfig, failure.PhaseSpawn)
 		if !strings.Contains(e.Error(), tc.want) || strings.Contains(e.Error(), "s3cr3t") {
 			t.Errorf("err = %v; want %q", e, tc.want)
 		}
@@ -102,7 +104,7 @@ func TestRemoteQueryTokenNeverShown(t *testing.T) {
 	h := newHarness(t, host.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	srv := remoteSrv(p.srv.URL + "/mcp?key=q-s3cr3t-value")
 	_, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "hi"}, nil)
-	wantKind(t, err, host.KindUnreachable, host.PhaseCall)
+	wantKind(t, err, failure.KindUnreachable, failure.PhaseCall)
 	h.Close()
 	if !strings.Contains(err.Error(), "key=[redacted]") || !strings.Contains(logs.String(), `url="`+p.srv.URL+`/mcp?key=[redacted]"`) {
 		t.Errorf("err %v\nlogs %s\nwant the url shown with key=[redacted]", err, logs.String())
@@ -147,7 +149,7 @@ func TestRemoteNotMCPAnswerIsHandshake(t *testing.T) {
 			defer srv.Close()
 			h := newHarness(t, host.Options{})
 			_, err := h.ListTools(t.Context(), remoteSrv(srv.URL+"/mcp"), nil)
-			e := wantKind(t, err, host.KindHandshake, host.PhaseInitialize)
+			e := wantKind(t, err, failure.KindHandshake, failure.PhaseInitialize)
 			if want := "the server at " + srv.URL + "/mcp " + tc.want; !strings.Contains(e.Error(), want) {
 				t.Errorf("err = %v; want it to say %q", e, want)
 			}

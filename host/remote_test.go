@@ -25,6 +25,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -206,7 +207,7 @@ func TestRemoteHeadersSentNeverShown(t *testing.T) {
 	srv.Headers = map[string]string{"X-Api-Key": "${API_KEY}", "X-Toolsets": "repos"}
 	srv.BearerToken = "${TOKEN}"
 	_, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "hi"}, nil)
-	e := wantKind(t, err, host.KindUnreachable, host.PhaseCall)
+	e := wantKind(t, err, failure.KindUnreachable, failure.PhaseCall)
 	if e.HTTPStatus != http.StatusBadRequest || e.Attempts > 1 {
 		t.Errorf("http_status %d, attempts %d; want 400, not retried", e.HTTPStatus, e.Attempts)
 	}
@@ -231,7 +232,7 @@ func TestRemoteMissingVariableIsConfig(t *testing.T) {
 	srv := remoteSrv("http://127.0.0.1:1/mcp")
 	srv.BearerToken = "${NOT_SET}"
 	_, err := h.ListTools(t.Context(), srv, nil)
-	e := wantKind(t, err, host.KindConfig, host.PhaseSpawn)
+	e := wantKind(t, err, failure.KindConfig, failure.PhaseSpawn)
 	if !strings.Contains(e.Error(), "bearer_token: ${NOT_SET} refers to a variable that is not set") || !strings.Contains(e.Hint, "set the variable in colibri's environment") {
 		t.Errorf("err = %v", e)
 	}
@@ -264,7 +265,7 @@ func TestRemote503IsRetried(t *testing.T) {
 		return nil
 	}
 	_, err = h.CallTool(t.Context(), remoteSrv(p2.srv.URL), "echo", map[string]any{"message": "again"}, nil)
-	e := wantKind(t, err, host.KindUnreachable, host.PhaseCall)
+	e := wantKind(t, err, failure.KindUnreachable, failure.PhaseCall)
 	if e.HTTPStatus != 503 || e.Attempts != 3 || p2.count("tools/call") != 3 {
 		t.Errorf("http_status %d, attempts %d, sent %d; want 503, 3, 3", e.HTTPStatus, e.Attempts, p2.count("tools/call"))
 	}
@@ -299,7 +300,7 @@ func TestRemote401IsUnauthorizedNotRetried(t *testing.T) {
 	p.fault = func(string, int) *fault { return &fault{status: http.StatusUnauthorized} }
 	h := newHarness(t, host.Options{})
 	_, err := h.ListTools(t.Context(), remoteSrv(p.srv.URL), nil)
-	e := wantKind(t, err, host.KindUnauthorized, host.PhaseInitialize)
+	e := wantKind(t, err, failure.KindUnauthorized, failure.PhaseInitialize)
 	if e.HTTPStatus != 401 || p.count("initialize") != 1 {
 		t.Errorf("http_status %d, initialize sent %d times; want 401, once", e.HTTPStatus, p.count("initialize"))
 	}
@@ -318,7 +319,7 @@ func TestRemoteResetAfterWrite(t *testing.T) {
 	srv := remoteSrv(p.srv.URL)
 	// A plain tool may have run: not called again.
 	_, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "once"}, nil)
-	e := wantKind(t, err, host.KindUnreachable, host.PhaseCall)
+	e := wantKind(t, err, failure.KindUnreachable, failure.PhaseCall)
 	if e.Attempts > 1 || p.count("tools/call") != 1 {
 		t.Errorf("attempts %d, sent %d: a plain tool was called again after a reset", e.Attempts, p.count("tools/call"))
 	}
@@ -352,7 +353,7 @@ func TestRemoteHangTimesOut(t *testing.T) {
 	}
 	start := time.Now()
 	_, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "x"}, nil)
-	wantKind(t, err, host.KindTimeout, host.PhaseCall)
+	wantKind(t, err, failure.KindTimeout, failure.PhaseCall)
 	// Without call_timeout_ms the call would run to the phase timeout (a
 	// minute): 10 s tells that apart with room for a loaded machine.
 	within(t, start, 10*time.Second)
@@ -362,7 +363,7 @@ func TestRemoteRestartedServerIsReinitialized(t *testing.T) {
 	t.Parallel()
 	p := newProxy(t)
 	var retries atomic.Int32
-	h := newHarness(t, host.Options{OnRetry: func(string, host.Phase) { retries.Add(1) }})
+	h := newHarness(t, host.Options{OnRetry: func(string, failure.Phase) { retries.Add(1) }})
 	srv := remoteSrv(p.srv.URL)
 	if _, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "1"}, nil); err != nil {
 		t.Fatal(err)
@@ -389,7 +390,7 @@ func TestRemoteTooLarge(t *testing.T) {
 		t.Fatalf("a result under the limit: %v", err)
 	}
 	_, err := h.CallTool(t.Context(), srv, "big", map[string]any{"bytes": 128 << 10}, nil)
-	wantKind(t, err, host.KindTooLarge, host.PhaseCall)
+	wantKind(t, err, failure.KindTooLarge, failure.PhaseCall)
 }
 
 func TestRemoteConnectionRefused(t *testing.T) {
@@ -401,9 +402,9 @@ func TestRemoteConnectionRefused(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	var tries atomic.Int32
-	h := newHarness(t, host.Options{OnRetry: func(string, host.Phase) { tries.Add(1) }})
+	h := newHarness(t, host.Options{OnRetry: func(string, failure.Phase) { tries.Add(1) }})
 	_, err = h.ListTools(t.Context(), remoteSrv("http://"+addr+"/mcp"), nil)
-	e := wantKind(t, err, host.KindUnreachable, host.PhaseInitialize)
+	e := wantKind(t, err, failure.KindUnreachable, failure.PhaseInitialize)
 	if e.Attempts != 3 || !strings.Contains(e.Error(), "connection refused") {
 		t.Errorf("attempts %d, err %v", e.Attempts, e)
 	}
@@ -445,7 +446,7 @@ func TestRemoteOAuthHook(t *testing.T) {
 	// No hook: OAuth is not available.
 	h := newHarness(t, host.Options{})
 	_, err := h.ListTools(t.Context(), oauthSrv("http://127.0.0.1:1/mcp"), nil)
-	if e := wantKind(t, err, host.KindConfig, host.PhaseSpawn); !strings.Contains(e.Error(), "OAuth is not available") {
+	if e := wantKind(t, err, failure.KindConfig, failure.PhaseSpawn); !strings.Contains(e.Error(), "OAuth is not available") {
 		t.Errorf("err = %v", e)
 	}
 
@@ -491,7 +492,7 @@ func TestRemoteOAuthHook(t *testing.T) {
 		return &oauthHandler{login: loginErr{}}, nil
 	}})
 	_, err = h3.ListTools(t.Context(), oauthSrv(refuse.srv.URL), nil)
-	e := wantKind(t, err, host.KindUnauthorized, host.PhaseInitialize)
+	e := wantKind(t, err, failure.KindUnauthorized, failure.PhaseInitialize)
 	if !strings.Contains(e.Error(), "run colibri-mcp auth login remote") || e.Attempts > 1 {
 		t.Errorf("err = %v (attempts %d)", e, e.Attempts)
 	}
@@ -523,7 +524,7 @@ func TestRemoteCancellationIsForwarded(t *testing.T) {
 		cancel()
 	}()
 	_, err := h.CallTool(ctx, remoteSrv(p.srv.URL), "echo", map[string]any{"message": "x"}, nil)
-	wantKind(t, err, host.KindCancelled, host.PhaseCall)
+	wantKind(t, err, failure.KindCancelled, failure.PhaseCall)
 	// Timed from the cancellation, not from a start that connecting under
 	// load may make slow; a call that ignored it would run to its timeout.
 	within(t, <-cancelledAt, 10*time.Second)
@@ -545,13 +546,13 @@ func TestRemoteCircuitOpens(t *testing.T) {
 	srv := remoteSrv(p.srv.URL)
 	for range 3 {
 		_, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "x"}, nil)
-		if e := wantKind(t, err, host.KindUnreachable, host.PhaseInitialize); e.HTTPStatus != http.StatusServiceUnavailable {
+		if e := wantKind(t, err, failure.KindUnreachable, failure.PhaseInitialize); e.HTTPStatus != http.StatusServiceUnavailable {
 			t.Fatalf("http_status %d, want 503", e.HTTPStatus)
 		}
 	}
 	sent := p.count("initialize")
 	_, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "x"}, nil)
-	wantKind(t, err, host.KindUnavailable, "")
+	wantKind(t, err, failure.KindUnavailable, "")
 	if n := p.count("initialize"); n != sent {
 		t.Errorf("an open circuit sent %d more initialize requests, want none", n-sent)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -53,17 +54,17 @@ func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, 
 	defer h.refillSpares(srv)
 	for attempts := 1; ; attempts++ {
 		res, tool, err := h.callOnce(ctx, srv, name, args, caller)
-		var e *Error
+		var e *failure.Error
 		if err == nil || !errors.As(err, &e) || !retryCall(e, tool) || attempts >= h.opts.Retries ||
-			e.retryAfter > srv.CallTimeoutOr(h.opts.Timeout) {
+			e.Retry.After > srv.CallTimeoutOr(h.opts.Timeout) {
 			if e != nil && attempts > 1 {
 				e.Attempts = attempts
 			}
 			return res, err
 		}
 		h.log.WarnContext(ctx, "retrying tools/call", "server", srv.Name, "tool", name, "attempt", attempts+1, "err", err)
-		h.retried(srv.Name, PhaseCall)
-		if err := h.sleep(ctx, attempts, e.retryAfter); err != nil {
+		h.retried(srv.Name, failure.PhaseCall)
+		if err := h.sleep(ctx, attempts, e.Retry.After); err != nil {
 			e.Attempts = attempts
 			return nil, e
 		}
@@ -104,8 +105,8 @@ func (h *Host) lease(ctx context.Context, srv *registry.Server, caller *Caller, 
 			return tools, err
 		},
 		end: func(err error) {
-			switch KindOf(err) {
-			case KindCancelled, KindUnknownTool, KindInvalidArguments, KindDenied:
+			switch failure.KindOf(err) {
+			case failure.KindCancelled, failure.KindUnknownTool, failure.KindInvalidArguments, failure.KindDenied:
 				// A refusal of colibri's own, or a cancellation (the SDK
 				// has sent notifications/cancelled; a polite close lets it
 				// reach the server before the process is stopped, within
@@ -141,7 +142,7 @@ func (h *Host) callOn(ctx context.Context, srv *registry.Server, l *lease, name 
 	tools := l.tools
 	tool := findTool(tools, name)
 	argErr := h.vet(ctx, srv.Name, name, tools, args, caller)
-	if argErr != nil && l.cached && KindOf(argErr) != KindDenied && KindOf(argErr) != KindToolChanged {
+	if argErr != nil && l.cached && failure.KindOf(argErr) != failure.KindDenied && failure.KindOf(argErr) != failure.KindToolChanged {
 		// The cache may be behind the server: ask it before refusing.
 		var err error
 		if tools, err = l.relist(ctx); err != nil {
@@ -197,7 +198,7 @@ const (
 // list: it names the closest tool and the tools the server has (at most
 // maxToolsNamed of them), so that the caller, often a model, can correct
 // itself without another request.
-func UnknownTool(server, name string, have []*mcp.Tool) *Error {
+func UnknownTool(server, name string, have []*mcp.Tool) *failure.Error {
 	names := make([]string, 0, len(have))
 	for _, t := range have {
 		names = append(names, t.Name)
@@ -220,7 +221,7 @@ func UnknownTool(server, name string, have []*mcp.Tool) *Error {
 			hint = fmt.Sprintf("did you mean %q? %s", near, hint)
 		}
 	}
-	return &Error{Kind: KindUnknownTool, Server: server, Tool: name, Phase: PhaseList,
+	return &failure.Error{Kind: failure.KindUnknownTool, Server: server, Tool: name, Phase: failure.PhaseList,
 		Err: errors.New("the server does not list this tool"), Hint: hint}
 }
 
@@ -228,11 +229,11 @@ func UnknownTool(server, name string, have []*mcp.Tool) *Error {
 // request surely never reached the server, or the tool says repeating it is
 // harmless and its process died under it (or, for a remote server, the
 // server failed it in a way that may come after the tool ran).
-func retryCall(e *Error, tool *mcp.Tool) bool {
-	if e.unsent {
+func retryCall(e *failure.Error, tool *mcp.Tool) bool {
+	if e.Retry.Unsent {
 		return true
 	}
-	if !(e.Kind == KindCrashed && e.transient || e.idempotentRetry) || tool == nil || tool.Annotations == nil {
+	if !(e.Kind == failure.KindCrashed && e.Retry.Transient || e.Retry.Idempotent) || tool == nil || tool.Annotations == nil {
 		return false
 	}
 	a := tool.Annotations
@@ -296,8 +297,8 @@ func (h *Host) withRetries(ctx context.Context, srv *registry.Server, f func() e
 		if err == nil {
 			return nil
 		}
-		var e *Error
-		if !errors.As(err, &e) || !e.transient || attempt >= h.opts.Retries || e.retryAfter > srv.Timeout(h.opts.Timeout) {
+		var e *failure.Error
+		if !errors.As(err, &e) || !e.Retry.Transient || attempt >= h.opts.Retries || e.Retry.After > srv.Timeout(h.opts.Timeout) {
 			if e != nil && attempt > 1 {
 				e.Attempts = attempt
 			}
@@ -305,7 +306,7 @@ func (h *Host) withRetries(ctx context.Context, srv *registry.Server, f func() e
 		}
 		h.log.WarnContext(ctx, "retrying", "server", srv.Name, "phase", e.Phase, "attempt", attempt+1, "err", err)
 		h.retried(srv.Name, e.Phase)
-		if err := h.sleep(ctx, attempt, e.retryAfter); err != nil {
+		if err := h.sleep(ctx, attempt, e.Retry.After); err != nil {
 			e.Attempts = attempt
 			return e
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -44,7 +45,7 @@ func (s *session) readResource(ctx context.Context, uri string) (*mcp.ReadResour
 		return nil, rpcErr // the server's own answer (resource not found…): passed on as it is
 	}
 	if err != nil {
-		return nil, s.classify(PhaseCall, err, ctx, ph, pctx)
+		return nil, s.classify(failure.PhaseCall, err, ctx, ph, pctx)
 	}
 	return res, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -24,8 +25,8 @@ func TestCancelledRequestStartsNoProcess(t *testing.T) {
 	cancel()
 	for _, srv := range []*registry.Server{fake("ok"), persistent("ok")} {
 		_, err := h.CallTool(ctx, srv, "echo", map[string]any{"message": "hi"}, nil)
-		if host.KindOf(err) != host.KindCancelled {
-			t.Errorf("%s (%s): kind %s (%v), want cancelled", srv.Name, srv.Lifecycle, host.KindOf(err), err)
+		if failure.KindOf(err) != failure.KindCancelled {
+			t.Errorf("%s (%s): kind %s (%v), want cancelled", srv.Name, srv.Lifecycle, failure.KindOf(err), err)
 		}
 	}
 	if n := len(h.spawned()); n != 0 {
@@ -58,8 +59,8 @@ func TestWarmStormOfCancelsStartsNothingMore(t *testing.T) {
 	})
 	cancel()
 	for range n {
-		if err := <-errs; host.KindOf(err) != host.KindCancelled {
-			t.Errorf("kind %s (%v), want cancelled", host.KindOf(err), err)
+		if err := <-errs; failure.KindOf(err) != failure.KindCancelled {
+			t.Errorf("kind %s (%v), want cancelled", failure.KindOf(err), err)
 		}
 	}
 	if got := len(h.spawned()); got != 1 {
@@ -87,7 +88,7 @@ func TestTimedOutCallToATrickleReaderIsAnswered(t *testing.T) {
 	srv.Env = map[string]string{"FAKEMCP_READ": "65536", "FAKEMCP_EVERY_MS": "500"}
 	start := time.Now()
 	_, err := h.CallTool(t.Context(), srv, "any", map[string]any{"payload": strings.Repeat("p", 8<<20)}, nil)
-	wantKind(t, err, host.KindTimeout, host.PhaseCall)
+	wantKind(t, err, failure.KindTimeout, failure.PhaseCall)
 	// The call's timeout, the 10 s ceiling, and slack for a loaded machine.
 	within(t, start, 20*time.Second)
 }
@@ -105,7 +106,7 @@ func TestTimedOutCallWithAProgressingWriteKeepsTheWarmServer(t *testing.T) {
 	// unstick's second.
 	srv.Env = map[string]string{"FAKEMCP_READ": "65536", "FAKEMCP_EVERY_MS": "50"}
 	_, err := h.CallTool(t.Context(), srv, "any", map[string]any{"payload": strings.Repeat("p", 1<<20)}, nil)
-	wantKind(t, err, host.KindTimeout, host.PhaseCall)
+	wantKind(t, err, failure.KindTimeout, failure.PhaseCall)
 	pids := h.spawned()
 	if len(pids) != 1 {
 		t.Fatalf("%d processes started, want 1", len(pids))

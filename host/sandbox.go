@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -21,11 +22,11 @@ func (h *Host) confine(srv *registry.Server, argv []string) ([]string, error) {
 	if sb == nil {
 		return argv, nil
 	}
-	fail := func(kind Kind, err error, hint string) ([]string, error) {
-		return nil, &Error{Kind: kind, Server: srv.Name, Phase: PhaseSpawn, Err: err, Hint: hint}
+	fail := func(kind failure.Kind, err error, hint string) ([]string, error) {
+		return nil, &failure.Error{Kind: kind, Server: srv.Name, Phase: failure.PhaseSpawn, Err: err, Hint: hint}
 	}
 	if h.opts.Launcher == "" {
-		return fail(KindSandbox, errors.New("no sandbox launcher: this colibri was not told its own binary"), "")
+		return fail(failure.KindSandbox, errors.New("no sandbox launcher: this colibri was not told its own binary"), "")
 	}
 	abi := sandbox.DetectABI
 	if h.opts.SandboxABI != nil {
@@ -53,9 +54,9 @@ func (h *Host) confine(srv *registry.Server, argv []string) ([]string, error) {
 	var se *sandbox.Error
 	switch {
 	case errors.As(err, &se) && se.Config:
-		return fail(KindConfig, fmt.Errorf("%s: %s", sb.At, se.Msg), "")
+		return fail(failure.KindConfig, fmt.Errorf("%s: %s", sb.At, se.Msg), "")
 	case err != nil:
-		return fail(KindSandbox, fmt.Errorf("%s: %w", sb.At, err),
+		return fail(failure.KindSandbox, fmt.Errorf("%s: %w", sb.At, err),
 			`set "best_effort": true in the sandbox to run with what the kernel has, or "sandbox": false to run unconfined`)
 	}
 	if warning != "" {

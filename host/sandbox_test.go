@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	osproc "github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -230,7 +231,7 @@ func TestSandboxLimits(t *testing.T) {
 		t.Fatalf("unconfined alloc: %s", got)
 	}
 	_, err := w.h.CallTool(t.Context(), mem, "try", map[string]any{"op": "alloc", "mb": 400}, nil)
-	if e := wantKind(t, err, host.KindCrashed, host.PhaseCall); !strings.Contains(e.Error(), "max_memory_mb 160") {
+	if e := wantKind(t, err, failure.KindCrashed, failure.PhaseCall); !strings.Contains(e.Error(), "max_memory_mb 160") {
 		t.Errorf("message %q should name the limit", e.Error())
 	}
 	if got := w.try(t, mem, map[string]any{"op": "alloc", "mb": 16}); !strings.HasPrefix(got, "ok: ") {
@@ -249,14 +250,14 @@ func TestSandboxLimits(t *testing.T) {
 	cpu.CallTimeout = 20000
 	start := time.Now()
 	_, err = w.h.CallTool(t.Context(), cpu, "try", map[string]any{"op": "spin"}, nil)
-	if e := wantKind(t, err, host.KindCrashed, host.PhaseCall); !strings.Contains(e.Error(), "max_cpu_seconds 1") {
+	if e := wantKind(t, err, failure.KindCrashed, failure.PhaseCall); !strings.Contains(e.Error(), "max_cpu_seconds 1") {
 		t.Errorf("message %q should name the limit", e.Error())
 	}
 	within(t, start, 10*time.Second)
 	free := prisoner(nil)
 	free.CallTimeout = 1500
 	_, err = w.h.CallTool(t.Context(), free, "try", map[string]any{"op": "spin"}, nil)
-	wantKind(t, err, host.KindTimeout, host.PhaseCall)
+	wantKind(t, err, failure.KindTimeout, failure.PhaseCall)
 }
 
 // A kernel without Landlock (played through SandboxABI): the entry fails
@@ -267,7 +268,7 @@ func TestSandboxWithoutLandlock(t *testing.T) {
 	w := newSandboxWorld(t, host.Options{SandboxABI: func() int { return 0 },
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	_, err := w.h.ListTools(t.Context(), prisoner(&registry.Sandbox{}), nil)
-	e := wantKind(t, err, host.KindSandbox, host.PhaseSpawn)
+	e := wantKind(t, err, failure.KindSandbox, failure.PhaseSpawn)
 	if !strings.Contains(e.Error(), "no Landlock") || !strings.Contains(e.Error(), "ABI 6") {
 		t.Errorf("message %q should say what is missing and the ABI needed", e.Error())
 	}
@@ -294,7 +295,7 @@ func TestSandboxRefusesToGrantColibrisFiles(t *testing.T) {
 	w := newSandboxWorld(t, host.Options{})
 	srv := prisoner(&registry.Sandbox{Read: []string{filepath.Dir(w.registry)}, At: "/servers/prisoner/sandbox"})
 	_, err := w.h.ListTools(t.Context(), srv, nil)
-	e := wantKind(t, err, host.KindConfig, host.PhaseSpawn)
+	e := wantKind(t, err, failure.KindConfig, failure.PhaseSpawn)
 	if !strings.Contains(e.Error(), "/servers/prisoner/sandbox: sandbox read/0") || !strings.Contains(e.Error(), w.registry) {
 		t.Errorf("message %q should name the location and the file", e.Error())
 	}
@@ -421,7 +422,7 @@ func TestSandboxRefusesToGrantOtherServersFolders(t *testing.T) {
 		}
 		srv := prisoner(&registry.Sandbox{Read: []string{dir}, At: "/servers/prisoner/sandbox"})
 		_, err := w.h.ListTools(t.Context(), srv, nil)
-		if e := wantKind(t, err, host.KindConfig, host.PhaseSpawn); !strings.Contains(e.Error(), "sandbox read/0") {
+		if e := wantKind(t, err, failure.KindConfig, failure.PhaseSpawn); !strings.Contains(e.Error(), "sandbox read/0") {
 			t.Errorf("read %s: %q should name the location", dir, e.Error())
 		}
 	}

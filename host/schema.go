@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/schema"
 )
 
@@ -206,7 +207,7 @@ func (h *Host) validateArgs(ctx context.Context, server string, tool *mcp.Tool, 
 		for _, p := range schema.Problems(err) {
 			parts = append(parts, "arguments"+strings.TrimSuffix(p.Location, "/")+": "+p.Message)
 		}
-		return &Error{Kind: KindInvalidArguments, Server: server, Tool: tool.Name, Phase: PhaseCall,
+		return &failure.Error{Kind: failure.KindInvalidArguments, Server: server, Tool: tool.Name, Phase: failure.PhaseCall,
 			Err: errors.New(strings.Join(parts, "; ")), Hint: "see the tool's inputSchema in colibri_external_mcp_list_tools"}
 	}
 	return nil

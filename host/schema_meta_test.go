@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 )
 
 // A schema that refers to a JSON Schema meta-schema (which the compiler
@@ -48,12 +49,12 @@ func TestSchemaCheckThroughMetaSchemaReadsValues(t *testing.T) {
 		}
 		tool := &mcp.Tool{Name: "t", InputSchema: schema}
 		err := h.validateArgs(context.Background(), "s", tool, call.Params.Arguments)
-		if KindOf(err) != KindInvalidArguments || !strings.Contains(err.Error(), "arguments/$anchor") {
-			t.Errorf("$ref %s: check of a lifted $anchor that fails the meta-schema's pattern: %v, want %s at arguments/$anchor", ref, err, KindInvalidArguments)
+		if failure.KindOf(err) != failure.KindInvalidArguments || !strings.Contains(err.Error(), "arguments/$anchor") {
+			t.Errorf("$ref %s: check of a lifted $anchor that fails the meta-schema's pattern: %v, want %s at arguments/$anchor", ref, err, failure.KindInvalidArguments)
 		}
 		// The value itself fails, as a control.
-		if err := h.validateArgs(context.Background(), "s", tool, map[string]any{"$anchor": bad}); KindOf(err) != KindInvalidArguments {
-			t.Fatalf("$ref %s: the value itself: %v, want %s", ref, err, KindInvalidArguments)
+		if err := h.validateArgs(context.Background(), "s", tool, map[string]any{"$anchor": bad}); failure.KindOf(err) != failure.KindInvalidArguments {
+			t.Fatalf("$ref %s: the value itself: %v, want %s", ref, err, failure.KindInvalidArguments)
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/upver"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -54,7 +55,7 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 		// The caller has given up already: start nothing. (A free process
 		// slot is taken whatever the context, and a warm request whose
 		// shared start was cancelled comes back here to start it itself.)
-		return nil, &Error{Kind: KindCancelled, Server: srv.Name, Phase: PhaseSpawn, Err: errCancelled}
+		return nil, &failure.Error{Kind: failure.KindCancelled, Server: srv.Name, Phase: failure.PhaseSpawn, Err: errCancelled}
 	}
 
 	up, err := h.startUpstream(ctx, ph, srv)
@@ -80,7 +81,7 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 	pctx := up.track(ph.ctx)
 	cs, err := client.Connect(pctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		e := s.classify(PhaseInitialize, err, ctx, ph, pctx)
+		e := s.classify(failure.PhaseInitialize, err, ctx, ph, pctx)
 		s.abort()
 		return nil, e
 	}
@@ -130,13 +131,13 @@ func (s *session) listTools(ctx context.Context, caller *Caller) ([]*mcp.Tool, i
 		pctx := s.up.track(ph.ctx)
 		res, err := s.cs.ListTools(pctx, params)
 		if err != nil {
-			return nil, 0, s.classify(PhaseList, err, ctx, ph, pctx)
+			return nil, 0, s.classify(failure.PhaseList, err, ctx, ph, pctx)
 		}
 		tools = append(tools, res.Tools...)
 		read := s.up.read() - start
 		if read > s.h.opts.MaxResultBytes || (res.NextCursor != "" && pages >= maxListPages) {
 			s.up.kill()
-			return nil, 0, &Error{Kind: KindTooLarge, Server: s.srv.Name, Phase: PhaseList,
+			return nil, 0, &failure.Error{Kind: failure.KindTooLarge, Server: s.srv.Name, Phase: failure.PhaseList,
 				Err: fmt.Errorf("the tool list passed %d pages or %d bytes (%d pages, %d bytes so far); the server was stopped",
 					maxListPages, s.h.opts.MaxResultBytes, pages, read),
 				Hint: "raise COLIBRI_MCP_MAX_RESULT_BYTES if the list is expected"}
@@ -167,7 +168,7 @@ func (s *session) callTool(ctx context.Context, name string, args any, caller *C
 		if err != nil {
 			// A string that is no longer there: the call must not be sent
 			// with a reference in its place (nor the table's marker).
-			return nil, &Error{Kind: KindInternal, Server: s.srv.Name, Tool: name, Phase: PhaseCall,
+			return nil, &failure.Error{Kind: failure.KindInternal, Server: s.srv.Name, Tool: name, Phase: failure.PhaseCall,
 				Err: errors.New("part of the arguments was lost before they were sent")}
 		}
 		params.Arguments = json.RawMessage(joined)
@@ -200,7 +201,7 @@ func (s *session) callTool(ctx context.Context, name string, args any, caller *C
 		return nil, &remoteError{err: rpcErr, redact: s.up.redactor()}
 	}
 	if err != nil {
-		e := s.classify(PhaseCall, err, ctx, ph, pctx)
+		e := s.classify(failure.PhaseCall, err, ctx, ph, pctx)
 		e.Tool = name
 		return nil, e
 	}
@@ -260,24 +261,24 @@ func (s *session) exited() context.Context {
 // callerCtx is the request's own context (its end means cancellation); ph is
 // the phase's, whose own end means a timeout; pctx is the context the
 // phase's requests ran under (from upstream.track).
-func (s *session) classify(phase Phase, err error, callerCtx context.Context, ph *phaseTimer, pctx context.Context) *Error {
-	e := &Error{Server: s.srv.Name, Phase: phase}
+func (s *session) classify(phase failure.Phase, err error, callerCtx context.Context, ph *phaseTimer, pctx context.Context) *failure.Error {
+	e := &failure.Error{Server: s.srv.Name, Phase: phase}
 	defer func() { e.StderrTail = s.up.tail() }()
 	switch {
 	case s.up.oversize():
-		e.Kind = KindTooLarge
+		e.Kind = failure.KindTooLarge
 		e.Err = fmt.Errorf("the server sent a message larger than %d bytes; it was stopped", s.h.opts.MaxResultBytes)
 		e.Hint = "raise COLIBRI_MCP_MAX_RESULT_BYTES if the result is expected"
-	case context.Cause(ph.ctx) == errExited && phase == PhaseInitialize:
+	case context.Cause(ph.ctx) == errExited && phase == failure.PhaseInitialize:
 		// A refusal to start: permanent.
-		e.Kind = KindHandshake
+		e.Kind = failure.KindHandshake
 		e.Err = fmt.Errorf("the server %s during initialize", s.up.describeEnd())
 	case context.Cause(ph.ctx) == errExited:
-		e.Kind = KindCrashed
+		e.Kind = failure.KindCrashed
 		e.Err = fmt.Errorf("the server %s during %s", s.up.describeEnd(), phaseMethod(phase))
-		e.transient = true
+		e.Retry.Transient = true
 	case ph.expired():
-		e.Kind = KindTimeout
+		e.Kind = failure.KindTimeout
 		cause := context.Cause(ph.ctx)
 		if cause == errCeiling {
 			e.Err = cause
@@ -286,7 +287,7 @@ func (s *session) classify(phase Phase, err error, callerCtx context.Context, ph
 		}
 		e.Hint = timeoutHint(phase)
 	case callerCtx.Err() != nil:
-		e.Kind = KindCancelled
+		e.Kind = failure.KindCancelled
 		e.Err = errCancelled
 	default:
 		s.up.diagnose(pctx, e, phase, err)
@@ -298,20 +299,20 @@ func (s *session) classify(phase Phase, err error, callerCtx context.Context, ph
 // stdio to exit, so that its status and last words can be reported.
 const exitWait = time.Second
 
-func phaseMethod(p Phase) string {
+func phaseMethod(p failure.Phase) string {
 	switch p {
-	case PhaseInitialize:
+	case failure.PhaseInitialize:
 		return "initialize"
-	case PhaseList:
+	case failure.PhaseList:
 		return "tools/list"
-	case PhaseCall:
+	case failure.PhaseCall:
 		return "tools/call"
 	}
 	return string(p)
 }
 
-func timeoutHint(p Phase) string {
-	if p == PhaseCall {
+func timeoutHint(p failure.Phase) string {
+	if p == failure.PhaseCall {
 		return "raise call_timeout_ms for this server if the tool is slow"
 	}
 	return "raise timeout_ms for this server, or COLIBRI_MCP_TIMEOUT"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/spare"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -26,7 +27,7 @@ func (h *Host) newSpares() *spares {
 		Start:   h.startSpare,
 		Discard: h.discardSpare,
 		Died: func(p *proc) error {
-			e := &Error{Kind: KindCrashed, Server: p.server, Phase: PhaseSpawn,
+			e := &failure.Error{Kind: failure.KindCrashed, Server: p.server, Phase: failure.PhaseSpawn,
 				Err: fmt.Errorf("the spare process %s before a request took it", p.exitStatus()), StderrTail: p.stderrTail()}
 			return &spareEnd{err: e, clean: p.waitErr == nil} // Died runs once p has exited
 		},
@@ -123,10 +124,10 @@ func (h *Host) refillSpares(srv *registry.Server) {
 
 // unavailableSpares is the failure of a request while srv's spares keep
 // exiting at start: kind unavailable, with the last one's stderr tail.
-func unavailableSpares(server string, oe *spare.OpenError) *Error {
-	e := &Error{Kind: KindUnavailable, Server: server, Phase: PhaseSpawn, Err: oe,
+func unavailableSpares(server string, oe *spare.OpenError) *failure.Error {
+	e := &failure.Error{Kind: failure.KindUnavailable, Server: server, Phase: failure.PhaseSpawn, Err: oe,
 		Hint: "see stderr_tail and colibri's log; fix the server, or edit its registry entry to retry now"}
-	var last *Error
+	var last *failure.Error
 	if errors.As(oe.Last, &last) {
 		e.StderrTail = last.StderrTail
 	}
@@ -135,7 +136,7 @@ func unavailableSpares(server string, oe *spare.OpenError) *Error {
 
 // spareEnd is how a spare ended before a request took it.
 type spareEnd struct {
-	err   *Error
+	err   *failure.Error
 	clean bool // exit status 0: it left on its own; it did not die at start
 }
 
@@ -159,9 +160,9 @@ func (h *Host) syncSpares(reg *registry.Registry) {
 
 // SpareStatus is what the host knows of a server's spares.
 type SpareStatus struct {
-	Ready        int    // started, waiting for a request
-	Hits, Misses uint64 // requests that found one, and those that did not
-	Open         *Error // while spares keep exiting at start: unavailable, with the stderr tail
+	Ready        int            // started, waiting for a request
+	Hits, Misses uint64         // requests that found one, and those that did not
+	Open         *failure.Error // while spares keep exiting at start: unavailable, with the stderr tail
 }
 
 // Spares describes server's spares now. It starts nothing.

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -128,7 +129,7 @@ func TestSpareThatDiesAtStartOpensTheCircuit(t *testing.T) {
 		t.Errorf("%d spares started before the circuit opened, want 3 or 4", started)
 	}
 	_, err := h.CallTool(t.Context(), srv, "pid", nil, nil)
-	e := wantKind(t, err, host.KindUnavailable, "")
+	e := wantKind(t, err, failure.KindUnavailable, "")
 	if !strings.Contains(e.StderrTail, "SPARE_API_KEY is not set") {
 		t.Errorf("stderr_tail = %q, want the server's last words", e.StderrTail)
 	}
@@ -298,7 +299,7 @@ func TestSpareThatCannotStartSaysWhy(t *testing.T) {
 	h.Retain(regOf(srv))
 	for range 3 {
 		_, err := h.CallTool(t.Context(), srv, "pid", nil, nil)
-		wantKind(t, err, host.KindConfig, "")
+		wantKind(t, err, failure.KindConfig, "")
 	}
 	if n := len(h.spawned()); n != 0 {
 		t.Errorf("%d processes started for an entry that cannot start", n)

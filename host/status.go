@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -57,15 +58,15 @@ func (p *pool) circuitOpen(server string, now time.Time) bool {
 // nothing of the server, and is not noted.
 func (h *Host) started(server string, err error) {
 	if err != nil {
-		switch KindOf(err) {
-		case KindCancelled, KindOverloaded, KindUnavailable:
+		switch failure.KindOf(err) {
+		case failure.KindCancelled, failure.KindOverloaded, failure.KindUnavailable:
 			return
 		}
 	}
 	h.up.Store(server, err == nil)
 }
 
-func (h *Host) retried(server string, phase Phase) {
+func (h *Host) retried(server string, phase failure.Phase) {
 	if h.opts.OnRetry != nil {
 		h.opts.OnRetry(server, phase)
 	}

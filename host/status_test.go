@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 )
 
 // OnRequest is told of each request sent to a hosted server, with its
@@ -22,7 +23,7 @@ func TestObserversAndStatus(t *testing.T) {
 			defer mu.Unlock()
 			seen = append(seen, server+" "+method+" "+errType)
 		},
-		OnRetry: func(server string, phase host.Phase) {
+		OnRetry: func(server string, phase failure.Phase) {
 			mu.Lock()
 			defer mu.Unlock()
 			retries = append(retries, server+" "+string(phase))

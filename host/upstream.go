@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -39,8 +40,8 @@ type upstream interface {
 	track(ctx context.Context) context.Context
 	// diagnose classifies err, the failure of phase (run under ctx, from
 	// track), once colibri's own reasons (too large, timeout, cancelled)
-	// are ruled out: it sets e's Kind, Err, Hint and retry flags.
-	diagnose(ctx context.Context, e *Error, phase Phase, err error)
+	// are ruled out: it sets e's failure.Kind, Err, Hint and retry flags.
+	diagnose(ctx context.Context, e *failure.Error, phase failure.Phase, err error)
 	// toolError reports whether a JSON-RPC error that tools/call returned
 	// under ctx is the hosted tool's own answer (rather than a refusal of
 	// the transport's, such as an HTTP error status with a JSON-RPC body).

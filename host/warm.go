@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/listchange"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -73,7 +74,7 @@ type startAttempt struct {
 // sharedErr is err for one more waiter: a copy, since each request may
 // set its own Attempts.
 func sharedErr(err error) error {
-	var e *Error
+	var e *failure.Error
 	if errors.As(err, &e) {
 		cp := *e
 		return &cp
@@ -117,7 +118,7 @@ func (p *pool) acquire(ctx context.Context, srv *registry.Server, caller *Caller
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return nil, nil, &Error{Kind: KindUnavailable, Server: srv.Name, Err: errors.New("colibri is shutting down")}
+		return nil, nil, &failure.Error{Kind: failure.KindUnavailable, Server: srv.Name, Err: errors.New("colibri is shutting down")}
 	}
 	w := p.servers[key]
 	var fp [sha256.Size]byte
@@ -207,7 +208,7 @@ func (w *warm) get(ctx context.Context, caller *Caller) (*session, error) {
 		switch {
 		case w.retired:
 			w.mu.Unlock()
-			return nil, &Error{Kind: KindUnavailable, Server: w.srv.Name, Err: errors.New("the server was shut down (registry edited or colibri exiting)")}
+			return nil, &failure.Error{Kind: failure.KindUnavailable, Server: w.srv.Name, Err: errors.New("the server was shut down (registry edited or colibri exiting)")}
 		case w.s != nil && !w.s.up.ended(0):
 			s := w.s
 			w.inflight++
@@ -225,11 +226,11 @@ func (w *warm) get(ctx context.Context, caller *Caller) (*session, error) {
 			dead.abort()
 			continue
 		case time.Now().Before(w.openUntil):
-			err := &Error{Kind: KindUnavailable, Server: w.srv.Name,
+			err := &failure.Error{Kind: failure.KindUnavailable, Server: w.srv.Name,
 				Err: fmt.Errorf("the server failed %d times in a row; colibri waits %s before starting it again (last error: %v)",
 					w.failures, time.Until(w.openUntil).Round(time.Millisecond), w.lastErr),
 				Hint: "see stderr_tail and colibri's log; fix the server, or edit its registry entry to retry now"}
-			var last *Error
+			var last *failure.Error
 			if errors.As(w.lastErr, &last) {
 				err.StderrTail = last.StderrTail
 			}
@@ -241,9 +242,9 @@ func (w *warm) get(ctx context.Context, caller *Caller) (*session, error) {
 			select {
 			case <-att.done:
 			case <-ctx.Done():
-				return nil, &Error{Kind: KindCancelled, Server: w.srv.Name, Phase: PhaseSpawn, Err: errCancelled}
+				return nil, &failure.Error{Kind: failure.KindCancelled, Server: w.srv.Name, Phase: failure.PhaseSpawn, Err: errCancelled}
 			}
-			if att.err != nil && KindOf(att.err) != KindCancelled {
+			if att.err != nil && failure.KindOf(att.err) != failure.KindCancelled {
 				return nil, sharedErr(att.err) // the start it waited for failed
 			}
 			// Started, or the request that was starting it gave up (its
@@ -307,13 +308,13 @@ func (w *warm) get(ctx context.Context, caller *Caller) (*session, error) {
 // missing command, jail settings) are not the process's doing and do not
 // count: they fail at once anyway.
 func (w *warm) failed(err error) {
-	var e *Error
+	var e *failure.Error
 	if errors.As(err, &e) {
 		switch e.Kind {
-		case KindConfig, KindJail, KindCancelled, KindOverloaded, KindUnknownTool, KindInvalidArguments, KindDenied:
+		case failure.KindConfig, failure.KindJail, failure.KindCancelled, failure.KindOverloaded, failure.KindUnknownTool, failure.KindInvalidArguments, failure.KindDenied:
 			return
-		case KindSpawn:
-			if !e.transient {
+		case failure.KindSpawn:
+			if !e.Retry.Transient {
 				return
 			}
 		}
@@ -343,13 +344,13 @@ func (w *warm) release(s *session, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.inflight--
-	var e *Error
+	var e *failure.Error
 	switch {
 	case err == nil || !errors.As(err, &e):
 		if w.s == s {
 			w.failures, w.cooldown = 0, 0
 		}
-	case e.Kind == KindCrashed || e.Kind == KindTooLarge || s.up.ended(0):
+	case e.Kind == failure.KindCrashed || e.Kind == failure.KindTooLarge || s.up.ended(0):
 		if w.s == s {
 			w.s = nil
 			w.failed(err)
@@ -402,7 +403,7 @@ func (w *warm) watch(s *session) {
 			w.mu.Lock()
 			if w.s == s {
 				w.s = nil
-				w.failed(&Error{Kind: KindCrashed, Server: w.srv.Name,
+				w.failed(&failure.Error{Kind: failure.KindCrashed, Server: w.srv.Name,
 					Err: fmt.Errorf("the warm server %s between requests", s.up.describeEnd()), StderrTail: s.up.tail()})
 			}
 			w.mu.Unlock()
@@ -427,7 +428,7 @@ func (w *warm) watch(s *session) {
 			w.mu.Lock()
 			if w.s == s && w.inflight == 0 {
 				w.s = nil
-				w.failed(&Error{Kind: KindTimeout, Server: w.srv.Name, Err: fmt.Errorf("no answer to ping: %w", err)})
+				w.failed(&failure.Error{Kind: failure.KindTimeout, Server: w.srv.Name, Err: fmt.Errorf("no answer to ping: %w", err)})
 				s.up.logger().Warn("warm server did not answer ping; restarting it on next use", "err", err)
 				s.abort()
 			}
@@ -502,9 +503,9 @@ func (h *Host) warmLease(ctx context.Context, srv *registry.Server, caller *Call
 			}, nil
 		}
 		w.release(s, err)
-		var e *Error
-		if !errors.As(err, &e) || !e.transient || e.Phase != PhaseList ||
-			attempt >= h.opts.Retries || e.retryAfter > srv.Timeout(h.opts.Timeout) {
+		var e *failure.Error
+		if !errors.As(err, &e) || !e.Retry.Transient || e.Phase != failure.PhaseList ||
+			attempt >= h.opts.Retries || e.Retry.After > srv.Timeout(h.opts.Timeout) {
 			if e != nil && attempt > 1 {
 				e.Attempts = attempt
 			}
@@ -512,7 +513,7 @@ func (h *Host) warmLease(ctx context.Context, srv *registry.Server, caller *Call
 		}
 		h.log.WarnContext(ctx, "retrying", "server", srv.Name, "phase", e.Phase, "attempt", attempt+1, "err", err)
 		h.retried(srv.Name, e.Phase)
-		if err := h.sleep(ctx, attempt, e.retryAfter); err != nil {
+		if err := h.sleep(ctx, attempt, e.Retry.After); err != nil {
 			e.Attempts = attempt
 			return nil, e
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -111,8 +112,8 @@ func TestWarmCrashRestarts(t *testing.T) {
 	}()
 	waitFile(t, started, 10*time.Second)
 	_, err := h.CallTool(t.Context(), srv, "crash", nil, nil)
-	wantKind(t, err, host.KindCrashed, host.PhaseCall)
-	wantKind(t, <-inflight, host.KindCrashed, host.PhaseCall)
+	wantKind(t, err, failure.KindCrashed, failure.PhaseCall)
+	wantKind(t, <-inflight, failure.KindCrashed, failure.PhaseCall)
 	waitGroupGone(t, first, 5*time.Second)
 	if second := pidOf(t, h, srv); second == first {
 		t.Error("the crashed process was reused")
@@ -139,8 +140,8 @@ func TestWarmTimeoutCancelsThatCallOnly(t *testing.T) {
 	}
 	a := call("a")
 	b := call("b") // in flight when a times out
-	wantKind(t, <-a, host.KindTimeout, host.PhaseCall)
-	wantKind(t, <-b, host.KindTimeout, host.PhaseCall)
+	wantKind(t, <-a, failure.KindTimeout, failure.PhaseCall)
+	wantKind(t, <-b, failure.KindTimeout, failure.PhaseCall)
 	if got := pidOf(t, h, srv); got != first {
 		t.Error("one call's timeout ended the shared warm process")
 	}
@@ -158,8 +159,8 @@ func TestWarmWaitersShareTheStart(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			_, err := h.CallTool(t.Context(), srv, "echo", nil, nil)
-			if host.KindOf(err) != host.KindTimeout {
-				t.Errorf("kind %s: %v", host.KindOf(err), err)
+			if failure.KindOf(err) != failure.KindTimeout {
+				t.Errorf("kind %s: %v", failure.KindOf(err), err)
 			}
 		})
 	}
@@ -198,11 +199,11 @@ func TestWarmCircuit(t *testing.T) {
 
 	for range 3 {
 		_, err := h.CallTool(t.Context(), srv, "echo", nil, nil)
-		wantKind(t, err, host.KindHandshake, host.PhaseInitialize)
+		wantKind(t, err, failure.KindHandshake, failure.PhaseInitialize)
 	}
 	spawned := len(h.spawned())
 	_, err := h.CallTool(t.Context(), srv, "echo", nil, nil)
-	e := wantKind(t, err, host.KindUnavailable, "")
+	e := wantKind(t, err, failure.KindUnavailable, "")
 	if len(h.spawned()) != spawned {
 		t.Errorf("an open circuit must start nothing (%d processes started)", len(h.spawned())-spawned)
 	}
@@ -212,9 +213,9 @@ func TestWarmCircuit(t *testing.T) {
 
 	time.Sleep(350 * time.Millisecond) // let the 300 ms cool-down pass: one trial, still broken
 	_, err = h.CallTool(t.Context(), srv, "echo", nil, nil)
-	wantKind(t, err, host.KindHandshake, host.PhaseInitialize)
+	wantKind(t, err, failure.KindHandshake, failure.PhaseInitialize)
 	_, err = h.CallTool(t.Context(), srv, "echo", nil, nil)
-	wantKind(t, err, host.KindUnavailable, "") // open again, for twice as long
+	wantKind(t, err, failure.KindUnavailable, "") // open again, for twice as long
 
 	os.WriteFile(marker, nil, 0o600)
 	time.Sleep(650 * time.Millisecond) // let the doubled, 600 ms cool-down pass
@@ -246,7 +247,7 @@ func TestWarmFailingServerDoesNotSlowOthers(t *testing.T) {
 	default:
 	}
 	cancel()
-	wantKind(t, <-badDone, host.KindCancelled, "")
+	wantKind(t, <-badDone, failure.KindCancelled, "")
 }
 
 // An unused warm session is closed after idle_timeout_ms.
@@ -348,7 +349,7 @@ func TestWarmCancelReachesTheRightCall(t *testing.T) {
 	waitFile(t, filepath.Join(dir, "a"), 10*time.Second)
 	waitFile(t, filepath.Join(dir, "b"), 10*time.Second)
 	cancel()
-	wantKind(t, <-cancelled, host.KindCancelled, host.PhaseCall)
+	wantKind(t, <-cancelled, failure.KindCancelled, failure.PhaseCall)
 	if got := <-other; got != "slept" {
 		t.Errorf("the other call got %q", got)
 	}
@@ -370,7 +371,7 @@ func TestWarmShutdown(t *testing.T) {
 		}
 	}
 	_, err := h.CallTool(t.Context(), a, "pid", nil, nil)
-	wantKind(t, err, host.KindUnavailable, "")
+	wantKind(t, err, failure.KindUnavailable, "")
 }
 
 // keepalive_ms sets a warm session's ping interval, and 0 turns pings off:
@@ -449,8 +450,8 @@ func TestWarmWaiterOutlivesTheStartersCancel(t *testing.T) {
 		return strings.Count(string(buf[:runtime.Stack(buf, true)]), "host.(*warm).get(") >= 2
 	})
 	cancelA()
-	if err := <-errA; host.KindOf(err) != host.KindCancelled {
-		t.Fatalf("the cancelled request: kind %s (%v), want cancelled", host.KindOf(err), err)
+	if err := <-errA; failure.KindOf(err) != failure.KindCancelled {
+		t.Fatalf("the cancelled request: kind %s (%v), want cancelled", failure.KindOf(err), err)
 	}
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)

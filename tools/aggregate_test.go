@@ -19,6 +19,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
@@ -339,7 +340,7 @@ func TestAggregatePolicy(t *testing.T) {
 		slices.Sort(out)
 		return strings.Join(out, ",")
 	}
-	local := connectAs(t, svc, tools.StdioPrincipal)
+	local := connectAs(t, svc, principal.Stdio)
 	if got := hosted(local); got != "ann__meta,ann__read_file,ann__search" {
 		t.Errorf("stdio is offered %s", got)
 	}

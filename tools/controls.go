@@ -12,6 +12,8 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 )
@@ -56,7 +58,7 @@ func (s *Service) control(ctx context.Context, method string, req mcp.Request, h
 		if r != nil {
 			detail = colibriError(r)
 		} else if err != nil {
-			detail = &ErrorDetail{Kind: host.KindInternal}
+			detail = &ErrorDetail{Kind: failure.KindInternal}
 		}
 		s.finishCall(ctx, call, req.GetSession(), r, detail, start, took)
 	}
@@ -137,11 +139,11 @@ func (s *Service) Call(ctx context.Context, server, name string, args json.RawMe
 // failure, when it failed it.
 func (s *Service) finishCall(ctx context.Context, call *hostedCall, session mcp.Session, res *mcp.CallToolResult, detail *ErrorDetail, start time.Time, took time.Duration) {
 	outcome := audit.OK
-	var kind host.Kind
+	var kind failure.Kind
 	switch {
-	case detail != nil && detail.Kind == host.KindDenied:
+	case detail != nil && detail.Kind == failure.KindDenied:
 		outcome, kind = audit.Denied, detail.Kind
-	case detail != nil && detail.Kind == host.KindCancelled:
+	case detail != nil && detail.Kind == failure.KindCancelled:
 		outcome, kind = audit.Cancelled, detail.Kind
 	case detail != nil:
 		outcome, kind = audit.Error, detail.Kind
@@ -153,7 +155,7 @@ func (s *Service) finishCall(ctx context.Context, call *hostedCall, session mcp.
 	if outcome == audit.Denied {
 		s.opts.Metrics.PolicyDenial(server)
 	}
-	if kind == host.KindToolChanged {
+	if kind == failure.KindToolChanged {
 		s.opts.Metrics.ToolChange(server)
 	}
 	s.log.DebugContext(ctx, "call", "server", call.server, "tool", call.tool, "outcome", outcome,
@@ -161,12 +163,12 @@ func (s *Service) finishCall(ctx context.Context, call *hostedCall, session mcp.
 	if s.opts.Audit == nil {
 		return
 	}
-	principal := Principal(ctx)
+	who := principal.From(ctx)
 	rec := &audit.Record{
 		TS:          start.UTC(),
 		ID:          reqid.From(ctx),
-		Principal:   principal,
-		Transport:   transportOf(principal),
+		Principal:   who,
+		Transport:   transportOf(who),
 		Client:      clientOf(session),
 		Server:      call.server,
 		Tool:        call.tool,
@@ -224,8 +226,8 @@ func (s *Service) labels(server, tool string) (string, string) {
 
 // transportOf is how a principal's calls arrive: "stdio" (a session over
 // stdio, or the command line) or "http".
-func transportOf(principal string) string {
-	if principal == StdioPrincipal {
+func transportOf(who string) string {
+	if who == principal.Stdio {
 		return "stdio"
 	}
 	return "http"

@@ -19,6 +19,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
@@ -102,7 +103,7 @@ func TestAuditOneLinePerCall(t *testing.T) {
 	reg, _, _ := policyRegistry(t, "", `{"tools": {"deny": ["delete_*"]}}`)
 	reg.Servers["ok"] = &registry.Server{Name: "ok", Command: fakeBin, Args: []string{"ok"}}
 	c := newControlled(t, true, reg)
-	cs := connectAs(t, c.svc, tools.StdioPrincipal)
+	cs := connectAs(t, c.svc, principal.Stdio)
 	const secret = "distinctive-argument-value-7f3a"
 
 	type want struct{ outcome, kind, server, tool string }
@@ -223,7 +224,7 @@ func TestAuditRecordsTheGatesRefusal(t *testing.T) {
 // rest of its _meta does not.
 func TestTraceContextReachesTheHostedRequest(t *testing.T) {
 	reg, _, _ := policyRegistry(t, "", "")
-	cs := connectAs(t, newService(t, true, reg), tools.StdioPrincipal)
+	cs := connectAs(t, newService(t, true, reg), principal.Stdio)
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{
 		Meta: mcp.Meta{"traceparent": tp, "tracestate": "congo=t61rcWkgMzE", "baggage": "userId=alice", "private": "not-passed"},

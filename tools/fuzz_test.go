@@ -7,9 +7,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"github.com/colibri-mcp/colibri-mcp/host"
 )
 
 // FuzzCallArguments: whatever a model sends to call-tool, colibri's own
@@ -35,8 +34,8 @@ func FuzzCallArguments(f *testing.F) {
 			t.Fatalf("decodeInput: %v, but a full decode accepts: %v", err, full)
 		}
 		if err != nil {
-			if host.KindOf(err) != host.KindInvalidArguments {
-				t.Fatalf("decodeInput: kind %s: %v", host.KindOf(err), err)
+			if failure.KindOf(err) != failure.KindInvalidArguments {
+				t.Fatalf("decodeInput: kind %s: %v", failure.KindOf(err), err)
 			}
 			return
 		}
@@ -127,7 +126,7 @@ func TestDecodeInput(t *testing.T) {
 		switch {
 		case wantErr == "" && err != nil:
 			t.Errorf("%s: %v", raw, err)
-		case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr) || host.KindOf(err) != host.KindInvalidArguments):
+		case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr) || failure.KindOf(err) != failure.KindInvalidArguments):
 			t.Errorf("%s: %v, want invalid_arguments saying %q", raw, err, wantErr)
 		}
 	}

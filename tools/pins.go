@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -34,7 +35,7 @@ func (s *Service) pinVerdict(reg *registry.Registry, srv *registry.Server, caps 
 	}
 	v, err := s.opts.Pins.Check(srv.Name, caps, tools)
 	if err != nil {
-		return v, &host.Error{Kind: host.KindConfig, Server: srv.Name, Err: err}
+		return v, &failure.Error{Kind: failure.KindConfig, Server: srv.Name, Err: err}
 	}
 	return v, nil
 }
@@ -118,7 +119,7 @@ func toolChanged(server, tool string, what []string, call bool) error {
 	if call {
 		msg += "; nothing was sent"
 	}
-	return &host.Error{Kind: host.KindToolChanged, Server: server, Tool: tool, Phase: host.PhaseList,
+	return &failure.Error{Kind: failure.KindToolChanged, Server: server, Tool: tool, Phase: failure.PhaseList,
 		Err:  fmt.Errorf("%s", msg),
 		Hint: fmt.Sprintf("an operator reviews it with `colibri-mcp pins diff %s` and accepts it with `colibri-mcp pins accept %s %s`", server, server, shellWord(tool))}
 }

@@ -7,7 +7,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
+	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/colibri-mcp/colibri-mcp/policy"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -17,7 +19,7 @@ import (
 // server listed them. Everything that shows or calls a hosted tool asks
 // here: list_tools, call_tool, the command line, aggregate mode.
 func (s *Service) allowed(ctx context.Context, reg *registry.Registry, srv *registry.Server, tool *mcp.Tool) policy.Decision {
-	return policy.Decide(reg.Rules(srv), tool.Name, annotations(tool), Principal(ctx))
+	return policy.Decide(reg.Rules(srv), tool.Name, annotations(tool), principal.From(ctx))
 }
 
 // visible is tools less those whose names break the tool-name format
@@ -64,7 +66,7 @@ func (s *Service) guardCall(ctx context.Context, reg *registry.Registry, srv *re
 	note := noteOf(ctx)
 	known := s.opts.Host.KnownTools(srv)
 	if !rules.Empty() {
-		d := policy.DecideByName(rules, name, Principal(ctx))
+		d := policy.DecideByName(rules, name, principal.From(ctx))
 		if t := toolNamed(known, name); t != nil {
 			d = s.allowed(ctx, reg, srv, t)
 		}
@@ -104,8 +106,8 @@ func (s *Service) guardCall(ctx context.Context, reg *registry.Registry, srv *re
 // only that: which rule decided is for the operator (log and audit), not
 // for the caller to probe.
 func (s *Service) denied(ctx context.Context, server, tool string, d policy.Decision) error {
-	s.log.DebugContext(ctx, "policy denied a call", "server", server, "tool", tool, "principal", Principal(ctx), "rule", d.Rule)
-	return &host.Error{Kind: host.KindDenied, Server: server, Tool: tool,
+	s.log.DebugContext(ctx, "policy denied a call", "server", server, "tool", tool, "principal", principal.From(ctx), "rule", d.Rule)
+	return &failure.Error{Kind: failure.KindDenied, Server: server, Tool: tool,
 		Err: fmt.Errorf("policy denies %s on %s for this caller", tool, server)}
 }
 

@@ -9,15 +9,16 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
 // connectAs serves svc in-process to a caller known as principal.
-func connectAs(t *testing.T, svc *tools.Service, principal string) *mcp.ClientSession {
+func connectAs(t *testing.T, svc *tools.Service, who string) *mcp.ClientSession {
 	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := svc.NewServer("test").Connect(tools.WithPrincipal(t.Context(), principal), st, nil)
+	ss, err := svc.NewServer("test").Connect(principal.With(t.Context(), who), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestPolicyHidesAndRefusesBeforeStarting(t *testing.T) {
 	svc := newService(t, true, reg)
 
 	// Refused by name: before any list is known, nothing starts.
-	cs := connectAs(t, svc, tools.StdioPrincipal)
+	cs := connectAs(t, svc, principal.Stdio)
 	res := callTool(t, cs, tools.CallToolTool, map[string]any{"server": "ann", "name": "delete_file", "arguments": map[string]any{"path": "/etc"}})
 	if kind := errorKind(t, res); kind != "denied" {
 		t.Fatalf("kind %q: %s", kind, resultText(res))
@@ -161,7 +162,7 @@ func TestPolicyOnAnnotations(t *testing.T) {
 			// policy judges first, so that the caller learns nothing of a
 			// tool it may not see (not that it exists, nor what it takes).
 			for _, args := range []any{nil, map[string]any{"path": 42}} {
-				cs := connectAs(t, newService(t, true, reg), tools.StdioPrincipal) // no list known yet
+				cs := connectAs(t, newService(t, true, reg), principal.Stdio) // no list known yet
 				res := callTool(t, cs, tools.CallToolTool, map[string]any{"server": "ann", "name": "delete_file", "arguments": args})
 				if got, want := resultText(res), "colibri: denied: policy denies delete_file on ann for this caller"; got != want {
 					t.Errorf("arguments %v: %q, want %q", args, got, want)
@@ -174,7 +175,7 @@ func TestPolicyOnAnnotations(t *testing.T) {
 	}
 	t.Run("list known", func(t *testing.T) {
 		reg, pids, calls := policyRegistry(t, global, "")
-		cs := connectAs(t, newService(t, true, reg), tools.StdioPrincipal)
+		cs := connectAs(t, newService(t, true, reg), principal.Stdio)
 		if got := strings.Join(listedNames(t, cs, "ann"), ","); got != "meta,read_file,search" {
 			t.Errorf("listed %s", got)
 		}

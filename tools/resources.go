@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -91,7 +91,7 @@ func (s *Service) readUI(ctx context.Context, req *mcp.ReadResourceRequest) (*mc
 	s.finishCall(ctx, call, req.GetSession(), nil, detail, start, time.Since(start))
 	if detail != nil {
 		code := int64(codeFailed)
-		if detail.Kind == host.KindCallDisabled || detail.Kind == host.KindDenied {
+		if detail.Kind == failure.KindCallDisabled || detail.Kind == failure.KindDenied {
 			code = codeRefused
 		}
 		return nil, &jsonrpc.Error{Code: code, Message: fmt.Sprintf("colibri: %s: %s", detail.Kind, detail.Message)}
@@ -101,7 +101,7 @@ func (s *Service) readUI(ctx context.Context, req *mcp.ReadResourceRequest) (*mc
 
 func (s *Service) readOwned(ctx context.Context, srv *registry.Server, tool *mcp.Tool, uri string) (*mcp.ReadResourceResult, error) {
 	if !s.opts.ExternalCall {
-		return nil, &host.Error{Kind: host.KindCallDisabled, Server: srv.Name,
+		return nil, &failure.Error{Kind: failure.KindCallDisabled, Server: srv.Name,
 			Err: errors.New("reading a hosted server's resources is disabled: start colibri-mcp with --external-call or set COLIBRI_MCP_EXTERNAL_CALL=1 (hosted servers are untrusted third-party code)")}
 	}
 	reg, err := s.registry()
@@ -109,12 +109,12 @@ func (s *Service) readOwned(ctx context.Context, srv *registry.Server, tool *mcp
 		return nil, err
 	}
 	if cur := reg.Servers[srv.Name]; cur == nil || cur.ProcessKey() != srv.ProcessKey() {
-		return nil, &host.Error{Kind: host.KindUnknownServer, Server: srv.Name, Err: errors.New("the registry changed: list the tools again")}
+		return nil, &failure.Error{Kind: failure.KindUnknownServer, Server: srv.Name, Err: errors.New("the registry changed: list the tools again")}
 	}
 	d := s.allowed(ctx, reg, srv, tool)
 	noteOf(ctx).decided(d)
 	if !d.Allow {
-		return nil, &host.Error{Kind: host.KindDenied, Server: srv.Name, Tool: tool.Name,
+		return nil, &failure.Error{Kind: failure.KindDenied, Server: srv.Name, Tool: tool.Name,
 			Err: fmt.Errorf("policy denies %s on %s for this caller (the tool whose UI this is)", tool.Name, srv.Name)}
 	}
 	return s.opts.Host.ReadResource(ctx, srv, uri, nil)

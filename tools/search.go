@@ -6,7 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/toolsearch"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -39,7 +39,7 @@ const maxMatches = 10
 // policy hides what it hides from list_tools.
 func (s *Service) SearchTools(ctx context.Context, in ListToolsInput) (*SearchResult, error) {
 	if in.Tool != "" {
-		return nil, &host.Error{Kind: host.KindInvalidArguments, Err: errors.New(ListToolsTool + ": arguments: query and tool cannot be given together")}
+		return nil, &failure.Error{Kind: failure.KindInvalidArguments, Err: errors.New(ListToolsTool + ": arguments: query and tool cannot be given together")}
 	}
 	reg, err := s.registry()
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/clip"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -228,7 +229,7 @@ type toolCall struct {
 func (s *Service) answerCall(ctx context.Context, req *mcp.CallToolRequest, c toolCall) *mcp.CallToolResult {
 	res, err := s.CallTool(ctx, c.Server, c.Tool, c.Arguments, s.callerOf(ctx, req))
 	if err != nil {
-		if host.KindOf(err) == host.KindCancelled {
+		if failure.KindOf(err) == failure.KindCancelled {
 			// Over stdio this result is never sent (internal/stdioserve):
 			// the caller cancelled the request and expects no response.
 			s.log.DebugContext(ctx, "call cancelled", "server", c.Server, "tool", c.Tool, "exposed_name", c.Exposed)
@@ -242,7 +243,7 @@ func (s *Service) answerCall(ctx context.Context, req *mcp.CallToolRequest, c to
 // offered (the registry or the hosted list changed since the caller
 // listed).
 func unexposed(name string) error {
-	return &host.Error{Kind: host.KindUnknownTool, Tool: name, Phase: host.PhaseList,
+	return &failure.Error{Kind: failure.KindUnknownTool, Tool: name, Phase: failure.PhaseList,
 		Err:  errors.New("no hosted tool is exposed under this name any more"),
 		Hint: "list the tools again: the registry or the hosted server's tools changed"}
 }
@@ -281,7 +282,7 @@ func decodeInput(table *bulk.Table, tool string, raw json.RawMessage, v any) err
 		raw = table.Flatten(raw)
 	}
 	invalid := func(msg string) error {
-		return &host.Error{Kind: host.KindInvalidArguments, Err: fmt.Errorf("%s: arguments: %s", tool, msg)}
+		return &failure.Error{Kind: failure.KindInvalidArguments, Err: fmt.Errorf("%s: arguments: %s", tool, msg)}
 	}
 	doc, top, err := ownDoc(table, tool, raw)
 	if err != nil {

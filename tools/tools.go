@@ -27,6 +27,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/clip"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
@@ -250,22 +251,22 @@ func entryOf(t *mcp.Tool, detail, exposed string) ToolEntry {
 
 // ErrorDetail is a colibri failure, as the contract shapes colibri_error.
 type ErrorDetail struct {
-	Kind       host.Kind  `json:"kind"`
-	Message    string     `json:"message"`
-	Server     string     `json:"server,omitempty"`
-	Tool       string     `json:"tool,omitempty"`
-	Phase      host.Phase `json:"phase,omitempty"`
-	StderrTail string     `json:"stderr_tail,omitempty"`
-	Attempts   int        `json:"attempts,omitempty"`
-	HTTPStatus int        `json:"http_status,omitempty"` // a remote server's last HTTP status
+	Kind       failure.Kind  `json:"kind"`
+	Message    string        `json:"message"`
+	Server     string        `json:"server,omitempty"`
+	Tool       string        `json:"tool,omitempty"`
+	Phase      failure.Phase `json:"phase,omitempty"`
+	StderrTail string        `json:"stderr_tail,omitempty"`
+	Attempts   int           `json:"attempts,omitempty"`
+	HTTPStatus int           `json:"http_status,omitempty"` // a remote server's last HTTP status
 }
 
 // Detail turns any error into the contract's colibri_error. An error that is
-// not a *host.Error is a bug of colibri's, and says so.
+// not a *failure.Error is a bug of colibri's, and says so.
 func Detail(err error) *ErrorDetail {
-	var e *host.Error
+	var e *failure.Error
 	if !errors.As(err, &e) {
-		return &ErrorDetail{Kind: host.KindInternal, Message: clip.Message("internal error (a bug in colibri-mcp; please report it): " + err.Error())}
+		return &ErrorDetail{Kind: failure.KindInternal, Message: clip.Message("internal error (a bug in colibri-mcp; please report it): " + err.Error())}
 	}
 	// Every string here may quote a caller's or a hosted server's: each is
 	// clipped, so that an error is a few KiB whatever was sent.
@@ -466,7 +467,7 @@ func unknownAnywhere(tool string, servers []string, have [][]*mcp.Tool) error {
 	if near := suggest.Closest(tool, names); near != "" {
 		hint = fmt.Sprintf("did you mean %q (server %q)?", near, owner[near])
 	}
-	return &host.Error{Kind: host.KindUnknownTool, Tool: tool, Phase: host.PhaseList,
+	return &failure.Error{Kind: failure.KindUnknownTool, Tool: tool, Phase: failure.PhaseList,
 		Err: errors.New("no server lists this tool"), Hint: hint}
 }
 
@@ -474,7 +475,7 @@ func unknownAnywhere(tool string, servers []string, have [][]*mcp.Tool) error {
 // It refuses with call_disabled, spawning nothing, while the gate is off.
 func (s *Service) CallTool(ctx context.Context, server, name string, args json.RawMessage, caller *host.Caller) (*mcp.CallToolResult, error) {
 	if !s.opts.ExternalCall {
-		return nil, &host.Error{Kind: host.KindCallDisabled, Server: server, Tool: name,
+		return nil, &failure.Error{Kind: failure.KindCallDisabled, Server: server, Tool: name,
 			Err: errors.New("calling hosted tools is disabled: start colibri-mcp with --external-call or set COLIBRI_MCP_EXTERNAL_CALL=1 (hosted servers are untrusted third-party code)")}
 	}
 	reg, err := s.registry()
@@ -488,7 +489,7 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	if reason := toolname.Check(name); reason != "" {
 		// No tool colibri offers has such a name: refused before anything
 		// is started, whatever the policy.
-		return nil, &host.Error{Kind: host.KindUnknownTool, Server: server, Tool: toolname.Clip(name), Phase: host.PhaseList,
+		return nil, &failure.Error{Kind: failure.KindUnknownTool, Server: server, Tool: toolname.Clip(name), Phase: failure.PhaseList,
 			Err: errors.New("colibri never calls a tool whose name breaks MCP's tool-name format: " + reason)}
 	}
 	if caller, err = s.guardCall(ctx, reg, srv, name, caller); err != nil {
@@ -499,20 +500,20 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	// they could mean something else to it than what was checked.
 	decoded, sent, err := decodeArguments(args)
 	if err != nil {
-		return nil, &host.Error{Kind: host.KindInvalidArguments, Server: server, Tool: name, Phase: host.PhaseCall, Err: err}
+		return nil, &failure.Error{Kind: failure.KindInvalidArguments, Server: server, Tool: name, Phase: failure.PhaseCall, Err: err}
 	}
 	// Strings lifted into the bulk table stay references: the host's schema
 	// check reads their values only when the schema looks at what a string
 	// says, and the hosted server is sent them lowered, on the way out.
 	res, err := s.opts.Host.CallTool(ctx, srv, name, &host.Arguments{Value: decoded, Raw: sent}, caller)
-	if host.KindOf(err) == host.KindUnknownTool && (!reg.Rules(srv).Empty() || s.pinning(reg, srv)) {
+	if failure.KindOf(err) == failure.KindUnknownTool && (!reg.Rules(srv).Empty() || s.pinning(reg, srv)) {
 		// The host's hint names every tool the server lists: name only
 		// those the caller may see (and, pinned, those not changed), from
 		// the list the call just read.
 		if have := s.opts.Host.KnownTools(srv); have != nil {
 			return nil, host.UnknownTool(server, name, s.visible(ctx, reg, srv, have))
 		}
-		var e *host.Error
+		var e *failure.Error
 		if errors.As(err, &e) {
 			e.Hint = ListToolsTool + " shows the tools it has"
 		}
@@ -525,7 +526,7 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 func (s *Service) registry() (*registry.Registry, error) {
 	reg, err := s.opts.Registry()
 	if err != nil {
-		return nil, &host.Error{Kind: host.KindConfig, Err: err}
+		return nil, &failure.Error{Kind: failure.KindConfig, Err: err}
 	}
 	s.opts.Host.Retain(reg)
 	return reg, nil
@@ -543,7 +544,7 @@ func lookup(reg *registry.Registry, name string) (*registry.Server, error) {
 	if near := suggest.Closest(name, reg.Names()); near != "" {
 		hint = fmt.Sprintf("did you mean %q? %s", near, hint)
 	}
-	return nil, &host.Error{Kind: host.KindUnknownServer, Server: name,
+	return nil, &failure.Error{Kind: failure.KindUnknownServer, Server: name,
 		Err:  fmt.Errorf("no server named %q in %s", clip.Name(name), orDefault(reg.Path, "the registry")),
 		Hint: hint}
 }

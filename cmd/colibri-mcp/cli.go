@@ -20,6 +20,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/envfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
@@ -568,7 +569,7 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 	sandboxWiring(&opts, s)
 	if m := s.metrics; m != nil {
 		opts.OnRequest = m.ClientOperation
-		opts.OnRetry = func(server string, phase host.Phase) { m.Retry(server, string(phase)) }
+		opts.OnRetry = func(server string, phase failure.Phase) { m.Retry(server, string(phase)) }
 	}
 	h := host.New(opts)
 	svc := tools.New(tools.Options{

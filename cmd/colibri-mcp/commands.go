@@ -20,7 +20,9 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
+	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
@@ -135,7 +137,7 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 		Logger:          s.logger,
 		Bulk:            s.bulk,
 	}
-	ctx = tools.WithPrincipal(ctx, tools.StdioPrincipal)
+	ctx = principal.With(ctx, principal.Stdio)
 	if err := server.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		return failed(fmt.Errorf("serving stdio: %w", err))
 	}
@@ -145,8 +147,8 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 // exitFor maps a colibri failure to the command line's exit code: settings
 // the user must change are usage errors (2); everything else failed (1).
 func exitFor(err error) int {
-	switch host.KindOf(err) {
-	case host.KindConfig, host.KindCallDisabled, host.KindJail, host.KindDenied, host.KindToolChanged:
+	switch failure.KindOf(err) {
+	case failure.KindConfig, failure.KindCallDisabled, failure.KindJail, failure.KindDenied, failure.KindToolChanged:
 		return exitUsage
 	}
 	return exitFailed
@@ -229,7 +231,7 @@ func orDash(s string) string {
 
 func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, stdout, stderr io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
-	ctx = tools.WithPrincipal(ctx, tools.StdioPrincipal)
+	ctx = principal.With(ctx, principal.Stdio)
 	stdout, stderr = safe(stdout), safe(stderr) // names, descriptions, stderr tails: others' words
 	svc, h := newService(s)
 	defer h.Close()
@@ -266,7 +268,7 @@ func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, 
 func listEveryServer(ctx context.Context, s *settings, svc *tools.Service, stdout, stderr io.Writer) error {
 	reg, err := s.loadRegistry()
 	if err != nil {
-		return report(&host.Error{Kind: host.KindConfig, Err: err}, false, stdout, stderr)
+		return report(&failure.Error{Kind: failure.KindConfig, Err: err}, false, stdout, stderr)
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -333,7 +335,7 @@ func firstLine(s string) string {
 
 func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOptions, stdout, stderr io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
-	ctx = tools.WithPrincipal(ctx, tools.StdioPrincipal)
+	ctx = principal.With(ctx, principal.Stdio)
 	closeAudit, err := openAudit(s, stderr)
 	if err != nil {
 		return err
@@ -546,7 +548,7 @@ type checkServerResult struct {
 
 func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
-	ctx = tools.WithPrincipal(ctx, tools.StdioPrincipal)
+	ctx = principal.With(ctx, principal.Stdio)
 	stdout = safe(stdout) // names, descriptions, stderr tails: others' words
 	start := time.Now()
 	svc, h := newService(s)
@@ -555,7 +557,7 @@ func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Wr
 	reg, err := s.loadRegistry() // a missing one names the paths tried
 	if err != nil {
 		out.OK = false
-		out.Error = tools.Detail(&host.Error{Kind: host.KindConfig, Err: err})
+		out.Error = tools.Detail(&failure.Error{Kind: failure.KindConfig, Err: err})
 		if asJSON {
 			writeJSON(stdout, out)
 		} else {

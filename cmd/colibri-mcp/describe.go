@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
@@ -19,7 +20,7 @@ import (
 // prints the list_tools structuredContent for that one tool.
 func cmdDescribe(ctx context.Context, s *settings, server, name string, asJSON bool, stdout, stderr io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
-	ctx = tools.WithPrincipal(ctx, tools.StdioPrincipal)
+	ctx = principal.With(ctx, principal.Stdio)
 	stdout, stderr = safe(stdout), safe(stderr) // the hosted server's words
 	svc, h := newService(s)
 	defer h.Close()

@@ -10,8 +10,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
+	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
@@ -104,7 +105,7 @@ func pinErr(err error, asJSON bool, stdout, stderr io.Writer) error {
 	if errors.As(err, &nf) {
 		return usage(err)
 	}
-	return report(&host.Error{Kind: host.KindConfig, Err: err}, asJSON, stdout, stderr)
+	return report(&failure.Error{Kind: failure.KindConfig, Err: err}, asJSON, stdout, stderr)
 }
 
 // pinServer checks that server is one the registry or the pin file knows,
@@ -146,7 +147,7 @@ func cmdPins(s *settings, server string, asJSON bool, stdout, stderr io.Writer) 
 }
 
 func cmdPinsDiff(ctx context.Context, s *settings, server string, asJSON bool, stdout, stderr io.Writer) error {
-	ctx = tools.WithPrincipal(ctx, tools.StdioPrincipal)
+	ctx = principal.With(ctx, principal.Stdio)
 	stdout, stderr = safe(stdout), safe(stderr)
 	store := openPins(s)
 	if err := pinServer(s, store, server); err != nil {
@@ -158,7 +159,7 @@ func cmdPinsDiff(ctx context.Context, s *settings, server string, asJSON bool, s
 		svc, h := newService(s)
 		_, err := svc.ListTools(ctx, tools.ListToolsInput{Server: server, Detail: tools.DetailNames}, nil)
 		h.Close()
-		if err != nil && host.KindOf(err) == host.KindConfig {
+		if err != nil && failure.KindOf(err) == failure.KindConfig {
 			return report(err, asJSON, stdout, stderr)
 		}
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
@@ -326,7 +327,7 @@ func completeNames(environ []string, withTools bool) cli.ShellCompleteFunc {
 			if !withTools || reg.Servers[cmd.Args().First()] == nil {
 				return
 			}
-			ctx = tools.WithPrincipal(ctx, tools.StdioPrincipal)
+			ctx = principal.With(ctx, principal.Stdio)
 			out, err := svc.ListTools(ctx, tools.ListToolsInput{Server: cmd.Args().First(), Detail: tools.DetailNames}, nil)
 			if err != nil || len(out.Servers) != 1 {
 				return

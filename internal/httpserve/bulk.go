@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
-	"github.com/colibri-mcp/colibri-mcp/tools"
+	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 )
 
 // Large strings cross the HTTP face by reference, as they cross the stdio
@@ -161,7 +161,7 @@ func (s *Server) liftPOST(next http.Handler) http.Handler {
 		// one unknown, without reading it): so here too.
 		// (A 2026-07-28 request has no session: it was authenticated, and
 		// is all there is.)
-		if id := r.Header.Get("Mcp-Session-Id"); !isModern(r) && (id == "" || !s.sessions.mayHold(id, tools.Principal(r.Context()))) {
+		if id := r.Header.Get("Mcp-Session-Id"); !isModern(r) && (id == "" || !s.sessions.mayHold(id, principal.From(r.Context()))) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -32,7 +32,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
-	"github.com/colibri-mcp/colibri-mcp/tools"
+	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 )
 
 // Defaults of the bounds that have no flag (docs/security.md lists them).
@@ -264,7 +264,7 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 			// look: a session remembers its opener's UserID and answers 403
 			// to anyone else.
 			h = auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
-				return &auth.TokenInfo{UserID: tools.Principal(ctx)}, nil
+				return &auth.TokenInfo{UserID: principal.From(ctx)}, nil
 			}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 		}
 		h = s.bodyDeadline(h)
@@ -301,13 +301,13 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 // refused before the body is read.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		principal := AnonymousPrincipal
+		who := AnonymousPrincipal
 		if s.tokens != nil {
-			if principal = principalOfBearer(s.tokens, w, r); principal == "" {
+			if who = principalOfBearer(s.tokens, w, r); who == "" {
 				return
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(tools.WithPrincipal(r.Context(), principal)))
+		next.ServeHTTP(w, r.WithContext(principal.With(r.Context(), who)))
 	})
 }
 
@@ -321,12 +321,12 @@ func principalOfBearer(tokens *tokenSet, w http.ResponseWriter, r *http.Request)
 		refuse(w, http.StatusUnauthorized, "no bearer token")
 		return ""
 	}
-	principal := tokens.principal(fields[1])
-	if principal == "" {
+	who := tokens.principal(fields[1])
+	if who == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="colibri-mcp", error="invalid_token"`)
 		refuse(w, http.StatusUnauthorized, "unknown bearer token")
 	}
-	return principal
+	return who
 }
 
 // refuse answers a request that is turned away. The connection closes after
@@ -401,7 +401,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			}
 			attrs := []any{"status", rw.status, "remote", r.RemoteAddr, "method", r.Method, "path", r.URL.Path,
 				"reason", strings.TrimSpace(string(rw.reason))}
-			if p := tools.Principal(r.Context()); p != "" {
+			if p := principal.From(r.Context()); p != "" {
 				attrs = append(attrs, "principal", p)
 			}
 			if unlogged > 0 {

@@ -21,8 +21,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
-	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
 // testServer is colibri's HTTP face in process, over a small MCP server.
@@ -45,7 +45,7 @@ func newMCPServer(log *slog.Logger) *mcp.Server {
 		if req.Extra != nil && req.Extra.TokenInfo != nil {
 			userID = req.Extra.TokenInfo.UserID
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: tools.Principal(ctx) + "|" + userID}}}, nil, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: principal.From(ctx) + "|" + userID}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "big"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct{ N int }) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("z", in.N)}}}, nil, nil

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/colibri-mcp/colibri-mcp/tools"
+	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 )
 
 // Protocol 2026-07-28 has no initialize and no session: every request says
@@ -44,21 +44,21 @@ func byVersion(modern, legacy http.Handler) http.Handler {
 // session does (429 beyond).
 func (s *sessions) capRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		principal := tools.Principal(r.Context())
+		who := principal.From(r.Context())
 		s.mu.Lock()
-		if s.countLocked(principal) >= s.max {
+		if s.countLocked(who) >= s.max {
 			s.mu.Unlock()
 			w.Header().Set("Retry-After", "1")
-			refuse(w, http.StatusTooManyRequests, fmt.Sprintf("too many requests: %s already holds %d open sessions and requests; wait for one to end", principal, s.max))
+			refuse(w, http.StatusTooManyRequests, fmt.Sprintf("too many requests: %s already holds %d open sessions and requests; wait for one to end", who, s.max))
 			return
 		}
-		s.pending[principal]++
+		s.pending[who]++
 		s.mu.Unlock()
 		defer func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			if s.pending[principal]--; s.pending[principal] == 0 {
-				delete(s.pending, principal)
+			if s.pending[who]--; s.pending[who] == 0 {
+				delete(s.pending, who)
 			}
 		}()
 		next.ServeHTTP(w, r)

@@ -11,10 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
 // sessions counts each principal's open sessions, over both transports, and
@@ -35,7 +34,7 @@ func newSessions(server *mcp.Server, max int) *sessions {
 }
 
 // countLocked is how many sessions principal holds or is opening.
-func (s *sessions) countLocked(principal string) int {
+func (s *sessions) countLocked(who string) int {
 	if len(s.streamable) > 0 {
 		live := map[string]bool{}
 		for ss := range s.server.Sessions() {
@@ -47,23 +46,23 @@ func (s *sessions) countLocked(principal string) int {
 			}
 		}
 	}
-	n := s.pending[principal]
+	n := s.pending[who]
 	for _, p := range s.streamable {
-		if p == principal {
+		if p == who {
 			n++
 		}
 	}
 	for _, ss := range s.sse {
-		if ss.principal == principal {
+		if ss.who == who {
 			n++
 		}
 	}
 	return n
 }
 
-func (s *sessions) tooMany(w http.ResponseWriter, principal string) {
+func (s *sessions) tooMany(w http.ResponseWriter, who string) {
 	w.Header().Set("Retry-After", "60")
-	refuse(w, http.StatusTooManyRequests, fmt.Sprintf("too many sessions: %s already holds %d open sessions; close one (DELETE) or wait for one to expire", principal, s.max))
+	refuse(w, http.StatusTooManyRequests, fmt.Sprintf("too many sessions: %s already holds %d open sessions; close one (DELETE) or wait for one to expire", who, s.max))
 }
 
 // capStreamable wraps the Streamable HTTP handler: a POST without
@@ -74,14 +73,14 @@ func (s *sessions) capStreamable(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		principal := tools.Principal(r.Context())
+		who := principal.From(r.Context())
 		s.mu.Lock()
-		if s.countLocked(principal) >= s.max {
+		if s.countLocked(who) >= s.max {
 			s.mu.Unlock()
-			s.tooMany(w, principal)
+			s.tooMany(w, who)
 			return
 		}
-		s.pending[principal]++
+		s.pending[who]++
 		s.mu.Unlock()
 		// The session is recorded as its principal's as the response's
 		// headers go out, which name it: before its caller can send another
@@ -89,11 +88,11 @@ func (s *sessions) capStreamable(next http.Handler) http.Handler {
 		rec := &recordSession{ResponseWriter: w, record: func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			if s.pending[principal]--; s.pending[principal] == 0 {
-				delete(s.pending, principal)
+			if s.pending[who]--; s.pending[who] == 0 {
+				delete(s.pending, who)
 			}
 			if id := w.Header().Get("Mcp-Session-Id"); id != "" {
-				s.streamable[id] = principal
+				s.streamable[id] = who
 			}
 		}}
 		defer rec.once.Do(rec.record) // nothing was written
@@ -130,11 +129,11 @@ func (w *recordSession) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // id: colibri recorded it as principal's (capStreamable, before the id
 // reached anyone). A session of another principal's, or one unknown, is
 // go-sdk's to refuse.
-func (s *sessions) mayHold(id, principal string) bool {
+func (s *sessions) mayHold(id, who string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	owner, recorded := s.streamable[id]
-	return recorded && owner == principal
+	return recorded && owner == who
 }
 
 func (s *sessions) closeAll() {
@@ -165,7 +164,7 @@ type sseHandler struct {
 }
 
 type sseSession struct {
-	principal string
+	who       string
 	transport *mcp.SSEServerTransport
 	connected chan struct{} // closed once transport is connected (its endpoint sent)
 	session   *mcp.ServerSession
@@ -237,9 +236,9 @@ func (h *sseHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *sseHandler) open(w http.ResponseWriter, r *http.Request) {
-	principal := tools.Principal(r.Context())
+	who := principal.From(r.Context())
 	id := rand.Text()
-	ss := &sseSession{principal: principal, connected: make(chan struct{}), transport: &mcp.SSEServerTransport{
+	ss := &sseSession{who: who, connected: make(chan struct{}), transport: &mcp.SSEServerTransport{
 		Endpoint:            r.URL.Path + "?sessionid=" + id,
 		Response:            w,
 		MaxRequestBodyBytes: h.maxBody,
@@ -259,9 +258,9 @@ func (h *sseHandler) open(w http.ResponseWriter, r *http.Request) {
 	}
 	s := h.sessions
 	s.mu.Lock()
-	if s.countLocked(principal) >= s.max {
+	if s.countLocked(who) >= s.max {
 		s.mu.Unlock()
-		s.tooMany(w, principal)
+		s.tooMany(w, who)
 		return
 	}
 	s.sse[id] = ss
@@ -315,7 +314,7 @@ func (h *sseHandler) deliver(w http.ResponseWriter, r *http.Request) {
 	case ss == nil:
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
-	case ss.principal != tools.Principal(r.Context()):
+	case ss.who != principal.From(r.Context()):
 		refuse(w, http.StatusForbidden, "session belongs to another principal")
 		return
 	}
@@ -378,7 +377,7 @@ func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		c.mu.Unlock()
 		if inUse {
-			c.log.Warn("SSE: a request reused the id of one in flight; go-sdk drops it unanswered", "principal", c.ss.principal)
+			c.log.Warn("SSE: a request reused the id of one in flight; go-sdk drops it unanswered", "principal", c.ss.who)
 		}
 	}
 	return msg, err

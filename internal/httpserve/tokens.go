@@ -12,9 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/colibri-mcp/colibri-mcp/tools"
-
 	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 )
 
 // A token file holds one bearer token per line, as `TOKEN` or `NAME TOKEN`
@@ -31,7 +30,7 @@ var (
 )
 
 // reservedNames are principals colibri gives itself.
-var reservedNames = map[string]bool{tools.StdioPrincipal: true, AnonymousPrincipal: true}
+var reservedNames = map[string]bool{principal.Stdio: true, AnonymousPrincipal: true}
 
 // credential is one line of the token file. Only the token's SHA-256 is
 // kept, and compared: comparing tokens themselves in constant time still

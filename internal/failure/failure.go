@@ -1,4 +1,13 @@
-package host
+// Package failure is colibri's vocabulary of failure: the contract's error
+// kinds (CONTRACT.md section 4), the phase of a request that failed, and the
+// one error type that carries both with the server, tool, a hint and what a
+// retry may do. Every layer that hosts or judges a call returns it; the faces
+// turn it into a tool result or an exit code.
+//
+//	err := &failure.Error{Kind: failure.KindTimeout, Server: "git", Phase: failure.PhaseCall,
+//		Err: errors.New("phase timed out"), Hint: "raise call_timeout_ms"}
+//	if failure.KindOf(err) == failure.KindTimeout { … }
+package failure
 
 import (
 	"errors"
@@ -60,12 +69,21 @@ type Error struct {
 	Attempts   int    // tries made, when more than one
 	HTTPStatus int    // a remote server's last HTTP status, when there was one
 
-	transient bool // worth another attempt of initialize or tools/list (see request.go)
-	// For tools/call (retryCall): unsent means the request surely never
-	// reached the server; idempotentRetry that it may have, but a tool
-	// that declares readOnlyHint or idempotentHint may be called again.
-	unsent, idempotentRetry bool
-	retryAfter              time.Duration // the server asked for this wait first (429, 503)
+	// Retry says what another attempt may do; it is set by whoever
+	// diagnosed the failure and read by the layer that retries.
+	Retry Retry
+}
+
+// Retry is what another attempt of a failed phase may do.
+type Retry struct {
+	// Transient: worth another attempt of initialize or tools/list.
+	Transient bool
+	// For tools/call: Unsent means the request surely never reached the
+	// server; Idempotent that it may have, but a tool that declares
+	// readOnlyHint or idempotentHint may be called again.
+	Unsent, Idempotent bool
+	// After is the wait the server asked for first (429, 503).
+	After time.Duration
 }
 
 func (e *Error) Error() string {
