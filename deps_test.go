@@ -64,7 +64,8 @@ var forbidden = map[string][]string{
 	// internal/remote is one kind of upstream, for host: HTTP and the SDK's
 	// client transports, nothing of host's or above, and no processes.
 	"internal/remote": {module + "host", module + "jail", module + "tools", module + "cmd",
-		module + "internal/httpserve", "github.com/urfave/cli"},
+		module + "internal/httpserve", module + "internal/session", module + "internal/proc", module + "internal/launch",
+		module + "internal/pool", "github.com/urfave/cli"},
 	// pin keeps the pin file and judges lists; tools decides what a change
 	// does. It knows no registry, host or command line.
 	"internal/pin": {module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
@@ -103,6 +104,23 @@ var forbidden = map[string][]string{
 	// toolsearch ranks; it reads nothing and knows no MCP.
 	"internal/toolsearch": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// The engine below host (STYLE.md, the house): a child process and what
+	// to run know no MCP; a session starts no process and reads no
+	// registry; the pool opens sessions only through its Options.Open; the
+	// remote upstream satisfies session.Upstream without importing it.
+	"internal/proc": {module + "cmd", module + "host", module + "tools", module + "registry", module + "jail",
+		module + "internal/session", module + "internal/launch", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	"internal/launch": {module + "cmd", module + "host", module + "tools", module + "internal/session", module + "internal/proc",
+		module + "internal/pool", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	"internal/session": {module + "cmd", module + "host", module + "tools", module + "registry", module + "jail",
+		module + "internal/proc", module + "internal/launch", module + "internal/pool", module + "internal/remote",
+		module + "internal/sandbox", "github.com/urfave/cli"},
+	"internal/pool": {module + "cmd", module + "host", module + "tools", module + "jail", module + "internal/proc",
+		module + "internal/launch", module + "internal/remote", module + "internal/sandbox", "github.com/urfave/cli"},
+	"internal/toolschema": {module + "cmd", module + "host", module + "tools", module + "jail", module + "registry",
+		module + "internal/session", module + "internal/proc", "github.com/urfave/cli"},
+	"internal/redact": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// failure and principal are the vocabulary every layer shares: leaves.
 	"internal/failure": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
@@ -127,6 +145,9 @@ var forbiddenDirect = map[string][]string{
 	"internal/jsonsplice": {"os"},      // pure: bytes in, bytes out
 	"internal/remote":     {"os/exec"}, // go-sdk imports it (CommandTransport); a remote upstream starts nothing
 	"internal/pin":        {"os/exec"}, // go-sdk imports it (CommandTransport); pins start nothing
+	"internal/session":    {"os/exec"}, // go-sdk imports it (CommandTransport); a session starts nothing
+	"internal/pool":       {"os/exec"}, // the pool opens sessions through Options.Open
+	"internal/toolschema": {"os/exec"},
 }
 
 // Calls library packages must never make.

@@ -13,6 +13,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -42,14 +43,14 @@ func TestRemoteCallWithALostStringIsNotSent(t *testing.T) {
 		t.Fatalf("nothing lifted from %d bytes", len(msg))
 	}
 	// Held: the remote server gets the string itself.
-	res, err := h.CallTool(t.Context(), far, "echo", &host.Arguments{Value: map[string]any{"message": "checked"}, Raw: lifted}, nil)
+	res, err := h.CallTool(t.Context(), far, "echo", &session.Arguments{Value: map[string]any{"message": "checked"}, Raw: lifted}, nil)
 	if err != nil || res.IsError || received() != msg {
 		t.Fatalf("with the string held: %v %+v; the server got %d bytes", err, res, len(received()))
 	}
 	// Released: the call fails before it is sent.
 	got.Store("")
 	table.Release(refs...)
-	_, err = h.CallTool(t.Context(), far, "echo", &host.Arguments{Value: map[string]any{"message": "checked"}, Raw: lifted}, nil)
+	_, err = h.CallTool(t.Context(), far, "echo", &session.Arguments{Value: map[string]any{"message": "checked"}, Raw: lifted}, nil)
 	if failure.KindOf(err) != failure.KindInternal {
 		t.Errorf("with the string lost: kind %s (%v), want internal", failure.KindOf(err), err)
 	}

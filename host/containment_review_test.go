@@ -19,6 +19,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 )
 
 const reviewSecret = "sk-live-8f3a9c2e"
@@ -33,7 +34,7 @@ func TestSecretRedactedInCallErrorsAndLogs(t *testing.T) {
 	srv.Env["API_KEY"] = "${TOKEN}"
 	var mu sync.Mutex
 	var logged []string
-	caller := &host.Caller{Log: func(_ context.Context, p *mcp.LoggingMessageParams) {
+	caller := &session.Caller{Log: func(_ context.Context, p *mcp.LoggingMessageParams) {
 		mu.Lock()
 		defer mu.Unlock()
 		logged = append(logged, p.Data.(string))

@@ -23,7 +23,9 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 )
 
 // recordedPids lists the pids a fake recorded in dir, and fails when there
@@ -226,7 +228,7 @@ func TestToolListIsBounded(t *testing.T) {
 
 // askingCaller is a caller with every capability, counting what it is asked.
 type askingCaller struct {
-	host.Caller
+	session.Caller
 	asked atomic.Int32
 }
 
@@ -379,7 +381,7 @@ func TestSlowCallerDoesNotStallOthers(t *testing.T) {
 	unblock := make(chan struct{})
 	defer close(unblock)
 	var got atomic.Int32
-	slow := &host.Caller{Progress: func(context.Context, *mcp.ProgressNotificationParams) {
+	slow := &session.Caller{Progress: func(context.Context, *mcp.ProgressNotificationParams) {
 		got.Add(1)
 		<-unblock // never reads, for now
 	}}
@@ -406,5 +408,46 @@ func TestSlowCallerDoesNotStallOthers(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("the slow caller's call never ended")
+	}
+}
+
+// Without the reaper (Options.ReapOrphans unset: where colibri cannot
+// become one), docs/security.md promises only the process group: the
+// server dies at teardown, but a descendant that left its group (setsid)
+// and was orphaned when the server left politely on EOF, or a
+// double-forked daemon, is no longer in the server's tree, and survives.
+// ReapOrphans is what ends them (TestNothingOutlivesItsRequest). This
+// fails if the host reaps orphans without the option.
+func TestWithoutTheReaperOnlyTheGroupDies(t *testing.T) {
+	for _, tc := range []struct {
+		fake      string
+		procs     int
+		survivors int
+	}{
+		{"setsid-escape", 2, 1},
+		{"double-fork", 3, 1},
+	} {
+		t.Run(tc.fake, func(t *testing.T) {
+			t.Cleanup(func() { proc.ReapAdopted() }) // the test is the reaper: end what survived
+			h := host.New(host.Options{Timeout: 5 * time.Second, TerminateGrace: 300 * time.Millisecond})
+			srv := fake(tc.fake)
+			pids := t.TempDir()
+			srv.Env["FAKEMCP_PIDS"] = pids
+			if _, err := h.ListTools(t.Context(), srv, nil); err != nil {
+				t.Fatal(err)
+			}
+			recorded := recordedPids(t, pids, tc.procs)
+			h.Close()
+			var alive []int
+			for _, pid := range recorded {
+				if procs.Alive(pid) {
+					alive = append(alive, pid)
+				}
+			}
+			if len(alive) != tc.survivors {
+				t.Errorf("%d of the server's processes %v are alive after teardown without the reaper (%v), want %d",
+					len(alive), recorded, alive, tc.survivors)
+			}
+		})
 	}
 }

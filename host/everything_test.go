@@ -24,6 +24,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -116,7 +117,7 @@ func TestEverythingOverHTTP(t *testing.T) {
 			// Progress, in order, under colibri's token.
 			var mu sync.Mutex
 			var progress []float64
-			caller := &host.Caller{Progress: func(_ context.Context, p *mcp.ProgressNotificationParams) {
+			caller := &session.Caller{Progress: func(_ context.Context, p *mcp.ProgressNotificationParams) {
 				mu.Lock()
 				progress = append(progress, p.Progress)
 				mu.Unlock()
@@ -131,7 +132,7 @@ func TestEverythingOverHTTP(t *testing.T) {
 			mu.Unlock()
 
 			// Sampling is forwarded to the caller and answered back.
-			sampler := &host.Caller{CreateMessage: func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			sampler := &session.Caller{CreateMessage: func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 				return &mcp.CreateMessageResult{Model: "test", Role: "assistant", Content: &mcp.TextContent{Text: "sampled-answer"}}, nil
 			}}
 			res, err = h.CallTool(t.Context(), srv, "trigger-sampling-request", map[string]any{"prompt": "hi"}, sampler)
@@ -143,7 +144,7 @@ func TestEverythingOverHTTP(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			started := make(chan struct{})
 			var once sync.Once
-			canceller := &host.Caller{Progress: func(context.Context, *mcp.ProgressNotificationParams) { once.Do(func() { close(started) }) }}
+			canceller := &session.Caller{Progress: func(context.Context, *mcp.ProgressNotificationParams) { once.Do(func() { close(started) }) }}
 			go func() {
 				<-started
 				cancel()

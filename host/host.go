@@ -17,6 +17,7 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -30,7 +31,11 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
-	osproc "github.com/colibri-mcp/colibri-mcp/internal/proc"
+	"github.com/colibri-mcp/colibri-mcp/internal/launch"
+	"github.com/colibri-mcp/colibri-mcp/internal/listcache"
+	"github.com/colibri-mcp/colibri-mcp/internal/pool"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
+	"github.com/colibri-mcp/colibri-mcp/internal/toolschema"
 	"github.com/colibri-mcp/colibri-mcp/internal/upver"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -112,6 +117,15 @@ type Options struct {
 	// it cancels them.
 	DrainTimeout time.Duration
 
+	// ReapOrphans, when set, kills and reaps the orphans of hosted servers
+	// that the kernel reparented to colibri, after each teardown and at
+	// Close: main sets it to proc.ReapAdopted once colibri is the reaper
+	// (proc.AcquireReaper). Without it, teardown kills a server's whole
+	// tree while the server lives (proc.KillTree), but a descendant that
+	// left the tree before (a double-forked daemon) is not colibri's to
+	// find.
+	ReapOrphans func() int
+
 	// NoSpares turns spare processes off ("spare" in the registry): for
 	// one-shot commands, whose host ends before a spare would serve.
 	NoSpares bool
@@ -119,6 +133,14 @@ type Options struct {
 	// to speak 2026-07-28 or not (at most a third of the initialize phase).
 	ProbeTimeout time.Duration
 }
+
+// Defaults of the persistent lifecycle.
+const (
+	DefaultPingInterval     = 30 * time.Second
+	DefaultCircuitThreshold = 3
+	DefaultCooldown         = time.Second
+	DefaultCooldownMax      = time.Minute
+)
 
 // Defaults of the contract (CONTRACT.md section 2).
 const (
@@ -143,14 +165,14 @@ type Host struct {
 	log     *slog.Logger
 	slots   chan struct{}
 	bg      tasks // teardowns running after their answer
-	schemas schemaCache
-	lists   listCache
+	schemas *toolschema.Cache
+	lists   listcache.Cache
 	known   knownLists
 	up      sync.Map // server name → bool: its last start succeeded
-	pool    pool
+	pool    *pool.Pool
 	spares  *spares      // per_request entries' started processes
 	waiting atomic.Int32 // requests waiting for a process slot
-	seq     atomic.Uint64
+	launch  *launch.Builder
 	watch   atomic.Pointer[func(*registry.Server, []*mcp.Tool)] // WatchLists
 
 	versions *upver.Book // the protocol version each entry speaks
@@ -162,18 +184,17 @@ type Host struct {
 	requests tasks
 	base     context.Context
 	cancel   context.CancelFunc
-
-	// sandboxWarned: server name → true once a best_effort sandbox's
-	// missing rules were logged.
-	sandboxWarned sync.Map
 }
 
 // reapAdopted kills and reaps the orphans of hosted servers that the
-// kernel reparented to colibri (when it is the reaper: see internal/proc).
-// A process that escaped its server's tree this way (double fork, setsid)
-// outlives no teardown. Hosted servers may not keep daemons.
+// kernel reparented to colibri (Options.ReapOrphans). A process that
+// escaped its server's tree this way (double fork, setsid) outlives no
+// teardown. Hosted servers may not keep daemons.
 func (h *Host) reapAdopted() {
-	if n := osproc.ReapAdopted(); n > 0 {
+	if h.opts.ReapOrphans == nil {
+		return
+	}
+	if n := h.opts.ReapOrphans(); n > 0 {
 		h.log.Warn("killed processes that hosted servers left behind outside their process tree", "count", n)
 	}
 }
@@ -206,8 +227,23 @@ func New(opts Options) *Host {
 		log:   opts.Logger,
 		slots: make(chan struct{}, opts.MaxProcs),
 	}
+	h.schemas = toolschema.New(opts.Logger, opts.Bulk)
+	h.launch = launch.New(launch.Config{
+		Environ: opts.Environ, JailPriv: opts.JailPriv, JailHelper: opts.JailHelper,
+		Launcher: opts.Launcher, SandboxABI: opts.SandboxABI, SandboxProtect: opts.SandboxProtect,
+		StateDir: opts.StateDir, Logger: opts.Logger,
+	})
 	h.base, h.cancel = context.WithCancel(context.Background())
-	h.pool.h = h
+	h.pool = pool.New(pool.Options{
+		Open: h.openRetrying, Timeout: opts.Timeout, PingInterval: opts.PingInterval,
+		CircuitThreshold: opts.CircuitThreshold, Cooldown: opts.Cooldown, CooldownMax: opts.CooldownMax,
+		Log:    opts.Logger,
+		Listed: func(srv *registry.Server, tools []*mcp.Tool) { h.known.put(srv, tools, time.Now()) },
+		ToolsChanged: func(srv *registry.Server) {
+			h.known.forget(srv.Name)
+			h.listed(srv, nil)
+		},
+	})
 	h.spares = h.newSpares()
 	h.versions = upver.New()
 	return h
@@ -274,26 +310,9 @@ func (h *Host) Close() {
 	}
 	h.cancel()
 	h.requests.Wait() // cancelled requests return promptly: every phase watches its context
-	h.pool.closeAll()
+	h.pool.Close()
 	h.bg.Wait()
 	h.reapAdopted()
-}
-
-// getenv looks NAME up in colibri's own environment (for ${NAME}).
-func (h *Host) getenv(name string) (string, bool) {
-	for _, kv := range h.opts.Environ() {
-		if v, ok := cutVar(kv, name); ok {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-func cutVar(kv, name string) (string, bool) {
-	if len(kv) > len(name) && kv[len(name)] == '=' && kv[:len(name)] == name {
-		return kv[len(name)+1:], true
-	}
-	return "", false
 }
 
 // acquireSlot waits for one of MaxProcs process slots until ctx ends. A
@@ -323,11 +342,11 @@ func (h *Host) acquireSlot(ctx context.Context, server string) error {
 			continue
 		case <-ctx.Done():
 		}
-		if c := context.Cause(ctx); c != errPhaseTimeout && c != context.DeadlineExceeded {
-			return &failure.Error{Kind: failure.KindCancelled, Server: server, Phase: failure.PhaseSpawn, Err: errCancelled}
+		if c := context.Cause(ctx); c != session.ErrPhaseTimeout && c != context.DeadlineExceeded {
+			return &failure.Error{Kind: failure.KindCancelled, Server: server, Phase: failure.PhaseSpawn, Err: session.ErrCancelled}
 		}
 		return &failure.Error{Kind: failure.KindOverloaded, Server: server, Phase: failure.PhaseSpawn,
-			Err:  errOverloaded(cap(h.slots)),
+			Err:  fmt.Errorf("no process slot came free in time (%d hosted processes are alive)", cap(h.slots)),
 			Hint: "raise COLIBRI_MCP_MAX_PROCS or lower the load"}
 	}
 }

@@ -75,6 +75,9 @@ func newHarness(t *testing.T, opts host.Options) *harness {
 	if opts.TerminateGrace == 0 {
 		opts.TerminateGrace = 300 * time.Millisecond
 	}
+	if opts.ReapOrphans == nil {
+		opts.ReapOrphans = proc.ReapAdopted // TestMain made the test the reaper
+	}
 	opts.OnSpawn = func(_ string, pid int) {
 		h.mu.Lock()
 		defer h.mu.Unlock()

@@ -7,6 +7,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/listcache"
+	"github.com/colibri-mcp/colibri-mcp/internal/pool"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -41,17 +44,17 @@ func (k *knownLists) put(srv *registry.Server, tools []*mcp.Tool, now time.Time)
 	if k.m == nil {
 		k.m = map[string]knownList{}
 	}
-	k.m[srv.Name] = knownList{srv: srv, fp: fingerprint(srv), tools: tools, at: now}
+	k.m[srv.Name] = knownList{srv: srv, fp: pool.Fingerprint(srv), tools: tools, at: now}
 }
 
 func (k *knownLists) get(srv *registry.Server, now time.Time) []*mcp.Tool {
 	k.mu.Lock()
 	l, ok := k.m[srv.Name]
 	k.mu.Unlock()
-	if !ok || now.Sub(l.at) > listCacheTTL {
+	if !ok || now.Sub(l.at) > listcache.TTL {
 		return nil
 	}
-	if l.srv != srv && l.fp != fingerprint(srv) { // the same parsed entry needs no fingerprint
+	if l.srv != srv && l.fp != pool.Fingerprint(srv) { // the same parsed entry needs no fingerprint
 		return nil
 	}
 	return l.tools
@@ -75,20 +78,14 @@ func (k *knownLists) retain(reg *registry.Registry) {
 	}
 }
 
-// remember keeps a list the session just read: in the list cache, and as
+// remember keeps a list s just read from srv: in the list cache, and as
 // the server's known list.
-func (s *session) remember(tools []*mcp.Tool, size int64) {
-	s.h.lists.putFor(s.srv.Name, s.listKey(), tools, size)
-	s.h.known.put(s.srv, tools, time.Now())
+func (h *Host) remember(srv *registry.Server, s *session.Session, tools []*mcp.Tool, size int64) {
+	h.lists.Put(srv.Name, sessionListKey(srv, s), tools, size)
+	h.known.put(srv, tools, time.Now())
 }
 
-// admit asks the caller's Allow, if any, whether tool, found in list, may
-// be called: the policy, decided on the annotations of the list this very
-// call was checked against, and the pins, on that list, so that no call
-// runs on a decision taken from an older list.
-func (c *Caller) admit(tool *mcp.Tool, list []*mcp.Tool) error {
-	if c == nil || c.Allow == nil || tool == nil {
-		return nil
-	}
-	return c.Allow(tool, list)
+// sessionListKey is the list cache's key for s's tools.
+func sessionListKey(srv *registry.Server, s *session.Session) [sha256.Size]byte {
+	return listcache.Key(srv, s.Capabilities(), s.InitializeResult())
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -99,7 +100,7 @@ func TestUpstreamModernInputRequestRelayed(t *testing.T) {
 	h := newHarness(t, host.Options{})
 	srv := fake("modern-only")
 	asked := 0
-	caller := &host.Caller{Elicit: func(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	caller := &session.Caller{Elicit: func(_ context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		asked++
 		if p.Message != "your name?" {
 			t.Errorf("elicitation relayed as %+v", p)
@@ -125,7 +126,7 @@ func TestUpstreamModernInputRequestRelayed(t *testing.T) {
 // success, so a task-augmented call could not be relayed.
 func TestUpstreamNeverOffersTasks(t *testing.T) {
 	h := newHarness(t, host.Options{})
-	caller := &host.Caller{
+	caller := &session.Caller{
 		Elicit: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) { return nil, nil },
 		CreateMessage: func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 			return nil, nil

@@ -10,6 +10,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/pool"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -18,11 +20,11 @@ import (
 // down after returning (a persistent server's warm session is used, and
 // kept, instead). Spawn, initialize and tools/list are retried on
 // transient failures.
-func (h *Host) ListTools(ctx context.Context, srv *registry.Server, caller *Caller) ([]*mcp.Tool, error) {
+func (h *Host) ListTools(ctx context.Context, srv *registry.Server, caller *session.Caller) ([]*mcp.Tool, error) {
 	// Listing is always allowed, gate or not: the hosted server is offered
 	// none of the caller's capabilities, so it cannot ask the caller
 	// anything (an elicitation "re-enter your password", a sampling prompt).
-	caller = caller.listing()
+	caller = caller.Listing()
 	ctx, leave, err := h.enter(ctx, srv.Name)
 	if err != nil {
 		return nil, err
@@ -45,7 +47,7 @@ func (h *Host) ListTools(ctx context.Context, srv *registry.Server, caller *Call
 //
 // A call is retried only when it surely never reached the tool, or when the
 // tool declares readOnlyHint or idempotentHint and its process died.
-func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, args any, caller *Caller) (*mcp.CallToolResult, error) {
+func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, args any, caller *session.Caller) (*mcp.CallToolResult, error) {
 	ctx, leave, err := h.enter(ctx, srv.Name)
 	if err != nil {
 		return nil, err
@@ -78,7 +80,7 @@ func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, 
 // the server), relist to ask the server again, and end, which gives the
 // session back, told how the request went.
 type lease struct {
-	s      *session
+	s      *session.Session
 	tools  []*mcp.Tool
 	cached bool
 	relist func(ctx context.Context) ([]*mcp.Tool, error)
@@ -88,7 +90,7 @@ type lease struct {
 // lease opens or borrows a session of srv for one request, its tools listed
 // (fresh: from the server, not a cache). Transient failures of starting and
 // listing are retried.
-func (h *Host) lease(ctx context.Context, srv *registry.Server, caller *Caller, fresh bool) (*lease, error) {
+func (h *Host) lease(ctx context.Context, srv *registry.Server, caller *session.Caller, fresh bool) (*lease, error) {
 	if srv.IsPersistent() {
 		return h.warmLease(ctx, srv, caller, fresh)
 	}
@@ -98,9 +100,9 @@ func (h *Host) lease(ctx context.Context, srv *registry.Server, caller *Caller, 
 	}
 	return &lease{s: s, tools: tools, cached: cached,
 		relist: func(ctx context.Context) ([]*mcp.Tool, error) {
-			tools, size, err := s.listTools(ctx, caller.listing())
+			tools, size, err := s.ListTools(ctx, caller.Listing())
 			if err == nil {
-				s.remember(tools, size)
+				h.remember(srv, s, tools, size)
 			}
 			return tools, err
 		},
@@ -111,12 +113,12 @@ func (h *Host) lease(ctx context.Context, srv *registry.Server, caller *Caller, 
 				// has sent notifications/cancelled; a polite close lets it
 				// reach the server before the process is stopped, within
 				// the teardown bound).
-				s.close()
+				s.Close()
 			default:
 				if err == nil {
-					s.close()
+					s.Close()
 				} else {
-					s.abort()
+					s.Abort()
 				}
 			}
 		},
@@ -125,7 +127,7 @@ func (h *Host) lease(ctx context.Context, srv *registry.Server, caller *Caller, 
 
 // callOnce is one attempt of CallTool: lease a session, call, give it back.
 // It returns the tool it called, for the retry decision.
-func (h *Host) callOnce(ctx context.Context, srv *registry.Server, name string, args any, caller *Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
+func (h *Host) callOnce(ctx context.Context, srv *registry.Server, name string, args any, caller *session.Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
 	l, err := h.lease(ctx, srv, caller, false)
 	if err != nil {
 		return nil, nil, err
@@ -138,7 +140,7 @@ func (h *Host) callOnce(ctx context.Context, srv *registry.Server, name string, 
 // callOn finds the tool in the lease's list, checks the arguments, and
 // calls it. A list from a cache is asked again before colibri refuses a
 // call, or passes on the server's own refusal of it.
-func (h *Host) callOn(ctx context.Context, srv *registry.Server, l *lease, name string, args any, caller *Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
+func (h *Host) callOn(ctx context.Context, srv *registry.Server, l *lease, name string, args any, caller *session.Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
 	tools := l.tools
 	tool := findTool(tools, name)
 	argErr := h.vet(ctx, srv.Name, name, tools, args, caller)
@@ -154,8 +156,8 @@ func (h *Host) callOn(ctx context.Context, srv *registry.Server, l *lease, name 
 	if argErr != nil {
 		return nil, tool, argErr
 	}
-	res, err := l.s.callTool(ctx, name, args, caller)
-	var remote *remoteError
+	res, err := l.s.CallTool(ctx, name, args, caller)
+	var remote *session.RemoteError
 	if errors.As(err, &remote) {
 		// The server refused the call itself. If colibri let it through on
 		// a cached list, the list may be what is wrong: ask again.
@@ -164,7 +166,7 @@ func (h *Host) callOn(ctx context.Context, srv *registry.Server, l *lease, name 
 				return nil, nil, UnknownTool(srv.Name, name, tools)
 			}
 		}
-		return remote.result(name), tool, nil
+		return remote.Result(name), tool, nil
 	}
 	return res, tool, err
 }
@@ -175,15 +177,15 @@ func (h *Host) callOn(ctx context.Context, srv *registry.Server, l *lease, name 
 // the schema, so that a caller learns nothing of a tool it may not call: an
 // invalid_arguments message would say that the tool exists, and what it
 // takes.
-func (h *Host) vet(ctx context.Context, server, name string, have []*mcp.Tool, args any, caller *Caller) error {
+func (h *Host) vet(ctx context.Context, server, name string, have []*mcp.Tool, args any, caller *session.Caller) error {
 	tool := findTool(have, name)
 	if tool == nil {
 		return UnknownTool(server, name, have)
 	}
-	if err := caller.admit(tool, have); err != nil {
+	if err := caller.Admit(tool, have); err != nil {
 		return err
 	}
-	return h.validateArgs(ctx, server, tool, args)
+	return h.schemas.Check(ctx, server, tool, session.Checked(args))
 }
 
 // maxToolsNamed bounds the tools an unknown_tool message names: a long
@@ -252,24 +254,24 @@ func findTool(tools []*mcp.Tool, name string) *mcp.Tool {
 // openAndList opens a session and finds its tools: from the list cache
 // unless fresh is set (cached reports it), else by tools/list, which
 // refreshes the cache. Transient failures are retried.
-func (h *Host) openAndList(ctx context.Context, srv *registry.Server, caller *Caller, fresh bool) (s *session, tools []*mcp.Tool, cached bool, err error) {
+func (h *Host) openAndList(ctx context.Context, srv *registry.Server, caller *session.Caller, fresh bool) (s *session.Session, tools []*mcp.Tool, cached bool, err error) {
 	err = h.withRetries(ctx, srv, func() error {
 		var err error
 		if s, err = h.open(ctx, srv, caller); err != nil {
 			return err
 		}
 		if !fresh {
-			if tools = h.lists.get(s.listKey()); tools != nil {
+			if tools = h.lists.Get(sessionListKey(srv, s)); tools != nil {
 				cached = true
 				return nil
 			}
 		}
 		var size int64
-		if tools, size, err = s.listTools(ctx, caller.listing()); err != nil {
-			s.abort()
+		if tools, size, err = s.ListTools(ctx, caller.Listing()); err != nil {
+			s.Abort()
 			return err
 		}
-		s.remember(tools, size)
+		h.remember(srv, s, tools, size)
 		return nil
 	})
 	if err != nil {
@@ -279,7 +281,7 @@ func (h *Host) openAndList(ctx context.Context, srv *registry.Server, caller *Ca
 }
 
 // openRetrying opens a session, retrying transient failures.
-func (h *Host) openRetrying(ctx context.Context, srv *registry.Server, caller *Caller) (s *session, err error) {
+func (h *Host) openRetrying(ctx context.Context, srv *registry.Server, caller *session.Caller) (s *session.Session, err error) {
 	err = h.withRetries(ctx, srv, func() error {
 		s, err = h.open(ctx, srv, caller)
 		return err
@@ -349,13 +351,13 @@ func (h *Host) backoff(attempt int) time.Duration {
 // setting that cannot work.
 func (h *Host) Check(srv *registry.Server) error {
 	if srv.URL != "" {
-		r, err := h.newRemote(srv)
+		r, err := h.dialRemote(srv)
 		if err == nil {
-			r.stop(0)
+			r.Stop(0)
 		}
 		return err
 	}
-	_, _, err := h.buildCmd(srv)
+	_, _, err := h.launch.Command(srv)
 	return err
 }
 
@@ -363,10 +365,10 @@ func (h *Host) Check(srv *registry.Server) error {
 // longer has, or whose entry changed (they start again, as edited, on next
 // use), and starts the spares of entries new to the host.
 func (h *Host) Retain(reg *registry.Registry) {
-	h.pool.retain(reg)
+	h.pool.Retain(reg)
 	h.known.retain(reg)
 	h.syncSpares(reg)
 }
 
 // Warm lists the warm processes of a persistent server.
-func (h *Host) Warm(server string) []WarmProcess { return h.pool.status(server) }
+func (h *Host) Warm(server string) []pool.Process { return h.pool.Status(server) }

@@ -55,7 +55,7 @@ func TestWarmStormOfCancelsStartsNothingMore(t *testing.T) {
 	}
 	waitUntil(t, "every request is in warm.get", func() bool {
 		buf := make([]byte, 1<<20)
-		return strings.Count(string(buf[:runtime.Stack(buf, true)]), "host.(*warm).get(") >= n
+		return strings.Count(string(buf[:runtime.Stack(buf, true)]), "pool.(*Warm).get(") >= n
 	})
 	cancel()
 	for range n {

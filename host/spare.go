@@ -6,32 +6,30 @@ import (
 	"fmt"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/pool"
 	"github.com/colibri-mcp/colibri-mcp/internal/spare"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
 // spares are the started processes of per_request entries with "spare"
 // (CONTRACT.md section 15), kept by internal/spare. This file wires the
-// keeper to the host: a spare is started by buildCmd and start, exactly as
+// keeper to the host: a spare is built by internal/launch and started by start, exactly as
 // a request's process is (the same environment, jail, and whatever
-// confinement buildCmd adds), holding a process slot that it takes only
+// confinement launch adds), holding a process slot that it takes only
 // when one is free and no request waits for one.
-type spares = spare.Keeper[*proc, *registry.Server]
-
-// Exited makes a *proc a spare.Process.
-func (p *proc) Exited() <-chan struct{} { return p.exited }
+type spares = spare.Keeper[*process, *registry.Server]
 
 func (h *Host) newSpares() *spares {
 	o := h.opts
-	return spare.New(spare.Options[*proc, *registry.Server]{
+	return spare.New(spare.Options[*process, *registry.Server]{
 		Start:   h.startSpare,
 		Discard: h.discardSpare,
-		Died: func(p *proc) error {
-			e := &failure.Error{Kind: failure.KindCrashed, Server: p.server, Phase: failure.PhaseSpawn,
-				Err: fmt.Errorf("the spare process %s before a request took it", p.exitStatus()), StderrTail: p.stderrTail()}
-			return &spareEnd{err: e, clean: p.waitErr == nil} // Died runs once p has exited
+		Died: func(p *process) error {
+			e := &failure.Error{Kind: failure.KindCrashed, Server: p.Server(), Phase: failure.PhaseSpawn,
+				Err: fmt.Errorf("the spare process %s before a request took it", p.DescribeEnd()), StderrTail: p.Tail()}
+			return &spareEnd{err: e, clean: p.ExitedCleanly()} // Died runs once p has exited
 		},
-		Same:        func(a, b *registry.Server) bool { return a == b || fingerprint(a) == fingerprint(b) },
+		Same:        func(a, b *registry.Server) bool { return a == b || pool.Fingerprint(a) == pool.Fingerprint(b) },
 		Backoff:     h.backoff,
 		Threshold:   o.CircuitThreshold,
 		Cooldown:    o.Cooldown,
@@ -54,7 +52,7 @@ func (h *Host) keepsSpares(srv *registry.Server) bool {
 
 // startSpare starts one spare of srv, if a process slot is free and no
 // request is waiting for one.
-func (h *Host) startSpare(_ string, srv *registry.Server) (*proc, error) {
+func (h *Host) startSpare(_ string, srv *registry.Server) (*process, error) {
 	if h.waiting.Load() > 0 {
 		return nil, spare.ErrNoSlot
 	}
@@ -64,7 +62,7 @@ func (h *Host) startSpare(_ string, srv *registry.Server) (*proc, error) {
 		return nil, spare.ErrNoSlot
 	}
 	// ${NAME} is expanded now: a changed variable reaches the next spare.
-	cmd, redact, err := h.buildCmd(srv)
+	cmd, redact, err := h.launch.Command(srv)
 	if err != nil {
 		h.releaseSlot()
 		return nil, err
@@ -74,15 +72,15 @@ func (h *Host) startSpare(_ string, srv *registry.Server) (*proc, error) {
 		h.releaseSlot()
 		return nil, err
 	}
-	p.log.Debug("spare started; nothing is sent to it before a request takes it")
+	p.Logger().Debug("spare started; nothing is sent to it before a request takes it")
 	return p, nil
 }
 
 // discardSpare ends a spare that no request took, its whole tree, and
 // gives back its slot. Nothing was ever sent to it: there is no session to
 // close politely.
-func (h *Host) discardSpare(p *proc) {
-	p.stop(0)
+func (h *Host) discardSpare(p *process) {
+	p.Stop(0)
 	h.releaseSlot()
 	h.reapAdopted()
 }
@@ -90,7 +88,7 @@ func (h *Host) discardSpare(p *proc) {
 // takeSpare hands a request a started process of srv, when one is ready.
 // While srv's spares keep exiting at start it fails fast (unavailable,
 // with the last one's stderr tail), as a persistent server's circuit does.
-func (h *Host) takeSpare(ctx context.Context, srv *registry.Server) (*proc, error) {
+func (h *Host) takeSpare(ctx context.Context, srv *registry.Server) (*process, error) {
 	if !h.keepsSpares(srv) {
 		return nil, nil
 	}
@@ -109,7 +107,7 @@ func (h *Host) takeSpare(ctx context.Context, srv *registry.Server) (*proc, erro
 	if !ok {
 		return nil, nil
 	}
-	p.log.DebugContext(ctx, "a request took the spare") // with the request's id
+	p.Logger().DebugContext(ctx, "a request took the spare") // with the request's id
 	return p, nil
 }
 

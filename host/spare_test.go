@@ -18,6 +18,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -95,13 +96,13 @@ func TestSpareGetsTheCallersCapabilities(t *testing.T) {
 	h := newHarness(t, host.Options{})
 	srv, _ := spareServer(t, "spare-witness", 1)
 	h.Retain(regOf(srv))
-	sampler := &host.Caller{CreateMessage: func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	sampler := &session.Caller{CreateMessage: func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 		return nil, nil
 	}}
 	for _, c := range []struct {
-		caller *host.Caller
+		caller *session.Caller
 		want   string
-	}{{sampler, "sampling"}, {nil, ""}, {&host.Caller{}, ""}} {
+	}{{sampler, "sampling"}, {nil, ""}, {&session.Caller{}, ""}} {
 		waitUntil(t, "no spare ready", readyIs(h, srv.Name, 1))
 		hits := h.Spares(srv.Name).Hits
 		res, err := h.CallTool(t.Context(), srv, "caps", nil, c.caller)

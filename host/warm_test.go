@@ -447,7 +447,7 @@ func TestWarmWaiterOutlivesTheStartersCancel(t *testing.T) {
 	// it can only wait for it.
 	waitUntil(t, "the second request waits for the start", func() bool {
 		buf := make([]byte, 1<<20)
-		return strings.Count(string(buf[:runtime.Stack(buf, true)]), "host.(*warm).get(") >= 2
+		return strings.Count(string(buf[:runtime.Stack(buf, true)]), "pool.(*Warm).get(") >= 2
 	})
 	cancelA()
 	if err := <-errA; failure.KindOf(err) != failure.KindCancelled {

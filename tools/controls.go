@@ -11,10 +11,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/audit"
-	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 )
 
@@ -118,7 +118,7 @@ func (s *Service) nameOf(name string) string {
 
 // Call is CallTool for callers other than an MCP session (the command
 // line): the call is audited and counted as a session's call is.
-func (s *Service) Call(ctx context.Context, server, name string, args json.RawMessage, caller *host.Caller) (*mcp.CallToolResult, error) {
+func (s *Service) Call(ctx context.Context, server, name string, args json.RawMessage, caller *session.Caller) (*mcp.CallToolResult, error) {
 	if reqid.From(ctx) == "" {
 		ctx = reqid.With(ctx, reqid.New())
 	}

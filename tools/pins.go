@@ -8,9 +8,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -127,7 +127,7 @@ func toolChanged(server, tool string, what []string, call bool) error {
 // capsOf is the pins' name of the capabilities a session for caller is
 // offered: what host offers a hosted server for it (sampling, elicitation,
 // roots).
-func capsOf(c *host.Caller) string {
+func capsOf(c *session.Caller) string {
 	if c == nil {
 		return pin.NoCaps
 	}

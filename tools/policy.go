@@ -6,10 +6,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/principal"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/policy"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -57,7 +57,7 @@ func (s *Service) allowedOf(ctx context.Context, reg *registry.Registry, srv *re
 // places (checkPinned): a tool that differs from its pin is refused before
 // anything starts when the known list already shows it, and in any case
 // before tools/call is sent. It returns the caller to hand the host.
-func (s *Service) guardCall(ctx context.Context, reg *registry.Registry, srv *registry.Server, name string, caller *host.Caller) (*host.Caller, error) {
+func (s *Service) guardCall(ctx context.Context, reg *registry.Registry, srv *registry.Server, name string, caller *session.Caller) (*session.Caller, error) {
 	rules := reg.Rules(srv)
 	pinning := s.pinning(reg, srv)
 	if rules.Empty() && !pinning {
@@ -81,7 +81,7 @@ func (s *Service) guardCall(ctx context.Context, reg *registry.Registry, srv *re
 			return nil, err
 		}
 	}
-	c := &host.Caller{}
+	c := &session.Caller{}
 	if caller != nil {
 		cp := *caller
 		c = &cp

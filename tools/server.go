@@ -14,10 +14,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/clip"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -404,9 +404,9 @@ func structured(v any, isError bool) *mcp.CallToolResult {
 // (only those the caller advertised). Everything is sent under ctx, the
 // caller's own request: over Streamable HTTP that is what puts a message on
 // that request's stream, and not on another caller's.
-func (s *Service) callerOf(ctx context.Context, req *mcp.CallToolRequest) *host.Caller {
+func (s *Service) callerOf(ctx context.Context, req *mcp.CallToolRequest) *session.Caller {
 	ss := req.Session
-	c := &host.Caller{
+	c := &session.Caller{
 		Meta:     traceContext(req.Params.GetMeta()),
 		LogLevel: s.levels.get(ss),
 		Log: func(_ context.Context, p *mcp.LoggingMessageParams) {

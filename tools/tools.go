@@ -29,6 +29,8 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/clip"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
+	"github.com/colibri-mcp/colibri-mcp/internal/pool"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
@@ -174,8 +176,8 @@ type SpareInfo struct {
 // WarmInfo is the state of a persistent server's warm processes (one per
 // set of client capabilities offered).
 type WarmInfo struct {
-	Up        bool               `json:"up"`
-	Processes []host.WarmProcess `json:"processes"`
+	Up        bool           `json:"up"`
+	Processes []pool.Process `json:"processes"`
 }
 
 // JailInfo is a server's confinement, as the registry gives it.
@@ -325,7 +327,7 @@ func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
 		if srv.IsPersistent() {
 			procs := s.opts.Host.Warm(name)
 			if procs == nil {
-				procs = []host.WarmProcess{}
+				procs = []pool.Process{}
 			}
 			info.Warm = &WarmInfo{Up: len(procs) > 0, Processes: procs}
 		}
@@ -347,7 +349,7 @@ func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
 // (unknown_tool, naming the closest and those it has); with all, each
 // failure is reported in its entry, and only servers that list in.Tool are
 // kept.
-func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host.Caller) (*ListToolsResult, error) {
+func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *session.Caller) (*ListToolsResult, error) {
 	if s.opts.Aggregate {
 		// The lists read below are heard by the catalog, which names their
 		// tools: the command line, which serves nothing, gets exposed
@@ -473,7 +475,7 @@ func unknownAnywhere(tool string, servers []string, have [][]*mcp.Tool) error {
 
 // CallTool calls tool name of server with args (a JSON object, or empty).
 // It refuses with call_disabled, spawning nothing, while the gate is off.
-func (s *Service) CallTool(ctx context.Context, server, name string, args json.RawMessage, caller *host.Caller) (*mcp.CallToolResult, error) {
+func (s *Service) CallTool(ctx context.Context, server, name string, args json.RawMessage, caller *session.Caller) (*mcp.CallToolResult, error) {
 	if !s.opts.ExternalCall {
 		return nil, &failure.Error{Kind: failure.KindCallDisabled, Server: server, Tool: name,
 			Err: errors.New("calling hosted tools is disabled: start colibri-mcp with --external-call or set COLIBRI_MCP_EXTERNAL_CALL=1 (hosted servers are untrusted third-party code)")}
@@ -505,7 +507,7 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	// Strings lifted into the bulk table stay references: the host's schema
 	// check reads their values only when the schema looks at what a string
 	// says, and the hosted server is sent them lowered, on the way out.
-	res, err := s.opts.Host.CallTool(ctx, srv, name, &host.Arguments{Value: decoded, Raw: sent}, caller)
+	res, err := s.opts.Host.CallTool(ctx, srv, name, &session.Arguments{Value: decoded, Raw: sent}, caller)
 	if failure.KindOf(err) == failure.KindUnknownTool && (!reg.Rules(srv).Empty() || s.pinning(reg, srv)) {
 		// The host's hint names every tool the server lists: name only
 		// those the caller may see (and, pinned, those not changed), from

@@ -24,6 +24,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
+	"github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
@@ -565,6 +566,9 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		OAuth:          oauth.NewHandlers(oauthOptions(s)).Handler,
 		Bulk:           s.bulk,
 		NoSpares:       !s.serving, // a one-shot command ends before a spare would serve
+	}
+	if proc.IsReaper() { // main's harden made colibri the reaper of what it hosts
+		opts.ReapOrphans = proc.ReapAdopted
 	}
 	sandboxWiring(&opts, s)
 	if m := s.metrics; m != nil {

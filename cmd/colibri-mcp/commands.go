@@ -23,9 +23,9 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
 	"github.com/colibri-mcp/colibri-mcp/internal/principal"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 
-	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/stdioserve"
@@ -344,11 +344,11 @@ func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOpt
 	svc, h := newService(s)
 	defer h.Close()
 	asJSON := opts.output != "text"
-	var caller *host.Caller
+	var caller *session.Caller
 	p := &progressLine{w: stderr}
 	if isTerminal(stderr) {
 		// A person is watching: show the hosted server's progress.
-		caller = &host.Caller{Progress: p.show}
+		caller = &session.Caller{Progress: p.show}
 	}
 	stdout, stderr = safe(stdout), safe(stderr) // the hosted server's words
 	// Audited and counted, as a session's call is.

@@ -23,8 +23,8 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 )
 
-// session is a client of a running colibri-mcp, with what it saw on the wire.
-type session struct {
+// colibriRun is a client of a running colibri-mcp, with what it saw on the wire.
+type colibriRun struct {
 	cs     *mcp.ClientSession
 	rec    *wireLog
 	stderr *lockedWriter
@@ -92,12 +92,12 @@ func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // start runs colibri-mcp serve on registry and connects a client with opts.
-func start(t *testing.T, registry string, opts *mcp.ClientOptions, extraArgs ...string) *session {
+func start(t *testing.T, registry string, opts *mcp.ClientOptions, extraArgs ...string) *colibriRun {
 	t.Helper()
 	args := append([]string{"serve", "--external-config", registry, "--external-call", "--log-level", "debug"}, extraArgs...)
 	cmd := exec.Command(colibriBin, args...)
 	cmd.Env = append(os.Environ(), pinEnv(t), "E2E_SECRET=x")
-	s := &session{stderr: &lockedWriter{w: &strings.Builder{}}}
+	s := &colibriRun{stderr: &lockedWriter{w: &strings.Builder{}}}
 	cmd.Stderr = s.stderr
 	s.rec = &wireLog{Transport: &mcp.CommandTransport{Command: cmd}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "protocol", Version: "1"}, opts)
@@ -111,7 +111,7 @@ func start(t *testing.T, registry string, opts *mcp.ClientOptions, extraArgs ...
 	return s
 }
 
-func (s *session) logs() string { return s.stderr.String() }
+func (s *colibriRun) logs() string { return s.stderr.String() }
 
 func hostedCall(server, tool string, args map[string]any) *mcp.CallToolParams {
 	return &mcp.CallToolParams{Name: "colibri_external_mcp_call_tool",
@@ -318,7 +318,7 @@ func TestProtocolServerToClientRequests(t *testing.T) {
 	e := everything(t)
 	e["everything"]["pin"] = "off"
 	reg := writeRegistry(t, e)
-	listed := func(s *session) []string {
+	listed := func(s *colibriRun) []string {
 		res := call(t, s.cs, "colibri_external_mcp_list_tools", map[string]any{"server": "everything"})
 		var out struct {
 			Servers []struct{ Tools []struct{ Name string } }

@@ -56,6 +56,19 @@ const (
 	PhaseCall       Phase = "call"
 )
 
+// Method is the MCP request of phase p ("tools/call" for call).
+func (p Phase) Method() string {
+	switch p {
+	case PhaseInitialize:
+		return "initialize"
+	case PhaseList:
+		return "tools/list"
+	case PhaseCall:
+		return "tools/call"
+	}
+	return string(p)
+}
+
 // Error is a failure of colibri's own while hosting a server (never a hosted
 // tool's own isError result). It says what, where and, when it can, what to do.
 type Error struct {

@@ -31,8 +31,8 @@ import (
 
 // Process is a started process, as the keeper sees it.
 type Process interface {
-	// Exited is closed once the process has ended.
-	Exited() <-chan struct{}
+	// Done is closed once the process has ended.
+	Done() <-chan struct{}
 }
 
 // Entry is one server whose spares are kept.
@@ -228,7 +228,7 @@ func (k *Keeper[P, S]) Take(e Entry[S]) (p P, ok bool, err error) {
 		o := s.ready[0]
 		s.ready = s.ready[1:]
 		select {
-		case <-o.p.Exited():
+		case <-o.p.Done():
 			continue // it died: its watcher counts it and ends it
 		default:
 		}
@@ -485,7 +485,7 @@ func (k *Keeper[P, S]) watch(s *set[P, S], o *one[P]) {
 	select {
 	case <-o.claimed:
 		return
-	case <-o.p.Exited():
+	case <-o.p.Done():
 	}
 	lived := time.Since(o.started)
 	err := errors.New("the spare exited")

@@ -15,8 +15,8 @@ type fakeProc struct {
 	once sync.Once
 }
 
-func (p *fakeProc) Exited() <-chan struct{} { return p.exit }
-func (p *fakeProc) die()                    { p.once.Do(func() { close(p.exit) }) }
+func (p *fakeProc) Done() <-chan struct{} { return p.exit }
+func (p *fakeProc) die()                  { p.once.Do(func() { close(p.exit) }) }
 
 // world is a keeper over fake processes, with what it started and ended.
 type world struct {

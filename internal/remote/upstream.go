@@ -1,4 +1,4 @@
-package host
+package remote
 
 import (
 	"context"
@@ -16,34 +16,46 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
-	"github.com/colibri-mcp/colibri-mcp/internal/remote"
+	"github.com/colibri-mcp/colibri-mcp/internal/redact"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
-// remoteUp is a remote MCP server reached over HTTP (a "url" entry): the
-// second kind of upstream. It holds no process slot; it ends when its MCP
+// Upstream is a remote MCP server reached over HTTP (a "url" entry): the
+// second kind of session.Upstream, which it satisfies structurally. It holds no process slot; it ends when its MCP
 // session is gone for good (the server forgot it, or the connection broke)
 // or when colibri stops it.
-type remoteUp struct {
-	conn   *remote.Conn
+type Upstream struct {
+	conn   *Conn
 	url    string // as shown: query values redacted
 	log    *slog.Logger
-	redact *redactor
+	redact *redact.Set
 
 	endOnce sync.Once
 	endCh   chan struct{}
 	why     string // how it ended; valid once endCh is closed
 }
 
-var _ upstream = (*remoteUp)(nil)
+// UpstreamOptions are what Dial needs of colibri.
+type UpstreamOptions struct {
+	// Getenv looks a variable up in colibri's environment (${NAME}).
+	Getenv func(name string) (string, bool)
+	// OAuth gives the OAuth handler of an entry with "oauth"; hc is the
+	// HTTP client for the handler's own requests. Nil: such an entry
+	// fails with kind config.
+	OAuth func(srv *registry.Server, hc *http.Client) (auth.OAuthHandler, error)
+	// MaxResultBytes bounds one message.
+	MaxResultBytes int64
+	// Log receives the upstream's lines; server= and url= are added.
+	Log *slog.Logger
+}
 
-// newRemote prepares the connection to srv: ${NAME} expanded in its headers
+// Dial prepares the connection to srv: ${NAME} expanded in its headers
 // and bearer token (a missing variable is a config error naming it), its
 // OAuth handler made. Nothing is sent yet.
-func (h *Host) newRemote(srv *registry.Server) (*remoteUp, error) {
+func Dial(srv *registry.Server, opts UpstreamOptions) (*Upstream, error) {
 	var secrets []string
 	headers, bearer, err := srv.ExpandRemote(func(name string) (string, bool) {
-		v, ok := h.getenv(name)
+		v, ok := opts.Getenv(name)
 		if ok {
 			secrets = append(secrets, v)
 		}
@@ -58,14 +70,14 @@ func (h *Host) newRemote(srv *registry.Server) (*remoteUp, error) {
 	secrets = append(secrets, srv.URLSecrets()...)
 	var oauth auth.OAuthHandler
 	if srv.OAuth != nil {
-		if h.opts.OAuth == nil {
+		if opts.OAuth == nil {
 			return nil, &failure.Error{Kind: failure.KindConfig, Server: srv.Name, Phase: failure.PhaseSpawn,
 				Err: errors.New("OAuth is not available in this build of colibri")}
 		}
 		// The handler's own requests (discovery, tokens) carry none of
 		// the entry's headers; refusing private addresses for discovery,
 		// unless allow_private_network, is the OAuth package's to do.
-		oauth, err = h.opts.OAuth(srv, &http.Client{})
+		oauth, err = opts.OAuth(srv, &http.Client{})
 		if err != nil {
 			var e *failure.Error
 			if errors.As(err, &e) {
@@ -74,14 +86,14 @@ func (h *Host) newRemote(srv *registry.Server) (*remoteUp, error) {
 			return nil, &failure.Error{Kind: failure.KindUnauthorized, Server: srv.Name, Phase: failure.PhaseSpawn, Err: err}
 		}
 	}
-	return &remoteUp{
-		conn: remote.New(remote.Options{
+	return &Upstream{
+		conn: New(Options{
 			URL: srv.URL, Transport: srv.Transport, Headers: headers, Bearer: bearer,
-			OAuth: oauth, MaxBytes: h.opts.MaxResultBytes,
+			OAuth: oauth, MaxBytes: opts.MaxResultBytes,
 		}),
 		url:    srv.ShownURL(),
-		log:    h.log.With("server", srv.Name, "url", srv.ShownURL()),
-		redact: newRedactor(secrets),
+		log:    opts.Log.With("server", srv.Name, "url", srv.ShownURL()),
+		redact: redact.New(secrets),
 		endCh:  make(chan struct{}),
 	}, nil
 }
@@ -101,45 +113,45 @@ func expandHint(err error) string {
 }
 
 // end marks the remote session gone, saying why.
-func (r *remoteUp) end(why string) {
+func (r *Upstream) end(why string) {
 	r.endOnce.Do(func() {
 		r.why = why
 		close(r.endCh)
 	})
 }
 
-func (r *remoteUp) transport() mcp.Transport {
+func (r *Upstream) Transport() mcp.Transport {
 	return &endingTransport{r: r, inner: r.conn.Transport()}
 }
-func (r *remoteUp) done() <-chan struct{} { return r.endCh }
+func (r *Upstream) Done() <-chan struct{} { return r.endCh }
 
-func (r *remoteUp) ended(d time.Duration) bool { return closedWithin(r.endCh, d) }
+func (r *Upstream) Ended(d time.Duration) bool { return closedWithin(r.endCh, d) }
 
-func (r *remoteUp) endedWithError() bool { return false }
+func (r *Upstream) EndedWithError() bool { return false }
 
-func (r *remoteUp) describeEnd() string {
-	if r.ended(0) {
+func (r *Upstream) DescribeEnd() string {
+	if r.Ended(0) {
 		return r.why
 	}
 	return "is still connected"
 }
 
-// negotiated is told the version initialize (or server/discover) settled.
-func (r *remoteUp) negotiated(v string) { r.conn.SetProtocolVersion(v) }
+// Negotiated is told the version initialize (or server/discover) settled.
+func (r *Upstream) Negotiated(v string) { r.conn.SetProtocolVersion(v) }
 
-func (r *remoteUp) read() int64    { return r.conn.BytesRead() }
-func (r *remoteUp) oversize() bool { return r.conn.TooLarge() }
+func (r *Upstream) BytesRead() int64 { return r.conn.BytesRead() }
+func (r *Upstream) Oversize() bool   { return r.conn.TooLarge() }
 
-func (r *remoteUp) track(ctx context.Context) context.Context {
-	ctx, _ = remote.Track(ctx)
+func (r *Upstream) Track(ctx context.Context) context.Context {
+	ctx, _ = Track(ctx)
 	return ctx
 }
 
-// toolError: a JSON-RPC error is the tool's own answer only when it came
+// ToolError: a JSON-RPC error is the tool's own answer only when it came
 // with a success status (an HTTP error status may carry one too, and the
 // SDK reports a request that got no answer as one).
-func (r *remoteUp) toolError(ctx context.Context) bool {
-	x := remote.ExchangeOf(ctx)
+func (r *Upstream) ToolError(ctx context.Context) bool {
+	x := ExchangeOf(ctx)
 	if x == nil {
 		return false
 	}
@@ -147,21 +159,21 @@ func (r *remoteUp) toolError(ctx context.Context) bool {
 	return status >= 200 && status < 300
 }
 
-func (r *remoteUp) tail() string                          { return "" }
-func (r *remoteUp) unstick(context.Context) (stop func()) { return func() {} } // every request ends with its context
-func (r *remoteUp) closeConn()                            { r.conn.Close() }
-func (r *remoteUp) lowers() bool                          { return false } // go-sdk's HTTP transports
-func (r *remoteUp) logger() *slog.Logger                  { return r.log }
-func (r *remoteUp) redactor() *redactor                   { return r.redact }
-func (r *remoteUp) procID() int                           { return 0 }
-func (r *remoteUp) usesSlot() bool                        { return false }
+func (r *Upstream) Tail() string                          { return "" }
+func (r *Upstream) Unstick(context.Context) (stop func()) { return func() {} } // every request ends with its context
+func (r *Upstream) CloseConn()                            { r.conn.Close() }
+func (r *Upstream) Lowers() bool                          { return false } // go-sdk's HTTP transports
+func (r *Upstream) Logger() *slog.Logger                  { return r.log }
+func (r *Upstream) Secrets() *redact.Set                  { return r.redact }
+func (r *Upstream) PID() int                              { return 0 }
+func (r *Upstream) UsesSlot() bool                        { return false }
 
-func (r *remoteUp) stop(time.Duration) {
+func (r *Upstream) Stop(time.Duration) {
 	r.end("was closed by colibri")
 	r.conn.Close()
 }
 
-func (r *remoteUp) kill() { r.stop(0) }
+func (r *Upstream) Kill() { r.Stop(0) }
 
 // loginNeeded finds, in errs, an error that says a login is required.
 func loginNeeded(lr *loginRequired, errs ...error) bool {
@@ -211,14 +223,14 @@ type credentialsRefused interface {
 // written, 429, 503, expired session), or, for a tool that declares
 // readOnlyHint or idempotentHint, also on 500, 502, 504 or a connection
 // broken after the request was written.
-func (r *remoteUp) diagnose(ctx context.Context, e *failure.Error, phase failure.Phase, err error) {
+func (r *Upstream) Diagnose(ctx context.Context, e *failure.Error, phase failure.Phase, err error) {
 	var status int
 	var wrote bool
 	var after time.Duration
 	netErr := err
 	var ctype string
 	var notMCP bool
-	if x := remote.ExchangeOf(ctx); x != nil {
+	if x := ExchangeOf(ctx); x != nil {
 		status, wrote, after = x.Snapshot()
 		ctype, _, notMCP = x.NotMCP()
 		if xe := x.Err(); xe != nil {
@@ -230,11 +242,11 @@ func (r *remoteUp) diagnose(ctx context.Context, e *failure.Error, phase failure
 	if status >= 300 {
 		e.HTTPStatus = status
 	}
-	method := phaseMethod(phase)
+	method := phase.Method()
 	var lr loginRequired
 	var refused credentialsRefused
 	var rpcErr *jsonrpc.Error
-	var redir *remote.RedirectError
+	var redir *RedirectError
 	var failed error
 	switch {
 	case loginNeeded(&lr, err, netErr):
@@ -305,7 +317,7 @@ func (r *remoteUp) diagnose(ctx context.Context, e *failure.Error, phase failure
 		}
 		msg := http.StatusText(status)
 		if errors.As(err, &rpcErr) {
-			msg = r.redact.apply(rpcErr.Message)
+			msg = r.redact.Apply(rpcErr.Message)
 		}
 		e.Err = fmt.Errorf("the server answered HTTP %d to %s: %s", status, method, msg)
 		if status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
@@ -327,7 +339,7 @@ func (r *remoteUp) diagnose(ctx context.Context, e *failure.Error, phase failure
 		e.Retry.Transient = true
 	case errors.As(err, &rpcErr):
 		e.Kind = failure.KindHandshake
-		e.Err = fmt.Errorf("%s failed: the server answered error %d: %s", method, rpcErr.Code, r.redact.apply(rpcErr.Message))
+		e.Err = fmt.Errorf("%s failed: the server answered error %d: %s", method, rpcErr.Code, r.redact.Apply(rpcErr.Message))
 	default:
 		// The SDK's connection is gone (a broken stream, a body that is
 		// not MCP): the next request needs a new session.
@@ -344,10 +356,10 @@ func (r *remoteUp) diagnose(ctx context.Context, e *failure.Error, phase failure
 // unwraps to it.
 type redactedErr struct {
 	err    error
-	redact *redactor
+	redact *redact.Set
 }
 
-func (e redactedErr) Error() string { return e.redact.apply(e.err.Error()) }
+func (e redactedErr) Error() string { return e.redact.Apply(e.err.Error()) }
 func (e redactedErr) Unwrap() error { return e.err }
 
 func isCertError(err error) bool {
@@ -368,7 +380,7 @@ func isNetError(err error) bool {
 // endingTransport marks the upstream ended when its connection fails for
 // good (a read error that no context explains).
 type endingTransport struct {
-	r     *remoteUp
+	r     *Upstream
 	inner mcp.Transport
 }
 
@@ -382,7 +394,7 @@ func (t *endingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 
 type endingConn struct {
 	mcp.Connection
-	r *remoteUp
+	r *Upstream
 }
 
 func (c *endingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -396,4 +408,24 @@ func (c *endingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (c *endingConn) Close() error {
 	c.r.end("was closed by colibri")
 	return c.Connection.Close()
+}
+
+// closedWithin reports whether ch is closed, waiting at most d for it.
+func closedWithin(ch <-chan struct{}, d time.Duration) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+	}
+	if d <= 0 {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
 }

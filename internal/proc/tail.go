@@ -1,4 +1,4 @@
-package host
+package proc
 
 import (
 	"bufio"
@@ -7,9 +7,9 @@ import (
 	"sync"
 )
 
-// stderrTailBytes bounds what is kept of a hosted server's stderr for error
+// StderrTailBytes bounds what is kept of a hosted server's stderr for error
 // reports (CONTRACT.md: "at most 4 KiB").
-const stderrTailBytes = 4 << 10
+const StderrTailBytes = 4 << 10
 
 // maxStderrLine bounds one logged line; a longer one is cut, so that a server
 // flooding stderr without newlines costs bounded memory.
@@ -22,7 +22,7 @@ type tail struct {
 	lines  []string
 	size   int
 	redact func(string) string // nil: kept as written
-	held   func(string) int    // bytes at a cut that may begin a secret (see redactor.held)
+	held   func(string) int    // bytes at a cut that may begin a secret (see redact.Set.Held)
 }
 
 func newTail(max int) *tail { return &tail{max: max} }

@@ -1,25 +1,23 @@
-package host
+package session
 
 //lint:file-ignore SA1019 colibri relays sampling, roots and logging between a caller and a hosted server on purpose: both sides still speak the protocol versions that have them (deprecated, not removed, in 2026-07-28).
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/clip"
+	"github.com/colibri-mcp/colibri-mcp/internal/redact"
 )
 
 // Caller is the client on whose behalf a request runs: what the hosted
@@ -52,13 +50,44 @@ type Caller struct {
 	Meta map[string]any
 }
 
-// listing is what a caller is offered while a server's tools are listed:
+// Listing is what a caller is offered while a server's tools are listed:
 // its log, never its capabilities.
-func (c *Caller) listing() *Caller {
+func (c *Caller) Listing() *Caller {
 	if c == nil {
 		return nil
 	}
 	return &Caller{Log: c.Log, LogLevel: c.LogLevel}
+}
+
+// Admit asks the caller's Allow, if any, whether tool, found in list, may
+// be called: the policy, decided on the annotations of the list this very
+// call was checked against, and the pins, on that list, so that no call
+// runs on a decision taken from an older list.
+func (c *Caller) Admit(tool *mcp.Tool, list []*mcp.Tool) error {
+	if c == nil || c.Allow == nil || tool == nil {
+		return nil
+	}
+	return c.Allow(tool, list)
+}
+
+// Capabilities names what c offers a hosted server, sorted and joined by
+// commas ("elicitation,roots,sampling"; "" for none): a warm process cannot
+// offer a capability to one caller and hide it from another.
+func (c *Caller) Capabilities() string {
+	var caps []string
+	if c != nil {
+		if c.CreateMessage != nil {
+			caps = append(caps, "sampling")
+		}
+		if c.Elicit != nil {
+			caps = append(caps, "elicitation")
+		}
+		if c.ListRoots != nil {
+			caps = append(caps, "roots")
+		}
+	}
+	slices.Sort(caps)
+	return strings.Join(caps, ",")
 }
 
 // router delivers a hosted session's notifications and server-to-client
@@ -70,7 +99,7 @@ func (c *Caller) listing() *Caller {
 type router struct {
 	mu      sync.Mutex
 	server  string
-	secrets *redactor         // the session's: applied to what is relayed as the server's log
+	secrets *redact.Set       // the session's: applied to what is relayed as the server's log
 	byToken map[string]*route // by the progress token colibri gave the hosted call
 	active  []*route          // operations in flight, oldest first
 
@@ -104,26 +133,26 @@ const (
 	drainWait    = 2 * time.Second // how long a result waits for its notifications
 )
 
-func newRouter(server string, secrets *redactor) *router {
+func newRouter(server string, secrets *redact.Set) *router {
 	return &router{server: server, secrets: secrets, byToken: map[string]*route{}}
 }
 
 // redact hides the session's secrets in a log message's data (any JSON).
 func (r *router) redact(data any) any {
-	if r.secrets == nil || r.secrets.r == nil {
+	if r.secrets.Empty() {
 		return data
 	}
 	b, err := json.Marshal(data)
 	if err != nil {
 		return data
 	}
-	clean := r.secrets.apply(string(b))
+	clean := r.secrets.Apply(string(b))
 	if clean == string(b) {
 		return data
 	}
 	var out any
 	if json.Unmarshal([]byte(clean), &out) != nil {
-		return redacted // a secret that was also JSON syntax: say nothing of it
+		return redact.Redacted // a secret that was also JSON syntax: say nothing of it
 	}
 	return out
 }
@@ -382,98 +411,4 @@ func (r *router) log(raw json.RawMessage) {
 	if rt := r.active[0]; rt.caller.Log != nil {
 		rt.deliver(func() { rt.caller.Log(rt.ctx, &p) })
 	}
-}
-
-// limitReader is the hosted server's stdout as the SDK reads it, bounded:
-// the moment one message (one line) passes limit bytes, the process group is
-// killed and reading fails. Nothing past the limit is ever buffered.
-type limitReader struct {
-	p     *proc
-	limit int64
-	line  int64 // bytes of the current line so far
-}
-
-var errTooLarge = errors.New("message larger than COLIBRI_MCP_MAX_RESULT_BYTES")
-
-func (r *limitReader) Read(b []byte) (int, error) {
-	if r.p.inputClosed.Load() {
-		// The connection is closed; what the server still writes is the
-		// drain's (closeInput), not a message's.
-		return 0, os.ErrClosed
-	}
-	n, err := r.p.stdout.Read(b)
-	if r.p.inputClosed.Load() {
-		// colibri closed the connection while this read waited (the SDK's
-		// reader is always in one): what it got is the drain's as well.
-		// Reads of the pipe take turns, so this one had the server's first
-		// words after the close; taken as a message they could only be
-		// parsed for nothing, or, past the limit, kill a server that was
-		// leaving as it chose.
-		return 0, os.ErrClosed
-	}
-	r.p.bytesRead.Add(int64(n))
-	if err == io.EOF {
-		// The server closed its stdout (usually: it exited), as opposed
-		// to leaving after colibri closed its stdin (a protocol error, the
-		// end of the session).
-		r.p.stdoutEOF.Store(true)
-	}
-	chunk := b[:n]
-	for len(chunk) > 0 {
-		i := bytes.IndexByte(chunk, '\n')
-		if i < 0 {
-			r.line += int64(len(chunk))
-			break
-		}
-		if r.line+int64(i) > r.limit {
-			r.line += int64(i)
-			break
-		}
-		r.line = 0
-		chunk = chunk[i+1:]
-	}
-	if r.line > r.limit {
-		r.p.tooLarge.Store(true)
-		r.p.kill()
-		return 0, errTooLarge
-	}
-	return n, err
-}
-
-// Close is the SDK closing the connection: stdin closes, and stdout is
-// drained until the server leaves (closeInput).
-func (r *limitReader) Close() error {
-	r.p.closeInput()
-	return nil
-}
-
-// pipeWriter is the hosted server's stdin as the SDK writes it.
-type pipeWriter struct{ p *proc }
-
-// Write writes b in pieces of at most a pipe's buffer, so that unstick
-// can tell a write that is making progress from one the server stopped
-// reading (p.stalledSince: when the last piece went).
-func (w pipeWriter) Write(b []byte) (int, error) {
-	const piece = 64 << 10
-	n := 0
-	for n < len(b) {
-		w.p.stalledSince.Store(time.Now().UnixNano())
-		m, err := w.p.stdin.Write(b[n:min(len(b), n+piece)])
-		n += m
-		if err != nil {
-			w.p.stalledSince.Store(0)
-			if errors.Is(err, syscall.EPIPE) {
-				// The server closed its stdin: it exited, or is about to.
-				w.p.stdinBroken.Store(true)
-			}
-			return n, err
-		}
-	}
-	w.p.stalledSince.Store(0)
-	return n, nil
-}
-
-func (w pipeWriter) Close() error {
-	w.p.closeInput()
-	return nil
 }

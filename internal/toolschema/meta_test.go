@@ -1,8 +1,9 @@
-package host
+package toolschema
 
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -19,8 +20,7 @@ import (
 // reference (which matches "^[A-Za-z_][-A-Za-z0-9._]*$").
 func TestSchemaCheckThroughMetaSchemaReadsValues(t *testing.T) {
 	table := bulk.New(bulk.DefaultMin)
-	h := New(Options{Bulk: table})
-	defer h.Close()
+	c := New(slog.New(slog.DiscardHandler), table)
 
 	bad := "not an anchor " + strings.Repeat("x", bulk.DefaultMin) // a space: fails $anchor's pattern
 	msg, _ := json.Marshal(map[string]any{"params": map[string]any{"arguments": map[string]any{"$anchor": bad}}})
@@ -48,12 +48,12 @@ func TestSchemaCheckThroughMetaSchemaReadsValues(t *testing.T) {
 			t.Fatal(err)
 		}
 		tool := &mcp.Tool{Name: "t", InputSchema: schema}
-		err := h.validateArgs(context.Background(), "s", tool, call.Params.Arguments)
+		err := c.Check(context.Background(), "s", tool, call.Params.Arguments)
 		if failure.KindOf(err) != failure.KindInvalidArguments || !strings.Contains(err.Error(), "arguments/$anchor") {
 			t.Errorf("$ref %s: check of a lifted $anchor that fails the meta-schema's pattern: %v, want %s at arguments/$anchor", ref, err, failure.KindInvalidArguments)
 		}
 		// The value itself fails, as a control.
-		if err := h.validateArgs(context.Background(), "s", tool, map[string]any{"$anchor": bad}); failure.KindOf(err) != failure.KindInvalidArguments {
+		if err := c.Check(context.Background(), "s", tool, map[string]any{"$anchor": bad}); failure.KindOf(err) != failure.KindInvalidArguments {
 			t.Fatalf("$ref %s: the value itself: %v, want %s", ref, err, failure.KindInvalidArguments)
 		}
 	}

@@ -1,10 +1,19 @@
-package host
+// Package toolschema checks a call's arguments against the hosted tool's
+// inputSchema, compiling each distinct schema once (internal/schema's
+// bounded compile) and sharing it across goroutines. A schema that cannot
+// be checked is logged once and the call goes ahead: the hosted server
+// remains the judge of its own arguments.
+//
+//	c := toolschema.New(logger, bulkTable)
+//	if err := c.Check(ctx, "git", tool, args); err != nil { … } // kind invalid_arguments
+package toolschema
 
 import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"runtime"
 	"strings"
 	"sync"
@@ -15,18 +24,21 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/schema"
 )
 
-// schemaCache compiles hosted tools' input schemas once per distinct content
+// Cache compiles hosted tools' input schemas once per distinct content
 // (compiling costs ~100-250 µs for a usual schema, validating ~2 µs) and
 // shares the compiled schema across goroutines. A Compiler is never shared.
 //
 // A compile runs once per content, in the background, bounded by
 // internal/schema's limits and by compileBudget; a caller waits for it only
 // until its own context ends, then goes ahead unchecked.
-type schemaCache struct {
+type Cache struct {
+	log    *slog.Logger
+	bulk   *bulk.Table
 	m      sync.Map // [sha256.Size]byte -> *compiledSchema
 	n      atomic.Int64
 	byTool sync.Map // weak.Pointer[mcp.Tool] -> *compiledSchema, dropped when the tool is collected
@@ -53,7 +65,7 @@ const compileBudget = 2 * time.Second
 
 // get returns the compiled schema for raw JSON, or why it cannot be used;
 // the entry is nil when ctx ended first.
-func (c *schemaCache) get(ctx context.Context, raw []byte, reads bool) (*compiledSchema, error) {
+func (c *Cache) get(ctx context.Context, raw []byte, reads bool) (*compiledSchema, error) {
 	key := sha256.Sum256(raw)
 	v, ok := c.m.Load(key)
 	if !ok {
@@ -94,7 +106,7 @@ func (c *schemaCache) get(ctx context.Context, raw []byte, reads bool) (*compile
 // object itself is the first key, so a call on a cached list does not
 // re-encode the schema; held weakly, so the entry goes when its list does.
 // The schema's content is the second key, so equal schemas compile once.
-func (c *schemaCache) forTool(ctx context.Context, t *mcp.Tool) (*compiledSchema, error) {
+func (c *Cache) forTool(ctx context.Context, t *mcp.Tool) (*compiledSchema, error) {
 	key := weak.Make(t)
 	if v, ok := c.byTool.Load(key); ok {
 		cs := v.(*compiledSchema)
@@ -114,7 +126,7 @@ func (c *schemaCache) forTool(ctx context.Context, t *mcp.Tool) (*compiledSchema
 
 // compile checks v against the limits, then compiles it (through the
 // cache); the entry is nil when ctx ended first.
-func (c *schemaCache) compile(ctx context.Context, v any) (*compiledSchema, error) {
+func (c *Cache) compile(ctx context.Context, v any) (*compiledSchema, error) {
 	// A huge schema is refused by a walk that stops at the limits, before
 	// it costs an encoding.
 	if err := schema.DefaultLimits.CheckValue(v); err != nil {
@@ -178,29 +190,33 @@ func readsStrings(v any) bool {
 	return false
 }
 
-// validateArgs checks args (decoded JSON) against a hosted tool's input
-// schema. A schema that cannot be checked (too large, an external $ref, not
+// New returns an empty Cache. log is told of schemas that cannot be
+// checked; strings lifted into table (internal/bulk) are resolved for a
+// schema that reads what strings say.
+func New(log *slog.Logger, table *bulk.Table) *Cache { return &Cache{log: log, bulk: table} }
+
+// Check checks args (decoded JSON: session.Checked) against a hosted tool's
+// input schema. A schema that cannot be checked (too large, an external $ref, not
 // compiled before ctx ended, or not a schema) is logged once and the call
 // goes ahead: the hosted server remains the judge of its own arguments.
-func (h *Host) validateArgs(ctx context.Context, server string, tool *mcp.Tool, args any) error {
+func (c *Cache) Check(ctx context.Context, server string, tool *mcp.Tool, args any) error {
 	if tool.InputSchema == nil {
 		return nil
 	}
-	cs, err := h.schemas.forTool(ctx, tool)
+	cs, err := c.forTool(ctx, tool)
 	if err != nil {
 		if cs == nil || cs.reported.CompareAndSwap(false, true) {
-			h.log.WarnContext(ctx, "hosted tool's input schema cannot be checked; arguments not checked",
+			c.log.WarnContext(ctx, "hosted tool's input schema cannot be checked; arguments not checked",
 				"server", server, "tool", tool.Name, "err", err)
 		}
 		return nil
 	}
-	args = checked(args)
 	if args == nil {
 		args = map[string]any{}
 	}
 	if cs.readsStrings {
 		// The real values of lifted strings: copies, for the check only.
-		args = h.opts.Bulk.Resolve(args)
+		args = c.bulk.Resolve(args)
 	}
 	if err := cs.schema.Validate(args); err != nil {
 		var parts []string

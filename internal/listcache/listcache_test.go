@@ -1,4 +1,4 @@
-package host
+package listcache
 
 import (
 	"crypto/sha256"
@@ -25,21 +25,21 @@ func bigList(n int) []*mcp.Tool {
 // bound; the newest list is kept and the oldest go first. (Scaled down:
 // 1.5 MB lists against 4 MB stand for 8 MB lists against 64 MiB.)
 func TestListCacheBoundedByBytes(t *testing.T) {
-	c := &listCache{maxBytes: 4 << 20}
+	c := &Cache{maxBytes: 4 << 20}
 	sizes := map[int]int64{}
 	for i := range 20 {
 		tools := bigList(3<<19 + i)
 		size := int64(3<<19 + i) // what the session read while listing
 		sizes[i] = size
-		c.put(cacheKey(i), tools, size)
+		c.Put("", cacheKey(i), tools, size)
 		if c.bytes > c.maxBytes {
 			t.Fatalf("after %d puts: %d bytes kept, bound %d", i+1, c.bytes, c.maxBytes)
 		}
-		if c.get(cacheKey(i)) == nil {
+		if c.Get(cacheKey(i)) == nil {
 			t.Fatalf("put %d: the newest list is not kept", i)
 		}
 	}
-	if len(c.entries) != 2 || c.get(cacheKey(18)) == nil || c.get(cacheKey(0)) != nil {
+	if len(c.entries) != 2 || c.Get(cacheKey(18)) == nil || c.Get(cacheKey(0)) != nil {
 		t.Errorf("%d entries kept; want the two newest", len(c.entries))
 	}
 	var sum int64
@@ -50,12 +50,12 @@ func TestListCacheBoundedByBytes(t *testing.T) {
 		t.Errorf("accounted %d bytes, entries hold %d", c.bytes, sum)
 	}
 	// One list larger than the whole bound is not kept, and evicts nothing.
-	c.put(cacheKey(99), nil, 5<<20)
-	if c.get(cacheKey(99)) != nil || len(c.entries) != 2 {
+	c.Put("", cacheKey(99), nil, 5<<20)
+	if c.Get(cacheKey(99)) != nil || len(c.entries) != 2 {
 		t.Errorf("a list over the whole bound was kept (%d entries)", len(c.entries))
 	}
 	// Putting the same key again replaces it, with its bytes.
-	c.put(cacheKey(19), bigList(10), 100)
+	c.Put("", cacheKey(19), bigList(10), 100)
 	if c.bytes != sizes[18]+100 || len(c.entries) != 2 {
 		t.Errorf("replacing an entry: %d bytes, %d entries", c.bytes, len(c.entries))
 	}
@@ -64,25 +64,25 @@ func TestListCacheBoundedByBytes(t *testing.T) {
 // Expired entries are freed on get and on put, not only past the bound.
 func TestListCacheFreesExpired(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
-	c := &listCache{now: func() time.Time { return now }}
+	c := &Cache{now: func() time.Time { return now }}
 	for i := range 10 {
-		c.put(cacheKey(i), bigList(1000), 1000)
+		c.Put("", cacheKey(i), bigList(1000), 1000)
 	}
 	if c.bytes != 10_000 || len(c.entries) != 10 {
 		t.Fatalf("%d bytes, %d entries", c.bytes, len(c.entries))
 	}
-	now = now.Add(listCacheTTL + time.Second)
-	if c.get(cacheKey(3)) != nil {
+	now = now.Add(TTL + time.Second)
+	if c.Get(cacheKey(3)) != nil {
 		t.Error("an expired list was returned")
 	}
 	if c.bytes != 0 || len(c.entries) != 0 {
 		t.Errorf("after a get past the TTL: %d bytes, %d entries kept", c.bytes, len(c.entries))
 	}
 	for i := range 5 {
-		c.put(cacheKey(i), bigList(1000), 1000)
+		c.Put("", cacheKey(i), bigList(1000), 1000)
 	}
-	now = now.Add(listCacheTTL + time.Second)
-	c.put(cacheKey(100), bigList(10), 10)
+	now = now.Add(TTL + time.Second)
+	c.Put("", cacheKey(100), bigList(10), 10)
 	if c.bytes != 10 || len(c.entries) != 1 {
 		t.Errorf("after a put past the TTL: %d bytes, %d entries kept", c.bytes, len(c.entries))
 	}
@@ -90,9 +90,9 @@ func TestListCacheFreesExpired(t *testing.T) {
 
 // The entry bound still holds.
 func TestListCacheBoundedByEntries(t *testing.T) {
-	c := &listCache{maxEntries: 8}
+	c := &Cache{maxEntries: 8}
 	for i := range 100 {
-		c.put(cacheKey(i), bigList(1), 10)
+		c.Put("", cacheKey(i), bigList(1), 10)
 	}
 	if len(c.entries) != 8 || c.bytes != 80 {
 		t.Errorf("%d entries, %d bytes; want 8, 80", len(c.entries), c.bytes)

@@ -1,4 +1,4 @@
-package host
+package session
 
 import "encoding/json"
 
@@ -11,7 +11,7 @@ import "encoding/json"
 // into Options.Bulk may stand as their references in both: the schema check
 // resolves them when the schema reads strings' values.
 //
-//	h.CallTool(ctx, srv, "echo", &host.Arguments{Value: decoded, Raw: raw}, caller)
+//	h.CallTool(ctx, srv, "echo", &session.Arguments{Value: decoded, Raw: raw}, caller)
 //
 // CallTool also takes plain decoded arguments (a map[string]any, or nil),
 // which the SDK encodes when it sends them.
@@ -20,8 +20,8 @@ type Arguments struct {
 	Raw   json.RawMessage
 }
 
-// checked is the form of args the schema check reads.
-func checked(args any) any {
+// Checked is the form of args the schema check reads.
+func Checked(args any) any {
 	if a, ok := args.(*Arguments); ok {
 		if a.Value == nil {
 			return map[string]any{}

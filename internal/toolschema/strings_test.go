@@ -1,4 +1,4 @@
-package host
+package toolschema
 
 import (
 	"encoding/json"

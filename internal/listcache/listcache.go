@@ -1,4 +1,10 @@
-package host
+// Package listcache remembers hosted servers' tool lists, bounded by
+// entries, bytes and age, keyed by everything a list depends on.
+//
+//	var c listcache.Cache
+//	key := listcache.Key(srv, caps, init)
+//	if tools := c.Get(key); tools == nil { … list, then c.Put(srv.Name, key, tools, size) }
+package listcache
 
 import (
 	"crypto/sha256"
@@ -11,10 +17,10 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
-// listCacheTTL bounds how long a listed set of tools is trusted.
-const listCacheTTL = 5 * time.Minute
+// TTL bounds how long a listed set of tools is trusted.
+const TTL = 5 * time.Minute
 
-// listCache remembers each server's tools, so that a call need not wait for
+// Cache remembers each server's tools, so that a call need not wait for
 // a tools/list round trip before it is sent (a cold Node server spends
 // milliseconds producing its list). The key holds everything the list
 // depends on: the registry entry, the capabilities colibri offered, and the
@@ -29,7 +35,7 @@ const listCacheTTL = 5 * time.Minute
 // put): expired entries are freed on every get and put, and past either
 // bound the oldest go first. A list larger than the whole byte bound is not
 // kept at all.
-type listCache struct {
+type Cache struct {
 	mu      sync.Mutex
 	entries map[[sha256.Size]byte]*listEntry
 	bytes   int64 // the sum of the entries' sizes
@@ -59,7 +65,9 @@ const (
 	maxListsPerServer   = 2
 )
 
-func listKey(srv *registry.Server, caps *mcp.ClientCapabilities, init *mcp.InitializeResult) [sha256.Size]byte {
+// Key is the cache's key for the tools srv lists to a client offered caps,
+// after init.
+func Key(srv *registry.Server, caps *mcp.ClientCapabilities, init *mcp.InitializeResult) [sha256.Size]byte {
 	var info *mcp.Implementation
 	version := ""
 	if init != nil {
@@ -75,7 +83,8 @@ func listKey(srv *registry.Server, caps *mcp.ClientCapabilities, init *mcp.Initi
 	return sha256.Sum256(b)
 }
 
-func (c *listCache) get(key [sha256.Size]byte) []*mcp.Tool {
+// Get is the list kept under key, or nil.
+func (c *Cache) Get(key [sha256.Size]byte) []*mcp.Tool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.evictExpired()
@@ -85,15 +94,11 @@ func (c *listCache) get(key [sha256.Size]byte) []*mcp.Tool {
 	return nil
 }
 
-// put keeps tools under key; size is their estimated size in bytes
-// (the bytes the session read while listing).
-func (c *listCache) put(key [sha256.Size]byte, tools []*mcp.Tool, size int64) {
-	c.putFor("", key, tools, size)
-}
-
-// putFor is put of a list of the registry entry server, of which at most
-// maxListsPerServer lists are kept (the newest).
-func (c *listCache) putFor(server string, key [sha256.Size]byte, tools []*mcp.Tool, size int64) {
+// Put keeps tools, a list of the registry entry server, under key; size is
+// their estimated size in bytes (the bytes the session read while
+// listing). At most maxListsPerServer lists of one server are kept (the
+// newest).
+func (c *Cache) Put(server string, key [sha256.Size]byte, tools []*mcp.Tool, size int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
@@ -115,7 +120,7 @@ func (c *listCache) putFor(server string, key [sha256.Size]byte, tools []*mcp.To
 	c.bytes += size
 }
 
-func (c *listCache) bounds() (int, int64) {
+func (c *Cache) bounds() (int, int64) {
 	n, b := c.maxEntries, c.maxBytes
 	if n <= 0 {
 		n = maxListCacheEntries
@@ -126,14 +131,14 @@ func (c *listCache) bounds() (int, int64) {
 	return n, b
 }
 
-func (c *listCache) clock() time.Time {
+func (c *Cache) clock() time.Time {
 	if c.now != nil {
 		return c.now()
 	}
 	return time.Now()
 }
 
-func (c *listCache) remove(key [sha256.Size]byte) {
+func (c *Cache) remove(key [sha256.Size]byte) {
 	if e, ok := c.entries[key]; ok {
 		c.bytes -= e.size
 		delete(c.entries, key)
@@ -142,8 +147,8 @@ func (c *listCache) remove(key [sha256.Size]byte) {
 
 // evictExpired frees every entry past its TTL. A walk of at most
 // maxListCacheEntries entries, under the lock.
-func (c *listCache) evictExpired() {
-	cutoff := c.clock().Add(-listCacheTTL)
+func (c *Cache) evictExpired() {
+	cutoff := c.clock().Add(-TTL)
 	for k, e := range c.entries {
 		if e.fetched.Before(cutoff) {
 			c.remove(k)
@@ -152,7 +157,7 @@ func (c *listCache) evictExpired() {
 }
 
 // count is how many lists of server are kept.
-func (c *listCache) count(server string) int {
+func (c *Cache) count(server string) int {
 	n := 0
 	for _, e := range c.entries {
 		if e.server == server {
@@ -163,7 +168,7 @@ func (c *listCache) count(server string) int {
 }
 
 // evictOldest frees the oldest entry (of server, unless it is "").
-func (c *listCache) evictOldest(server string) {
+func (c *Cache) evictOldest(server string) {
 	var oldest [sha256.Size]byte
 	var at time.Time
 	found := false

@@ -1,6 +1,6 @@
 //go:build !linux && !freebsd
 
-package host
+package launch
 
 import "syscall"
 

@@ -1,0 +1,139 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/lineconn"
+	"github.com/colibri-mcp/colibri-mcp/internal/proc"
+	"github.com/colibri-mcp/colibri-mcp/internal/redact"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
+	"github.com/colibri-mcp/colibri-mcp/internal/unreadable"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// process is a hosted server's process (internal/proc) as a session's
+// Upstream: MCP over its stdio, framed by lineconn, its failures
+// classified into the contract's kinds.
+type process struct {
+	*proc.Child
+	bulk *bulk.Table
+}
+
+var _ session.Upstream = (*process)(nil)
+
+func (p *process) Transport() mcp.Transport {
+	// The child's own limit (Options.MaxMessage) is in force, and kills the
+	// group the moment it is crossed. lineconn moves each message with
+	// fewer passes over its bytes than the SDK's IOTransport (issue 16).
+	return &lineconn.Transport{Reader: p.Stdout(), Writer: p.Stdin(), Bulk: p.bulk}
+}
+
+func (p *process) Track(ctx context.Context) context.Context { return ctx }
+func (p *process) ToolError(context.Context) bool            { return true }
+func (p *process) Lowers() bool                              { return true } // lineconn, with the host's table
+func (p *process) CloseConn()                                { p.ClosePipes() }
+func (p *process) UsesSlot() bool                            { return true }
+
+// start starts cmd (from launch) as srv's process.
+func (h *Host) start(ctx context.Context, srv *registry.Server, cmd *exec.Cmd, secrets *redact.Set) (*process, error) {
+	var attrs []any
+	startCtx := ctx // its "started" line names the request it starts for
+	if id := reqid.From(ctx); id != "" && !srv.IsPersistent() {
+		// A per-request process belongs to one request: its lines carry
+		// that request's id. (A warm process serves many.)
+		attrs = []any{reqid.Key, id}
+		startCtx = reqid.With(ctx, "") // the id is on its logger already: once is enough
+	}
+	c, err := proc.StartChild(cmd, proc.Options{
+		Server:     srv.Name,
+		Log:        h.log,
+		LogAttrs:   attrs,
+		Secrets:    secrets,
+		MaxMessage: h.opts.MaxResultBytes,
+		Limits:     sandbox.Limits(cmd.Args),
+		Remove:     h.launch.JailRemoval(cmd),
+		Reaped: func() {
+			if err := sandbox.Cleanup(cmd.Args); err != nil {
+				h.log.Warn("cannot remove the sandbox's private TMPDIR", append([]any{"server", srv.Name, "err", err}, attrs...)...)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if h.opts.OnSpawn != nil {
+		h.opts.OnSpawn(srv.Name, c.PID())
+	}
+	c.Logger().DebugContext(startCtx, "started", "argv", cmd.Args)
+	return &process{Child: c, bulk: h.opts.Bulk}, nil
+}
+
+// exitWait bounds how long Diagnose waits for a server that closed its
+// stdio to exit, so that its status and last words can be reported.
+const exitWait = time.Second
+
+// diagnose classifies a process's failure that is not colibri's own doing:
+// the server answered with a JSON-RPC error, or the connection broke (the
+// process exited, closed stdout, or wrote something that is not MCP).
+func (p *process) Diagnose(_ context.Context, e *failure.Error, phase failure.Phase, err error) {
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		// The server answered, with a JSON-RPC error.
+		e.Kind = failure.KindHandshake
+		e.Err = fmt.Errorf("%s failed: the server answered error %d: %s", phase.Method(), rpcErr.Code, p.Secrets().Apply(rpcErr.Message))
+		return
+	}
+	// Only a server that closed stdout, or stdin (colibri's write to it
+	// failed), may have exited on its own; otherwise colibri closed the
+	// pipes after unreadable output, and the exit that followed is
+	// colibri's doing. However colibri's first write and the exit
+	// raced, a server that went away is reported as exited.
+	closedByServer := p.ClosedByServer()
+	exited := closedByServer && p.Ended(exitWait)
+	switch {
+	case phase == failure.PhaseInitialize && exited:
+		e.Kind = failure.KindHandshake
+		e.Err = fmt.Errorf("the server %s during initialize", p.DescribeEnd())
+		// A server that exits with an error status before it
+		// speaks is refusing to start (a missing key, a bad
+		// flag): trying again changes nothing.
+		e.Retry.Transient = !p.EndedWithError()
+	case phase == failure.PhaseInitialize && closedByServer:
+		e.Kind = failure.KindHandshake
+		e.Err = errors.New("the server closed its stdio during initialize")
+	case phase == failure.PhaseInitialize:
+		e.Kind = failure.KindHandshake
+		e.Err = fmt.Errorf("the server wrote something that is not MCP on stdout: %w", err)
+		e.Hint = "the server must write only MCP messages on stdout; logs belong on stderr"
+	case exited:
+		e.Kind = failure.KindCrashed
+		e.Err = fmt.Errorf("the server %s during %s", p.DescribeEnd(), phase.Method())
+		e.Retry.Transient = true
+	case closedByServer:
+		e.Kind = failure.KindCrashed
+		e.Err = fmt.Errorf("the server closed its stdio during %s", phase.Method())
+	default:
+		e.Kind = failure.KindCrashed
+		e.Err = fmt.Errorf("the server broke the protocol during %s: %w", phase.Method(), err)
+		if msg, number, ok := unreadable.Describe(err); ok {
+			// A value colibri could not read, said without the decoder's
+			// Go types; a number beyond 64 bits is too large for it
+			// (docs/protocol.md).
+			e.Err = fmt.Errorf("reading the answer to %s: %s", phase.Method(), msg)
+			if number {
+				e.Kind = failure.KindTooLarge
+			}
+		}
+	}
+}
