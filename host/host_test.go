@@ -19,6 +19,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/internal/testbuild"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -571,5 +572,38 @@ func TestWatchLists(t *testing.T) {
 	}
 	if got := next(); !slices.Contains(got.tools, "grown") {
 		t.Errorf("the fresh list: %+v", got)
+	}
+}
+
+// A caller's Allow is asked before anything starts, on the list the host
+// holds (held), and again on the list the call is checked against: a tool
+// the policy or the pins refuse on the held list starts no process; one
+// refused only on the fresh list is refused before tools/call is sent.
+func TestAllowAskedBeforeAnythingStarts(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	srv := fake("ok")
+	if _, err := h.ListTools(t.Context(), srv, nil); err != nil { // the host now holds its list
+		t.Fatal(err)
+	}
+	listed := len(h.spawned())
+	var asked []bool
+	refuse := func(onHeld bool) *session.Caller {
+		return &session.Caller{Allow: func(tool *mcp.Tool, list []*mcp.Tool, held bool) error {
+			asked = append(asked, held)
+			if held == onHeld {
+				return &failure.Error{Kind: failure.KindDenied, Server: srv.Name, Tool: tool.Name, Err: errors.New("no")}
+			}
+			return nil
+		}}
+	}
+	_, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "hi"}, refuse(true))
+	if failure.KindOf(err) != failure.KindDenied || len(h.spawned()) != listed || !slices.Equal(asked, []bool{true}) {
+		t.Fatalf("refused on the held list: kind %q, %d processes started, asked %v; want denied, none started, asked once on the held list",
+			failure.KindOf(err), len(h.spawned())-listed, asked)
+	}
+	asked = nil
+	_, err = h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "hi"}, refuse(false))
+	if failure.KindOf(err) != failure.KindDenied || !slices.Equal(asked, []bool{true, false}) {
+		t.Fatalf("refused on the fresh list: kind %q, asked %v; want denied, asked on the held list then the fresh one", failure.KindOf(err), asked)
 	}
 }

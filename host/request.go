@@ -53,6 +53,9 @@ func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, 
 		return nil, err
 	}
 	defer leave()
+	if err := h.admitHeld(srv, name, caller); err != nil {
+		return nil, err // refused before anything starts
+	}
 	defer h.refillSpares(srv)
 	for attempts := 1; ; attempts++ {
 		res, tool, err := h.callOnce(ctx, srv, name, args, caller)
@@ -163,7 +166,7 @@ func (h *Host) callOn(ctx context.Context, srv *registry.Server, l *lease, name 
 		// a cached list, the list may be what is wrong: ask again.
 		if l.cached {
 			if tools, lerr := l.relist(ctx); lerr == nil && findTool(tools, name) == nil {
-				return nil, nil, UnknownTool(srv.Name, name, tools)
+				return nil, nil, UnknownTool(srv.Name, name, caller.Visible(tools))
 			}
 		}
 		return remote.Result(name), tool, nil
@@ -180,12 +183,24 @@ func (h *Host) callOn(ctx context.Context, srv *registry.Server, l *lease, name 
 func (h *Host) vet(ctx context.Context, server, name string, have []*mcp.Tool, args any, caller *session.Caller) error {
 	tool := findTool(have, name)
 	if tool == nil {
-		return UnknownTool(server, name, have)
+		return UnknownTool(server, name, caller.Visible(have))
 	}
-	if err := caller.Admit(tool, have); err != nil {
+	if err := caller.Admit(tool, have, false); err != nil {
 		return err
 	}
 	return h.schemas.Check(ctx, server, tool, session.Checked(args))
+}
+
+// admitHeld asks the caller's Allow about tool name on the list the host
+// holds of srv, when it holds one that has the tool: a call the policy or
+// the pins refuse is refused before anything starts. What passes is asked
+// again on the list the call is checked against (vet).
+func (h *Host) admitHeld(srv *registry.Server, name string, caller *session.Caller) error {
+	held := h.known.get(srv, time.Now())
+	if t := findTool(held, name); t != nil {
+		return caller.Admit(t, held, true)
+	}
+	return nil
 }
 
 // maxToolsNamed bounds the tools an unknown_tool message names: a long

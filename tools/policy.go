@@ -49,14 +49,14 @@ func (s *Service) allowedOf(ctx context.Context, reg *registry.Registry, srv *re
 }
 
 // guardCall applies the policy to a call of tool name on srv before
-// anything is started: with the tool's annotations from the list the host
-// already knows, or, when it knows none, with the name alone (a denial
-// that no annotations could lift). What passes is checked again by the
-// host on the list the call is actually checked against (Caller.Allow), so
-// that no call runs on an older decision. The pins look at the same two
-// places (checkPinned): a tool that differs from its pin is refused before
-// anything starts when the known list already shows it, and in any case
-// before tools/call is sent. It returns the caller to hand the host.
+// anything is started, with the name alone (a denial that no annotations
+// could lift), and returns the caller to hand the host, whose Allow the
+// host asks twice: before it starts anything, on the list it already
+// holds, and before tools/call is sent, on the list the call is checked
+// against, so that no call runs on an older decision. The pins look at the
+// same two lists (checkPinned; the held one only for a caller offering no
+// capability, whose list it is). Shown keeps an unknown_tool failure from
+// naming tools the caller may not see.
 func (s *Service) guardCall(ctx context.Context, reg *registry.Registry, srv *registry.Server, name string, caller *session.Caller) (*session.Caller, error) {
 	rules := reg.Rules(srv)
 	pinning := s.pinning(reg, srv)
@@ -64,29 +64,20 @@ func (s *Service) guardCall(ctx context.Context, reg *registry.Registry, srv *re
 		return caller, nil
 	}
 	note := noteOf(ctx)
-	known := s.opts.Host.KnownTools(srv)
 	if !rules.Empty() {
 		d := policy.DecideByName(rules, name, principal.From(ctx))
-		if t := toolNamed(known, name); t != nil {
-			d = s.allowed(ctx, reg, srv, t)
-		}
 		note.decided(d)
 		if !d.Allow {
 			return nil, s.denied(ctx, srv.Name, name, d)
 		}
 	}
 	caps := capsOf(caller)
-	if t := toolNamed(known, name); pinning && t != nil && caps == pin.NoCaps {
-		if err := s.checkPinned(ctx, reg, srv, caps, t, known); err != nil {
-			return nil, err
-		}
-	}
 	c := &session.Caller{}
 	if caller != nil {
 		cp := *caller
 		c = &cp
 	}
-	c.Allow = func(t *mcp.Tool, list []*mcp.Tool) error {
+	c.Allow = func(t *mcp.Tool, list []*mcp.Tool, held bool) error {
 		if !rules.Empty() {
 			d := s.allowed(ctx, reg, srv, t)
 			note.decided(d)
@@ -94,11 +85,12 @@ func (s *Service) guardCall(ctx context.Context, reg *registry.Registry, srv *re
 				return s.denied(ctx, srv.Name, t.Name, d)
 			}
 		}
-		if pinning {
+		if pinning && (!held || caps == pin.NoCaps) {
 			return s.checkPinned(ctx, reg, srv, caps, t, list)
 		}
 		return nil
 	}
+	c.Shown = func(list []*mcp.Tool) []*mcp.Tool { return s.visible(ctx, reg, srv, list) }
 	return c, nil
 }
 

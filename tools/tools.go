@@ -289,7 +289,7 @@ func Detail(err error) *ErrorDetail {
 
 // Servers reads the registry and describes every server.
 func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
-	reg, err := s.registry()
+	reg, err := s.admit()
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +356,7 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *sess
 		// names too.
 		s.cat.refresh()
 	}
-	reg, err := s.registry()
+	reg, err := s.admit()
 	if err != nil {
 		return nil, err
 	}
@@ -480,7 +480,7 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 		return nil, &failure.Error{Kind: failure.KindCallDisabled, Server: server, Tool: name,
 			Err: errors.New("calling hosted tools is disabled: start colibri-mcp with --external-call or set COLIBRI_MCP_EXTERNAL_CALL=1 (hosted servers are untrusted third-party code)")}
 	}
-	reg, err := s.registry()
+	reg, err := s.admit()
 	if err != nil {
 		return nil, err
 	}
@@ -507,28 +507,25 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	// Strings lifted into the bulk table stay references: the host's schema
 	// check reads their values only when the schema looks at what a string
 	// says, and the hosted server is sent them lowered, on the way out.
-	res, err := s.opts.Host.CallTool(ctx, srv, name, &session.Arguments{Value: decoded, Raw: sent}, caller)
-	if failure.KindOf(err) == failure.KindUnknownTool && (!reg.Rules(srv).Empty() || s.pinning(reg, srv)) {
-		// The host's hint names every tool the server lists: name only
-		// those the caller may see (and, pinned, those not changed), from
-		// the list the call just read.
-		if have := s.opts.Host.KnownTools(srv); have != nil {
-			return nil, host.UnknownTool(server, name, s.visible(ctx, reg, srv, have))
-		}
-		var e *failure.Error
-		if errors.As(err, &e) {
-			e.Hint = ListToolsTool + " shows the tools it has"
-		}
-	}
-	return res, err
+	return s.opts.Host.CallTool(ctx, srv, name, &session.Arguments{Value: decoded, Raw: sent}, caller)
 }
 
-// registry reads the registry as it is now, and lets the host shut down
-// the warm processes of servers removed or changed since.
+// registry reads the registry a request runs under, as it is now.
 func (s *Service) registry() (*registry.Registry, error) {
 	reg, err := s.opts.Registry()
 	if err != nil {
 		return nil, &failure.Error{Kind: failure.KindConfig, Err: err}
+	}
+	return reg, nil
+}
+
+// admit reads the registry a request runs under and hands it to the host,
+// which retires the warm processes and spares of the entries it no longer
+// has, or has changed (Host.Retain), before the request uses any.
+func (s *Service) admit() (*registry.Registry, error) {
+	reg, err := s.registry()
+	if err != nil {
+		return nil, err
 	}
 	s.opts.Host.Retain(reg)
 	return reg, nil

@@ -40,11 +40,17 @@ type Caller struct {
 	// it set none): colibri sets it on the hosted server too, since many
 	// servers send no log message until a level is set.
 	LogLevel mcp.LoggingLevel
-	// Allow, when set, is asked before a tool is called, with the tool as
-	// the list the call was checked against describes it, and that whole
-	// list (what the tool's pins are checked on); an error (kind denied or
-	// tool_changed) refuses the call, and tools/call is never sent.
-	Allow func(tool *mcp.Tool, list []*mcp.Tool) error
+	// Allow, when set, is asked whether a tool may be called, with the tool
+	// as list describes it and that whole list (what the tool's pins are
+	// checked on): first before anything starts, on the list the host
+	// already holds (held: read offering no capability, perhaps older than
+	// the server's), then before tools/call is sent, on the list the call
+	// is checked against. An error (kind denied or tool_changed) refuses
+	// the call.
+	Allow func(tool *mcp.Tool, list []*mcp.Tool, held bool) error
+	// Shown, when set, is the part of a list the caller may be told of:
+	// an unknown_tool failure names only those tools.
+	Shown func(list []*mcp.Tool) []*mcp.Tool
 	// Meta is put into the hosted request's _meta (W3C trace context:
 	// traceparent, tracestate, baggage), beside colibri's progress token.
 	Meta map[string]any
@@ -56,18 +62,27 @@ func (c *Caller) Listing() *Caller {
 	if c == nil {
 		return nil
 	}
-	return &Caller{Log: c.Log, LogLevel: c.LogLevel}
+	return &Caller{Log: c.Log, LogLevel: c.LogLevel, Shown: c.Shown}
 }
 
 // Admit asks the caller's Allow, if any, whether tool, found in list, may
 // be called: the policy, decided on the annotations of the list this very
 // call was checked against, and the pins, on that list, so that no call
-// runs on a decision taken from an older list.
-func (c *Caller) Admit(tool *mcp.Tool, list []*mcp.Tool) error {
+// runs on a decision taken from an older list. held says list is the
+// host's held list rather than the session's own.
+func (c *Caller) Admit(tool *mcp.Tool, list []*mcp.Tool, held bool) error {
 	if c == nil || c.Allow == nil || tool == nil {
 		return nil
 	}
-	return c.Allow(tool, list)
+	return c.Allow(tool, list, held)
+}
+
+// Visible is the part of list the caller may be told of (Shown).
+func (c *Caller) Visible(list []*mcp.Tool) []*mcp.Tool {
+	if c == nil || c.Shown == nil {
+		return list
+	}
+	return c.Shown(list)
 }
 
 // Capabilities names what c offers a hosted server, sorted and joined by
