@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -275,6 +276,20 @@ func TestHostileServers(t *testing.T) {
 	}
 }
 
+// A hosted result holding a number beyond float64 (1e400) is not "crashed"
+// with Go type names: the server sent a number colibri cannot hold, which
+// is too_large (docs/protocol.md).
+func TestHostileUnreadableNumber(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	_, err := h.CallTool(t.Context(), fake("huge-number"), "any", nil, nil)
+	if k := failure.KindOf(err); k != failure.KindTooLarge || !strings.Contains(err.Error(), "1e400") {
+		t.Errorf("kind %s: %v; want too_large naming 1e400", k, err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "float64") || strings.Contains(msg, "Go value") || strings.Contains(msg, "mcp.") {
+		t.Errorf("the message names Go types: %s", msg)
+	}
+}
+
 func TestStderrFloodIsBounded(t *testing.T) {
 	h := newHarness(t, host.Options{})
 	_, err := h.CallTool(t.Context(), fake("stderr-flood"), "crash", nil, nil)
@@ -367,6 +382,25 @@ func TestCancelledByCaller(t *testing.T) {
 	within(t, start, 2*time.Second)
 }
 
+// A request whose caller has already given up starts no process: not a
+// one-shot one, and not a warm one (a waiter whose shared start was
+// cancelled loops back to start the server itself, and must not when its
+// own caller is gone too).
+func TestCancelledRequestStartsNoProcess(t *testing.T) {
+	h := newHarness(t, host.Options{Timeout: 30 * time.Second})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, srv := range []*registry.Server{fake("ok"), persistent("ok")} {
+		_, err := h.CallTool(ctx, srv, "echo", map[string]any{"message": "hi"}, nil)
+		if failure.KindOf(err) != failure.KindCancelled {
+			t.Errorf("%s (%s): kind %s (%v), want cancelled", srv.Name, srv.Lifecycle, failure.KindOf(err), err)
+		}
+	}
+	if n := len(h.spawned()); n != 0 {
+		t.Errorf("a cancelled request started %d processes", n)
+	}
+}
+
 // waitFile waits for a file that a fake creates when something happened.
 func waitFile(t *testing.T, path string, within time.Duration) {
 	t.Helper()
@@ -414,6 +448,22 @@ func TestStubbornServerIsKilled(t *testing.T) {
 	}
 }
 
+// A timed-out call whose request is still being written to a server that
+// reads its stdin at a trickle (64 KiB every half second: progress, but
+// 8 MiB take a minute) is answered within a bounded time after its timeout,
+// not when the last byte has gone.
+func TestTimedOutCallToATrickleReaderIsAnswered(t *testing.T) {
+	h := newHarness(t, host.Options{Timeout: 30 * time.Second})
+	srv := fake("slow-stdin")
+	srv.CallTimeout = 1000
+	srv.Env = map[string]string{"FAKEMCP_READ": "65536", "FAKEMCP_EVERY_MS": "500"}
+	start := time.Now()
+	_, err := h.CallTool(t.Context(), srv, "any", map[string]any{"payload": strings.Repeat("p", 8<<20)}, nil)
+	wantKind(t, err, failure.KindTimeout, failure.PhaseCall)
+	// The call's timeout, the 10 s ceiling, and slack for a loaded machine.
+	within(t, start, 20*time.Second)
+}
+
 // The list cache spares a call the tools/list round trip, but never refuses
 // a call on its own: a tool it has not seen sends colibri back to the server.
 func TestListCacheNeverRefusesByItself(t *testing.T) {
@@ -435,6 +485,49 @@ func TestListCacheNeverRefusesByItself(t *testing.T) {
 	os.Remove(marker)
 	_, err = h.CallTool(t.Context(), srv, "late", nil, nil)
 	wantKind(t, err, failure.KindUnknownTool, failure.PhaseList)
+}
+
+// peakRSS is this process's peak resident set (VmHWM), in bytes.
+func peakRSS(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skipf("no /proc/self/status: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}
+
+// 40 lists of a server whose version changes at every start (each a new
+// list-cache key) keep at most two of its lists: the peak RSS grows by a
+// bounded amount (it grew by 121 MB, the cache filling its 64 MiB of counted
+// bytes, the decoded lists and the collector's slack several times that).
+func TestHostileChangingVersionRSS(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	srv := fake("changing-version")
+	srv.Env = map[string]string{"FAKEMCP_TOOLS_N": "1000"} // ~1 MB a list
+	for range 2 {
+		if _, err := h.ListTools(t.Context(), srv, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := peakRSS(t)
+	for range 40 {
+		if _, err := h.ListTools(t.Context(), srv, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grew := peakRSS(t) - before
+	t.Logf("peak RSS grew by %d MB over 40 lists of ~1 MB", grew>>20)
+	if grew > 64<<20 {
+		t.Errorf("peak RSS grew by %d MB over 40 lists of a changing version", grew>>20)
+	}
 }
 
 // After hostile and normal requests, and Close, colibri's goroutines are

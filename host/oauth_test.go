@@ -7,8 +7,14 @@ package host_test
 
 import (
 	"context"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -153,5 +159,134 @@ func TestRemoteOAuthAuthorizationCode(t *testing.T) {
 	m.None(t, "token")
 	if len(p.Accepted()) == 0 {
 		t.Error("the MCP server accepted no token")
+	}
+}
+
+// OAuth exchanges that go wrong are "unauthorized" with their cause, and
+// oauth.issuer keeps the secret from any other authorization server.
+
+// recorder is an HTTP server that keeps every request it gets (method,
+// path, headers and body) and answers with answer.
+type recorder struct {
+	*httptest.Server
+	mu   sync.Mutex
+	seen []string
+}
+
+func newRecorder(t *testing.T, answer http.HandlerFunc) *recorder {
+	r := &recorder{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.seen = append(r.seen, req.Method+" "+req.URL.String()+" "+req.Header.Get("Authorization")+" "+string(body))
+		r.mu.Unlock()
+		answer(w, req)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *recorder) requests() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.seen...)
+}
+
+// authServer is an authorization server whose metadata names itself and
+// whose token endpoint answers with token.
+func authServer(t *testing.T, token http.HandlerFunc) *recorder {
+	var as *recorder
+	as = newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/.well-known/oauth-authorization-server":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"issuer":"`+as.URL+`","token_endpoint":"`+as.URL+`/token","token_endpoint_auth_methods_supported":["client_secret_post"],"code_challenge_methods_supported":["S256"]}`)
+		case "/token":
+			token(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	return as
+}
+
+// protectedBy is an MCP endpoint that refuses every request with a 401
+// whose metadata names issuer as its authorization server.
+func protectedBy(t *testing.T, issuer string) string {
+	var rs *httptest.Server
+	rs = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"resource":"`+rs.URL+`/mcp","authorization_servers":["`+issuer+`"]}`)
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+rs.URL+`/.well-known/oauth-protected-resource"`)
+		http.Error(w, "no", http.StatusUnauthorized)
+	}))
+	t.Cleanup(rs.Close)
+	return rs.URL + "/mcp"
+}
+
+// Discovery that names an authorization server other than oauth.issuer is
+// refused, kind unauthorized, and that server is sent nothing: no metadata
+// request, no client secret.
+func TestHostileOAuthForeignIssuer(t *testing.T) {
+	t.Parallel()
+	foreign := authServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"access_token":"stolen","token_type":"Bearer","expires_in":3600}`)
+	})
+	var logs syncbuf.Buffer
+	h := oauthHost(t, t.TempDir(), &logs)
+	srv := remoteSrv(protectedBy(t, foreign.URL))
+	srv.OAuth = &registry.OAuth{Grant: registry.GrantClientCredentials, ClientID: "colibri",
+		ClientSecret: "${CC_SECRET}", Issuer: "https://auth.example.com"}
+	_, err := h.ListTools(t.Context(), srv, nil)
+	if k := failure.KindOf(err); k != failure.KindUnauthorized || !strings.Contains(err.Error(), "oauth.issuer") {
+		t.Errorf("a foreign issuer: %s: %v", k, err)
+	}
+	for _, r := range foreign.requests() {
+		t.Errorf("the foreign authorization server was sent %q", r)
+	}
+}
+
+// A token endpoint that redirects, a token response colibri cannot read
+// and a token file it refuses are each kind unauthorized, the cause in the
+// message (they were "handshake … rejected by transport", the cause only
+// in a log line).
+func TestHostileOAuthMisfits(t *testing.T) {
+	t.Parallel()
+	redirecting := authServer(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "https://elsewhere.example/token", http.StatusTemporaryRedirect)
+	})
+	garbled := authServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"access_token": [`)
+	})
+	dir := t.TempDir()
+	link := filepath.Join(dir, "link.json")
+	os.WriteFile(filepath.Join(dir, "real.json"), []byte(`{}`), 0o600)
+	os.Symlink(filepath.Join(dir, "real.json"), link)
+	cc := func(as *recorder) *registry.OAuth {
+		return &registry.OAuth{Grant: registry.GrantClientCredentials, ClientID: "colibri", ClientSecret: "${CC_SECRET}"}
+	}
+	for _, tc := range []struct {
+		name  string
+		url   string
+		oauth *registry.OAuth
+		says  string
+	}{
+		{"a redirecting token endpoint", protectedBy(t, redirecting.URL), cc(redirecting), "307"},
+		{"an unreadable token response", protectedBy(t, garbled.URL), cc(garbled), "token"},
+		{"a symlinked token file", protectedBy(t, garbled.URL), &registry.OAuth{Grant: registry.GrantAuthorizationCode, ClientID: "c", TokenFile: link}, "symbolic link"},
+	} {
+		var logs syncbuf.Buffer
+		h := oauthHost(t, t.TempDir(), &logs)
+		srv := remoteSrv(tc.url)
+		srv.OAuth = tc.oauth
+		_, err := h.ListTools(t.Context(), srv, nil)
+		if k := failure.KindOf(err); k != failure.KindUnauthorized || !strings.Contains(err.Error(), tc.says) || strings.Contains(err.Error(), ccSecret) {
+			t.Errorf("%s: %s: %v; want unauthorized saying %q", tc.name, k, err, tc.says)
+		}
 	}
 }
