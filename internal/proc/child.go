@@ -55,7 +55,6 @@ type Child struct {
 
 	remove     []string  // removes what outlives a kill (an ephemeral jail), or nil
 	removeOnce sync.Once // removeJail runs once
-	reaped     func()    // told once the process is reaped, or nil
 
 	inputOnce   sync.Once
 	inputClosed atomic.Bool // colibri closed the server's stdin (closeInput)
