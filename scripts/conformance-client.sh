@@ -31,6 +31,12 @@ auth/client-credentials-*)
 	export CONFORMANCE_CLIENT_SECRET
 	oauth=$(printf ', "oauth": {"grant": "client_credentials", "client_id": "%s", "client_secret": "${CONFORMANCE_CLIENT_SECRET}"}' "$(ctx client_id)")
 	;;
+auth/basic-cimd)
+	# colibri has no URL of its own: an operator publishes a Client ID
+	# Metadata Document and gives its URL as client_id. This is the URL
+	# the scenario expects.
+	oauth=$(printf ', "oauth": {"grant": "authorization_code", "token_file": "%s", "client_id": "%s"}' "$dir/tokens.json" https://conformance-test.local/client-metadata.json)
+	;;
 auth/*)
 	pre=
 	if [ -n "$(ctx client_id)" ]; then
