@@ -24,12 +24,15 @@ ctx() {
 	printf '%s' "${MCP_CONFORMANCE_CONTEXT:-}" | sed -n 's/.*"'"$1"'" *: *"\([^"\\]*\)".*/\1/p'
 }
 
+# The registry expands ${NAME} in client_secret: the secret stays out of the file.
+# shellcheck disable=SC2016
+secret='${CONFORMANCE_CLIENT_SECRET}'
 oauth=
 case "$scenario" in
 auth/client-credentials-*)
 	CONFORMANCE_CLIENT_SECRET=$(ctx client_secret)
 	export CONFORMANCE_CLIENT_SECRET
-	oauth=$(printf ', "oauth": {"grant": "client_credentials", "client_id": "%s", "client_secret": "${CONFORMANCE_CLIENT_SECRET}"}' "$(ctx client_id)")
+	oauth=$(printf ', "oauth": {"grant": "client_credentials", "client_id": "%s", "client_secret": "%s"}' "$(ctx client_id)" "$secret")
 	;;
 auth/basic-cimd)
 	# colibri has no URL of its own: an operator publishes a Client ID
@@ -42,7 +45,7 @@ auth/*)
 	if [ -n "$(ctx client_id)" ]; then
 		CONFORMANCE_CLIENT_SECRET=$(ctx client_secret)
 		export CONFORMANCE_CLIENT_SECRET
-		pre=$(printf ', "client_id": "%s", "client_secret": "${CONFORMANCE_CLIENT_SECRET}"' "$(ctx client_id)")
+		pre=$(printf ', "client_id": "%s", "client_secret": "%s"' "$(ctx client_id)" "$secret")
 	fi
 	oauth=$(printf ', "oauth": {"grant": "authorization_code", "token_file": "%s"%s}' "$dir/tokens.json" "$pre")
 	;;
