@@ -75,6 +75,7 @@ func (h *authCode) Authorize(ctx context.Context, req *http.Request, resp *http.
 // the token has, and would not learn them. A failure is logged: the login
 // is needed all the same.
 func (h *authCode) rememberStepUp(want []string) {
+	want = scopeTokens(want)
 	if len(want) == 0 {
 		return
 	}
@@ -84,12 +85,41 @@ func (h *authCode) rememberStepUp(want []string) {
 		var s *Saved
 		if s, err = Load(h.path); err == nil {
 			s.StepUp = unionScopes(s.StepUp, want)
+			if len(s.StepUp) > maxStepUpScopes { // the newest are what the server wants now
+				s.StepUp = s.StepUp[len(s.StepUp)-maxStepUpScopes:]
+			}
 			err = Save(h.path, s)
 		}
 	}
 	if err != nil {
 		h.opts.Logger.Warn("oauth: could not note the scopes the server asked for", "server", h.server, "err", err)
 	}
+}
+
+// Bounds on what a server's 403 can leave in the token file.
+const (
+	maxStepUpScopes = 32
+	maxScopeLen     = 256
+)
+
+// scopeTokens keeps the scopes that are RFC 6749 scope-tokens (visible
+// ASCII but '"' and '\\') of at most maxScopeLen bytes, the last
+// maxStepUpScopes of them.
+func scopeTokens(scopes []string) []string {
+	var out []string
+	for _, s := range scopes {
+		ok := s != "" && len(s) <= maxScopeLen
+		for i := 0; ok && i < len(s); i++ {
+			ok = s[i] > ' ' && s[i] < 0x7f && s[i] != '"' && s[i] != '\\'
+		}
+		if ok {
+			out = append(out, s)
+		}
+	}
+	if len(out) > maxStepUpScopes {
+		out = out[len(out)-maxStepUpScopes:]
+	}
+	return out
 }
 
 // Token returns a valid access token, refreshed when needed.

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,5 +104,44 @@ func TestStepUpAfterACall(t *testing.T) {
 	}
 	if got, err := oauthtest.CallWhoami(t, url, h); err != nil || got != "written" {
 		t.Fatalf("call after the step-up: %q, %v", got, err)
+	}
+}
+
+// What a server's 403s leave in the token file is bounded: at most
+// maxStepUpScopes scopes, the newest, each a scope-token of at most
+// maxScopeLen bytes.
+func TestStepUpScopesBounded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "remote.json")
+	if err := Save(path, &Saved{Server: "remote", AccessToken: "at", ClientID: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	srv := &registry.Server{Name: "remote", URL: "http://127.0.0.1:1/mcp", OAuth: &registry.OAuth{Grant: registry.GrantAuthorizationCode, TokenFile: path}}
+	h, err := newAuthCode(srv, http.DefaultClient, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.opts.fill()
+	deny := func(scopes []string) {
+		resp := &http.Response{StatusCode: http.StatusForbidden, Body: http.NoBody, Header: http.Header{
+			"Www-Authenticate": {`Bearer error="insufficient_scope", scope="` + strings.Join(scopes, " ") + `"`}}}
+		var lr *LoginRequiredError
+		if err := h.Authorize(t.Context(), nil, resp); !errors.As(err, &lr) {
+			t.Fatalf("403 insufficient_scope: %v, want a LoginRequiredError", err)
+		}
+	}
+	var first, second []string
+	for i := range 100 {
+		first = append(first, fmt.Sprintf("a%d", i))
+		second = append(second, fmt.Sprintf("b%d", i))
+	}
+	deny(append(first, strings.Repeat("x", maxScopeLen+1), "ok\x01"))
+	deny(append(second[:10], strings.Repeat("y", maxScopeLen)))
+	s, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(append(append([]string(nil), first[100-maxStepUpScopes+11:]...), second[:10]...), strings.Repeat("y", maxScopeLen))
+	if !slices.Equal(s.StepUp, want) {
+		t.Errorf("step_up_scopes %d: %q\nwant the newest %d: %q", len(s.StepUp), s.StepUp, maxStepUpScopes, want)
 	}
 }
