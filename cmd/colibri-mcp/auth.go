@@ -55,7 +55,9 @@ func authCommand(withSettings func(func(context.Context, *cli.Command, *settings
 				Usage:     "log in to SERVER in a browser (authorization code, PKCE, loopback redirect) and save its tokens",
 				ArgsUsage: "SERVER",
 				Description: "Prints the authorization URL on stderr and waits for the browser's redirect to\n" +
-					"http://127.0.0.1:PORT/callback. --open also opens the URL with xdg-open (open on macOS).\n\n" +
+					"http://127.0.0.1:PORT/callback. --open also opens the URL with xdg-open (open on macOS).\n" +
+					"An authorization server that approves without a person (it answers colibri's own\n" +
+					"request with the redirect at once) needs no browser.\n\n" +
 					"Examples:\n" +
 					"  colibri-mcp auth login github\n" +
 					"  colibri-mcp auth login github --open --wait 10m" + exitCodesHelp,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,7 +57,9 @@ func (h *authCode) Authorize(ctx context.Context, req *http.Request, resp *http.
 	_, code := challengeOf(resp)
 	if resp.StatusCode == http.StatusForbidden {
 		if code == "insufficient_scope" {
-			return &LoginRequiredError{Server: h.server, Reason: "the server wants scopes the saved token does not have"}
+			want := challengeScopes(resp)
+			h.rememberStepUp(want)
+			return &LoginRequiredError{Server: h.server, Reason: "the server wants scopes the saved token does not have: " + clip(strings.Join(want, " "))}
 		}
 		return nil
 	}
@@ -64,6 +67,59 @@ func (h *authCode) Authorize(ctx context.Context, req *http.Request, resp *http.
 	defer h.mu.Unlock()
 	_, err := h.token(true)
 	return err
+}
+
+// rememberStepUp keeps the scopes a 403 insufficient_scope named in the
+// token file (Saved.StepUp), for the next `auth login` to ask for: that
+// login's own probe (an initialize) may well be accepted with the scopes
+// the token has, and would not learn them. A failure is logged: the login
+// is needed all the same.
+func (h *authCode) rememberStepUp(want []string) {
+	want = scopeTokens(want)
+	if len(want) == 0 {
+		return
+	}
+	unlock, err := lockFile(h.path+".lock", time.Now().Add(h.opts.Timeout), h.onLockWait)
+	if err == nil {
+		defer unlock()
+		var s *Saved
+		if s, err = Load(h.path); err == nil {
+			s.StepUp = unionScopes(s.StepUp, want)
+			if len(s.StepUp) > maxStepUpScopes { // the newest are what the server wants now
+				s.StepUp = s.StepUp[len(s.StepUp)-maxStepUpScopes:]
+			}
+			err = Save(h.path, s)
+		}
+	}
+	if err != nil {
+		h.opts.Logger.Warn("oauth: could not note the scopes the server asked for", "server", h.server, "err", err)
+	}
+}
+
+// Bounds on what a server's 403 can leave in the token file.
+const (
+	maxStepUpScopes = 32
+	maxScopeLen     = 256
+)
+
+// scopeTokens keeps the scopes that are RFC 6749 scope-tokens (visible
+// ASCII but '"' and '\\') of at most maxScopeLen bytes, the last
+// maxStepUpScopes of them.
+func scopeTokens(scopes []string) []string {
+	var out []string
+	for _, s := range scopes {
+		ok := s != "" && len(s) <= maxScopeLen
+		for i := 0; ok && i < len(s); i++ {
+			ok = s[i] > ' ' && s[i] < 0x7f && s[i] != '"' && s[i] != '\\'
+		}
+		if ok {
+			out = append(out, s)
+		}
+	}
+	if len(out) > maxStepUpScopes {
+		out = out[len(out)-maxStepUpScopes:]
+	}
+	return out
 }
 
 // Token returns a valid access token, refreshed when needed.

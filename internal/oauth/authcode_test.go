@@ -20,12 +20,15 @@ func acServer(url string, o registry.OAuth) *registry.Server {
 	return &registry.Server{Name: "remote", URL: url, OAuth: &o}
 }
 
+// login runs Login the browser's way: the authorization URL printed, and
+// followed by oauthtest.Follow (the mock approves at once, so without
+// browserOnly the login would not need it: see TestLoginWithoutBrowser).
 func login(t *testing.T, srv *registry.Server, dir string) (*Status, string) {
 	t.Helper()
 	var stderr bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := Login(ctx, srv, LoginOptions{Options: Options{Dir: dir}, Stderr: &stderr, Visit: oauthtest.Follow, Wait: 20 * time.Second})
+	st, err := Login(ctx, srv, LoginOptions{Options: Options{Dir: dir}, Stderr: &stderr, Visit: oauthtest.Follow, Wait: 20 * time.Second, browserOnly: true})
 	if err != nil {
 		t.Fatalf("login: %v\nstderr:\n%s", err, stderr.String())
 	}

@@ -272,7 +272,7 @@ func TestLoginIgnoresForgedRedirects(t *testing.T) {
 		return oauthtest.Follow(ctx, authURL)
 	}
 	var stderr bytes.Buffer
-	st, err := Login(t.Context(), srv, LoginOptions{Options: Options{Dir: dir}, Stderr: &stderr, Visit: forge, Wait: 20 * time.Second})
+	st, err := Login(t.Context(), srv, LoginOptions{Options: Options{Dir: dir}, Stderr: &stderr, Visit: forge, Wait: 20 * time.Second, browserOnly: true})
 	if err != nil {
 		t.Fatalf("login: %v\nstderr:\n%s", err, stderr.String())
 	}

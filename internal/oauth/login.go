@@ -39,6 +39,10 @@ type LoginOptions struct {
 	Visit func(ctx context.Context, authURL string) error
 	// Wait bounds the wait for the browser's redirect; zero means 5 minutes.
 	Wait time.Duration
+
+	// browserOnly skips approveDirect (tests of the browser's way with an
+	// authorization server that approves at once).
+	browserOnly bool
 }
 
 // DefaultLoginWait is how long `auth login` waits for the redirect.
@@ -110,6 +114,12 @@ func Login(ctx context.Context, srv *registry.Server, opts LoginOptions) (*Statu
 				mu.Unlock()
 				state.set(u.Query().Get("state"))
 			}
+			if !opts.browserOnly {
+				if res, ok := approveDirect(ctx, hc, args.URL, redirect, state); ok {
+					fmt.Fprintf(opts.Stderr, "The authorization server approved the login to %s without a browser.\n", srv.Name)
+					return authResult(res)
+				}
+			}
 			return fetchCode(ctx, srv.Name, args.URL, redirect, results, &opts)
 		},
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
@@ -154,9 +164,10 @@ func Login(ctx context.Context, srv *registry.Server, opts LoginOptions) (*Statu
 		return nil, fmt.Errorf("login to %s: %w", srv.Name, err)
 	}
 
-	held := ""
+	held, stepUp := "", []string(nil)
 	if saved, err := Load(path); err == nil && saved != nil {
 		held = saved.AccessToken // a step-up: the server names the scopes it lacks
+		stepUp = saved.StepUp    // or named them to a call since the last login
 	}
 	req, resp, err := challenge(ctx, hc, srv.URL, held)
 	if err != nil {
@@ -173,7 +184,7 @@ func Login(ctx context.Context, srv *registry.Server, opts LoginOptions) (*Statu
 			return nil, fmt.Errorf("login to %s: %w", srv.Name, err)
 		}
 	}
-	challenged = challengeScopes(resp)
+	challenged = unionScopes(challengeScopes(resp), stepUp)
 	if err := h.Authorize(ctx, req, resp); err != nil {
 		return nil, fmt.Errorf("login to %s: %w", srv.Name, safe(err, secret))
 	}
@@ -283,12 +294,7 @@ func callbackHandler(server string, want *wantState, results chan<- callback) ht
 			fmt.Fprintf(w, "colibri-mcp: this redirect does not belong to the login to %s in progress (its state parameter is wrong); ignored.\n", server)
 			return
 		}
-		res := callback{code: q.Get("code"), state: q.Get("state"), iss: q.Get("iss")}
-		if e := q.Get("error"); e != "" {
-			res.err = fmt.Errorf("the authorization server refused: %s", clip(e+" "+q.Get("error_description")))
-		} else if res.code == "" {
-			res.err = errors.New("the redirect carried no authorization code")
-		}
+		res := redirectResult(q)
 		if res.err != nil {
 			w.WriteHeader(http.StatusBadRequest)
 			fmt.Fprintf(w, "colibri-mcp: the login to %s failed: %v\n", server, res.err)
@@ -318,10 +324,7 @@ func fetchCode(ctx context.Context, server, authURL, redirect string, results <-
 	for {
 		select {
 		case r := <-results:
-			if r.err != nil {
-				return nil, r.err
-			}
-			return &auth.AuthorizationResult{Code: r.code, State: r.state, Iss: r.iss}, nil
+			return authResult(r)
 		case err := <-visitErr:
 			if err != nil {
 				return nil, fmt.Errorf("visiting the authorization URL: %w", err)
@@ -332,6 +335,14 @@ func fetchCode(ctx context.Context, server, authURL, redirect string, results <-
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// authResult is a redirect's result for go-sdk.
+func authResult(r callback) (*auth.AuthorizationResult, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	return &auth.AuthorizationResult{Code: r.code, State: r.state, Iss: r.iss}, nil
 }
 
 // safe rewrites an error of the login flow whose text could quote a token

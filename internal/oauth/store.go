@@ -37,6 +37,9 @@ type Saved struct {
 	Resource      string `json:"resource,omitempty"`
 
 	SavedAt time.Time `json:"saved_at"`
+	// StepUp is the scopes a server asked for since the login (403
+	// insufficient_scope), which the next login asks for too.
+	StepUp []string `json:"step_up_scopes,omitempty"`
 }
 
 // DefaultRootDir is where root's token files go (FreeBSD's place for a
