@@ -22,6 +22,10 @@ const module = "github.com/colibri-mcp/colibri-mcp/"
 var forbidden = map[string][]string{
 	"registry": {"os/exec", module + "host", module + "jail", module + "tools", module + "cmd",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// regfile writes registry files (atomically, under a lock, keeping the
+	// person's text): files alone, nothing above registry.
+	"registry/regfile": {"os/exec", "net/http", module + "host", module + "jail", module + "tools", module + "cmd",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"jail": {module + "registry", module + "host", module + "tools", module + "cmd",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"host": {module + "tools", module + "cmd", "github.com/urfave/cli"},

@@ -27,6 +27,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/registry/regfile"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
@@ -487,7 +488,7 @@ func (s *settings) writePath() string {
 	if s.configNamed {
 		return s.configPath
 	}
-	return registry.WritePath(s.root, s.getenv)
+	return regfile.WritePath(s.root, s.getenv)
 }
 
 // rootKey lets a test run colibri as if it were root, or not.

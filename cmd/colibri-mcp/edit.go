@@ -23,6 +23,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/atomicfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/editorconf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/registry/regfile"
 )
 
 type settingsAction = func(func(context.Context, *cli.Command, *settings) error) cli.ActionFunc
@@ -193,8 +194,8 @@ func cmdAdd(s *settings, name string, e *entry, replace bool, w io.Writer) error
 	if err != nil {
 		return failed(err)
 	}
-	backup, err := registry.Edit(path, func(old []byte) ([]byte, error) {
-		return registry.AddServer(old, name, raw, replace)
+	backup, err := regfile.Edit(path, func(old []byte) ([]byte, error) {
+		return regfile.AddServer(old, name, raw, replace)
 	})
 	if err != nil {
 		return editError("add", err)
@@ -266,11 +267,11 @@ func addHints(command string) []string {
 
 func cmdRemove(s *settings, name string, w io.Writer) error {
 	path := s.writePath()
-	backup, err := registry.Edit(path, func(old []byte) ([]byte, error) {
+	backup, err := regfile.Edit(path, func(old []byte) ([]byte, error) {
 		if old == nil {
 			return nil, fmt.Errorf("%s: %w (colibri-mcp init writes one)", path, fs.ErrNotExist)
 		}
-		return registry.RemoveServer(old, name)
+		return regfile.RemoveServer(old, name)
 	})
 	if err != nil {
 		return editError("remove", err)
@@ -283,9 +284,9 @@ func cmdRemove(s *settings, name string, w io.Writer) error {
 // invalid registry) is a usage error; a write that failed is a failure.
 func editError(cmd string, err error) error {
 	var re *registry.Error
-	var ue *registry.UnknownServerError
+	var ue *regfile.UnknownServerError
 	switch {
-	case errors.As(err, &re), errors.As(err, &ue), errors.Is(err, registry.ErrExists), errors.Is(err, fs.ErrNotExist):
+	case errors.As(err, &re), errors.As(err, &ue), errors.Is(err, regfile.ErrExists), errors.Is(err, fs.ErrNotExist):
 		return usage(fmt.Errorf("%s: %w", cmd, err))
 	case errors.Is(err, atomicfile.ErrChanged):
 		return failed(fmt.Errorf("%s: %w", cmd, err))
@@ -314,7 +315,7 @@ func cmdInit(s *settings, force bool, w io.Writer) error {
 	demo := installedDemo()
 	if demo != "" {
 		raw, _ := json.Marshal(map[string]string{"command": demo, "description": "colibri's demo server: echo, add, slow"})
-		if doc, err = registry.AddServer(doc, "demo", raw, false); err != nil {
+		if doc, err = regfile.AddServer(doc, "demo", raw, false); err != nil {
 			return failed(fmt.Errorf("init: %w", err))
 		}
 	}

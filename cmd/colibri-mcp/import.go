@@ -26,6 +26,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/envfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/registry/regfile"
 )
 
 const importDescription = "Reads the MCP servers of Claude Desktop or Cursor (\"mcpServers\"), VS Code (\"servers\"),\n" +
@@ -290,14 +291,14 @@ func importWrite(ctx context.Context, s *settings, o importOptions, source strin
 		}
 	}
 	var added, kept []string
-	backup, err := registry.Edit(registryPath, func(old []byte) ([]byte, error) {
+	backup, err := regfile.Edit(registryPath, func(old []byte) ([]byte, error) {
 		// Entry by entry, as add does: the registry's own text is kept.
 		doc := old
 		added, kept = nil, nil
 		for _, e := range accepted {
-			next, err := registry.AddServer(doc, e.Name, e.JSON(), false)
+			next, err := regfile.AddServer(doc, e.Name, e.JSON(), false)
 			switch {
-			case errors.Is(err, registry.ErrExists):
+			case errors.Is(err, regfile.ErrExists):
 				kept = append(kept, e.Name)
 				continue
 			case err != nil:
