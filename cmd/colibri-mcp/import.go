@@ -23,6 +23,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/internal/atomicfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/editorconf"
+	"github.com/colibri-mcp/colibri-mcp/internal/editorconf/rewrite"
 	"github.com/colibri-mcp/colibri-mcp/internal/envfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -436,12 +437,12 @@ func applyEditor(ctx context.Context, s *settings, path string, data []byte, res
 		args = append(args, "--env-file", envFile)
 	}
 	if own != nil {
-		args = editorconf.KeepArgs(args, own.Args)
+		args = rewrite.KeepArgs(args, own.Args)
 		if len(own.Env) > 0 {
 			fmt.Fprintf(w, "note: the colibri entry's env (%s) is not carried over: it is in the backup; give colibri those settings as arguments\n", strings.Join(slices.Sorted(maps.Keys(own.Env)), ", "))
 		}
 	}
-	out, err := editorconf.Apply(data, res.Format, names, selfPath(), args)
+	out, err := rewrite.Apply(data, res.Format, names, selfPath(), args)
 	if err != nil {
 		return failed(fmt.Errorf("import --apply: %s: %w: the editor's file is unchanged", path, err))
 	}
