@@ -83,6 +83,10 @@ var forbidden = map[string][]string{
 		module + "internal/jsonsplice", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"internal/editorconf/rewrite": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// editorimport is import's work: files, editorconf and the registry's
+	// writer; no processes, no network, nothing of the engine.
+	"internal/editorimport": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// sandbox is colibri's launcher too: it runs before execve(2) of every
 	// sandboxed server, so it stays small (no MCP, no registry, no network).
 	"internal/sandbox": {"os/exec", "net", "net/http", module + "cmd", module + "host", module + "jail", module + "registry",

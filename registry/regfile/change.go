@@ -1,0 +1,195 @@
+package regfile
+
+// The changes the command line makes: init's starter registry, add's one
+// entry, remove's one name, import's many entries.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/atomicfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/editorconf"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// Entry is what add writes, keys in the registry's documented order.
+type Entry struct {
+	Command     string            `json:"command,omitempty"`
+	URL         string            `json:"url,omitempty"`
+	Args        []string          `json:"args,omitempty"`
+	Env         map[string]string `json:"env,omitempty"`
+	Headers     map[string]string `json:"headers,omitempty"`
+	BearerToken string            `json:"bearer_token,omitempty"`
+	Lifecycle   string            `json:"lifecycle,omitempty"`
+}
+
+// Add sets the server name to e in the registry at path (replacing one of
+// that name only with replace), as Edit does.
+func Add(path, name string, e *Entry, replace bool) (backup string, err error) {
+	raw, err := json.Marshal(e)
+	if err != nil {
+		return "", err
+	}
+	return Edit(path, func(old []byte) ([]byte, error) {
+		return AddServer(old, name, raw, replace)
+	})
+}
+
+// Remove takes the server name out of the registry at path, as Edit does.
+// A registry that is not there is fs.ErrNotExist.
+func Remove(path, name string) (backup string, err error) {
+	return Edit(path, func(old []byte) ([]byte, error) {
+		if old == nil {
+			return nil, fmt.Errorf("%s: %w (colibri-mcp init writes one)", path, fs.ErrNotExist)
+		}
+		return RemoveServer(old, name)
+	})
+}
+
+// Named is one entry of AddAll: a name and its JSON object.
+type Named struct {
+	Name  string
+	Entry json.RawMessage
+}
+
+// AddAll adds entries to the registry at path, entry by entry as add does
+// (the registry's own text is kept), in one Edit. A name the registry has
+// already is kept as it is, never overwritten: it is listed in kept, the
+// others in added. With nothing to add, nothing is written.
+func AddAll(path string, entries []Named) (added, kept []string, backup string, err error) {
+	backup, err = Edit(path, func(old []byte) ([]byte, error) {
+		doc := old
+		added, kept = nil, nil
+		for _, e := range entries {
+			next, err := AddServer(doc, e.Name, e.Entry, false)
+			switch {
+			case errors.Is(err, ErrExists):
+				kept = append(kept, e.Name)
+				continue
+			case err != nil:
+				return nil, err
+			}
+			doc = next
+			added = append(added, e.Name)
+		}
+		if len(added) == 0 {
+			return nil, nil
+		}
+		return doc, nil
+	})
+	return added, kept, backup, err
+}
+
+// Starter is init's registry: no server, or the demo server at demo.
+func Starter(demo string) ([]byte, error) {
+	doc := []byte("{\n  \"servers\": {}\n}\n")
+	if demo == "" {
+		return doc, nil
+	}
+	raw, _ := json.Marshal(map[string]string{"command": demo, "description": "colibri's demo server: echo, add, slow"})
+	return AddServer(doc, "demo", raw, false)
+}
+
+// ErrFileExists is a registry init would replace without force.
+var ErrFileExists = errors.New("the registry exists already")
+
+// Init writes doc as the registry at path: a file there is ErrFileExists,
+// unless force, and then it is kept as FILE.bak. A link stays a link: the
+// file it points to is replaced. It returns the backup's name ("" when
+// none).
+func Init(path string, doc []byte, force bool) (backup string, err error) {
+	target := path
+	if t, err := filepath.EvalSymlinks(path); err == nil {
+		target = t
+	}
+	old, mode, err := atomicfile.Read(target, registry.MaxFileSize)
+	if err != nil {
+		return "", err
+	}
+	if old != nil && !force {
+		return "", ErrFileExists
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return "", err
+	}
+	if old != nil {
+		if backup, err = atomicfile.Backup(target, old, mode); err != nil {
+			return "", fmt.Errorf("keeping %s: %w: nothing written", backup, err)
+		}
+	} else {
+		mode = 0o644
+	}
+	if err := atomicfile.Replace(target, doc, mode, old); err != nil {
+		if backup != "" {
+			os.Remove(backup)
+		}
+		return "", err
+	}
+	return backup, nil
+}
+
+// Explain is a refused or failed change as the command cmd reports it, and
+// whether it is the person's to fix (an invalid registry, a name it has or
+// lacks, no registry: a usage error) rather than a write that failed, which
+// says that nothing was written.
+func Explain(cmd string, err error) (said error, persons bool) {
+	var re *registry.Error
+	var ue *UnknownServerError
+	switch {
+	case errors.As(err, &re), errors.As(err, &ue), errors.Is(err, ErrExists), errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: %w", cmd, err), true
+	case errors.Is(err, atomicfile.ErrChanged), strings.Contains(err.Error(), "nothing written"):
+		return fmt.Errorf("%s: %w", cmd, err), false
+	}
+	return fmt.Errorf("%s: %w: nothing written", cmd, err), false
+}
+
+// LiteralSecrets refuses an env or header entry of e whose name looks
+// secret (editorconf.SecretName) and whose value is a literal, not a
+// ${NAME} reference nor an absolute path, when the registry at path is, or
+// would be created, readable by others: the secret would lie there in
+// clear. The value is never shown. A registry of mode 0600 may hold one.
+func LiteralSecrets(path string, e *Entry) error {
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 == 0 {
+		return nil
+	}
+	for _, f := range []struct {
+		flag string
+		m    map[string]string
+	}{{"env", e.Env}, {"header", e.Headers}} {
+		for _, k := range slices.Sorted(maps.Keys(f.m)) {
+			// A path names where a secret lies (GOOGLE_APPLICATION_CREDENTIALS,
+			// PASSWORD_FILE): it is not one.
+			if v := f.m[k]; v != "" && !strings.Contains(v, "${") && !filepath.IsAbs(v) && editorconf.SecretName(k) {
+				ref := editorconf.VarName(k)
+				return fmt.Errorf("--%s %s holds a literal secret, which would lie in clear in %s (readable by others): "+
+					"write --%s '%s=${%s}' and set %s where colibri runs ('colibri-mcp --env-file F' loads it from a mode-0600 file), or make the registry mode 0600 first",
+					f.flag, k, path, f.flag, k, ref, ref)
+			}
+		}
+	}
+	return nil
+}
+
+// Hints are what a server started by a package runner or an interpreter is
+// better with: a process kept ready (its start is slow), and for npx and
+// uvx the proxy, CA and package-manager settings the explicit environment
+// leaves out.
+func Hints(command string) []string {
+	base := strings.TrimSuffix(filepath.Base(command), ".exe")
+	var hints []string
+	if slices.Contains([]string{"npx", "uvx", "node", "python", "python3", "bunx", "deno"}, base) {
+		hints = append(hints, fmt.Sprintf(`%s starts slowly (hundreds of milliseconds): "spare": 1 in the entry keeps one process ready for the next request`, base))
+	}
+	if base == "npx" || base == "uvx" {
+		hints = append(hints, fmt.Sprintf(`%s needs the proxy, CA and package settings colibri does not pass by default: "pass_env": ["HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "npm_config_*"]`, base))
+	}
+	return hints
+}
