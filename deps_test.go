@@ -87,6 +87,9 @@ var forbidden = map[string][]string{
 	// writer; no processes, no network, nothing of the engine.
 	"internal/editorimport": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// termview lays tools' answers out for a terminal: no processes, no
+	// command line.
+	"internal/termview": {module + "cmd", "github.com/urfave/cli"},
 	// sandbox is colibri's launcher too: it runs before execve(2) of every
 	// sandboxed server, so it stays small (no MCP, no registry, no network).
 	"internal/sandbox": {"os/exec", "net", "net/http", module + "cmd", module + "host", module + "jail", module + "registry",
@@ -126,18 +129,21 @@ var forbidden = map[string][]string{
 // another: tools starts processes and jails only through host; the HTTP
 // face reaches hosted servers only through tools.
 var forbiddenDirect = map[string][]string{
-	"tools":                       {"os/exec", module + "jail"},
-	"policy":                      {"os", "io", "io/fs", "net", "net/http", "time", "math/rand", "math/rand/v2"}, // no I/O, no clock
-	"internal/httpserve":          {"os/exec", module + "host", module + "jail", module + "registry"},
-	"internal/stdioserve":         {"os/exec"}, // go-sdk imports it (CommandTransport); the face must not
-	"internal/lineconn":           {"os/exec"},
-	"internal/editorconf":         {"os"}, // pure: it reads no file (fmt imports os, so only directly)
-	"internal/editorconf/syntax":  {"os"},
+	"tools":               {"os/exec", module + "jail"},
+	"policy":              {"os", "io", "io/fs", "net", "net/http", "time", "math/rand", "math/rand/v2"}, // no I/O, no clock
+	"internal/httpserve":  {"os/exec", module + "host", module + "jail", module + "registry"},
+	"internal/stdioserve": {"os/exec"}, // go-sdk imports it (CommandTransport); the face must not
+	"internal/lineconn":   {"os/exec"},
+	"internal/editorconf": {"os"},      // pure: it reads no file (fmt imports os, so only directly)
+	"internal/bulk":       {"os"},      // no I/O of its own (fmt imports os, so only directly)
+	"internal/jsonsplice": {"os"},      // pure: bytes in, bytes out
+	"internal/remote":     {"os/exec"}, // go-sdk imports it (CommandTransport); a remote upstream starts nothing
+	"internal/pin":        {"os/exec"}, // go-sdk imports it (CommandTransport); pins start nothing
+
+	// The packages of issue 24's thinning of cmd, editorconf and registry.
+	"internal/editorconf/syntax":  {"os"}, // pure, as editorconf
 	"internal/editorconf/rewrite": {"os"},
-	"internal/bulk":               {"os"},      // no I/O of its own (fmt imports os, so only directly)
-	"internal/jsonsplice":         {"os"},      // pure: bytes in, bytes out
-	"internal/remote":             {"os/exec"}, // go-sdk imports it (CommandTransport); a remote upstream starts nothing
-	"internal/pin":                {"os/exec"}, // go-sdk imports it (CommandTransport); pins start nothing
+	"internal/termview":           {"os/exec", module + "host", module + "jail", module + "registry"}, // tools' answers, not the engine's
 }
 
 // Calls library packages must never make.

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
+	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
@@ -320,7 +321,7 @@ func completeNames(environ []string, withTools bool) cli.ShellCompleteFunc {
 		switch cmd.NArg() {
 		case 0:
 			for _, n := range reg.Names() {
-				fmt.Fprintln(w, safeText(n))
+				fmt.Fprintln(w, termview.SafeText(n))
 			}
 		case 1:
 			if !withTools || reg.Servers[cmd.Args().First()] == nil {
