@@ -90,6 +90,9 @@ var forbidden = map[string][]string{
 	// termview lays tools' answers out for a terminal: no processes, no
 	// command line.
 	"internal/termview": {module + "cmd", "github.com/urfave/cli"},
+	// clihelp shapes the command tree's usage errors and help: cli alone.
+	"internal/clihelp": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk"},
 	// sandbox is colibri's launcher too: it runs before execve(2) of every
 	// sandboxed server, so it stays small (no MCP, no registry, no network).
 	"internal/sandbox": {"os/exec", "net", "net/http", module + "cmd", module + "host", module + "jail", module + "registry",

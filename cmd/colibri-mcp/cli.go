@@ -19,6 +19,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
 	"github.com/colibri-mcp/colibri-mcp/internal/envfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
@@ -67,18 +68,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		ErrWriter: stderr,
 		// colibri's own help command (below) refuses topics it does not know.
 		HideHelpCommand: true,
-		Flags:           withUnits(hideServeOnly(globalFlags())),
+		Flags:           clihelp.WithUnits(hideServeOnly(globalFlags()), unitPlaceholders),
 		ExitErrHandler:  func(context.Context, *cli.Command, error) {}, // exit codes are main's
 		// No command serves (what editors run); any other word is a typo,
 		// never a silent serve that would wait on the terminal forever.
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.NArg() > 0 {
-				return unknownCommand(cmd, cmd.Args().First())
+				return clihelp.UnknownCommand(cmd, cmd.Args().First())
 			}
 			return serveAction(ctx, cmd)
 		},
 		EnableShellCompletion:           true,
-		ConfigureShellCompletionCommand: configureCompletion,
+		ConfigureShellCompletionCommand: clihelp.Completion(exitCodesHelp),
 		Commands: append(append([]*cli.Command{
 			{
 				Name:  "serve",
@@ -87,7 +88,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 					"Examples:\n" +
 					"  colibri-mcp serve\n" +
 					"  colibri-mcp serve --http 127.0.0.1:8750 --token-file /usr/local/etc/colibri/tokens" + exitCodesHelp,
-				Flags: withUnits(serveOnly(globalFlags())),
+				Flags: clihelp.WithUnits(serveOnly(globalFlags()), unitPlaceholders),
 				Action: func(ctx context.Context, cmd *cli.Command) error {
 					if err := wantArgs(cmd, 0, 0); err != nil {
 						return err
@@ -208,13 +209,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				Usage:       "show the commands, or one command's help",
 				ArgsUsage:   "[COMMAND]",
 				Description: "Examples:\n  colibri-mcp help\n  colibri-mcp help call" + exitCodesHelp,
-				Action:      helpAction,
+				Action:      clihelp.HelpAction,
 			},
 		}...),
 	}
-	setUsageErrors(root)
+	clihelp.SetUsageErrors(root)
 	if len(args) > 0 {
-		root.OnUsageError = rootUsageError(args[1:])
+		root.OnUsageError = clihelp.RootUsageError(args[1:])
 	}
 	// urfave/cli's printer is a package variable; tests run run() in
 	// parallel, so it is set once.

@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/internal/termview"
@@ -72,7 +73,7 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	}
 	defer closeAudit() // after the host: calls that finish while it closes are still recorded
 	if s.metricsAddr != "" {
-		v, c := buildVersion(version, commit, debug.ReadBuildInfo) // as --version says them
+		v, c := clihelp.BuildVersion(version, commit, debug.ReadBuildInfo) // as --version says them
 		s.metrics = metrics.New(metrics.Options{Version: v, Commit: c})
 	}
 	// Large strings cross either face by reference (internal/bulk): the
