@@ -93,6 +93,12 @@ var forbidden = map[string][]string{
 	// clihelp shapes the command tree's usage errors and help: cli alone.
 	"internal/clihelp": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk"},
+	// settingparse and logformat are leaves of the command line's: values
+	// in, values out; a slog handler.
+	"internal/settingparse": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	"internal/logformat": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// sandbox is colibri's launcher too: it runs before execve(2) of every
 	// sandboxed server, so it stays small (no MCP, no registry, no network).
 	"internal/sandbox": {"os/exec", "net", "net/http", module + "cmd", module + "host", module + "jail", module + "registry",
@@ -147,6 +153,7 @@ var forbiddenDirect = map[string][]string{
 	"internal/editorconf/syntax":  {"os"}, // pure, as editorconf
 	"internal/editorconf/rewrite": {"os"},
 	"internal/termview":           {"os/exec", module + "host", module + "jail", module + "registry"}, // tools' answers, not the engine's
+	"internal/settingparse":       {"os"},                                                             // pure (fmt imports os, so only directly)
 }
 
 // Calls library packages must never make.

@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,9 +19,10 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
 	"github.com/colibri-mcp/colibri-mcp/internal/envfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
+	"github.com/colibri-mcp/colibri-mcp/internal/logformat"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
-	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/internal/settingparse"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -375,22 +373,22 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 	if s.aggregate, err = boolSetting(cmd, env, "aggregate", "COLIBRI_MCP_AGGREGATE"); err != nil {
 		return nil, err
 	}
-	if s.timeout, err = setting(cmd, "timeout", "COLIBRI_MCP_TIMEOUT", parseDuration); err != nil {
+	if s.timeout, err = setting(cmd, "timeout", "COLIBRI_MCP_TIMEOUT", settingparse.Duration); err != nil {
 		return nil, err
 	}
-	if s.retryBackoff, err = setting(cmd, "retry-backoff", "COLIBRI_MCP_RETRY_BACKOFF", parseDuration); err != nil {
+	if s.retryBackoff, err = setting(cmd, "retry-backoff", "COLIBRI_MCP_RETRY_BACKOFF", settingparse.Duration); err != nil {
 		return nil, err
 	}
-	if s.sessionTimeout, err = setting(cmd, "session-timeout", "COLIBRI_MCP_SESSION_TIMEOUT", parseDuration); err != nil {
+	if s.sessionTimeout, err = setting(cmd, "session-timeout", "COLIBRI_MCP_SESSION_TIMEOUT", settingparse.Duration); err != nil {
 		return nil, err
 	}
-	if s.maxProcs, err = setting(cmd, "max-procs", "COLIBRI_MCP_MAX_PROCS", positiveInt[int]); err != nil {
+	if s.maxProcs, err = setting(cmd, "max-procs", "COLIBRI_MCP_MAX_PROCS", settingparse.PositiveInt[int]); err != nil {
 		return nil, err
 	}
-	if s.maxResultBytes, err = setting(cmd, "max-result-bytes", "COLIBRI_MCP_MAX_RESULT_BYTES", positiveInt[int64]); err != nil {
+	if s.maxResultBytes, err = setting(cmd, "max-result-bytes", "COLIBRI_MCP_MAX_RESULT_BYTES", settingparse.PositiveInt[int64]); err != nil {
 		return nil, err
 	}
-	if s.retries, err = setting(cmd, "retries", "COLIBRI_MCP_RETRIES", positiveInt[int]); err != nil {
+	if s.retries, err = setting(cmd, "retries", "COLIBRI_MCP_RETRIES", settingparse.PositiveInt[int]); err != nil {
 		return nil, err
 	}
 	v, _ := env("COLIBRI_JAIL_PRIV_MODE")
@@ -419,7 +417,11 @@ func boolSetting(cmd *cli.Command, env func(string) (string, bool), flag, variab
 		return cmd.Bool(flag), nil
 	}
 	if v, ok := env(variable); ok {
-		return parseBool(variable, v)
+		b, err := settingparse.Bool(variable, v)
+		if err != nil {
+			return false, usage(err)
+		}
+		return b, nil
 	}
 	return false, nil
 }
@@ -435,44 +437,13 @@ func setting[T any](cmd *cli.Command, flag, variable string, parse func(string) 
 	return v, nil
 }
 
-// parseDuration reads the contract's duration syntax: a bare integer is
-// milliseconds, anything else a Go duration; it must be positive.
-func parseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	var d time.Duration
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if n > math.MaxInt64/int64(time.Millisecond) {
-			return 0, fmt.Errorf("%q: too large (at most %d ms)", s, math.MaxInt64/int64(time.Millisecond))
-		}
-		d = time.Duration(n) * time.Millisecond
-	} else if d, err = time.ParseDuration(s); err != nil {
-		return 0, fmt.Errorf("%q is neither integer milliseconds nor a Go duration such as 45s", s)
-	}
-	if d <= 0 {
-		return 0, fmt.Errorf("%q: must be positive", s)
-	}
-	return d, nil
-}
-
-func positiveInt[T int | int64](s string) (T, error) {
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%q: must be a positive integer", s)
-	}
-	return T(n), nil
-}
-
 func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, usage(fmt.Errorf("--log-level / COLIBRI_MCP_LOG_LEVEL: %q: must be debug, info, warn or error", level))
 	}
-	opts := &slog.HandlerOptions{Level: l, ReplaceAttr: millis}
-	switch format {
-	case "text":
-		return slog.New(reqid.Handler(demoteSDK{slog.NewTextHandler(w, opts)})), nil
-	case "json":
-		return slog.New(reqid.Handler(demoteSDK{slog.NewJSONHandler(w, opts)})), nil
+	if h, ok := logformat.New(format, l, w); ok {
+		return slog.New(h), nil
 	}
 	return nil, usage(fmt.Errorf("--log-format / COLIBRI_MCP_LOG_FORMAT: %q: must be text or json", format))
 }
@@ -502,34 +473,11 @@ func asRoot(ctx context.Context) bool {
 	return os.Geteuid() == 0
 }
 
-// millis writes a duration as milliseconds, its key ending in _ms: JSON
-// logs would give nanoseconds, text logs Go's "1.5s", and an operator's
-// query wants one unit (the audit log's duration_ms).
-func millis(_ []string, a slog.Attr) slog.Attr {
-	if a.Value.Kind() != slog.KindDuration {
-		return a
-	}
-	key := a.Key
-	if !strings.HasSuffix(key, "_ms") {
-		key += "_ms"
-	}
-	us := a.Value.Duration().Microseconds()
-	if us%1000 == 0 {
-		return slog.Int64(key, us/1000) // 1800000, not 1.8e+06
-	}
-	return slog.Float64(key, float64(us)/1000)
-}
+// envLookup reads environ as os.LookupEnv reads the process's.
+func envLookup(environ []string) func(string) (string, bool) { return settingparse.Lookup(environ) }
 
-func envLookup(environ []string) func(string) (string, bool) {
-	return func(name string) (string, bool) {
-		for i := len(environ) - 1; i >= 0; i-- {
-			if v, ok := strings.CutPrefix(environ[i], name+"="); ok {
-				return v, true
-			}
-		}
-		return "", false
-	}
-}
+// parseDuration reads a duration: integer milliseconds or a Go duration.
+func parseDuration(s string) (time.Duration, error) { return settingparse.Duration(s) }
 
 // newService wires the registry, the host and the tools for one run.
 func newService(s *settings) (*tools.Service, *host.Host) {

@@ -50,19 +50,6 @@ func printVersion(cmd *cli.Command) {
 	fmt.Fprintf(cmd.Root().Writer, "colibri-mcp %s (commit %s, %s)\n", v, c, runtime.Version())
 }
 
-// parseBool reads a boolean variable the contract's way: on for 1, true or
-// yes; off for 0, false, no or empty; anything else ("on", "enabled") is a
-// configuration error rather than a silent off.
-func parseBool(variable, value string) (bool, error) {
-	switch strings.ToLower(strings.TrimSpace(value)) {
-	case "1", "true", "yes":
-		return true, nil
-	case "0", "false", "no", "":
-		return false, nil
-	}
-	return false, usage(fmt.Errorf("%s=%s: not understood: use 1, true or yes to turn it on; 0, false, no or empty to turn it off", variable, value))
-}
-
 // completeNames completes a command's arguments from the registry: the
 // server names for the first, and with withTools that server's tool names
 // for the second (listing them starts the server, as list-tools does). A
