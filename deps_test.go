@@ -99,6 +99,9 @@ var forbidden = map[string][]string{
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"internal/logformat": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// hup runs SIGHUP's actions: signals and a logger, nothing of colibri's above.
+	"internal/hup": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// sandbox is colibri's launcher too: it runs before execve(2) of every
 	// sandboxed server, so it stays small (no MCP, no registry, no network).
 	"internal/sandbox": {"os/exec", "net", "net/http", module + "cmd", module + "host", module + "jail", module + "registry",

@@ -33,35 +33,14 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
-// serve runs colibri's MCP server over stdio (or HTTP with --http) until the
-// client leaves or a signal arrives, then tears every hosted process down.
-// registryWatch is how often serve reads the registry for the operator's
-// sake, between requests: a registry broken while nobody calls is logged
-// all the same. (A read costs a stat while the file is unchanged.)
-const registryWatch = 5 * time.Second
-
-// watchRegistry reads the registry now and every registryWatch until the
-// returned stop is called.
+// watchRegistry reads the registry now and between requests until the
+// returned stop is called (health.Watch).
 func watchRegistry(ctx context.Context, s *settings) (stop func()) {
-	s.loadRegistry()
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(registryWatch)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				s.loadRegistry()
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
+	return health.Watch(ctx, func() { s.loadRegistry() })
 }
 
+// serve runs colibri's MCP server over stdio (or HTTP with --http) until the
+// client leaves or a signal arrives, then tears every hosted process down.
 func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.Writer) error {
 	if s.httpAddr != "" {
 		// Over HTTP a session id is a credential: keep it out of info logs.
