@@ -12,12 +12,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/editorimport"
-	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/registry/regfile"
 )
 
@@ -97,76 +95,10 @@ var addCommandArgs = 2
 
 // addEntry reads add's arguments into an entry.
 func addEntry(cmd *cli.Command) (string, *regfile.Entry, error) {
-	bad := func(format string, a ...any) (string, *regfile.Entry, error) {
-		return "", nil, usage(fmt.Errorf("add: "+format+" (%s)", append(a, helpHint(cmd))...))
-	}
-	args := cmd.Args().Slice()
-	if len(args) == 0 {
-		return bad("needs NAME")
-	}
-	name, rest := args[0], args[1:]
-	if len(name) > 64 {
-		// Said without the name: the registry's message would repeat all of
-		// it, twice.
-		return bad("NAME is %d bytes long: at most 64 (letters, digits, _ . -, starting with a letter or digit)", len(name))
-	}
-	e := &regfile.Entry{URL: cmd.String("url")}
-	pairs := func(flag string) (map[string]string, error) {
-		var m map[string]string
-		for _, kv := range cmd.StringSlice(flag) {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok || k == "" {
-				return nil, fmt.Errorf("--%s %q: want K=V", flag, kv)
-			}
-			if m == nil {
-				m = map[string]string{}
-			}
-			m[k] = v
-		}
-		return m, nil
-	}
-	var err error
-	if e.Env, err = pairs("env"); err != nil {
-		return bad("%v", err)
-	}
-	if e.Headers, err = pairs("header"); err != nil {
-		return bad("%v", err)
-	}
-	if v := cmd.String("bearer-token-env"); v != "" {
-		if !upperName(v) {
-			// ghp_… is a valid variable name, and would lie in the
-			// registry in clear, and in every "not set" error after.
-			return bad("--bearer-token-env wants the NAME of the variable that holds the token, in upper case (DOCS_TOKEN), not the token: the value given (not shown) was not written")
-		}
-		e.BearerToken = "${" + v + "}"
-	}
-	switch {
-	case e.URL != "" && len(rest) > 0:
-		return bad("give --url or -- COMMAND, not both")
-	case e.URL != "":
-		if e.Env != nil {
-			return bad("--env is for a command; a remote server takes --header")
-		}
-		if cmd.Bool("persistent") {
-			return bad("a remote server keeps one session already (--persistent is for commands)")
-		}
-	case len(rest) == 0:
-		return bad("give the server's command after --, or --url URL")
-	default:
-		if e.Headers != nil || e.BearerToken != "" {
-			return bad("--header and --bearer-token-env are for --url")
-		}
-		e.Command, e.Args = rest[0], rest[1:]
-		if strings.Contains(e.Command, "/") && !filepath.IsAbs(e.Command) {
-			// Typed relative to the folder add runs in; the registry would
-			// resolve it against its own folder.
-			if abs, err := filepath.Abs(e.Command); err == nil {
-				e.Command = abs
-			}
-		}
-		if cmd.Bool("persistent") {
-			e.Lifecycle = registry.Persistent
-		}
+	name, e, err := regfile.NewEntry(regfile.AddArgs{Args: cmd.Args().Slice(), URL: cmd.String("url"),
+		Env: cmd.StringSlice("env"), Headers: cmd.StringSlice("header"), BearerTokenEnv: cmd.String("bearer-token-env"), Persistent: cmd.Bool("persistent")})
+	if err != nil {
+		return "", nil, usage(fmt.Errorf("add: %v (%s)", err, helpHint(cmd)))
 	}
 	return name, e, nil
 }
@@ -189,17 +121,6 @@ func cmdAdd(s *settings, name string, e *regfile.Entry, replace bool, w io.Write
 	}
 	fmt.Fprintf(w, "try: colibri-mcp list-tools %s\n", name)
 	return nil
-}
-
-// upperName reports whether s is a variable name in upper case, as the
-// variables that hold tokens are named: [A-Z_][A-Z0-9_]*.
-func upperName(s string) bool {
-	for i, r := range s {
-		if !(r >= 'A' && r <= 'Z' || r == '_' || i > 0 && r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return s != ""
 }
 
 func cmdRemove(s *settings, name string, w io.Writer) error {

@@ -193,3 +193,97 @@ func Hints(command string) []string {
 	}
 	return hints
 }
+
+// AddArgs are add's arguments as given: NAME and the command after it,
+// and the flags.
+type AddArgs struct {
+	Args           []string // NAME [COMMAND [ARGS…]]
+	URL            string
+	Env, Headers   []string // K=V
+	BearerTokenEnv string   // the NAME of the variable that holds the token
+	Persistent     bool
+}
+
+// NewEntry is the entry add writes, and its name; an error says which
+// argument is wrong (never a value that may be a secret). A command with a
+// slash is made absolute: it was typed relative to the folder add runs in,
+// and the registry would resolve it against its own folder.
+func NewEntry(a AddArgs) (string, *Entry, error) {
+	if len(a.Args) == 0 {
+		return "", nil, errors.New("needs NAME")
+	}
+	name, rest := a.Args[0], a.Args[1:]
+	if len(name) > 64 {
+		// Said without the name: the registry's message would repeat all of
+		// it, twice.
+		return "", nil, fmt.Errorf("NAME is %d bytes long: at most 64 (letters, digits, _ . -, starting with a letter or digit)", len(name))
+	}
+	e := &Entry{URL: a.URL}
+	pairs := func(flag string, kvs []string) (map[string]string, error) {
+		var m map[string]string
+		for _, kv := range kvs {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return nil, fmt.Errorf("--%s %q: want K=V", flag, kv)
+			}
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[k] = v
+		}
+		return m, nil
+	}
+	var err error
+	if e.Env, err = pairs("env", a.Env); err != nil {
+		return "", nil, err
+	}
+	if e.Headers, err = pairs("header", a.Headers); err != nil {
+		return "", nil, err
+	}
+	if v := a.BearerTokenEnv; v != "" {
+		if !upperName(v) {
+			// ghp_… is a valid variable name, and would lie in the
+			// registry in clear, and in every "not set" error after.
+			return "", nil, errors.New("--bearer-token-env wants the NAME of the variable that holds the token, in upper case (DOCS_TOKEN), not the token: the value given (not shown) was not written")
+		}
+		e.BearerToken = "${" + v + "}"
+	}
+	switch {
+	case e.URL != "" && len(rest) > 0:
+		return "", nil, errors.New("give --url or -- COMMAND, not both")
+	case e.URL != "":
+		if e.Env != nil {
+			return "", nil, errors.New("--env is for a command; a remote server takes --header")
+		}
+		if a.Persistent {
+			return "", nil, errors.New("a remote server keeps one session already (--persistent is for commands)")
+		}
+	case len(rest) == 0:
+		return "", nil, errors.New("give the server's command after --, or --url URL")
+	default:
+		if e.Headers != nil || e.BearerToken != "" {
+			return "", nil, errors.New("--header and --bearer-token-env are for --url")
+		}
+		e.Command, e.Args = rest[0], rest[1:]
+		if strings.Contains(e.Command, "/") && !filepath.IsAbs(e.Command) {
+			if abs, err := filepath.Abs(e.Command); err == nil {
+				e.Command = abs
+			}
+		}
+		if a.Persistent {
+			e.Lifecycle = registry.Persistent
+		}
+	}
+	return name, e, nil
+}
+
+// upperName reports whether s is a variable name in upper case, as the
+// variables that hold tokens are named: [A-Z_][A-Z0-9_]*.
+func upperName(s string) bool {
+	for i, r := range s {
+		if !(r >= 'A' && r <= 'Z' || r == '_' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -108,3 +108,31 @@ func TestEditWaitsForAnotherEdit(t *testing.T) {
 		t.Fatalf("registry after both edits: %v (%v), want a and b", reg, err)
 	}
 }
+
+// NewEntry builds add's entry, or says which argument is wrong without
+// repeating a value that may be a token.
+func TestNewEntry(t *testing.T) {
+	name, e, err := NewEntry(AddArgs{Args: []string{"gh", "gh-mcp", "stdio"}, Env: []string{"NO_PROXY=a,b", "T=${GH}"}, Persistent: true})
+	if err != nil || name != "gh" || e.Command != "gh-mcp" || len(e.Args) != 1 || e.Env["NO_PROXY"] != "a,b" || e.Lifecycle != registry.Persistent {
+		t.Errorf("NewEntry = %q, %+v, %v", name, e, err)
+	}
+	_, e, err = NewEntry(AddArgs{Args: []string{"docs"}, URL: "https://x/mcp", BearerTokenEnv: "DOCS_TOKEN"})
+	if err != nil || e.BearerToken != "${DOCS_TOKEN}" || e.Command != "" {
+		t.Errorf("remote: %+v, %v", e, err)
+	}
+	for _, tc := range []struct {
+		a    AddArgs
+		says string
+	}{
+		{AddArgs{}, "needs NAME"},
+		{AddArgs{Args: []string{"d"}, URL: "https://x", BearerTokenEnv: "ghp_abc123"}, "not the token"},
+		{AddArgs{Args: []string{"d", "/bin/x"}, URL: "https://x"}, "not both"},
+		{AddArgs{Args: []string{"d", "/bin/x"}, Env: []string{"NOEQUALS"}}, `--env "NOEQUALS": want K=V`},
+		{AddArgs{Args: []string{"d", "/bin/x"}, Headers: []string{"A=b"}}, "are for --url"},
+		{AddArgs{Args: []string{"d"}}, "give the server's command"},
+	} {
+		if _, _, err := NewEntry(tc.a); err == nil || !strings.Contains(err.Error(), tc.says) || strings.Contains(err.Error(), "ghp_abc123") {
+			t.Errorf("NewEntry(%+v) = %v, want %q", tc.a, err, tc.says)
+		}
+	}
+}
