@@ -266,33 +266,13 @@ func globalFlags() []cli.Flag {
 // --http ADDR, with no command, still serves).
 var serveOnlyFlags = []string{"http", "token-file", "session-timeout", "metrics-addr"}
 
-func hideServeOnly(flags []cli.Flag) []cli.Flag {
-	for _, f := range flags {
-		if sf, ok := f.(*cli.StringFlag); ok && slices.Contains(serveOnlyFlags, sf.Name) {
-			sf.Hidden = true
-		}
-	}
-	return flags
-}
+func hideServeOnly(flags []cli.Flag) []cli.Flag { return clihelp.HideFlags(flags, serveOnlyFlags) }
 
-func serveOnly(flags []cli.Flag) []cli.Flag {
-	return slices.DeleteFunc(flags, func(f cli.Flag) bool { return !slices.Contains(serveOnlyFlags, f.Names()[0]) })
-}
+func serveOnly(flags []cli.Flag) []cli.Flag { return clihelp.OnlyFlags(flags, serveOnlyFlags) }
 
 // flagString is a flag's value from the innermost command that was given
-// it (serve declares root's serve-only flags again, and `colibri-mcp --http
-// ADDR serve` gives root's), else the value cmd sees (its variable or
-// default).
-func flagString(cmd *cli.Command, name string) string {
-	for _, c := range cmd.Lineage() {
-		for _, f := range c.Flags {
-			if slices.Contains(f.Names(), name) && f.IsSet() {
-				return c.String(name)
-			}
-		}
-	}
-	return cmd.String(name)
-}
+// it (serve declares root's serve-only flags again).
+func flagString(cmd *cli.Command, name string) string { return clihelp.FlagString(cmd, name) }
 
 // settings are the parsed, checked configuration of one run.
 type settings struct {

@@ -17,33 +17,17 @@ import (
 // be opened stops the run (exit 2): running unaudited would be the silent
 // failure an audit log exists to prevent. The returned func closes it.
 func openAudit(s *settings, stderr io.Writer) (closeAudit func(), err error) {
-	if s.auditLog == "" {
-		if s.auditKeyFile != "" {
-			s.logger.Warn("--audit-key-file / COLIBRI_MCP_AUDIT_KEY_FILE is set but there is no audit log (--audit-log / COLIBRI_MCP_AUDIT_LOG): it is unused")
-		}
-		return func() {}, nil
+	w, d, warnings, err := audit.Setup(s.auditLog, s.auditKeyFile, stderr)
+	for _, warning := range warnings {
+		s.logger.Warn(warning)
 	}
-	var key []byte
-	if s.auditKeyFile != "" {
-		var warning string
-		if key, warning, err = audit.LoadKey(s.auditKeyFile); err != nil {
-			return nil, usage(err)
-		}
-		if warning != "" {
-			s.logger.Warn(warning)
-		}
-	} else {
-		s.logger.Warn("audit log: no --audit-key-file (COLIBRI_MCP_AUDIT_KEY_FILE): arguments are digested with plain SHA-256, " +
-			"so whoever reads the log can test guesses of short or predictable arguments against it; give a key file for an HMAC")
-	}
-	w, err := audit.Open(s.auditLog, stderr)
 	if err != nil {
 		return nil, usage(err)
 	}
-	if warning := w.Warning(); warning != "" {
-		s.logger.Warn(warning)
+	if w == nil {
+		return func() {}, nil
 	}
-	s.audit, s.digester = w, audit.NewDigester(key)
+	s.audit, s.digester = w, d
 	return func() { w.Close() }, nil
 }
 

@@ -15,7 +15,10 @@
 package clihelp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -265,4 +268,54 @@ func Completable(name string) bool {
 		}
 	}
 	return true
+}
+
+// HideFlags hides the string flags named in names from the help of the
+// command that holds them (a command of their own lists them).
+func HideFlags(flags []cli.Flag, names []string) []cli.Flag {
+	for _, f := range flags {
+		if sf, ok := f.(*cli.StringFlag); ok && slices.Contains(names, sf.Name) {
+			sf.Hidden = true
+		}
+	}
+	return flags
+}
+
+// OnlyFlags are the flags named in names.
+func OnlyFlags(flags []cli.Flag, names []string) []cli.Flag {
+	return slices.DeleteFunc(flags, func(f cli.Flag) bool { return !slices.Contains(names, f.Names()[0]) })
+}
+
+// FlagString is a flag's value from the innermost command that was given
+// it (serve declares root's serve-only flags again, and `colibri-mcp --http
+// ADDR serve` gives root's), else the value cmd sees (its variable or
+// default).
+func FlagString(cmd *cli.Command, name string) string {
+	for _, c := range cmd.Lineage() {
+		for _, f := range c.Flags {
+			if slices.Contains(f.Names(), name) && f.IsSet() {
+				return c.String(name)
+			}
+		}
+	}
+	return cmd.String(name)
+}
+
+// JSONProblem says where data stops being JSON ("" when it is JSON): the
+// line, column and byte, and the text around it.
+func JSONProblem(data []byte) string {
+	var v any
+	err := json.Unmarshal(data, &v)
+	if err == nil {
+		return ""
+	}
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return err.Error() // the end came first
+	}
+	off := min(max(int(se.Offset)-1, 0), len(data)) // the character it stopped at
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := off - bytes.LastIndexByte(data[:off], '\n')
+	from := max(0, off-20)
+	return fmt.Sprintf("%s at line %d, column %d (offset %d), near %q", se, line, col, off, data[from:min(len(data), off+10)])
 }
