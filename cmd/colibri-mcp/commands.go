@@ -218,28 +218,16 @@ func listEveryServer(ctx context.Context, s *settings, svc *tools.Service, stdou
 	if err != nil {
 		return report(&host.Error{Kind: host.KindConfig, Err: err}, false, stdout, stderr)
 	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	failures := 0
-	for _, name := range reg.Names() {
-		wg.Go(func() {
-			st := tools.ServerTools{Server: name}
-			out, err := svc.ListTools(ctx, tools.ListToolsInput{Server: name, Detail: tools.DetailNames}, nil)
-			switch {
-			case err != nil:
-				st.Error = tools.Detail(err)
-			case len(out.Servers) == 1:
-				st = out.Servers[0]
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if st.Error != nil {
-				failures++
-			}
-			termview.ServerTools(stdout, st)
-		})
-	}
-	wg.Wait()
+	failures := termview.EachServer(stdout, reg.Names(), func(name string) tools.ServerTools {
+		out, err := svc.ListTools(ctx, tools.ListToolsInput{Server: name, Detail: tools.DetailNames}, nil)
+		switch {
+		case err != nil:
+			return tools.ServerTools{Server: name, Error: tools.Detail(err)}
+		case len(out.Servers) == 1:
+			return out.Servers[0]
+		}
+		return tools.ServerTools{Server: name}
+	})
 	if failures > 0 {
 		return silent(exitFailed)
 	}

@@ -10,8 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v3"
 
@@ -146,7 +144,7 @@ func editError(cmd string, err error) error {
 // cmdInit writes the starter registry.
 func cmdInit(s *settings, force bool, w io.Writer) error {
 	path := s.writePath()
-	demo := installedDemo()
+	demo := regfile.InstalledDemo(editorimport.Self())
 	doc, err := regfile.Starter(demo)
 	if err != nil {
 		return failed(fmt.Errorf("init: %w", err))
@@ -172,19 +170,4 @@ func cmdInit(s *settings, force bool, w io.Writer) error {
 	}
 	fmt.Fprint(w, editorimport.Snippet(self, path, false))
 	return nil
-}
-
-// installedDemo is the demo server installed beside colibri: make install's
-// libexec/colibri-mcp/, or make build's bin/; "" when there is none.
-func installedDemo() string {
-	dir := filepath.Dir(editorimport.Self())
-	for _, p := range []string{
-		filepath.Join(dir, "..", "libexec", "colibri-mcp", "demo-mcp-server"),
-		filepath.Join(dir, "demo-mcp-server"),
-	} {
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
-			return filepath.Clean(p)
-		}
-	}
-	return ""
 }

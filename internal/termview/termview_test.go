@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
+	"github.com/colibri-mcp/colibri-mcp/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -60,4 +63,25 @@ func TestProgressClearedBeforeResult(t *testing.T) {
 
 func progressParams(n, total float64) *mcp.ProgressNotificationParams {
 	return &mcp.ProgressNotificationParams{Progress: n, Total: total}
+}
+
+// Each server is shown as soon as it answers: one that hangs holds back no
+// other; the failures are counted.
+func TestEachServerShowsEachAsItAnswers(t *testing.T) {
+	var out syncbuf.Buffer
+	failures := EachServer(&out, []string{"slow", "fast"}, func(name string) tools.ServerTools {
+		if name == "slow" {
+			for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), "fast: 0 tools"); time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Error("the fast server waited for the slow one")
+					break
+				}
+			}
+			return tools.ServerTools{Server: name, Error: &tools.ErrorDetail{Kind: "timeout", Message: "no answer"}}
+		}
+		return tools.ServerTools{Server: name}
+	})
+	if failures != 1 || !strings.Contains(out.String(), "slow: error: timeout: no answer") {
+		t.Errorf("%d failures, output:\n%s", failures, out.String())
+	}
 }

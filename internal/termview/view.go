@@ -80,6 +80,28 @@ func ServerTools(w io.Writer, st tools.ServerTools) {
 	fmt.Fprintln(w)
 }
 
+// EachServer shows each server's tools (ServerTools) as soon as list has
+// them, lists running at once: the slowest (one that hangs until its
+// timeout) holds back no other, and a failure shows its stderr tail where
+// it is. It returns how many failed.
+func EachServer(w io.Writer, names []string, list func(name string) tools.ServerTools) (failures int) {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, name := range names {
+		wg.Go(func() {
+			st := list(name)
+			mu.Lock()
+			defer mu.Unlock()
+			if st.Error != nil {
+				failures++
+			}
+			ServerTools(w, st)
+		})
+	}
+	wg.Wait()
+	return failures
+}
+
 // TailBlock is a server's stderr tail, indented under the line it explains.
 func TailBlock(tail string) string {
 	return "      | " + strings.ReplaceAll(strings.TrimRight(tail, "\n"), "\n", "\n      | ")

@@ -97,6 +97,22 @@ func Starter(demo string) ([]byte, error) {
 	return AddServer(doc, "demo", raw, false)
 }
 
+// InstalledDemo is the demo server installed beside colibri (self, its
+// executable), for init's starter registry: make install's
+// libexec/colibri-mcp/, or make build's bin/; "" when there is none.
+func InstalledDemo(self string) string {
+	dir := filepath.Dir(self)
+	for _, p := range []string{
+		filepath.Join(dir, "..", "libexec", "colibri-mcp", "demo-mcp-server"),
+		filepath.Join(dir, "demo-mcp-server"),
+	} {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+			return filepath.Clean(p)
+		}
+	}
+	return ""
+}
+
 // ErrFileExists is a registry init would replace without force.
 var ErrFileExists = errors.New("the registry exists already")
 
