@@ -22,6 +22,10 @@ const module = "github.com/colibri-mcp/colibri-mcp/"
 var forbidden = map[string][]string{
 	"registry": {"os/exec", module + "host", module + "jail", module + "tools", module + "cmd",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// regfile writes registry files (atomically, under a lock, keeping the
+	// person's text): files alone, nothing above registry.
+	"registry/regfile": {"os/exec", "net/http", module + "host", module + "jail", module + "tools", module + "cmd",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"jail": {module + "registry", module + "host", module + "tools", module + "cmd",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"host": {module + "tools", module + "cmd", "github.com/urfave/cli"},
@@ -73,6 +77,31 @@ var forbidden = map[string][]string{
 	// editorconf is pure: an editor's file in, registry entries out; the
 	// command reads, validates (with registry) and writes.
 	"internal/editorconf": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// editorconf's parts are pure too: the syntaxes of editors' files, and
+	// the rewriting of one by import --apply.
+	"internal/editorconf/syntax": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		module + "internal/jsonsplice", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	"internal/editorconf/rewrite": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// editorimport is import's work: files, editorconf and the registry's
+	// writer; no processes, no network, nothing of the engine.
+	"internal/editorimport": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// termview lays tools' answers out for a terminal: no processes, no
+	// command line.
+	"internal/termview": {module + "cmd", "github.com/urfave/cli"},
+	// clihelp shapes the command tree's usage errors and help: cli alone.
+	"internal/clihelp": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk"},
+	// settingparse and logformat are leaves of the command line's: values
+	// in, values out; a slog handler.
+	"internal/settingparse": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	"internal/logformat": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// hup runs SIGHUP's actions: signals and a logger, nothing of colibri's above.
+	"internal/hup": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// sandbox is colibri's launcher too: it runs before execve(2) of every
 	// sandboxed server, so it stays small (no MCP, no registry, no network).
@@ -148,6 +177,12 @@ var forbiddenDirect = map[string][]string{
 	"internal/session":    {"os/exec"}, // go-sdk imports it (CommandTransport); a session starts nothing
 	"internal/pool":       {"os/exec"}, // the pool opens sessions through Options.Open
 	"internal/toolschema": {"os/exec"},
+
+	// The packages of issue 24's thinning of cmd, editorconf and registry.
+	"internal/editorconf/syntax":  {"os"}, // pure, as editorconf
+	"internal/editorconf/rewrite": {"os"},
+	"internal/termview":           {"os/exec", module + "host", module + "jail", module + "registry"}, // tools' answers, not the engine's
+	"internal/settingparse":       {"os"},                                                             // pure (fmt imports os, so only directly)
 }
 
 // Calls library packages must never make.

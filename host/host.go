@@ -8,10 +8,11 @@
 //	defer h.Close()
 //	res, err := h.CallTool(ctx, srv, "echo", map[string]any{"message": "hi"}, nil)
 //	if err != nil {
-//		kind := host.KindOf(err) // timeout, crashed, spawn, …
+//		kind := failure.KindOf(err) // timeout, crashed, spawn, …
 //	}
 //
-// Every failure is an *failure.Error whose failure.Kind is one of the contract's error kinds.
+// Every failure is a *failure.Error whose Kind is one of the contract's
+// error kinds.
 package host
 
 import (

@@ -37,18 +37,6 @@ func Default(root bool, getenv func(string) string, exists func(string) bool) (p
 	return DefaultPath, append(tried, DefaultPath)
 }
 
-// WritePath is where init, add and import --write put a registry when none
-// is named: the per-user file for a user other than root, the system one
-// for root.
-func WritePath(root bool, getenv func(string) string) string {
-	if !root {
-		if u := UserPath(getenv); u != "" {
-			return u
-		}
-	}
-	return DefaultPath
-}
-
 // missingProblem is the message for a registry that is not there: the paths
 // tried (when more than the one named) and the commands that make one.
 func missingProblem(tried []string) string {

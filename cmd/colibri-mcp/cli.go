@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,16 +16,19 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
 	"github.com/colibri-mcp/colibri-mcp/internal/envfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
+	"github.com/colibri-mcp/colibri-mcp/internal/logformat"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
-	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/internal/settingparse"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/registry/regfile"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
@@ -68,18 +68,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		ErrWriter: stderr,
 		// colibri's own help command (below) refuses topics it does not know.
 		HideHelpCommand: true,
-		Flags:           withUnits(hideServeOnly(globalFlags())),
+		Flags:           clihelp.WithUnits(hideServeOnly(globalFlags()), unitPlaceholders),
 		ExitErrHandler:  func(context.Context, *cli.Command, error) {}, // exit codes are main's
 		// No command serves (what editors run); any other word is a typo,
 		// never a silent serve that would wait on the terminal forever.
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.NArg() > 0 {
-				return unknownCommand(cmd, cmd.Args().First())
+				return clihelp.UnknownCommand(cmd, cmd.Args().First())
 			}
 			return serveAction(ctx, cmd)
 		},
 		EnableShellCompletion:           true,
-		ConfigureShellCompletionCommand: configureCompletion,
+		ConfigureShellCompletionCommand: clihelp.Completion(exitCodesHelp),
 		Commands: append(append([]*cli.Command{
 			{
 				Name:  "serve",
@@ -88,7 +88,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 					"Examples:\n" +
 					"  colibri-mcp serve\n" +
 					"  colibri-mcp serve --http 127.0.0.1:8750 --token-file /usr/local/etc/colibri/tokens" + exitCodesHelp,
-				Flags: withUnits(serveOnly(globalFlags())),
+				Flags: clihelp.WithUnits(serveOnly(globalFlags()), unitPlaceholders),
 				Action: func(ctx context.Context, cmd *cli.Command) error {
 					if err := wantArgs(cmd, 0, 0); err != nil {
 						return err
@@ -209,13 +209,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				Usage:       "show the commands, or one command's help",
 				ArgsUsage:   "[COMMAND]",
 				Description: "Examples:\n  colibri-mcp help\n  colibri-mcp help call" + exitCodesHelp,
-				Action:      helpAction,
+				Action:      clihelp.HelpAction,
 			},
 		}...),
 	}
-	setUsageErrors(root)
+	clihelp.SetUsageErrors(root)
 	if len(args) > 0 {
-		root.OnUsageError = rootUsageError(args[1:])
+		root.OnUsageError = clihelp.RootUsageError(args[1:])
 	}
 	// urfave/cli's printer is a package variable; tests run run() in
 	// parallel, so it is set once.
@@ -268,33 +268,13 @@ func globalFlags() []cli.Flag {
 // --http ADDR, with no command, still serves).
 var serveOnlyFlags = []string{"http", "token-file", "session-timeout", "metrics-addr"}
 
-func hideServeOnly(flags []cli.Flag) []cli.Flag {
-	for _, f := range flags {
-		if sf, ok := f.(*cli.StringFlag); ok && slices.Contains(serveOnlyFlags, sf.Name) {
-			sf.Hidden = true
-		}
-	}
-	return flags
-}
+func hideServeOnly(flags []cli.Flag) []cli.Flag { return clihelp.HideFlags(flags, serveOnlyFlags) }
 
-func serveOnly(flags []cli.Flag) []cli.Flag {
-	return slices.DeleteFunc(flags, func(f cli.Flag) bool { return !slices.Contains(serveOnlyFlags, f.Names()[0]) })
-}
+func serveOnly(flags []cli.Flag) []cli.Flag { return clihelp.OnlyFlags(flags, serveOnlyFlags) }
 
 // flagString is a flag's value from the innermost command that was given
-// it (serve declares root's serve-only flags again, and `colibri-mcp --http
-// ADDR serve` gives root's), else the value cmd sees (its variable or
-// default).
-func flagString(cmd *cli.Command, name string) string {
-	for _, c := range cmd.Lineage() {
-		for _, f := range c.Flags {
-			if slices.Contains(f.Names(), name) && f.IsSet() {
-				return c.String(name)
-			}
-		}
-	}
-	return cmd.String(name)
-}
+// it (serve declares root's serve-only flags again).
+func flagString(cmd *cli.Command, name string) string { return clihelp.FlagString(cmd, name) }
 
 // settings are the parsed, checked configuration of one run.
 type settings struct {
@@ -375,22 +355,22 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 	if s.aggregate, err = boolSetting(cmd, env, "aggregate", "COLIBRI_MCP_AGGREGATE"); err != nil {
 		return nil, err
 	}
-	if s.timeout, err = setting(cmd, "timeout", "COLIBRI_MCP_TIMEOUT", parseDuration); err != nil {
+	if s.timeout, err = setting(cmd, "timeout", "COLIBRI_MCP_TIMEOUT", settingparse.Duration); err != nil {
 		return nil, err
 	}
-	if s.retryBackoff, err = setting(cmd, "retry-backoff", "COLIBRI_MCP_RETRY_BACKOFF", parseDuration); err != nil {
+	if s.retryBackoff, err = setting(cmd, "retry-backoff", "COLIBRI_MCP_RETRY_BACKOFF", settingparse.Duration); err != nil {
 		return nil, err
 	}
-	if s.sessionTimeout, err = setting(cmd, "session-timeout", "COLIBRI_MCP_SESSION_TIMEOUT", parseDuration); err != nil {
+	if s.sessionTimeout, err = setting(cmd, "session-timeout", "COLIBRI_MCP_SESSION_TIMEOUT", settingparse.Duration); err != nil {
 		return nil, err
 	}
-	if s.maxProcs, err = setting(cmd, "max-procs", "COLIBRI_MCP_MAX_PROCS", positiveInt[int]); err != nil {
+	if s.maxProcs, err = setting(cmd, "max-procs", "COLIBRI_MCP_MAX_PROCS", settingparse.PositiveInt[int]); err != nil {
 		return nil, err
 	}
-	if s.maxResultBytes, err = setting(cmd, "max-result-bytes", "COLIBRI_MCP_MAX_RESULT_BYTES", positiveInt[int64]); err != nil {
+	if s.maxResultBytes, err = setting(cmd, "max-result-bytes", "COLIBRI_MCP_MAX_RESULT_BYTES", settingparse.PositiveInt[int64]); err != nil {
 		return nil, err
 	}
-	if s.retries, err = setting(cmd, "retries", "COLIBRI_MCP_RETRIES", positiveInt[int]); err != nil {
+	if s.retries, err = setting(cmd, "retries", "COLIBRI_MCP_RETRIES", settingparse.PositiveInt[int]); err != nil {
 		return nil, err
 	}
 	v, _ := env("COLIBRI_JAIL_PRIV_MODE")
@@ -419,7 +399,11 @@ func boolSetting(cmd *cli.Command, env func(string) (string, bool), flag, variab
 		return cmd.Bool(flag), nil
 	}
 	if v, ok := env(variable); ok {
-		return parseBool(variable, v)
+		b, err := settingparse.Bool(variable, v)
+		if err != nil {
+			return false, usage(err)
+		}
+		return b, nil
 	}
 	return false, nil
 }
@@ -435,44 +419,13 @@ func setting[T any](cmd *cli.Command, flag, variable string, parse func(string) 
 	return v, nil
 }
 
-// parseDuration reads the contract's duration syntax: a bare integer is
-// milliseconds, anything else a Go duration; it must be positive.
-func parseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	var d time.Duration
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if n > math.MaxInt64/int64(time.Millisecond) {
-			return 0, fmt.Errorf("%q: too large (at most %d ms)", s, math.MaxInt64/int64(time.Millisecond))
-		}
-		d = time.Duration(n) * time.Millisecond
-	} else if d, err = time.ParseDuration(s); err != nil {
-		return 0, fmt.Errorf("%q is neither integer milliseconds nor a Go duration such as 45s", s)
-	}
-	if d <= 0 {
-		return 0, fmt.Errorf("%q: must be positive", s)
-	}
-	return d, nil
-}
-
-func positiveInt[T int | int64](s string) (T, error) {
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%q: must be a positive integer", s)
-	}
-	return T(n), nil
-}
-
 func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, usage(fmt.Errorf("--log-level / COLIBRI_MCP_LOG_LEVEL: %q: must be debug, info, warn or error", level))
 	}
-	opts := &slog.HandlerOptions{Level: l, ReplaceAttr: millis}
-	switch format {
-	case "text":
-		return slog.New(reqid.Handler(demoteSDK{slog.NewTextHandler(w, opts)})), nil
-	case "json":
-		return slog.New(reqid.Handler(demoteSDK{slog.NewJSONHandler(w, opts)})), nil
+	if h, ok := logformat.New(format, l, w); ok {
+		return slog.New(h), nil
 	}
 	return nil, usage(fmt.Errorf("--log-format / COLIBRI_MCP_LOG_FORMAT: %q: must be text or json", format))
 }
@@ -489,7 +442,7 @@ func (s *settings) writePath() string {
 	if s.configNamed {
 		return s.configPath
 	}
-	return registry.WritePath(s.root, s.getenv)
+	return regfile.WritePath(s.root, s.getenv)
 }
 
 // rootKey lets a test run colibri as if it were root, or not.
@@ -502,34 +455,11 @@ func asRoot(ctx context.Context) bool {
 	return os.Geteuid() == 0
 }
 
-// millis writes a duration as milliseconds, its key ending in _ms: JSON
-// logs would give nanoseconds, text logs Go's "1.5s", and an operator's
-// query wants one unit (the audit log's duration_ms).
-func millis(_ []string, a slog.Attr) slog.Attr {
-	if a.Value.Kind() != slog.KindDuration {
-		return a
-	}
-	key := a.Key
-	if !strings.HasSuffix(key, "_ms") {
-		key += "_ms"
-	}
-	us := a.Value.Duration().Microseconds()
-	if us%1000 == 0 {
-		return slog.Int64(key, us/1000) // 1800000, not 1.8e+06
-	}
-	return slog.Float64(key, float64(us)/1000)
-}
+// envLookup reads environ as os.LookupEnv reads the process's.
+func envLookup(environ []string) func(string) (string, bool) { return settingparse.Lookup(environ) }
 
-func envLookup(environ []string) func(string) (string, bool) {
-	return func(name string) (string, bool) {
-		for i := len(environ) - 1; i >= 0; i-- {
-			if v, ok := strings.CutPrefix(environ[i], name+"="); ok {
-				return v, true
-			}
-		}
-		return "", false
-	}
-}
+// parseDuration reads a duration: integer milliseconds or a Go duration.
+func parseDuration(s string) (time.Duration, error) { return settingparse.Duration(s) }
 
 // newService wires the registry, the host and the tools for one run.
 func newService(s *settings) (*tools.Service, *host.Host) {

@@ -13,18 +13,19 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v3"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
 	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
+	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
@@ -34,35 +35,14 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
-// serve runs colibri's MCP server over stdio (or HTTP with --http) until the
-// client leaves or a signal arrives, then tears every hosted process down.
-// registryWatch is how often serve reads the registry for the operator's
-// sake, between requests: a registry broken while nobody calls is logged
-// all the same. (A read costs a stat while the file is unchanged.)
-const registryWatch = 5 * time.Second
-
-// watchRegistry reads the registry now and every registryWatch until the
-// returned stop is called.
+// watchRegistry reads the registry now and between requests until the
+// returned stop is called (health.Watch).
 func watchRegistry(ctx context.Context, s *settings) (stop func()) {
-	s.loadRegistry()
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(registryWatch)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				s.loadRegistry()
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
+	return health.Watch(ctx, func() { s.loadRegistry() })
 }
 
+// serve runs colibri's MCP server over stdio (or HTTP with --http) until the
+// client leaves or a signal arrives, then tears every hosted process down.
 func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.Writer) error {
 	if s.httpAddr != "" {
 		// Over HTTP a session id is a credential: keep it out of info logs.
@@ -74,7 +54,7 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	}
 	defer closeAudit() // after the host: calls that finish while it closes are still recorded
 	if s.metricsAddr != "" {
-		v, c := buildVersion(version, commit, debug.ReadBuildInfo) // as --version says them
+		v, c := clihelp.BuildVersion(version, commit, debug.ReadBuildInfo) // as --version says them
 		s.metrics = metrics.New(metrics.Options{Version: v, Commit: c})
 	}
 	// Large strings cross either face by reference (internal/bulk): the
@@ -169,6 +149,10 @@ func report(err error, asJSON bool, stdout, stderr io.Writer) error {
 	return silent(exitFor(err))
 }
 
+// safe escapes the control characters of what is written to w: what the
+// command line prints comes in good part from others (internal/termview).
+func safe(w io.Writer) io.Writer { return termview.Safe(w) }
+
 func writeJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -192,41 +176,7 @@ func cmdServers(ctx context.Context, s *settings, asJSON bool, stdout, stderr io
 		writeJSON(stdout, out)
 		return nil
 	}
-	fmt.Fprintf(stdout, "registry: %s\ncalling hosted tools: %s\n\n", out.ConfigPath, onOff(out.ExternalCall))
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	// A remote server shows its url, transport and auth kind where a
-	// command is, and its header names where environment names are.
-	fmt.Fprintln(tw, "SERVER\tCOMMAND or URL\tENV or HEADERS\tJAIL\tDESCRIPTION")
-	for _, srv := range out.Servers {
-		cmdline := strings.Join(append([]string{srv.Command}, srv.Args...), " ")
-		names := srv.EnvKeys
-		if srv.URL != "" {
-			cmdline = fmt.Sprintf("%s (%s, auth %s)", srv.URL, srv.Transport, srv.Auth)
-			names = srv.HeaderKeys
-		}
-		j := "-"
-		if srv.Jail != nil {
-			j = srv.Jail.Name + srv.Jail.Path
-		} else if srv.Sandbox != nil {
-			j = "sandboxed" // check shows what it grants
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", srv.Name, cmdline, orDash(strings.Join(names, ",")), j, srv.Description)
-	}
-	return tw.Flush()
-}
-
-func onOff(b bool) string {
-	if b {
-		return "enabled"
-	}
-	return "disabled (--external-call or COLIBRI_MCP_EXTERNAL_CALL=1 enables it)"
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
+	return termview.Servers(stdout, out)
 }
 
 func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, stdout, stderr io.Writer) error {
@@ -253,7 +203,7 @@ func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, 
 		writeJSON(stdout, out)
 	} else {
 		for _, st := range out.Servers {
-			printServerTools(stdout, st)
+			termview.ServerTools(stdout, st)
 		}
 	}
 	if failures > 0 {
@@ -270,68 +220,24 @@ func listEveryServer(ctx context.Context, s *settings, svc *tools.Service, stdou
 	if err != nil {
 		return report(&failure.Error{Kind: failure.KindConfig, Err: err}, false, stdout, stderr)
 	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	failures := 0
-	for _, name := range reg.Names() {
-		wg.Go(func() {
-			st := tools.ServerTools{Server: name}
-			out, err := svc.ListTools(ctx, tools.ListToolsInput{Server: name, Detail: tools.DetailNames}, nil)
-			switch {
-			case err != nil:
-				st.Error = tools.Detail(err)
-			case len(out.Servers) == 1:
-				st = out.Servers[0]
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if st.Error != nil {
-				failures++
-			}
-			printServerTools(stdout, st)
-		})
-	}
-	wg.Wait()
+	failures := termview.EachServer(stdout, reg.Names(), func(name string) tools.ServerTools {
+		out, err := svc.ListTools(ctx, tools.ListToolsInput{Server: name, Detail: tools.DetailNames}, nil)
+		switch {
+		case err != nil:
+			return tools.ServerTools{Server: name, Error: tools.Detail(err)}
+		case len(out.Servers) == 1:
+			return out.Servers[0]
+		}
+		return tools.ServerTools{Server: name}
+	})
 	if failures > 0 {
 		return silent(exitFailed)
 	}
 	return nil
 }
 
-// printServerTools is one server's block of list-tools: its tools, or its
-// error with the last lines of its stderr (usually the reason: "no API
-// key"), as check --probe shows them.
-func printServerTools(w io.Writer, st tools.ServerTools) {
-	if st.Error != nil {
-		fmt.Fprintf(w, "%s: error: %s: %s\n", st.Server, st.Error.Kind, st.Error.Message)
-		if st.Error.StderrTail != "" {
-			fmt.Fprintln(w, tailBlock(st.Error.StderrTail))
-		}
-		fmt.Fprintln(w)
-		return
-	}
-	fmt.Fprintf(w, "%s: %d tools\n", st.Server, len(st.Tools))
-	for _, t := range st.Tools {
-		fmt.Fprintf(w, "  %-32s %s\n", t.Name, firstLine(t.Description))
-	}
-	for _, bad := range st.Invalid {
-		fmt.Fprintf(w, "  not offered: %s: %s\n", bad.Name, bad.Reason)
-	}
-	for _, c := range st.Changed {
-		fmt.Fprintf(w, "  ! %-30s changed since pinned: %s (colibri-mcp pins diff %s)\n", c.Name, strings.Join(c.What, ", "), st.Server)
-	}
-	fmt.Fprintln(w)
-}
-
 // tailBlock is a server's stderr tail, indented under the line it explains.
-func tailBlock(tail string) string {
-	return "      | " + strings.ReplaceAll(strings.TrimRight(tail, "\n"), "\n", "\n      | ")
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
-}
+func tailBlock(tail string) string { return termview.TailBlock(tail) }
 
 func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOptions, stdout, stderr io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
@@ -345,15 +251,15 @@ func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOpt
 	defer h.Close()
 	asJSON := opts.output != "text"
 	var caller *session.Caller
-	p := &progressLine{w: stderr}
+	p := termview.NewProgress(stderr)
 	if isTerminal(stderr) {
 		// A person is watching: show the hosted server's progress.
-		caller = &session.Caller{Progress: p.show}
+		caller = &session.Caller{Progress: p.Show}
 	}
 	stdout, stderr = safe(stdout), safe(stderr) // the hosted server's words
 	// Audited and counted, as a session's call is.
 	res, err := svc.Call(ctx, server, tool, opts.args, caller)
-	p.done() // cleared before the result or the error is written
+	p.Done() // cleared before the result or the error is written
 	if err != nil && ctx.Err() != nil {
 		// Ctrl-C: the call was cancelled (the hosted server told so); the
 		// shell's convention for a command ended by SIGINT.
@@ -372,7 +278,7 @@ func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOpt
 	case "result":
 		writeJSON(stdout, res)
 	default:
-		printResult(stdout, res)
+		termview.Result(stdout, res)
 	}
 	if res.IsError {
 		return silent(exitFailed)
@@ -436,93 +342,10 @@ func callOptionsFrom(cmd *cli.Command, stdin io.Reader) (callOptions, error) {
 		}
 		o.args = json.RawMessage(bytes.TrimSpace(b))
 	}
-	if err := jsonProblem(o.args); err != "" {
+	if err := clihelp.JSONProblem(o.args); err != "" {
 		return bad("%s: not valid JSON: %s", source, err)
 	}
 	return o, nil
-}
-
-// jsonProblem says where data stops being JSON ("" when it is JSON): the
-// line, column and byte, and the text around it.
-func jsonProblem(data []byte) string {
-	var v any
-	err := json.Unmarshal(data, &v)
-	if err == nil {
-		return ""
-	}
-	var se *json.SyntaxError
-	if !errors.As(err, &se) {
-		return err.Error() // the end came first
-	}
-	off := min(max(int(se.Offset)-1, 0), len(data)) // the character it stopped at
-	line := 1 + bytes.Count(data[:off], []byte("\n"))
-	col := off - bytes.LastIndexByte(data[:off], '\n')
-	from := max(0, off-20)
-	return fmt.Sprintf("%s at line %d, column %d (offset %d), near %q", se, line, col, off, data[from:min(len(data), off+10)])
-}
-
-// progressLine shows a call's progress on one terminal line, rewritten in
-// place.
-type progressLine struct {
-	mu     sync.Mutex
-	w      io.Writer
-	shown  bool
-	closed bool // done: a late notification draws nothing
-}
-
-func (p *progressLine) show(_ context.Context, n *mcp.ProgressNotificationParams) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return
-	}
-	line := fmt.Sprintf("progress: %g", n.Progress)
-	if n.Total > 0 {
-		line += fmt.Sprintf("/%g", n.Total)
-	}
-	if n.Message != "" {
-		line += " " + n.Message
-	}
-	fmt.Fprintf(p.w, "\r\033[K%s", safeText(line)) // colibri's escapes only
-	p.shown = true
-}
-
-// done clears the progress line, so that what follows starts clean.
-func (p *progressLine) done() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.shown && !p.closed {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
-	p.closed = true
-}
-
-// printResult shows a hosted result as a person reads it: text as it is,
-// other content summarized.
-func printResult(w io.Writer, res *mcp.CallToolResult) {
-	if res.IsError {
-		fmt.Fprintln(w, "the tool reported an error:")
-	}
-	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *mcp.TextContent:
-			fmt.Fprintln(w, c.Text)
-		case *mcp.ImageContent:
-			fmt.Fprintf(w, "[image %s, %d bytes]\n", c.MIMEType, len(c.Data))
-		case *mcp.AudioContent:
-			fmt.Fprintf(w, "[audio %s, %d bytes]\n", c.MIMEType, len(c.Data))
-		case *mcp.ResourceLink:
-			fmt.Fprintf(w, "[resource link %s]\n", c.URI)
-		case *mcp.EmbeddedResource:
-			if c.Resource != nil {
-				fmt.Fprintf(w, "[resource %s]\n", c.Resource.URI)
-			}
-		}
-	}
-	if res.StructuredContent != nil {
-		b, _ := json.Marshal(res.StructuredContent)
-		fmt.Fprintf(w, "structured: %s\n", b)
-	}
 }
 
 // checkResult is what `check --json` prints.

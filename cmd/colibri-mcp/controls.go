@@ -3,14 +3,11 @@ package main
 import (
 	"context"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
-	"github.com/colibri-mcp/colibri-mcp/internal/coalesce"
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
+	"github.com/colibri-mcp/colibri-mcp/internal/hup"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -20,33 +17,17 @@ import (
 // be opened stops the run (exit 2): running unaudited would be the silent
 // failure an audit log exists to prevent. The returned func closes it.
 func openAudit(s *settings, stderr io.Writer) (closeAudit func(), err error) {
-	if s.auditLog == "" {
-		if s.auditKeyFile != "" {
-			s.logger.Warn("--audit-key-file / COLIBRI_MCP_AUDIT_KEY_FILE is set but there is no audit log (--audit-log / COLIBRI_MCP_AUDIT_LOG): it is unused")
-		}
-		return func() {}, nil
+	w, d, warnings, err := audit.Setup(s.auditLog, s.auditKeyFile, stderr)
+	for _, warning := range warnings {
+		s.logger.Warn(warning)
 	}
-	var key []byte
-	if s.auditKeyFile != "" {
-		var warning string
-		if key, warning, err = audit.LoadKey(s.auditKeyFile); err != nil {
-			return nil, usage(err)
-		}
-		if warning != "" {
-			s.logger.Warn(warning)
-		}
-	} else {
-		s.logger.Warn("audit log: no --audit-key-file (COLIBRI_MCP_AUDIT_KEY_FILE): arguments are digested with plain SHA-256, " +
-			"so whoever reads the log can test guesses of short or predictable arguments against it; give a key file for an HMAC")
-	}
-	w, err := audit.Open(s.auditLog, stderr)
 	if err != nil {
 		return nil, usage(err)
 	}
-	if warning := w.Warning(); warning != "" {
-		s.logger.Warn(warning)
+	if w == nil {
+		return func() {}, nil
 	}
-	s.audit, s.digester = w, audit.NewDigester(key)
+	s.audit, s.digester = w, d
 	return func() { w.Close() }, nil
 }
 
@@ -98,8 +79,8 @@ func hostState(load func() (*registry.Registry, error), h *host.Host) metrics.St
 	return st
 }
 
-// onHUP is what SIGHUP does: each action, logged with its outcome (the
-// token file re-read, the audit log reopened for newsyslog).
+// onHUP is what SIGHUP does: each action, logged with its outcome
+// (internal/hup).
 type onHUP []hupAction
 
 type hupAction struct {
@@ -108,38 +89,10 @@ type hupAction struct {
 }
 
 // watch runs the actions on each SIGHUP until the returned func is called.
-// Without actions it does nothing: SIGHUP keeps its default.
 func (a onHUP) watch(s *settings) (stop func()) {
-	if len(a) == 0 {
-		return func() {}
+	actions := make(hup.Actions, len(a))
+	for i, act := range a {
+		actions[i] = hup.Action{What: act.what, Do: act.do}
 	}
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGHUP)
-	done := make(chan struct{})
-	// The actions run off the signal loop, one run at a time, and SIGHUPs
-	// that come during a run make one more: an action that blocks cannot
-	// make the loop miss the next signal.
-	run := coalesce.New(func() {
-		for _, act := range a {
-			if err := act.do(); err != nil {
-				s.logger.Error("SIGHUP: "+act.what+" failed; the previous one stays in force", "err", err)
-			} else {
-				s.logger.Info("SIGHUP: " + act.what)
-			}
-		}
-	})
-	go func() {
-		for {
-			select {
-			case <-ch:
-				run.Kick()
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() {
-		signal.Stop(ch)
-		close(done)
-	}
+	return actions.Watch(s.logger)
 }

@@ -413,3 +413,72 @@ func TestCLIAudit(t *testing.T) {
 		t.Errorf("metrics beyond loopback without tokens: exit %d: %s", cmd.ProcessState.ExitCode(), out)
 	}
 }
+
+// mkfifo makes a FIFO at dir/name (no writer ever opens it).
+func mkfifo(t *testing.T, dir, name string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatalf("mkfifo: %v", err)
+	}
+	return p
+}
+
+// endsPromptly runs colibri with args and wants it to end within limit
+// with says on stderr; one that does not is sent SIGTERM, which must end it.
+func endsPromptly(t *testing.T, limit time.Duration, says string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(colibriBin, args...)
+	cmd.Env = append(os.Environ(), "E2E_SECRET=x")
+	var stderr lockedWriter
+	stderr.w = &strings.Builder{}
+	cmd.Stderr, cmd.Stdout = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+		if !strings.Contains(stderr.String(), says) {
+			t.Errorf("%v: output %q, want %q", args, stderr.String(), says)
+		}
+	case <-time.After(limit):
+		t.Errorf("%v: still running after %v", args, limit)
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("%v: SIGTERM did not end it", args)
+		}
+	}
+}
+
+// A FIFO at any path an operator names is refused at once with a message,
+// never waited on: --token-file, --audit-log, --audit-key-file, and an OAuth
+// token_file read by auth status, list-tools and call (which hung forever,
+// deaf to SIGTERM).
+func TestHostileFIFOOperatorPaths(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := mkfifo(t, dir, "fifo")
+	reg := writeRegistry(t, registryDoc{"remote": {"url": "http://127.0.0.1:1/mcp",
+		"oauth": map[string]any{"grant": "authorization_code", "client_id": "c", "token_file": fifo}}})
+	const limit = 5 * time.Second // the binary's start (-race) included; the open itself is at once
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"serve", "--http", "127.0.0.1:0", "--token-file", fifo}, "FIFO"},
+		{[]string{"serve", "--audit-log", fifo}, "FIFO"},
+		{[]string{"serve", "--audit-log", filepath.Join(dir, "audit.log"), "--audit-key-file", fifo}, "FIFO"},
+		{[]string{"auth", "status", "remote"}, "FIFO"},
+		{[]string{"list-tools", "remote"}, "unauthorized: "},
+		{[]string{"list-tools", "remote"}, "FIFO"},
+		{[]string{"call", "--external-call", "remote", "x"}, "unauthorized: "},
+		{[]string{"call", "--external-call", "remote", "x"}, "FIFO"},
+	} {
+		endsPromptly(t, limit, tc.says, append([]string{"--external-config", reg}, tc.args...)...)
+	}
+}

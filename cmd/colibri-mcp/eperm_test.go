@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -177,5 +178,107 @@ func TestHostedServerCannotReadColibrisEnvironment(t *testing.T) {
 	}
 	if strings.Contains(string(got), secret) || !strings.HasPrefix(string(got), "error: ") {
 		t.Errorf("a hosted server read colibri's environment: %q", got)
+	}
+}
+
+// unprivileged runs cmd as nobody (65534) when the tests run as root: the
+// containment a user without privilege gets is what is tested.
+func unprivileged(cmd *exec.Cmd) {
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+}
+
+// openDir is a folder every user may enter, holding copies of the built
+// colibri and fake binaries (the test build's own folder is root's alone).
+func openDir(t *testing.T) (dir, colibri, fake string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "hostile-open-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	cp := func(src string) string {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(dir, filepath.Base(src))
+		if err := os.WriteFile(dst, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dst
+	}
+	return dir, cp(colibriBin), cp(fakeBin)
+}
+
+// A daemon escaped from a per-request server (setsid and a double fork) is
+// gone by the time colibri's teardown ends, run without privilege: here,
+// when the one-shot list-tools has exited, with no wait (it outlived the
+// answer by 1 to 3 s, until a later sweep).
+func TestHostileEscapedDaemonUnprivileged(t *testing.T) {
+	dir, colibri, fake := openDir(t)
+	pids := filepath.Join(dir, "pids")
+	os.Mkdir(pids, 0o777)
+	os.Chmod(pids, 0o777)
+	reg := filepath.Join(dir, "reg.json")
+	b, _ := json.Marshal(map[string]any{"servers": map[string]any{
+		"d": map[string]any{"command": fake, "args": []string{"double-fork"}, "env": map[string]string{"FAKEMCP_PIDS": pids}}}})
+	os.WriteFile(reg, b, 0o644)
+	// Served: the answer comes first, teardown after it; teardown ends
+	// when the server's own process is gone.
+	// The pin file in a folder the unprivileged colibri may write.
+	state := filepath.Join(dir, "state")
+	os.Mkdir(state, 0o777)
+	os.Chmod(state, 0o777)
+	cmd := exec.Command(colibri, "serve", "--external-config", reg)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "COLIBRI_MCP_PIN_FILE=" + filepath.Join(state, "pins.json")}
+	unprivileged(cmd)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for range 3 {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "colibri_external_mcp_list_tools", Arguments: map[string]any{"server": "d"}})
+		if err != nil || res.IsError {
+			t.Fatalf("list_tools: %v %v", err, res)
+		}
+		entries, _ := os.ReadDir(pids)
+		if len(entries) != 3 {
+			t.Fatalf("the fake recorded %d processes, want 3", len(entries))
+		}
+		// The server and its escaped daemon are alive after the answer;
+		// teardown ends both: the daemon may not outlive the server by
+		// more than the teardown's last step (the reap of adopted orphans).
+		died := map[int]time.Time{}
+		for deadline := time.Now().Add(10 * time.Second); len(died) < len(entries); time.Sleep(time.Millisecond) {
+			for _, e := range entries {
+				pid, _ := strconv.Atoi(e.Name())
+				if _, ok := died[pid]; !ok && !procs.Alive(pid) {
+					died[pid] = time.Now()
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("processes outlived their request by 10 s: %d of %d ended", len(died), len(entries))
+			}
+		}
+		var first, last time.Time
+		for _, at := range died {
+			if first.IsZero() || at.Before(first) {
+				first = at
+			}
+			if at.After(last) {
+				last = at
+			}
+		}
+		if gap := last.Sub(first); gap > 500*time.Millisecond {
+			t.Errorf("a process outlived the rest of its request by %v", gap)
+		}
+		for _, e := range entries {
+			os.Remove(filepath.Join(pids, e.Name()))
+		}
 	}
 }

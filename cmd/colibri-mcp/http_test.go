@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"math"
 	"net/http"
@@ -465,5 +466,65 @@ func TestLargeStringsCrossBothFacesWhole(t *testing.T) {
 				t.Fatalf("%s: isError %v, %d bytes back (%.60q…), want the echo of %d", face, res.IsError, len(got), got, len(msg))
 			}
 		}
+	}
+}
+
+// A FIFO put at the --token-file path after the start makes that SIGHUP's
+// reload fail with a message, and a later SIGHUP still reloads: the signal
+// loop never waits in open(2) (it used to, and every later SIGHUP was lost).
+func TestHostileFIFOTokenFileSIGHUP(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	os.WriteFile(tokens, []byte("first-token-abc\n"), 0o600)
+	c := startHTTP(t, "127.0.0.1:0", "--token-file", tokens)
+	os.Remove(tokens)
+	mkfifo(t, dir, "tokens")
+	c.cmd.Process.Signal(syscall.SIGHUP)
+	for deadline := time.After(5 * time.Second); ; {
+		select {
+		case line := <-c.logs:
+			if !strings.Contains(line, `msg="SIGHUP`) {
+				continue
+			}
+			if !strings.Contains(line, "failed") || !strings.Contains(line, "FIFO") {
+				t.Errorf("SIGHUP with a FIFO: %s", line)
+			}
+		case <-deadline:
+			t.Fatal("SIGHUP with a FIFO at the token file logged nothing")
+		}
+		break
+	}
+	if code := post(t, c.url, map[string]string{"Authorization": "Bearer first-token-abc"}); code == http.StatusUnauthorized {
+		t.Errorf("the tokens in force were dropped: %d", code)
+	}
+	os.Remove(tokens)
+	os.WriteFile(tokens, []byte("second-token-def\n"), 0o600)
+	c.cmd.Process.Signal(syscall.SIGHUP)
+	deadline := time.Now().Add(5 * time.Second)
+	for post(t, c.url, map[string]string{"Authorization": "Bearer second-token-def"}) == http.StatusUnauthorized {
+		if time.Now().After(deadline) {
+			t.Fatal("a SIGHUP after the FIFO did not reload the token file")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Over HTTP too, an 8 MB server name gives an answer under 64 KiB (it was
+// 40 MB, and a few such requests at once exhausted a small host).
+func TestHostileHTTPEchoClipped(t *testing.T) {
+	c := startHTTP(t, "127.0.0.1:0")
+	cs, err := connectHTTP(t, c.url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "colibri_external_mcp_call_tool",
+		Arguments: map[string]any{"server": strings.Repeat("s", 8<<20), "name": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	if !res.IsError || len(b) > 64<<10 {
+		t.Errorf("isError %v, an answer of %d bytes", res.IsError, len(b))
 	}
 }

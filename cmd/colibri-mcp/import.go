@@ -1,31 +1,22 @@
 package main
 
 // colibri-mcp import: an editor's MCP configuration into the registry
-// (CONTRACT.md section 12). internal/editorconf reads the editor's file;
-// this file finds it, prints what it found, and merges it into the
-// registry: validated by the registry itself before anything is written,
-// the old file kept as FILE.bak, the new one put in place by a rename.
+// (CONTRACT.md section 12). This file reads the flags; internal/editorimport
+// does the work.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/atomicfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/editorconf"
-	"github.com/colibri-mcp/colibri-mcp/internal/envfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/editorimport"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
-	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
 const importDescription = "Reads the MCP servers of Claude Desktop or Cursor (\"mcpServers\"), VS Code (\"servers\"),\n" +
@@ -58,21 +49,11 @@ func importFlags() []cli.Flag {
 	}
 }
 
-// importOptions are import's arguments, checked.
-type importOptions struct {
-	file    string
-	from    editorconf.Format // "" when the file's content tells
-	write   bool
-	json    bool
-	apply   bool
-	envFile string
-	own     *editorconf.Entry // colibri's own entry in the editor's file, not imported
-}
-
-func importOptionsFrom(cmd *cli.Command) (importOptions, error) {
-	o := importOptions{file: cmd.Args().First(), write: cmd.Bool("write"), json: cmd.Bool("json"), apply: cmd.Bool("apply"), envFile: cmd.String("env-file")}
-	bad := func(format string, a ...any) (importOptions, error) {
-		return importOptions{}, usage(fmt.Errorf("import: "+format+" (%s)", append(a, helpHint(cmd))...))
+// importOptionsFrom reads import's arguments, checked.
+func importOptionsFrom(cmd *cli.Command) (editorimport.Options, error) {
+	o := editorimport.Options{File: cmd.Args().First(), Write: cmd.Bool("write"), JSON: cmd.Bool("json"), Apply: cmd.Bool("apply"), EnvFile: cmd.String("env-file")}
+	bad := func(format string, a ...any) (editorimport.Options, error) {
+		return editorimport.Options{}, usage(fmt.Errorf("import: "+format+" (%s)", append(a, helpHint(cmd))...))
 	}
 	editors := strings.Join(editorconf.FormatNames(), ", ")
 	if cmd.IsSet("from") {
@@ -83,420 +64,38 @@ func importOptionsFrom(cmd *cli.Command) (importOptions, error) {
 			}
 			return bad("--from %q: want one of %s", from, editors)
 		}
-		o.from = editorconf.Format(from)
+		o.From = editorconf.Format(from)
 	}
 	switch {
-	case o.file == "" && o.from == "":
+	case o.File == "" && o.From == "":
 		return bad("give the editor's FILE, or --from EDITOR (%s) to read its usual file", editors)
-	case o.write && o.json:
+	case o.Write && o.JSON:
 		return bad("--json prints the entries and --write merges them into the registry: give one")
-	case o.apply && (!o.write || o.from == ""):
+	case o.Apply && (!o.Write || o.From == ""):
 		return bad("--apply rewrites the editor's file after --write, and needs --from EDITOR")
-	case o.envFile != "" && !o.write:
+	case o.EnvFile != "" && !o.Write:
 		return bad("--env-file writes the moved secrets with --write")
 	}
 	return o, nil
 }
 
-// maxEditorFile bounds what import reads: editors' files are kilobytes, and
-// a mistaken path (/dev/zero) must not exhaust memory.
-const maxEditorFile = 4 << 20
-
-func cmdImport(ctx context.Context, s *settings, o importOptions, stdout, stderr io.Writer) error {
-	stdout, stderr = safe(stdout), safe(stderr) // names and values from another program's file
+func cmdImport(ctx context.Context, s *settings, o editorimport.Options, stdout, stderr io.Writer) error {
 	env := envLookup(s.environ)
-	getenv := func(k string) string { v, _ := env(k); return v }
-	home := getenv("HOME")
-	path := o.file
-	if path == "" {
-		cwd, _ := os.Getwd()
-		candidates := editorconf.Locations(o.from, runtime.GOOS, home, cwd, getenv)
-		for _, c := range candidates {
-			if st, err := os.Stat(c); err == nil && st.Mode().IsRegular() {
-				path = c
-				break
-			}
-		}
-		if path == "" {
-			return usage(fmt.Errorf("import: no %s configuration at %s: give its FILE", o.from.Describe(), strings.Join(candidates, " nor ")))
-		}
-	}
-	data, err := readEditorFile(path)
-	if err != nil {
-		return usage(fmt.Errorf("import: %s: %w", path, err))
-	}
-	if err := duplicateKeys(path, data); err != nil {
-		return usage(err)
-	}
-	format := o.from
-	if format == "" {
-		if format, err = editorconf.Detect(data, path); err != nil {
-			var de *editorconf.DetectError
-			if errors.As(err, &de) {
-				return usage(fmt.Errorf("import: %s: cannot tell which editor's file this is: %s: give --from %s (see 'colibri-mcp import --help')",
-					path, de.Reason, strings.Join(editorconf.FormatNames(), "|")))
-			}
-			return usage(fmt.Errorf("import: %s: %w", path, err))
-		}
-	}
-	abs, _ := filepath.Abs(path)
-	res, err := editorconf.Parse(data, format, editorconf.Options{Home: home, Workspace: editorconf.WorkspaceOf(abs)})
-	if err != nil {
-		return usage(fmt.Errorf("import: %s: %w", path, err))
-	}
-	o.own = res.TakeColibri()
+	o.Getenv = func(k string) string { v, _ := env(k); return v }
+	o.Registry, o.ExternalCall, o.Self = s.writePath(), s.externalCall, editorimport.Self()
+	o.BeforeApply, _ = ctx.Value(beforeApplyKey{}).(func())
+	// Names and values from another program's file.
+	err := editorimport.Run(o, safe(stdout), safe(stderr))
+	var ue *editorimport.UsageError
 	switch {
-	case o.json:
-		if _, err := stdout.Write(editorconf.Document(res.Entries)); err != nil {
-			return failed(err)
-		}
-		fmt.Fprintf(stderr, "%s, %s: %s\n", path, res.Format.Describe(), count(len(res.Entries), "server"))
-		printFindings(stderr, res, nil)
-		return nil
-	case o.write:
-		return importWrite(ctx, s, o, path, data, res, stdout)
+	case errors.As(err, &ue):
+		return usage(ue.Err)
+	case err != nil:
+		return failed(err)
 	}
-	printImport(stdout, path, res, s.writePath())
 	return nil
-}
-
-// duplicateKeys refuses an editor's file with a key twice in one object, as
-// the registry does: editors keep one or the other, so what import would
-// convert may not be what the editor runs.
-func duplicateKeys(path string, data []byte) error {
-	dups := registry.DuplicateKeys(data)
-	if len(dups) == 0 {
-		return nil
-	}
-	lines := make([]string, len(dups))
-	for i, p := range dups {
-		lines[i] = p.String()
-	}
-	return fmt.Errorf("import: %s: %s; remove one of each (editors differ on which they keep)", path, strings.Join(lines, "; "))
-}
-
-// readEditorFile reads a regular file of at most maxEditorFile bytes; a
-// FIFO or a device is refused, never waited on.
-func readEditorFile(path string) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, errors.Unwrap(err) // the path is named by the caller
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, errors.Unwrap(err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxEditorFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxEditorFile {
-		return nil, fmt.Errorf("larger than %d bytes: not an editor's configuration", maxEditorFile)
-	}
-	return data, nil
-}
-
-// printImport shows what import would add, each entry as the registry JSON
-// it becomes, then what the user must know.
-func printImport(w io.Writer, path string, res *editorconf.Result, registryPath string) {
-	fmt.Fprintf(w, "%s, %s: %s\n", path, res.Format.Describe(), count(len(res.Entries), "server"))
-	for _, e := range res.Entries {
-		fmt.Fprintf(w, "\n%s: %s\n", quote(e.Name), e.Preview())
-	}
-	if len(res.Entries) > 0 || len(res.Notes) > 0 {
-		fmt.Fprintln(w)
-	}
-	printFindings(w, res, nil)
-	if len(res.Entries) == 0 {
-		fmt.Fprintln(w, "Nothing to import.")
-		return
-	}
-	fmt.Fprintf(w, "Nothing written: --write merges these into %s.\n", registryPath)
-}
-
-// printFindings lists the secrets moved, the notes, and the variables the
-// entries read from colibri's environment; with only set, for those
-// entries alone.
-func printFindings(w io.Writer, res *editorconf.Result, only []string) {
-	in := func(server string) bool { return only == nil || slices.Contains(only, server) }
-	for _, m := range res.Moved {
-		if in(m.Server) {
-			fmt.Fprintln(w, m)
-		}
-	}
-	for _, n := range res.Notes {
-		fmt.Fprintln(w, "note:", n)
-	}
-	for _, e := range res.Entries {
-		if h := editorconf.SpareHint(e); h != "" && in(e.Name) {
-			fmt.Fprintf(w, "hint: server %s: %s\n", quote(e.Name), h)
-		}
-	}
-	var vars []string
-	for _, e := range res.Entries {
-		if in(e.Name) {
-			for _, v := range e.Variables() {
-				if !slices.Contains(vars, v) {
-					vars = append(vars, v)
-				}
-			}
-		}
-	}
-	if len(vars) > 0 {
-		slices.Sort(vars)
-		fmt.Fprintf(w, "colibri reads from its environment: %s (set them where colibri runs: the env of its editor entry, or provider.env for the FreeBSD service)\n", strings.Join(vars, ", "))
-	}
-}
-
-// importWrite merges the entries into the registry. Each entry, and then
-// the merged document, must pass registry.Parse before anything is written;
-// an entry the registry refuses is reported and left out. Then the moved
-// secrets go to --env-file, and --apply rewrites the editor's file.
-func importWrite(ctx context.Context, s *settings, o importOptions, source string, editorData []byte, res *editorconf.Result, w io.Writer) error {
-	registryPath := s.writePath()
-	if o.envFile != "" {
-		if err := envfile.CheckPrivate(o.envFile); err != nil {
-			return usage(fmt.Errorf("import: --env-file %w: nothing written", err))
-		}
-	}
-	var accepted []*editorconf.Entry
-	var refused []string
-	for _, e := range res.Entries {
-		if err := registryAccepts(e, registryPath); err != nil {
-			refused = append(refused, fmt.Sprintf("not written: %s: the registry refuses it: %v", e.Name, err))
-			continue
-		}
-		accepted = append(accepted, e)
-	}
-	if o.apply && transientBuild(selfPath()) {
-		return usage(fmt.Errorf("import --apply: colibri runs from a temporary build of 'go run' (%s), which Go deletes: the editor's entry would start nothing; build it first ('make build', 'go install ./cmd/colibri-mcp') and run that: nothing written", selfPath()))
-	}
-	if o.apply && o.envFile == "" {
-		// --apply takes the secrets out of the editor's file; without an
-		// env file they would be only in its FILE.bak, and the servers
-		// the editor's colibri starts would fail for want of them.
-		var names []string
-		for _, m := range res.Moved {
-			if slices.ContainsFunc(accepted, func(e *editorconf.Entry) bool { return e.Name == m.Server }) && !slices.Contains(names, m.Name) {
-				names = append(names, m.Name)
-			}
-		}
-		if len(names) > 0 {
-			return usage(fmt.Errorf("import --apply: the secrets moved to ${NAME} (%s) would be left only in the editor's FILE.bak, where colibri does not read them: add --env-file F (written mode 0600, loaded by the colibri entry): nothing written", strings.Join(names, ", ")))
-		}
-	}
-	var added, kept []string
-	backup, err := registry.Edit(registryPath, func(old []byte) ([]byte, error) {
-		// Entry by entry, as add does: the registry's own text is kept.
-		doc := old
-		added, kept = nil, nil
-		for _, e := range accepted {
-			next, err := registry.AddServer(doc, e.Name, e.JSON(), false)
-			switch {
-			case errors.Is(err, registry.ErrExists):
-				kept = append(kept, e.Name)
-				continue
-			case err != nil:
-				return nil, err
-			}
-			doc = next
-			added = append(added, e.Name)
-		}
-		if len(added) == 0 {
-			return nil, nil
-		}
-		return doc, nil
-	})
-	if err != nil {
-		return editError("import", err)
-	}
-	fmt.Fprintf(w, "%s, %s: %s\n", source, res.Format.Describe(), count(len(res.Entries), "server"))
-	if len(kept) > 0 {
-		fmt.Fprintf(w, "kept: %s: the registry has these names already; not overwritten\n", strings.Join(kept, ", "))
-	}
-	for _, r := range refused {
-		fmt.Fprintln(w, r)
-	}
-	if len(added) == 0 {
-		printFindings(w, res, []string{})
-		fmt.Fprintf(w, "Nothing written: %s is unchanged.\n", registryPath)
-	} else {
-		fmt.Fprintf(w, "added to %s: %s\n", registryPath, strings.Join(added, ", "))
-		if backup != "" {
-			fmt.Fprintf(w, "the previous registry is kept as %s\n", backup)
-		}
-		printFindings(w, res, added)
-		for _, e := range res.Entries {
-			if slices.Contains(added, e.Name) && !e.Remote() {
-				for _, h := range addHints(e.Command) {
-					if strings.Contains(h, "pass_env") {
-						fmt.Fprintf(w, "suggest: %s: %s\n", e.Name, h)
-					}
-				}
-			}
-		}
-	}
-	if o.envFile != "" {
-		if err := importEnvFile(o.envFile, res, added, w); err != nil {
-			return err
-		}
-	}
-	if !o.apply {
-		if len(added) > 0 {
-			fmt.Fprintf(w, "\nThe editor still starts these servers itself: --apply rewrites %s to start colibri instead, or paste:\n%s", source, editorSnippet(selfPath(), registryPath, s.externalCall))
-		}
-		return nil
-	}
-	return applyEditor(ctx, s, source, editorData, res, append(added, kept...), registryPath, colibriEnvFile(o.envFile), o.own, w)
-}
-
-// importEnvFile writes the secrets moved out of the added entries.
-func importEnvFile(path string, res *editorconf.Result, added []string, w io.Writer) error {
-	var names []string
-	vars := map[string]string{}
-	for _, m := range res.Moved {
-		if slices.Contains(added, m.Server) && !slices.Contains(names, m.Name) {
-			names = append(names, m.Name)
-			vars[m.Name] = m.Value()
-		}
-	}
-	if len(names) == 0 {
-		fmt.Fprintf(w, "no secrets moved: %s not written\n", path)
-		return nil
-	}
-	if err := envfile.Set(path, names, vars); err != nil {
-		return failed(fmt.Errorf("import: --env-file: %w", err))
-	}
-	mode := "mode 0600"
-	if st, err := os.Stat(path); err == nil && st.Mode().Perm() != 0o600 {
-		// A file that was there keeps its mode (group colibri may read
-		// FreeBSD's provider.env): say which, never a mode it does not have.
-		mode = fmt.Sprintf("mode %04o, kept", st.Mode().Perm())
-		if st.Mode().Perm()&0o070 != 0 {
-			mode += ": its group may read it"
-		}
-	}
-	fmt.Fprintf(w, "wrote %s to %s (%s): load it with 'colibri-mcp serve --env-file %s'\n", strings.Join(names, ", "), path, mode, path)
-	return nil
-}
-
-// absPath is path made absolute, for an editor's entry: the editor starts
-// colibri in a folder of its own, where a relative --external-config names
-// nothing.
-func absPath(path string) string {
-	if abs, err := filepath.Abs(path); err == nil {
-		return abs
-	}
-	return path
-}
-
-// colibriEnvFile is the env file the editor's colibri entry loads: path as
-// an absolute path (the editor starts colibri in a folder of its own), or ""
-// when none was named or nothing was written to it.
-func colibriEnvFile(path string) string {
-	if path == "" {
-		return ""
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return ""
-	}
-	if _, err := os.Stat(abs); err != nil {
-		return ""
-	}
-	return abs
 }
 
 // beforeApplyKey holds a function a test runs between reading the editor's
 // file and rewriting it.
 type beforeApplyKey struct{}
-
-// applyEditor rewrites the editor's file: the imported servers removed, one
-// colibri entry added, the file kept as FILE.bak; refused if the file
-// changed since import read it.
-func applyEditor(ctx context.Context, s *settings, path string, data []byte, res *editorconf.Result, imported []string, registryPath, envFile string, own *editorconf.Entry, w io.Writer) error {
-	var names []string
-	for _, e := range res.Entries {
-		if slices.Contains(imported, e.Name) {
-			names = append(names, e.EditorName)
-		}
-	}
-	args := []string{"--external-config", absPath(registryPath)}
-	if s.externalCall {
-		args = append(args, "--external-call")
-	}
-	if envFile != "" {
-		// The secrets import moved are in it: the editor's colibri loads
-		// them, or every server that needs one fails for want of it.
-		args = append(args, "--env-file", envFile)
-	}
-	if own != nil {
-		args = editorconf.KeepArgs(args, own.Args)
-		if len(own.Env) > 0 {
-			fmt.Fprintf(w, "note: the colibri entry's env (%s) is not carried over: it is in the backup; give colibri those settings as arguments\n", strings.Join(slices.Sorted(maps.Keys(own.Env)), ", "))
-		}
-	}
-	out, err := editorconf.Apply(data, res.Format, names, selfPath(), args)
-	if err != nil {
-		return failed(fmt.Errorf("import --apply: %s: %w: the editor's file is unchanged", path, err))
-	}
-	if f, ok := ctx.Value(beforeApplyKey{}).(func()); ok {
-		f()
-	}
-	// A link (dotfiles kept in a repository) stays a link: the file it
-	// points to is replaced.
-	target, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return failed(fmt.Errorf("import --apply: %w", err))
-	}
-	st, err := os.Stat(target)
-	if err != nil {
-		return failed(fmt.Errorf("import --apply: %w", err))
-	}
-	// The backup holds the secrets import moved out of the file: the
-	// user's alone, whatever the editor's file allowed (Claude Desktop's is
-	// often 0644).
-	backup, err := atomicfile.Backup(target, data, st.Mode().Perm()&^0o077)
-	if err != nil {
-		return failed(fmt.Errorf("import --apply: keeping %s: %w: the editor's file is unchanged", backup, err))
-	}
-	if err := atomicfile.Replace(target, out, st.Mode().Perm(), data); err != nil {
-		os.Remove(backup)
-		return failed(fmt.Errorf("import --apply: %s: %w", path, err))
-	}
-	fmt.Fprintf(w, "rewrote %s: removed %s, added the %q entry (the previous file is kept as %s); restart the editor\n",
-		path, strings.Join(names, ", "), editorconf.ColibriEntry, backup)
-	return nil
-}
-
-// registryAccepts validates one entry as the registry would hold it; the
-// error lists the registry's problems (never a value: the registry's
-// messages do not repeat them).
-func registryAccepts(e *editorconf.Entry, registryPath string) error {
-	_, err := registry.Parse(strings.NewReader(string(editorconf.Document([]*editorconf.Entry{e}))), registryPath)
-	var re *registry.Error
-	if errors.As(err, &re) {
-		var ps []string
-		for _, p := range re.Problems {
-			ps = append(ps, p.String())
-		}
-		return errors.New(strings.Join(ps, "; "))
-	}
-	return err
-}
-
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// quote is a name as a JSON string.
-func quote(s string) string {
-	return fmt.Sprintf("%q", s)
-}

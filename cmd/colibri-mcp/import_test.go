@@ -479,3 +479,16 @@ func TestImportWriteKeepsEveryBackup(t *testing.T) {
 		t.Error("a backup was written through a link")
 	}
 }
+
+// An editor's file with a key twice in one object is refused by import, as
+// the registry refuses one: it used to take the last silently, while some
+// editors keep the first.
+func TestHostileImportDuplicateKeys(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mcp.json")
+	os.WriteFile(file, []byte(`{"mcpServers": {"a": {"command": "/bin/true"}, "a": {"command": "/bin/false"}}}`), 0o644)
+	code, stdout, stderr := runHere(t, nil, "--external-config", filepath.Join(dir, "reg.json"), "import", file)
+	if code != 2 || stdout != "" || !strings.Contains(stderr, "/mcpServers") || !strings.Contains(stderr, `"a"`) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 naming the duplicate", code, stdout, stderr)
+	}
+}

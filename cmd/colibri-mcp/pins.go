@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -13,7 +12,6 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/principal"
-	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
@@ -99,50 +97,31 @@ func pinsCommand(withSettings func(func(context.Context, *cli.Command, *settings
 }
 
 // pinErr reports a failure of the pin file: a config error (exit 2) naming
-// it, or an unknown server or tool (a usage error, with did-you-mean).
+// it, or an unknown server or tool, or a change no diff showed (a usage
+// error, with did-you-mean).
 func pinErr(err error, asJSON bool, stdout, stderr io.Writer) error {
 	var nf *pin.NotFoundError
-	if errors.As(err, &nf) {
+	var unreviewed *pin.UnreviewedError
+	if errors.As(err, &nf) || errors.As(err, &unreviewed) {
 		return usage(err)
 	}
 	return report(&failure.Error{Kind: failure.KindConfig, Err: err}, asJSON, stdout, stderr)
 }
 
-// pinServer checks that server is one the registry or the pin file knows,
-// with did-you-mean among both.
-func pinServer(s *settings, store *pin.Store, server string) error {
-	known, err := store.Servers()
-	if err != nil {
-		return err
-	}
-	if slices.Contains(known, server) {
-		return nil
-	}
+// registryNames are the registry's servers, for the pins commands (nil
+// when it cannot be read: the pin file alone then knows names).
+func registryNames(s *settings) []string {
 	if reg, err := registry.Load(s.configPath); err == nil {
-		if _, ok := reg.Servers[server]; ok {
-			return nil
-		}
-		known = append(known, reg.Names()...)
+		return reg.Names()
 	}
-	return &pin.NotFoundError{What: "server", Name: server, Near: suggest.Closest(server, known), Known: known}
+	return nil
 }
 
 func cmdPins(s *settings, server string, asJSON bool, stdout, stderr io.Writer) error {
 	stdout = safe(stdout) // tool names: others' words
-	store := openPins(s)
-	report, err := store.Report(server)
-	var nf *pin.NotFoundError
-	if errors.As(err, &nf) && pinServer(s, store, server) == nil {
-		report, err = []pin.ServerPins{}, nil // in the registry, not listed yet
-	}
-	if err != nil {
+	if err := openPins(s).List(stdout, server, registryNames(s), asJSON); err != nil {
 		return pinErr(err, asJSON, stdout, stderr)
 	}
-	if asJSON {
-		writeJSON(stdout, map[string]any{"pin_file": store.Path(), "servers": report})
-		return nil
-	}
-	pin.WriteReport(stdout, store.Path(), report)
 	return nil
 }
 
@@ -150,7 +129,7 @@ func cmdPinsDiff(ctx context.Context, s *settings, server string, asJSON bool, s
 	ctx = principal.With(ctx, principal.Stdio)
 	stdout, stderr = safe(stdout), safe(stderr)
 	store := openPins(s)
-	if err := pinServer(s, store, server); err != nil {
+	if err := store.Known(server, registryNames(s)); err != nil {
 		return pinErr(err, asJSON, stdout, stderr)
 	}
 	// Read the server's tools again (which records what changed), unless
@@ -166,24 +145,7 @@ func cmdPinsDiff(ctx context.Context, s *settings, server string, asJSON bool, s
 			fmt.Fprintf(stderr, "colibri-mcp: listing %s failed (%s); showing the changes recorded before\n", server, tools.Detail(err).Message)
 		}
 	}
-	diffs, err := store.Diff(server)
-	var nf *pin.NotFoundError
-	if errors.As(err, &nf) {
-		diffs, err = []pin.ToolDiff{}, nil // in the registry, never pinned: nothing changed
-	}
-	if err != nil {
-		return pinErr(err, asJSON, stdout, stderr)
-	}
-	if asJSON {
-		writeJSON(stdout, map[string]any{"server": server, "changes": diffs})
-	} else {
-		pin.WriteDiff(stdout, server, diffs)
-		if len(diffs) > 0 {
-			fmt.Fprintf(stdout, "\naccept with: colibri-mcp pins accept %s [TOOL…]\n", server)
-		}
-	}
-	// What was shown, and only that, is what pins accept will accept.
-	if err := store.Reviewed(server, diffs); err != nil {
+	if err := store.ShowDiff(stdout, server, asJSON); err != nil {
 		return pinErr(err, asJSON, stdout, stderr)
 	}
 	return nil
@@ -191,48 +153,15 @@ func cmdPinsDiff(ctx context.Context, s *settings, server string, asJSON bool, s
 
 func cmdPinsAccept(s *settings, server string, names []string, stdout, stderr io.Writer) error {
 	stdout = safe(stdout)
-	store := openPins(s)
-	if err := pinServer(s, store, server); err != nil {
+	if err := openPins(s).AcceptShown(stdout, server, registryNames(s), names); err != nil {
 		return pinErr(err, false, stdout, stderr)
 	}
-	accepted, err := store.AcceptReviewed(server, names...)
-	var unreviewed *pin.UnreviewedError
-	if errors.As(err, &unreviewed) {
-		if len(accepted) > 0 {
-			fmt.Fprintf(stdout, "%s: accepted %s\n", server, strings.Join(accepted, ", "))
-		}
-		return usage(err)
-	}
-	switch {
-	case errors.Is(err, pin.ErrNothingPending):
-		fmt.Fprintf(stdout, "%s: nothing to accept (colibri-mcp pins diff %s reads its tools again)\n", server, server)
-		return nil
-	case err != nil:
-		var nf *pin.NotFoundError
-		if errors.As(err, &nf) && nf.What == "server" {
-			// In the registry, never pinned.
-			fmt.Fprintf(stdout, "%s: nothing to accept: its tools were never pinned\n", server)
-			return nil
-		}
-		return pinErr(err, false, stdout, stderr)
-	}
-	fmt.Fprintf(stdout, "%s: accepted %s\n", server, strings.Join(accepted, ", "))
 	return nil
 }
 
 func cmdPinsReset(s *settings, server string, stdout, stderr io.Writer) error {
-	store := openPins(s)
-	if err := store.Reset(server); err != nil {
-		var nf *pin.NotFoundError
-		if errors.As(err, &nf) {
-			if err := pinServer(s, store, server); err != nil {
-				return pinErr(err, false, stdout, stderr)
-			}
-			fmt.Fprintf(stdout, "%s: no pins to forget\n", server)
-			return nil
-		}
+	if err := openPins(s).ResetShown(stdout, server, registryNames(s)); err != nil {
 		return pinErr(err, false, stdout, stderr)
 	}
-	fmt.Fprintf(stdout, "%s: pins forgotten; its next listing is pinned afresh\n", server)
 	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"io"
 	"os"
@@ -12,8 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // --args that is not JSON: the message says where it stops being JSON.
@@ -22,23 +19,6 @@ func TestCallArgsBadJSONNamesThePosition(t *testing.T) {
 	code, _, stderr := runHere(t, nil, "--external-config", reg, "--external-call", "call", "demo", "echo", "--args", "{\"message\":\n \"hi\",}")
 	if code != 2 || !strings.Contains(stderr, "line 2, column 7 (offset 18)") {
 		t.Errorf("exit %d, %q: want the line and column of the stray comma", code, stderr)
-	}
-}
-
-// describe shows nested arguments as rows of their own, bounded.
-func TestDescribeShowsNestedParameters(t *testing.T) {
-	var b bytes.Buffer
-	printSchemaTable(&b, map[string]any{"type": "object", "required": []any{"query"}, "properties": map[string]any{
-		"query": map[string]any{"type": "object", "required": []any{"text"}, "properties": map[string]any{
-			"text":  map[string]any{"type": "string", "description": "what to find"},
-			"limit": map[string]any{"type": "integer"}}},
-		"tags": map[string]any{"type": "array", "items": map[string]any{"type": "object", "properties": map[string]any{
-			"name": map[string]any{"type": "string"}}}},
-	}})
-	for _, want := range []string{"query        object", "query.text   string           yes", "query.limit  integer", "tags         array of object", "tags[].name  string"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("the table lacks %q:\n%s", want, b.String())
-		}
 	}
 }
 
@@ -114,23 +94,6 @@ func TestCallInterruptedExits130(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "interrupted") {
 		t.Errorf("exit %d after SIGINT, want 130; stderr:\n%s", code, stderr.String())
 	}
-}
-
-// The progress line is cleared before the result is written (stdout and
-// stderr the same terminal, as in a shell).
-func TestProgressClearedBeforeResult(t *testing.T) {
-	p := &progressLine{w: &bytes.Buffer{}}
-	p.show(t.Context(), progressParams(1, 2))
-	p.done()
-	p.show(t.Context(), progressParams(2, 2)) // late: drawn over the result otherwise
-	got := p.w.(*bytes.Buffer).String()
-	if !strings.HasSuffix(got, "progress: 1/2\r\033[K") {
-		t.Errorf("progress output %q: want the line cleared, and nothing after done", got)
-	}
-}
-
-func progressParams(n, total float64) *mcp.ProgressNotificationParams {
-	return &mcp.ProgressNotificationParams{Progress: n, Total: total}
 }
 
 // serve's own options are under `serve --help`, and not in the other

@@ -1,29 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 )
-
-func TestSafeText(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain text, ünïcödé\tand\nlines": "plain text, ünïcödé\tand\nlines",
-		"\x1b]0;pwned\x07":                `\u001b]0;pwned\u0007`,
-		"\x1b[2J\rover":                   `\u001b[2J\u000dover`,
-		"del\x7f c1\u009b8m":              `del\u007f c1\u009b8m`,
-		"lone \x9b byte":                  `lone \x9b byte`,
-	} {
-		if got := safeText(in); got != want {
-			t.Errorf("safeText(%q) = %q, want %q", in, got, want)
-		}
-	}
-	// Inside a JSON string the escapes keep the document valid.
-	b, _ := json.Marshal(map[string]string{"d": "a\u009bb\x7f"})
-	if out := safeText(string(b)); !json.Valid([]byte(out)) {
-		t.Errorf("%s is no longer JSON", out)
-	}
-}
 
 // Hosted tool names and descriptions, and a server's stderr, reach the
 // terminal without their escape sequences, through every text command.

@@ -6,7 +6,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -182,47 +181,5 @@ func TestSDKInfoLinesAreDebug(t *testing.T) {
 	stderr = serveOnce(t, "--external-config", reg, "--log-level", "debug")
 	if !strings.Contains(stderr, `level=DEBUG msg="server session connected"`) {
 		t.Errorf("at debug, the SDK's lines should show, as debug: %q", stderr)
-	}
-}
-
-// The gate's variable, and every boolean variable: 1/true/yes on,
-// 0/false/no/empty off, anything else a configuration error naming it.
-func TestParseBool(t *testing.T) {
-	for v, want := range map[string]bool{"1": true, "true": true, "yes": true, "TRUE": true, "0": false, "false": false, "no": false, "": false} {
-		if got, err := parseBool("V", v); err != nil || got != want {
-			t.Errorf("%q: %v, %v", v, got, err)
-		}
-	}
-	for _, v := range []string{"on", "off", "2", "y"} {
-		if _, err := parseBool("COLIBRI_MCP_AGGREGATE", v); err == nil || !strings.Contains(err.Error(), "COLIBRI_MCP_AGGREGATE="+v) {
-			t.Errorf("%q: %v, want an error naming the variable and value", v, err)
-		}
-	}
-}
-
-// --version comes from the build info when the Makefile did not stamp it.
-func TestBuildVersion(t *testing.T) {
-	info := func(v string, settings ...debug.BuildSetting) func() (*debug.BuildInfo, bool) {
-		return func() (*debug.BuildInfo, bool) {
-			return &debug.BuildInfo{Main: debug.Module{Version: v}, Settings: settings}, true
-		}
-	}
-	rev := debug.BuildSetting{Key: "vcs.revision", Value: "0123456789abcdef0123"}
-	dirty := debug.BuildSetting{Key: "vcs.modified", Value: "true"}
-	for _, tc := range []struct {
-		version, commit string
-		read            func() (*debug.BuildInfo, bool)
-		want            [2]string
-	}{
-		{"v1.2.3", "abc", info("v9"), [2]string{"v1.2.3", "abc"}},          // stamped: kept
-		{"dev", "unknown", info("v0.4.0"), [2]string{"v0.4.0", "unknown"}}, // go install …@v0.4.0
-		{"dev", "unknown", info("(devel)", rev), [2]string{"dev", "0123456789ab"}},
-		{"dev", "unknown", info("(devel)", rev, dirty), [2]string{"dev", "0123456789ab-dirty"}},
-		{"dev", "unknown", func() (*debug.BuildInfo, bool) { return nil, false }, [2]string{"dev", "unknown"}},
-	} {
-		v, c := buildVersion(tc.version, tc.commit, tc.read)
-		if [2]string{v, c} != tc.want {
-			t.Errorf("buildVersion(%q, %q) = %q, %q; want %q", tc.version, tc.commit, v, c, tc.want)
-		}
 	}
 }

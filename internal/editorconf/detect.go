@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/colibri-mcp/colibri-mcp/internal/editorconf/syntax"
 )
 
 // DetectError is a file whose format cannot be told from its content: the
@@ -28,7 +29,7 @@ func Detect(data []byte, filename string) (Format, error) {
 	doc, jsonErr := decodeJSONC(data)
 	if jsonErr != nil {
 		var t map[string]any
-		if tomlNesting(data) != nil {
+		if syntax.TOMLNesting(data) != nil {
 			return "", jsonErr
 		}
 		if _, err := toml.Decode(string(data), &t); err == nil {

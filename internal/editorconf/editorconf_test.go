@@ -4,39 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
-)
 
-func TestStripJSONC(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{`{"a": 1}`, `{"a": 1}`},
-		{"{\"a\": 1 // one\n}", "{\"a\": 1       \n}"},
-		{"{/* a\nb */\"a\": 1}", "{    \n    \"a\": 1}"},
-		{`{"u": "http://x/*y*/"}`, `{"u": "http://x/*y*/"}`},     // comments inside strings stay
-		{`{"q": "a\"//b", "c": 1}`, `{"q": "a\"//b", "c": 1}`},   // an escaped quote does not end the string
-		{`{"q": "a\\", "c": 1,}`, `{"q": "a\\", "c": 1 }`},       // an escaped backslash does
-		{`{"a": [1, 2,], "b": 3,}`, `{"a": [1, 2 ], "b": 3 }`},   // trailing commas
-		{"{\"a\": 1, // c\n}", "{\"a\": 1      \n}"},             // a trailing comma before a comment
-		{"{\"a\": 1, /* c */ }", "{\"a\": 1          }"},         // and before a block comment
-		{`{"a": ",}"}`, `{"a": ",}"}`},                           // a comma inside a string is no comma
-		{"\xef\xbb\xbf{}", "   {}"},                              // a byte order mark
-		{"{\"a\": 1}\r\n// end\r\n", "{\"a\": 1}\r\n      \r\n"}, // CRLF line ends stay
-		{`[1, 2 /* , */]`, `[1, 2        ]`},                     // a comma inside a comment is no comma
-		{`{"a": 1 / 2}`, `{"a": 1 / 2}`},                         // a lone slash is the decoder's to refuse
-	} {
-		got, err := StripJSONC([]byte(tc.in))
-		if err != nil || string(got) != tc.want {
-			t.Errorf("StripJSONC(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
-		}
-	}
-	_, err := StripJSONC([]byte("{\n  \"a\": 1 /* never closed\n}"))
-	var e *Error
-	if !errors.As(err, &e) || e.Line != 2 || e.Column != 10 || !strings.Contains(e.Message, "never closed") {
-		t.Errorf("an unterminated comment: %v (%+v), want line 2, column 10", err, e)
-	}
-}
+	"github.com/colibri-mcp/colibri-mcp/internal/editorconf/syntax"
+)
 
 // A JSON mistake is reported at its line and column of the original file
 // (comments included), quoting at most the one character found.
@@ -471,7 +443,7 @@ func TestPreviewHidesSecretsThatStay(t *testing.T) {
 	}
 }
 
-// TOML nested deeper than maxTOMLDepth is refused before BurntSushi/toml,
+// TOML nested deeper than syntax.MaxTOMLDepth is refused before BurntSushi/toml,
 // whose cost grows with the square of the nesting, reads it (10,000 nested
 // inline tables, 40 KB, took it 18 s and 4 GB). Brackets in strings and
 // comments do not count.
@@ -481,10 +453,10 @@ func TestTOMLNesting(t *testing.T) {
 	}
 	for _, doc := range []string{
 		"[mcp_servers.a]\ncommand = \"x\"\nenv = " + deep("{a=", "}", 2000) + "\n",
-		"[mcp_servers.a]\ncommand = \"x\"\nargs = " + deep("[", "]", maxTOMLDepth+1) + "\n",
+		"[mcp_servers.a]\ncommand = \"x\"\nargs = " + deep("[", "]", syntax.MaxTOMLDepth+1) + "\n",
 	} {
 		_, err := Parse([]byte(doc), Codex, Options{})
-		if err == nil || !strings.HasPrefix(err.Error(), "line 3, column ") || !strings.HasSuffix(err.Error(), fmt.Sprintf("invalid TOML: arrays and inline tables nested more than %d deep", maxTOMLDepth)) {
+		if err == nil || !strings.HasPrefix(err.Error(), "line 3, column ") || !strings.HasSuffix(err.Error(), fmt.Sprintf("invalid TOML: arrays and inline tables nested more than %d deep", syntax.MaxTOMLDepth)) {
 			t.Errorf("%.60s…: %v", doc, err)
 		}
 		if f, err := Detect([]byte(doc), "config"); err == nil {
@@ -494,21 +466,9 @@ func TestTOMLNesting(t *testing.T) {
 	brackets := strings.Repeat("[{", 200)
 	ok := "[mcp_servers.a]\ncommand = \"x\" # " + brackets + "\n" +
 		"args = [\"" + brackets + "\", '" + brackets + "', \"\"\"\n" + brackets + "\"\"\", '''" + brackets + "''', \"\\\"" + brackets + "\"]\n" +
-		"[other]\nnested = " + deep("[", "]", maxTOMLDepth-1) + "\n"
+		"[other]\nnested = " + deep("[", "]", syntax.MaxTOMLDepth-1) + "\n"
 	res, err := Parse([]byte(ok), Codex, Options{})
 	if err != nil || len(res.Entries) != 1 || len(res.Entries[0].Args) != 5 {
-		t.Errorf("brackets in strings and comments, and %d levels: %v", maxTOMLDepth, err)
-	}
-}
-
-func TestKeepArgs(t *testing.T) {
-	for _, tc := range []struct{ args, old, want []string }{
-		{[]string{"--external-config", "/n.json"}, []string{"--external-config", "/o.json", "--aggregate", "--timeout", "45s"}, []string{"--external-config", "/n.json", "--aggregate", "--timeout", "45s"}},
-		{[]string{"--external-config", "/n.json", "--env-file", "/n.env"}, []string{"--env-file=/o.env", "--external-config=/o.json", "--external-call"}, []string{"--external-config", "/n.json", "--env-file", "/n.env", "--external-call"}},
-		{[]string{"--external-config", "/n.json", "--external-call"}, []string{"--external-call"}, []string{"--external-config", "/n.json", "--external-call"}},
-	} {
-		if got := KeepArgs(tc.args, tc.old); !slices.Equal(got, tc.want) {
-			t.Errorf("KeepArgs(%q, %q) = %q, want %q", tc.args, tc.old, got, tc.want)
-		}
+		t.Errorf("brackets in strings and comments, and %d levels: %v", syntax.MaxTOMLDepth, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/colibri-mcp/colibri-mcp/internal/editorconf/syntax"
 )
 
 // converter turns one file's servers into entries.
@@ -327,7 +328,7 @@ func (c *converter) fromZed(name string, o object) (*spec, error) {
 
 // parseCodex reads Codex's config.toml: [mcp_servers.NAME] tables.
 func (c *converter) parseCodex(data []byte) error {
-	if err := tomlNesting(data); err != nil {
+	if err := fromSyntax(syntax.TOMLNesting(data)); err != nil {
 		return err
 	}
 	var doc map[string]any

@@ -7,86 +7,25 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/editorconf/syntax"
 )
 
-// StripJSONC turns JSON with comments (JSONC: VS Code's and Zed's settings
-// files, and what Cursor accepts) into plain JSON: // line comments and
-// /* block */ comments become spaces, and a trailing comma before } or ]
-// becomes a space. Nothing else changes, and newlines stay where they were,
-// so that a JSON error in the result has the line and column of the
-// original. A leading UTF-8 byte order mark becomes spaces too.
-//
-// Inside strings nothing is touched ("http://x" keeps its //). An
-// unterminated block comment is an *Error at the comment's start; anything
-// else that is not JSON is left for the JSON decoder to report.
+// StripJSONC turns JSON with comments into plain JSON of the same length
+// and lines (see syntax.StripJSONC); an unterminated block comment is an
+// *Error at the comment's start.
 func StripJSONC(data []byte) ([]byte, error) {
-	out := bytes.Clone(data)
-	i := 0
-	if bytes.HasPrefix(out, []byte("\xef\xbb\xbf")) {
-		out[0], out[1], out[2] = ' ', ' ', ' '
-		i = 3
+	out, err := syntax.StripJSONC(data)
+	return out, fromSyntax(err)
+}
+
+// fromSyntax is a syntax error as this package's *Error.
+func fromSyntax(err error) error {
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		return &Error{Line: se.Line, Column: se.Column, Message: se.Message}
 	}
-	blank := func(from, to int) {
-		for k := from; k < to; k++ {
-			if out[k] != '\n' && out[k] != '\r' {
-				out[k] = ' '
-			}
-		}
-	}
-	comma := -1 // a comma outside strings, not yet followed by a value
-	for i < len(out) {
-		switch c := out[i]; c {
-		case '"':
-			comma = -1
-			i++
-			for i < len(out) && out[i] != '"' {
-				if out[i] == '\\' {
-					i++
-				}
-				if i < len(out) && out[i] == '\n' {
-					break // JSON strings hold no newline: let the decoder say so
-				}
-				i++
-			}
-			i++
-		case '/':
-			switch {
-			case i+1 < len(out) && out[i+1] == '/':
-				end := bytes.IndexByte(out[i:], '\n')
-				if end < 0 {
-					end = len(out) - i
-				}
-				blank(i, i+end)
-				i += end
-			case i+1 < len(out) && out[i+1] == '*':
-				end := bytes.Index(out[i+2:], []byte("*/"))
-				if end < 0 {
-					line, col := lineCol(data, i)
-					return nil, &Error{Line: line, Column: col, Message: "invalid JSON: a /* comment is never closed with */"}
-				}
-				blank(i, i+2+end+2)
-				i += 2 + end + 2
-			default:
-				comma = -1
-				i++
-			}
-		case ',':
-			comma = i
-			i++
-		case '}', ']':
-			if comma >= 0 {
-				out[comma] = ' '
-			}
-			comma = -1
-			i++
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			comma = -1
-			i++
-		}
-	}
-	return out, nil
+	return err
 }
 
 // decodeJSONC decodes a JSONC document into generic values, numbers kept
@@ -109,7 +48,7 @@ func decodeJSONC(data []byte) (any, error) {
 		for end < len(plain) && strings.IndexByte(" \t\r\n", plain[end]) >= 0 {
 			end++
 		}
-		line, col := lineCol(data, end)
+		line, col := syntax.LineCol(data, end)
 		return nil, &Error{Line: line, Column: col, Message: "invalid JSON: more after the end of the document"}
 	}
 	return doc, nil
@@ -119,20 +58,11 @@ func jsonError(data []byte, err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		// Offset counts the offending byte itself.
-		line, col := lineCol(data, int(se.Offset)-1)
+		line, col := syntax.LineCol(data, int(se.Offset)-1)
 		return &Error{Line: line, Column: col, Message: "invalid JSON: " + se.Error()}
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return &Error{Message: "invalid JSON: the file ends too early (is it empty or cut short?)"}
 	}
 	return &Error{Message: fmt.Sprintf("invalid JSON: %v", err)}
-}
-
-// lineCol is the 1-based line and column of the byte at off.
-func lineCol(data []byte, off int) (line, col int) {
-	off = max(0, min(off, len(data)))
-	before := data[:off]
-	line = bytes.Count(before, []byte("\n")) + 1
-	col = off - bytes.LastIndexByte(before, '\n')
-	return line, col
 }

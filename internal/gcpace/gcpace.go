@@ -55,6 +55,7 @@ func Start(floor int64) (stop func()) {
 		}
 		pace.on = false
 		pace.gen++
+		pace.percent = pace.base
 		debug.SetGCPercent(pace.base)
 	}
 }
@@ -67,6 +68,7 @@ func SetBase(percent int) {
 	defer pace.Unlock()
 	pace.base = percent
 	if !pace.on {
+		pace.percent = percent
 		debug.SetGCPercent(percent)
 		return
 	}

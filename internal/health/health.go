@@ -10,10 +10,12 @@
 package health
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -117,4 +119,32 @@ func where(err error) (file, loc, msg string) {
 	}
 	p := re.Problems[0]
 	return re.File, p.Location, p.Message
+}
+
+// WatchEvery is how often Watch reads the registry for the operator's sake,
+// between requests: a registry broken while nobody calls is logged all the
+// same. (A read costs a stat while the file is unchanged.)
+const WatchEvery = 5 * time.Second
+
+// Watch calls read (a read of the registry, which reports here) now and
+// every WatchEvery until the returned stop is called or ctx ends; stop
+// returns once no read runs.
+func Watch(ctx context.Context, read func()) (stop func()) {
+	read()
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(WatchEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				read()
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -40,5 +41,16 @@ func TestObserve(t *testing.T) {
 	}
 	if invalid != 2 || len(valid) != 8 || valid[0] != true || valid[1] != false || valid[7] != true {
 		t.Errorf("invalid %d, valid %v", invalid, valid)
+	}
+}
+
+// Watch reads the registry at once: a bad one is logged before any
+// request comes.
+func TestWatchReadsAtOnce(t *testing.T) {
+	var reads atomic.Int32
+	stop := Watch(t.Context(), func() { reads.Add(1) })
+	defer stop()
+	if n := reads.Load(); n != 1 {
+		t.Errorf("%d reads when Watch returned, want 1", n)
 	}
 }

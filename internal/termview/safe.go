@@ -1,4 +1,13 @@
-package main
+// Package termview lays colibri's answers out for a person at a terminal,
+// and makes what others wrote harmless there: the servers table, a server's
+// tool list, a call's result and progress line, one tool described (its
+// arguments as a table, nested ones as rows of their own, bounded), and a
+// writer that escapes control characters. The command line picks what to
+// show; the words are the hosted servers' and the registry's.
+//
+//	w := termview.Safe(os.Stdout)
+//	termview.ServerTools(w, listed.Servers[0]) // "demo: 3 tools", a row a tool
+package termview
 
 import (
 	"fmt"
@@ -13,23 +22,23 @@ import (
 // tool description could retitle the window, rewrite what the screen shows,
 // or (on some terminals) answer back into the shell's input.
 
-// safe wraps w so that every control character but newline and tab is
+// Safe wraps w so that every control character but newline and tab is
 // written as a visible \u00XX escape (valid inside a JSON string too, so
 // --json output stays JSON). Invalid UTF-8 bytes are escaped as well: a
 // lone 0x9b is CSI to an 8-bit terminal.
-func safe(w io.Writer) io.Writer { return safeWriter{w} }
+func Safe(w io.Writer) io.Writer { return safeWriter{w} }
 
 type safeWriter struct{ w io.Writer }
 
 func (s safeWriter) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(s.w, safeText(string(p))); err != nil {
+	if _, err := io.WriteString(s.w, SafeText(string(p))); err != nil {
 		return 0, err
 	}
 	return len(p), nil
 }
 
-// safeText is s with its control characters escaped (see safe).
-func safeText(s string) string {
+// SafeText is s with its control characters escaped (see Safe).
+func SafeText(s string) string {
 	clean := true
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])

@@ -1,4 +1,4 @@
-package registry
+package regfile
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
 // add and remove splice the text: every other entry's bytes (layout, key
@@ -23,7 +25,7 @@ func TestAddRemoveKeepOtherEntries(t *testing.T) {
 	if string(out) != want {
 		t.Fatalf("AddServer =\n%s\nwant\n%s", out, want)
 	}
-	if _, err := Parse(bytes.NewReader(out), ""); err != nil {
+	if _, err := registry.Parse(bytes.NewReader(out), ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := AddServer(out, "a", []byte(`{"command":"/bin/z"}`), false); !errors.Is(err, ErrExists) {
@@ -38,7 +40,7 @@ func TestAddRemoveKeepOtherEntries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Parse(bytes.NewReader(rm), ""); err != nil || strings.Contains(string(rm), `"`+name+`"`) {
+		if _, err := registry.Parse(bytes.NewReader(rm), ""); err != nil || strings.Contains(string(rm), `"`+name+`"`) {
 			t.Errorf("RemoveServer(%s) =\n%s (%v)", name, rm, err)
 		}
 		if !strings.Contains(string(rm), `"policy": {"deny_destructive": true}`) {
@@ -55,41 +57,8 @@ func TestAddRemoveKeepOtherEntries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if reg, err := Parse(bytes.NewReader(got), ""); err != nil || reg.Servers["n"] == nil {
+		if reg, err := registry.Parse(bytes.NewReader(got), ""); err != nil || reg.Servers["n"] == nil {
 			t.Errorf("AddServer on %q =\n%s (%v)", start, got, err)
-		}
-	}
-}
-
-// pass_env: globs need a literal start, secret-looking names are refused,
-// the top-level one is every entry's default; a command entry's working
-// directory defaults to the registry's folder.
-func TestPassEnvAndDir(t *testing.T) {
-	doc := `{"pass_env": ["HTTPS_PROXY", "npm_config_*"], "servers": {
-		"a": {"command": "/bin/a"},
-		"b": {"command": "/bin/b", "pass_env": ["NO_PROXY"]},
-		"c": {"command": "/bin/c", "cwd": "/tmp"}}}`
-	reg, err := Parse(strings.NewReader(doc), "/etc/colibri/external-mcp.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := reg.Servers["a"].PassEnv; len(got) != 2 || got[1] != "npm_config_*" {
-		t.Errorf("a inherits %q", got)
-	}
-	if got := reg.Servers["b"].PassEnv; len(got) != 1 || got[0] != "NO_PROXY" {
-		t.Errorf("b's own is %q", got)
-	}
-	if reg.Servers["a"].Dir != "/etc/colibri" || reg.Servers["c"].Cwd != "/tmp" {
-		t.Errorf("dir %q, cwd %q", reg.Servers["a"].Dir, reg.Servers["c"].Cwd)
-	}
-	for bad, says := range map[string]string{
-		`{"servers": {"a": {"command": "/bin/a", "pass_env": ["GITHUB_TOKEN"]}}}`: "/servers/a/pass_env/0: \"GITHUB_TOKEN\" looks like a secret",
-		`{"pass_env": ["npm_config__auth"], "servers": {}}`:                       "/pass_env/0: \"npm_config__auth\" looks like a secret",
-		`{"pass_env": ["*"], "servers": {}}`:                                      "/pass_env/0: \"*\" would pass variables of every name",
-		`{"servers": {"a": {"command": "/bin/a", "pass_env": ["A B"]}}}`:          "/servers/a/pass_env/0: \"A B\" is not a variable name",
-	} {
-		if _, err := Parse(strings.NewReader(bad), ""); err == nil || !strings.Contains(err.Error(), says) {
-			t.Errorf("Parse(%s) = %v, want %q", bad, err, says)
 		}
 	}
 }
@@ -134,8 +103,36 @@ func TestEditWaitsForAnotherEdit(t *testing.T) {
 	if err := <-secondDone; err != nil {
 		t.Fatalf("the second edit: %v", err)
 	}
-	reg, err := Load(path)
+	reg, err := registry.Load(path)
 	if err != nil || reg.Servers["a"] == nil || reg.Servers["b"] == nil {
 		t.Fatalf("registry after both edits: %v (%v), want a and b", reg, err)
+	}
+}
+
+// NewEntry builds add's entry, or says which argument is wrong without
+// repeating a value that may be a token.
+func TestNewEntry(t *testing.T) {
+	name, e, err := NewEntry(AddArgs{Args: []string{"gh", "gh-mcp", "stdio"}, Env: []string{"NO_PROXY=a,b", "T=${GH}"}, Persistent: true})
+	if err != nil || name != "gh" || e.Command != "gh-mcp" || len(e.Args) != 1 || e.Env["NO_PROXY"] != "a,b" || e.Lifecycle != registry.Persistent {
+		t.Errorf("NewEntry = %q, %+v, %v", name, e, err)
+	}
+	_, e, err = NewEntry(AddArgs{Args: []string{"docs"}, URL: "https://x/mcp", BearerTokenEnv: "DOCS_TOKEN"})
+	if err != nil || e.BearerToken != "${DOCS_TOKEN}" || e.Command != "" {
+		t.Errorf("remote: %+v, %v", e, err)
+	}
+	for _, tc := range []struct {
+		a    AddArgs
+		says string
+	}{
+		{AddArgs{}, "needs NAME"},
+		{AddArgs{Args: []string{"d"}, URL: "https://x", BearerTokenEnv: "ghp_abc123"}, "not the token"},
+		{AddArgs{Args: []string{"d", "/bin/x"}, URL: "https://x"}, "not both"},
+		{AddArgs{Args: []string{"d", "/bin/x"}, Env: []string{"NOEQUALS"}}, `--env "NOEQUALS": want K=V`},
+		{AddArgs{Args: []string{"d", "/bin/x"}, Headers: []string{"A=b"}}, "are for --url"},
+		{AddArgs{Args: []string{"d"}}, "give the server's command"},
+	} {
+		if _, _, err := NewEntry(tc.a); err == nil || !strings.Contains(err.Error(), tc.says) || strings.Contains(err.Error(), "ghp_abc123") {
+			t.Errorf("NewEntry(%+v) = %v, want %q", tc.a, err, tc.says)
+		}
 	}
 }

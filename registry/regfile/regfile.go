@@ -1,9 +1,18 @@
-package registry
-
-// Writing the registry: add or remove one server (colibri-mcp add, remove,
-// init, import --write). The text of every other entry is kept byte for
-// byte: a change splices the "servers" object, it never re-encodes the
-// document, so a person's layout and key order survive.
+// Package regfile writes registry files: one server added or removed, or a
+// starter registry, atomically (FILE.bak kept, the new file put in place by a
+// rename), under a lock that other colibri processes editing the same
+// registry take, and keeping the person's text: a change splices the
+// "servers" object, it never re-encodes the document, so every other
+// entry's layout and key order survive (colibri-mcp init, add, remove,
+// import --write).
+//
+//	backup, err := regfile.Edit(path, func(old []byte) ([]byte, error) {
+//		return regfile.AddServer(old, "fs", json.RawMessage(`{"command": "/bin/fs"}`), false)
+//	})
+//
+// Every document written passes registry.Parse first: an invalid registry is
+// never written, nor edited (the person fixes it first).
+package regfile
 
 import (
 	"bytes"
@@ -18,6 +27,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/atomicfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/jsonsplice"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
+	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
 // ErrExists is a server name the registry holds already (add without
@@ -35,6 +45,18 @@ func (e *UnknownServerError) Error() string {
 		return fmt.Sprintf("no server %q in the registry: did you mean %q?", e.Name, e.Closest)
 	}
 	return fmt.Sprintf("no server %q in the registry", e.Name)
+}
+
+// WritePath is where init, add and import --write put a registry when none
+// is named: the per-user file for a user other than root, the system one
+// for root.
+func WritePath(root bool, getenv func(string) string) string {
+	if !root {
+		if u := registry.UserPath(getenv); u != "" {
+			return u
+		}
+	}
+	return registry.DefaultPath
 }
 
 // editLockTimeout bounds the wait for another process editing the
@@ -69,20 +91,20 @@ func Edit(path string, change func(old []byte) ([]byte, error)) (backup string, 
 		}
 		defer unlock()
 	}
-	old, mode, err := atomicfile.Read(target, MaxFileSize)
+	old, mode, err := atomicfile.Read(target, registry.MaxFileSize)
 	if err != nil {
 		return "", err
 	}
 	if old == nil {
 		mode = 0o644 // references to secrets, never secrets
-	} else if _, err := Parse(bytes.NewReader(old), path); err != nil {
+	} else if _, err := registry.Parse(bytes.NewReader(old), path); err != nil {
 		return "", fmt.Errorf("the registry is invalid, nothing written (fix it first): %w", err)
 	}
 	next, err := change(old)
 	if err != nil || next == nil {
 		return "", err
 	}
-	if _, err := Parse(bytes.NewReader(next), path); err != nil {
+	if _, err := registry.Parse(bytes.NewReader(next), path); err != nil {
 		return "", err
 	}
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {

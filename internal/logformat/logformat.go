@@ -1,0 +1,92 @@
+// Package logformat is colibri's slog handler: text or JSON lines (to
+// stderr, main's choice), a duration written as milliseconds under a key
+// ending in _ms (as the audit log's duration_ms), the MCP SDK's info lines
+// lowered to debug, and each line logged with a request's context carrying
+// its request id (internal/reqid).
+//
+//	h, ok := logformat.New("json", slog.LevelInfo, os.Stderr)
+//	logger := slog.New(h)
+package logformat
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"runtime"
+	"strings"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+)
+
+// New is the handler for format ("text" or "json") at level, writing to w;
+// false for another format.
+func New(format string, level slog.Level, w io.Writer) (slog.Handler, bool) {
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: millis}
+	switch format {
+	case "text":
+		return reqid.Handler(demoteSDK{slog.NewTextHandler(w, opts)}), true
+	case "json":
+		return reqid.Handler(demoteSDK{slog.NewJSONHandler(w, opts)}), true
+	}
+	return nil, false
+}
+
+// millis writes a duration as milliseconds, its key ending in _ms: JSON
+// logs would give nanoseconds, text logs Go's "1.5s", and an operator's
+// query wants one unit (the audit log's duration_ms).
+func millis(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindDuration {
+		return a
+	}
+	key := a.Key
+	if !strings.HasSuffix(key, "_ms") {
+		key += "_ms"
+	}
+	us := a.Value.Duration().Microseconds()
+	if us%1000 == 0 {
+		return slog.Int64(key, us/1000) // 1800000, not 1.8e+06
+	}
+	return slog.Float64(key, float64(us)/1000)
+}
+
+// sdkPackage is the MCP SDK's import path: the functions under it are the
+// SDK's own.
+const sdkPackage = "github.com/modelcontextprotocol/go-sdk/"
+
+// demoteSDK passes records on, except that the MCP SDK's info lines
+// ("server session connected", "session initialized", …) become debug: at
+// the default level an editor's MCP log then shows colibri's lines, not the
+// library's. The SDK is told by the record's call site, so that every logger
+// handed to it (stdio server, HTTP handler) is covered by the one handler.
+type demoteSDK struct{ slog.Handler }
+
+func (h demoteSDK) Enabled(ctx context.Context, l slog.Level) bool {
+	// The level of an SDK record is known to be lowered only in Handle.
+	return h.Handler.Enabled(ctx, l)
+}
+
+func (h demoteSDK) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelInfo && fromSDK(r.PC) {
+		if !h.Handler.Enabled(ctx, slog.LevelDebug) {
+			return nil
+		}
+		r.Level = slog.LevelDebug
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h demoteSDK) WithAttrs(as []slog.Attr) slog.Handler {
+	return demoteSDK{h.Handler.WithAttrs(as)}
+}
+
+func (h demoteSDK) WithGroup(name string) slog.Handler {
+	return demoteSDK{h.Handler.WithGroup(name)}
+}
+
+func fromSDK(pc uintptr) bool {
+	if pc == 0 {
+		return false
+	}
+	f, _ := runtime.CallersFrames([]uintptr{pc}).Next()
+	return strings.HasPrefix(f.Function, sdkPackage)
+}
