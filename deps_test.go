@@ -108,6 +108,10 @@ var forbidden = map[string][]string{
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"internal/principal": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// describe is what a model reads of colibri's own tools: text from the
+	// registry, nothing that runs, records or decides.
+	"tools/describe": {module + "cmd", module + "host", module + "jail", module + "audit", module + "metrics",
+		module + "internal/pin", module + "internal/bulk", "github.com/urfave/cli"},
 	// upver is a book of versions: no SDK, no I/O, nothing above it.
 	"internal/upver": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
@@ -122,11 +126,12 @@ var forbiddenDirect = map[string][]string{
 	"internal/httpserve":  {"os/exec", module + "host", module + "jail", module + "registry"},
 	"internal/stdioserve": {"os/exec"}, // go-sdk imports it (CommandTransport); the face must not
 	"internal/lineconn":   {"os/exec"},
-	"internal/editorconf": {"os"},      // pure: it reads no file (fmt imports os, so only directly)
-	"internal/bulk":       {"os"},      // no I/O of its own (fmt imports os, so only directly)
-	"internal/jsonsplice": {"os"},      // pure: bytes in, bytes out
-	"internal/remote":     {"os/exec"}, // go-sdk imports it (CommandTransport); a remote upstream starts nothing
-	"internal/pin":        {"os/exec"}, // go-sdk imports it (CommandTransport); pins start nothing
+	"internal/editorconf": {"os"},            // pure: it reads no file (fmt imports os, so only directly)
+	"internal/bulk":       {"os"},            // no I/O of its own (fmt imports os, so only directly)
+	"internal/jsonsplice": {"os"},            // pure: bytes in, bytes out
+	"internal/remote":     {"os/exec"},       // go-sdk imports it (CommandTransport); a remote upstream starts nothing
+	"internal/pin":        {"os/exec"},       // go-sdk imports it (CommandTransport); pins start nothing
+	"tools/describe":      {"os", "os/exec"}, // text only: it reads no file, starts nothing
 }
 
 // Calls library packages must never make.

@@ -15,6 +15,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/listchange"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools/describe"
 )
 
 // catalog keeps what colibri's MCP servers offer in step with the registry
@@ -469,7 +470,7 @@ func (c *catalog) lastGoodRegistry() *registry.Registry {
 // publish builds what should be offered now and brings every server to it.
 func (c *catalog) publish() {
 	want := map[string]offer{}
-	for _, t := range ownTools(view{reg: c.reg, regErr: c.regErr, externalCall: c.s.opts.ExternalCall, aggregate: c.lists != nil}) {
+	for _, t := range describe.Tools(describe.View{Registry: c.reg, RegistryErr: c.regErr, ExternalCall: c.s.opts.ExternalCall, Aggregate: c.lists != nil}) {
 		want[t.Name] = offer{tool: t, handler: c.s.ownHandler(t.Name)}
 	}
 	// When nothing the hosted tools depend on changed (an edit of a
@@ -686,7 +687,7 @@ func portableSchema(schema any) error {
 		}
 		for name, v := range props {
 			if _, ok := v.(map[string]any); !ok {
-				return fmt.Errorf(`has a property %q whose schema is not an object, which MCP requires`, oneLine(name, 64))
+				return fmt.Errorf(`has a property %q whose schema is not an object, which MCP requires`, describe.OneLine(name, 64))
 			}
 		}
 	}

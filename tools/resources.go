@@ -13,6 +13,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools/describe"
 )
 
 // MCP Apps in aggregate mode: a hosted tool's _meta.ui.resourceUri names a
@@ -73,7 +74,7 @@ func (s *Service) readUI(ctx context.Context, req *mcp.ReadResourceRequest) (*mc
 	uri := req.Params.URI
 	srv, tool := s.cat.uiOwner(uri)
 	if srv == nil {
-		return nil, mcp.ResourceNotFoundError(oneLine(uri, 200))
+		return nil, mcp.ResourceNotFoundError(describe.OneLine(uri, 200))
 	}
 	if reqid.From(ctx) == "" {
 		ctx = reqid.With(ctx, reqid.New())

@@ -19,37 +19,8 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/clip"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools/describe"
 )
-
-// Input schemas of the three tools. They are written out, not inferred, so
-// that they are exactly the contract's and snapshotted by a golden test.
-var (
-	serversInput = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
-
-	listToolsInput = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "server": {"type": "string", "description": "The registry name of one server. Without it, every server is listed, concurrently."},
-    "tool": {"type": "string", "description": "Keep only the tool of this name (its name as the hosted server lists it)."},
-    "detail": {"type": "string", "enum": ["names", "full"], "description": "names: each tool's name and the first sentence of its description (the default without server); full: also its whole description, inputSchema and annotations (the default with server)."},
-    "query": {"type": "string", "maxLength": 1000, "description": "Words describing the tool you need: searches every server's tools (or server's) by name, title and description, among the lists colibri already read, and returns the best 10 matches with their servers; unseen names the servers not read yet. Not with tool."}
-  },
-  "additionalProperties": false
-}`)
-
-	callToolInput = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "server": {"type": "string", "description": "The registry name of the server."},
-    "name": {"type": "string", "description": "The hosted tool to call, as colibri_external_mcp_list_tools shows it."},
-    "arguments": {"type": "object", "description": "The hosted tool's arguments, checked against its inputSchema before the call."}
-  },
-  "required": ["server", "name"],
-  "additionalProperties": false
-}`)
-)
-
-func ptr[T any](v T) *T { return &v }
 
 // NewServer returns colibri's MCP server: the three tools, described from
 // the registry as it is now, and in aggregate mode every hosted tool too;
@@ -80,7 +51,49 @@ func (s *Service) NewServer(version string) *mcp.Server {
 			}
 		},
 	})
-	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+	server.AddReceivingMiddleware(s.receiving(server)...)
+	s.cat.attach(server)
+	return server
+}
+
+// receiving is every receiving middleware of colibri's own server, in one
+// ordered list, outermost first (go-sdk's AddReceivingMiddleware order):
+//
+//  1. a call's scope of large strings (internal/bulk) spans its request
+//     context, which go-sdk ends only after the answer is written: the
+//     strings of the hosted result are the scope's until then;
+//  2. the registry is looked at (one stat), so that the call and the record
+//     of it meet the same tools;
+//  3. request ids, the audit log and metrics (controls.go) see every
+//     request, refusals included;
+//  4. the catalog's part: a tools/list waits for the hosted lists being
+//     read and is narrowed to what the caller may see, aggregate mode
+//     serves ui:// resources, and each caller's logging level is kept to
+//     pass on to hosted servers.
+//
+// (The HTTP face adds one more outside them all: a call holds the strings
+// lifted from its POST while it runs.)
+func (s *Service) receiving(server *mcp.Server) []mcp.Middleware {
+	var list []mcp.Middleware
+	if s.opts.Bulk != nil {
+		list = append(list, func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "tools/call" {
+					ctx = s.opts.Bulk.WithScope(ctx)
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
+	refresh := func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" || method == "tools/call" {
+				s.cat.refresh()
+			}
+			return next(ctx, method, req)
+		}
+	}
+	offer := func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "tools/list" {
 				s.cat.retryDue()
@@ -97,8 +110,6 @@ func (s *Service) NewServer(version string) *mcp.Server {
 			if r, ok := res.(*mcp.ListToolsResult); ok && err == nil {
 				s.cat.visibleTo(ctx, r) // a caller's own policy narrows the hosted tools offered
 			}
-			// Remember the level each caller sets, to pass it on to hosted
-			// servers.
 			if method == "logging/setLevel" && err == nil {
 				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
 					s.levels.set(server, req.GetSession().(*mcp.ServerSession), p.Level)
@@ -106,35 +117,8 @@ func (s *Service) NewServer(version string) *mcp.Server {
 			}
 			return res, err
 		}
-	})
-	// Added last, so outermost: request ids, the audit log and metrics
-	// (controls.go) see every request, refusals included.
-	server.AddReceivingMiddleware(s.controls)
-	// Outside even that: the registry is looked at first (one stat), so
-	// that the call and the record of it meet the same tools.
-	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "tools/list" || method == "tools/call" {
-				s.cat.refresh()
-			}
-			return next(ctx, method, req)
-		}
-	})
-	// Outermost: a call's scope of large strings (internal/bulk) spans its
-	// request context, which go-sdk ends only after the answer is written;
-	// the strings of the hosted result are the scope's until then.
-	if s.opts.Bulk != nil {
-		server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-				if method == "tools/call" {
-					ctx = s.opts.Bulk.WithScope(ctx)
-				}
-				return next(ctx, method, req)
-			}
-		})
 	}
-	s.cat.attach(server)
-	return server
+	return append(list, refresh, s.controls, offer)
 }
 
 // ownHandler is the handler of one of colibri's three tools.
@@ -252,7 +236,7 @@ func unexposed(name string) error {
 // checks its own inputs against exactly what it advertises.
 var inputSchemas = func() map[string]*jsonschema.Schema {
 	m := map[string]*jsonschema.Schema{}
-	for _, t := range ownTools(view{}) {
+	for _, t := range describe.Tools(describe.View{}) {
 		raw := t.InputSchema.(json.RawMessage)
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 		if err != nil {

@@ -33,13 +33,14 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools/describe"
 )
 
 // The tools' names (CONTRACT.md section 4).
 const (
-	ServersTool   = "colibri_external_mcp_servers"
-	ListToolsTool = "colibri_external_mcp_list_tools"
-	CallToolTool  = "colibri_external_mcp_call_tool"
+	ServersTool   = describe.ServersTool
+	ListToolsTool = describe.ListToolsTool
+	CallToolTool  = describe.CallToolTool
 )
 
 // Options configure a Service.
@@ -243,7 +244,7 @@ type ToolEntry struct {
 
 func entryOf(t *mcp.Tool, detail, exposed string) ToolEntry {
 	if detail == DetailNames {
-		return ToolEntry{Name: t.Name, ExposedName: exposed, Description: firstSentence(t.Description)}
+		return ToolEntry{Name: t.Name, ExposedName: exposed, Description: describe.FirstSentence(t.Description)}
 	}
 	return ToolEntry{Name: t.Name, ExposedName: exposed, Title: t.Title, Description: t.Description,
 		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: t.Annotations, Icons: t.Icons, Meta: t.Meta}
