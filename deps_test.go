@@ -112,6 +112,10 @@ var forbidden = map[string][]string{
 	// registry, nothing that runs, records or decides.
 	"tools/describe": {module + "cmd", module + "host", module + "jail", module + "audit", module + "metrics",
 		module + "internal/pin", module + "internal/bulk", "github.com/urfave/cli"},
+	// catalog keeps what colibri offers: the host reads lists for it and
+	// tools judges them, through functions it is given.
+	"tools/catalog": {module + "cmd", module + "host", module + "jail", module + "audit", module + "metrics",
+		module + "internal/bulk", module + "internal/httpserve", module + "internal/stdioserve", "github.com/urfave/cli"},
 	// upver is a book of versions: no SDK, no I/O, nothing above it.
 	"internal/upver": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
@@ -132,6 +136,7 @@ var forbiddenDirect = map[string][]string{
 	"internal/remote":     {"os/exec"},       // go-sdk imports it (CommandTransport); a remote upstream starts nothing
 	"internal/pin":        {"os/exec"},       // go-sdk imports it (CommandTransport); pins start nothing
 	"tools/describe":      {"os", "os/exec"}, // text only: it reads no file, starts nothing
+	"tools/catalog":       {"os", "os/exec"}, // it reads no file and starts nothing itself
 }
 
 // Calls library packages must never make.

@@ -63,7 +63,25 @@ func (s *Service) control(ctx context.Context, method string, req mcp.Request, h
 		s.finishCall(ctx, call, req.GetSession(), r, detail, start, took)
 	}
 	s.opts.Metrics.ServerOperation(method, took, serverErrorType(res, err))
-	return s.cat.plainError(method, req, res), err
+	return s.plainError(method, req, res), err
+}
+
+// plainError is res less its structuredContent when res is colibri's own
+// failure of a call that its caller may check against an outputSchema
+// (Catalog.OutputChecked): the text "colibri: KIND: …" says the same. The
+// audit line and metrics have read the kind by then (control).
+func (s *Service) plainError(method string, req mcp.Request, res mcp.Result) mcp.Result {
+	r, ok := res.(*mcp.CallToolResult)
+	if !ok || r == nil || method != "tools/call" || colibriError(r) == nil {
+		return res
+	}
+	p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+	if !ok || !s.cat.OutputChecked(p.Name) {
+		return res
+	}
+	plain := *r
+	plain.StructuredContent = nil
+	return &plain
 }
 
 // hostedCall is one call of a hosted tool, as its caller asked for it.
@@ -87,7 +105,7 @@ func (s *Service) hostedCallOf(method string, req mcp.Request) *hostedCall {
 	if !ok {
 		return nil
 	}
-	if ref, ok := s.cat.route(p.Name); ok {
+	if ref, ok := s.cat.Route(p.Name); ok {
 		return &hostedCall{server: ref.Server, tool: ref.Tool, exposedName: p.Name, args: p.Arguments, note: &callNote{}}
 	}
 	if p.Name != CallToolTool {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -30,49 +29,10 @@ const (
 	codeFailed  = -32011 // colibri could not read it (spawn, timeout…)
 )
 
-// uiURI is the ui:// resource a tool's _meta names, or "".
-func uiURI(t *mcp.Tool) string {
-	if ui, ok := t.Meta["ui"].(map[string]any); ok {
-		if u, ok := ui["resourceUri"].(string); ok {
-			return u
-		}
-	}
-	u, _ := t.Meta["ui/resourceUri"].(string) // the extension's earlier key
-	return u
-}
-
-// uiOwner is the server and the tool whose _meta names uri, in the lists
-// aggregate mode holds.
-func (c *catalog) uiOwner(uri string) (*registry.Server, *mcp.Tool) {
-	if c.lists == nil || uri == "" {
-		return nil, nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, name := range sortedKeys(c.lists) {
-		l := c.lists[name]
-		for _, t := range l.tools {
-			if uiURI(t) == uri {
-				return l.srv, t
-			}
-		}
-	}
-	return nil, nil
-}
-
-func sortedKeys(m map[string]*hostedList) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // readUI answers a resources/read in aggregate mode.
 func (s *Service) readUI(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	srv, tool := s.cat.uiOwner(uri)
+	srv, tool := s.cat.UIOwner(uri)
 	if srv == nil {
 		return nil, mcp.ResourceNotFoundError(describe.OneLine(uri, 200))
 	}

@@ -69,7 +69,7 @@ func (s *Service) SearchTools(ctx context.Context, in ListToolsInput) (*SearchRe
 	}
 	for _, m := range toolsearch.Rank(in.Query, corpus, maxMatches) {
 		out.Matches = append(out.Matches, SearchMatch{Server: m.Tool.Server, Tool: m.Tool.Name,
-			ExposedName: s.cat.exposedName(m.Tool.Server, m.Tool.Name), Description: describe.FirstSentence(m.Tool.Description), Score: m.Score})
+			ExposedName: s.cat.ExposedName(m.Tool.Server, m.Tool.Name), Description: describe.FirstSentence(m.Tool.Description), Score: m.Score})
 	}
 	return out, nil
 }
@@ -80,7 +80,7 @@ func (s *Service) heldTools(srv *registry.Server) []*mcp.Tool {
 	if tools := s.opts.Host.KnownTools(srv); tools != nil {
 		return tools
 	}
-	if tools := s.cat.heldList(srv); tools != nil {
+	if tools := s.cat.Held(srv); tools != nil {
 		return tools
 	}
 	return s.pinnedTools(srv)

@@ -24,7 +24,7 @@ import (
 
 // NewServer returns colibri's MCP server: the three tools, described from
 // the registry as it is now, and in aggregate mode every hosted tool too;
-// both kept current (catalog.go), with notifications/tools/list_changed.
+// both kept current (tools/catalog), with notifications/tools/list_changed.
 func (s *Service) NewServer(version string) *mcp.Server {
 	instructions := "colibri-mcp hosts other MCP servers. Use " + ServersTool + " to see them, " + ListToolsTool +
 		" with a server to see its tools, and " + CallToolTool + " to call one."
@@ -52,7 +52,7 @@ func (s *Service) NewServer(version string) *mcp.Server {
 		},
 	})
 	server.AddReceivingMiddleware(s.receiving(server)...)
-	s.cat.attach(server)
+	s.cat.Attach(server)
 	return server
 }
 
@@ -88,7 +88,7 @@ func (s *Service) receiving(server *mcp.Server) []mcp.Middleware {
 	refresh := func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "tools/list" || method == "tools/call" {
-				s.cat.refresh()
+				s.cat.Refresh()
 			}
 			return next(ctx, method, req)
 		}
@@ -96,8 +96,8 @@ func (s *Service) receiving(server *mcp.Server) []mcp.Middleware {
 	offer := func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "tools/list" {
-				s.cat.retryDue()
-				s.cat.settle(ctx)
+				s.cat.RetryDue()
+				s.cat.Settle(ctx)
 			}
 			if r, ok := req.(*mcp.ReadResourceRequest); ok && s.opts.Aggregate {
 				res, err := s.readUI(ctx, r)
@@ -108,7 +108,7 @@ func (s *Service) receiving(server *mcp.Server) []mcp.Middleware {
 			}
 			res, err := next(ctx, method, req)
 			if r, ok := res.(*mcp.ListToolsResult); ok && err == nil {
-				s.cat.visibleTo(ctx, r) // a caller's own policy narrows the hosted tools offered
+				s.cat.VisibleTo(ctx, r) // a caller's own policy narrows the hosted tools offered
 			}
 			if method == "logging/setLevel" && err == nil {
 				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
@@ -169,6 +169,17 @@ func (s *Service) handleCallTool(ctx context.Context, req *mcp.CallToolRequest) 
 		return s.errorResult(err), nil
 	}
 	return s.answerCall(ctx, req, toolCall{Server: in.Server, Tool: in.Name, Arguments: in.Arguments}), nil
+}
+
+// handleHosted answers a call of an exposed hosted tool: the name is
+// looked up in the catalog's routing table, never taken apart, and the call
+// goes the way of colibri_external_mcp_call_tool.
+func (s *Service) handleHosted(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ref, ok := s.cat.Route(req.Params.Name)
+	if !ok {
+		return s.errorResult(unexposed(req.Params.Name)), nil
+	}
+	return s.answerCall(ctx, req, toolCall{Server: ref.Server, Tool: ref.Tool, Arguments: req.Params.Arguments, Exposed: req.Params.Name}), nil
 }
 
 // callToolInputs is call_tool's input.

@@ -33,6 +33,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools/catalog"
 	"github.com/colibri-mcp/colibri-mcp/tools/describe"
 )
 
@@ -102,7 +103,7 @@ type Service struct {
 	opts   Options
 	log    *slog.Logger
 	levels logLevels
-	cat    *catalog
+	cat    *catalog.Catalog
 }
 
 // New returns a Service. Close ends what serving started.
@@ -118,14 +119,46 @@ func New(opts Options) *Service {
 		opts.ListWait = DefaultListWait
 	}
 	s := &Service{opts: opts, log: log}
-	s.cat = newCatalog(s)
+	s.cat = catalog.New(catalog.Options{
+		Aggregate:    opts.Aggregate,
+		ExternalCall: opts.ExternalCall,
+		RegistryPoll: opts.RegistryPoll,
+		ListWait:     opts.ListWait,
+		Logger:       log,
+		Registry: func() (*registry.Registry, error) {
+			reg, err := s.opts.Registry()
+			if err == nil {
+				s.opts.Host.Retain(reg)
+			}
+			return reg, err
+		},
+		Own:    s.ownHandler,
+		Hosted: s.handleHosted,
+		List: func(ctx context.Context, srv *registry.Server) error {
+			_, err := s.opts.Host.ListTools(ctx, srv, nil)
+			return err
+		},
+		Screen: s.screen,
+		PinCheck: func(reg *registry.Registry, srv *registry.Server, tools []*mcp.Tool) {
+			_, _ = s.pinVerdict(reg, srv, pin.NoCaps, tools)
+		},
+		PinGeneration: s.pinGeneration,
+		Allowed: func(ctx context.Context, reg *registry.Registry, srv *registry.Server, tool *mcp.Tool) bool {
+			return s.allowed(ctx, reg, srv, tool).Allow
+		},
+	})
+	if opts.Aggregate {
+		// The catalog hears of every list the host reads: a per_request
+		// server is never started for a tools/list.
+		opts.Host.WatchLists(s.cat.Heard)
+	}
 	return s
 }
 
 // Close stops what NewServer started (the registry poll, and the reading of
 // hosted lists in aggregate mode) and waits for it; call it before closing
 // the Host.
-func (s *Service) Close() { s.cat.close() }
+func (s *Service) Close() { s.cat.Close() }
 
 // ServersResult is the servers tool's structuredContent.
 type ServersResult struct {
@@ -353,7 +386,7 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *host
 		// The lists read below are heard by the catalog, which names their
 		// tools: the command line, which serves nothing, gets exposed
 		// names too.
-		s.cat.refresh()
+		s.cat.Refresh()
 	}
 	reg, err := s.registry()
 	if err != nil {
@@ -433,7 +466,7 @@ func (s *Service) entries(server string, tools []*mcp.Tool, tool, detail string)
 		if tool != "" && t.Name != tool {
 			continue
 		}
-		out = append(out, entryOf(t, detail, s.cat.exposedName(server, t.Name)))
+		out = append(out, entryOf(t, detail, s.cat.ExposedName(server, t.Name)))
 	}
 	return out
 }
