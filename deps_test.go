@@ -116,6 +116,10 @@ var forbidden = map[string][]string{
 	// tools judges them, through functions it is given.
 	"tools/catalog": {module + "cmd", module + "host", module + "jail", module + "audit", module + "metrics",
 		module + "internal/bulk", module + "internal/httpserve", module + "internal/stdioserve", "github.com/urfave/cli"},
+	// input reads a call's bytes: schemas and JSON, nothing that runs,
+	// records or decides.
+	"tools/input": {module + "cmd", module + "host", module + "jail", module + "audit", module + "metrics",
+		module + "internal/pin", module + "tools/catalog", "github.com/urfave/cli"},
 	// upver is a book of versions: no SDK, no I/O, nothing above it.
 	"internal/upver": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
@@ -137,6 +141,7 @@ var forbiddenDirect = map[string][]string{
 	"internal/pin":        {"os/exec"},       // go-sdk imports it (CommandTransport); pins start nothing
 	"tools/describe":      {"os", "os/exec"}, // text only: it reads no file, starts nothing
 	"tools/catalog":       {"os", "os/exec"}, // it reads no file and starts nothing itself
+	"tools/input":         {"os", "os/exec"}, // bytes in, a value out
 }
 
 // Calls library packages must never make.

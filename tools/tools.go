@@ -35,6 +35,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools/catalog"
 	"github.com/colibri-mcp/colibri-mcp/tools/describe"
+	"github.com/colibri-mcp/colibri-mcp/tools/input"
 )
 
 // The tools' names (CONTRACT.md section 4).
@@ -532,7 +533,7 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	// The hosted server receives the arguments as the caller sent them
 	// (decoded once, for the schema check, and never encoded again), unless
 	// they could mean something else to it than what was checked.
-	decoded, sent, err := decodeArguments(args)
+	decoded, sent, err := input.Arguments(args)
 	if err != nil {
 		return nil, &failure.Error{Kind: failure.KindInvalidArguments, Server: server, Tool: name, Phase: failure.PhaseCall, Err: err}
 	}
@@ -588,20 +589,4 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case json.Number, float64:
-		return "number"
-	case string:
-		return "string"
-	case []any:
-		return "array"
-	}
-	return "object"
 }
