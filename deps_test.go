@@ -120,6 +120,9 @@ var forbidden = map[string][]string{
 	// records or decides.
 	"tools/input": {module + "cmd", module + "host", module + "jail", module + "audit", module + "metrics",
 		module + "internal/pin", module + "tools/catalog", "github.com/urfave/cli"},
+	// answer shapes results: the failure vocabulary and MCP's types only.
+	"tools/answer": {module + "cmd", module + "host", module + "jail", module + "registry", module + "audit", module + "metrics",
+		module + "policy", module + "internal/pin", module + "internal/bulk", "github.com/urfave/cli"},
 	// upver is a book of versions: no SDK, no I/O, nothing above it.
 	"internal/upver": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
@@ -142,6 +145,7 @@ var forbiddenDirect = map[string][]string{
 	"tools/describe":      {"os", "os/exec"}, // text only: it reads no file, starts nothing
 	"tools/catalog":       {"os", "os/exec"}, // it reads no file and starts nothing itself
 	"tools/input":         {"os", "os/exec"}, // bytes in, a value out
+	"tools/answer":        {"os", "os/exec"}, // a value in, a result out
 }
 
 // Calls library packages must never make.

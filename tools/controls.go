@@ -16,6 +16,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
+	"github.com/colibri-mcp/colibri-mcp/tools/answer"
 )
 
 // controls is the outermost receiving middleware of colibri's own server
@@ -56,7 +57,7 @@ func (s *Service) control(ctx context.Context, method string, req mcp.Request, h
 		var detail *ErrorDetail
 		r, _ := res.(*mcp.CallToolResult)
 		if r != nil {
-			detail = colibriError(r)
+			detail = answer.Of(r)
 		} else if err != nil {
 			detail = &ErrorDetail{Kind: failure.KindInternal}
 		}
@@ -72,7 +73,7 @@ func (s *Service) control(ctx context.Context, method string, req mcp.Request, h
 // audit line and metrics have read the kind by then (control).
 func (s *Service) plainError(method string, req mcp.Request, res mcp.Result) mcp.Result {
 	r, ok := res.(*mcp.CallToolResult)
-	if !ok || r == nil || method != "tools/call" || colibriError(r) == nil {
+	if !ok || r == nil || method != "tools/call" || answer.Of(r) == nil {
 		return res
 	}
 	p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
@@ -263,17 +264,6 @@ func clientOf(session mcp.Session) *audit.Client {
 	return &audit.Client{Name: init.ClientInfo.Name, Version: init.ClientInfo.Version}
 }
 
-// colibriError is the colibri_error of a result of colibri's own
-// (ErrorResult), or nil for a hosted result passed through.
-func colibriError(res *mcp.CallToolResult) *ErrorDetail {
-	sc, ok := res.StructuredContent.(map[string]any)
-	if !ok {
-		return nil
-	}
-	d, _ := sc["colibri_error"].(*ErrorDetail)
-	return d
-}
-
 // serverErrorType says how a request a caller sent colibri failed, for
 // mcp_server_operation_duration_seconds: "" when it succeeded, colibri's
 // error kind for a call colibri failed, "tool_error" for a hosted tool's
@@ -289,7 +279,7 @@ func serverErrorType(res mcp.Result, err error) string {
 	if !ok || !r.IsError {
 		return ""
 	}
-	if d := colibriError(r); d != nil {
+	if d := answer.Of(r); d != nil {
 		return string(d.Kind)
 	}
 	return "tool_error"

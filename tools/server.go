@@ -6,14 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
-	"github.com/colibri-mcp/colibri-mcp/internal/clip"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/tools/answer"
 	"github.com/colibri-mcp/colibri-mcp/tools/input"
 )
 
@@ -136,7 +135,7 @@ func (s *Service) handleServers(ctx context.Context, req *mcp.CallToolRequest) (
 	if err != nil {
 		return s.errorResult(err), nil
 	}
-	return structured(out, false), nil
+	return answer.Structured(out), nil
 }
 
 func (s *Service) handleListTools(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -149,13 +148,13 @@ func (s *Service) handleListTools(ctx context.Context, req *mcp.CallToolRequest)
 		if err != nil {
 			return s.errorResult(err), nil
 		}
-		return structured(found, false), nil
+		return answer.Structured(found), nil
 	}
 	out, err := s.ListTools(ctx, in, s.callerOf(ctx, req))
 	if err != nil {
 		return s.errorResult(err), nil
 	}
-	return structured(out, false), nil
+	return answer.Structured(out), nil
 }
 
 func (s *Service) handleCallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -210,45 +209,8 @@ func unexposed(name string) error {
 		Hint: "list the tools again: the registry or the hosted server's tools changed"}
 }
 
-// stderrLinesShown and stderrBytesShown bound the stderr tail an error's
-// text ends with (structuredContent has the whole 4 KiB tail).
-const (
-	stderrLinesShown = 5
-	stderrBytesShown = 1 << 10
-)
-
-// ErrorResult is a colibri failure as the contract shapes it: isError, a text
-// beginning "colibri: KIND: ", and structuredContent {"colibri_error": …}.
-func ErrorResult(err error) *mcp.CallToolResult { return resultOf(Detail(err)) }
-
-// resultOf is the result that carries d.
-func resultOf(d *ErrorDetail) *mcp.CallToolResult {
-	text := fmt.Sprintf("colibri: %s: %s", d.Kind, d.Message)
-	if d.StderrTail != "" {
-		// What a model reads is the text: the server's own last words
-		// ("missing API key") say why, bounded and already redacted.
-		text += "\nthe server's stderr ended with:\n" + clip.LastLines(d.StderrTail, stderrLinesShown, stderrBytesShown)
-	}
-	return &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
-		StructuredContent: map[string]any{"colibri_error": d},
-	}
-}
-
-// structured is a result whose structuredContent is v, with the same JSON as
-// text content for clients that read only text.
-func structured(v any, isError bool) *mcp.CallToolResult {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return ErrorResult(fmt.Errorf("encoding the result: %w", err))
-	}
-	return &mcp.CallToolResult{
-		IsError:           isError,
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
-		StructuredContent: json.RawMessage(b),
-	}
-}
+// ErrorResult is a colibri failure as the contract shapes it (answer.Error).
+func ErrorResult(err error) *mcp.CallToolResult { return answer.Error(err) }
 
 // callerOf describes the calling client to the host: where the hosted
 // server's progress and logs go, and which of its requests may be forwarded

@@ -33,6 +33,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools/answer"
 	"github.com/colibri-mcp/colibri-mcp/tools/catalog"
 	"github.com/colibri-mcp/colibri-mcp/tools/describe"
 	"github.com/colibri-mcp/colibri-mcp/tools/input"
@@ -285,40 +286,10 @@ func entryOf(t *mcp.Tool, detail, exposed string) ToolEntry {
 }
 
 // ErrorDetail is a colibri failure, as the contract shapes colibri_error.
-type ErrorDetail struct {
-	Kind       failure.Kind  `json:"kind"`
-	Message    string        `json:"message"`
-	Server     string        `json:"server,omitempty"`
-	Tool       string        `json:"tool,omitempty"`
-	Phase      failure.Phase `json:"phase,omitempty"`
-	StderrTail string        `json:"stderr_tail,omitempty"`
-	Attempts   int           `json:"attempts,omitempty"`
-	HTTPStatus int           `json:"http_status,omitempty"` // a remote server's last HTTP status
-}
+type ErrorDetail = answer.ErrorDetail
 
-// Detail turns any error into the contract's colibri_error. An error that is
-// not a *failure.Error is a bug of colibri's, and says so.
-func Detail(err error) *ErrorDetail {
-	var e *failure.Error
-	if !errors.As(err, &e) {
-		return &ErrorDetail{Kind: failure.KindInternal, Message: clip.Message("internal error (a bug in colibri-mcp; please report it): " + err.Error())}
-	}
-	// Every string here may quote a caller's or a hosted server's: each is
-	// clipped, so that an error is a few KiB whatever was sent.
-	d := &ErrorDetail{
-		Kind:       e.Kind,
-		Message:    clip.Message(e.Error()),
-		Server:     clip.Name(e.Server),
-		Tool:       clip.Name(e.Tool),
-		Phase:      e.Phase,
-		StderrTail: e.StderrTail,
-		HTTPStatus: e.HTTPStatus,
-	}
-	if e.Attempts > 1 {
-		d.Attempts = e.Attempts
-	}
-	return d
-}
+// Detail turns any error into the contract's colibri_error (answer.Detail).
+func Detail(err error) *ErrorDetail { return answer.Detail(err) }
 
 // Servers reads the registry and describes every server.
 func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
