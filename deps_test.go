@@ -123,6 +123,10 @@ var forbidden = map[string][]string{
 	// answer shapes results: the failure vocabulary and MCP's types only.
 	"tools/answer": {module + "cmd", module + "host", module + "jail", module + "registry", module + "audit", module + "metrics",
 		module + "policy", module + "internal/pin", module + "internal/bulk", "github.com/urfave/cli"},
+	// record writes what became of a call; it decides nothing and reaches
+	// no server.
+	"tools/record": {module + "cmd", module + "host", module + "jail", module + "registry", module + "internal/pin",
+		module + "tools/catalog", "github.com/urfave/cli"},
 	// upver is a book of versions: no SDK, no I/O, nothing above it.
 	"internal/upver": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
@@ -146,6 +150,7 @@ var forbiddenDirect = map[string][]string{
 	"tools/catalog":       {"os", "os/exec"}, // it reads no file and starts nothing itself
 	"tools/input":         {"os", "os/exec"}, // bytes in, a value out
 	"tools/answer":        {"os", "os/exec"}, // a value in, a result out
+	"tools/record":        {"os", "os/exec"}, // through audit and metrics only
 }
 
 // Calls library packages must never make.

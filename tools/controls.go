@@ -10,13 +10,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/tools/answer"
+	"github.com/colibri-mcp/colibri-mcp/tools/record"
 )
 
 // controls is the outermost receiving middleware of colibri's own server
@@ -44,12 +43,12 @@ func (s *Service) Refused(ctx context.Context, method string, req mcp.Request, r
 func (s *Service) control(ctx context.Context, method string, req mcp.Request, handle mcp.MethodHandler) (mcp.Result, error) {
 	ctx = reqid.With(ctx, reqid.New())
 	start := time.Now()
-	var call *hostedCall
+	var call *record.Call
 	if s.opts.Audit != nil || s.opts.Metrics != nil { // else the input is not read twice
 		call = s.hostedCallOf(method, req)
 	}
 	if call != nil {
-		ctx = withNote(ctx, call.note)
+		ctx = record.WithNote(ctx, call.Note)
 	}
 	res, err := handle(ctx, method, req)
 	took := time.Since(start)
@@ -61,7 +60,7 @@ func (s *Service) control(ctx context.Context, method string, req mcp.Request, h
 		} else if err != nil {
 			detail = &ErrorDetail{Kind: failure.KindInternal}
 		}
-		s.finishCall(ctx, call, req.GetSession(), r, detail, start, took)
+		s.rec.Finish(ctx, call, req.GetSession(), r, detail, start, took)
 	}
 	s.opts.Metrics.ServerOperation(method, took, serverErrorType(res, err))
 	return s.plainError(method, req, res), err
@@ -85,20 +84,12 @@ func (s *Service) plainError(method string, req mcp.Request, res mcp.Result) mcp
 	return &plain
 }
 
-// hostedCall is one call of a hosted tool, as its caller asked for it.
-type hostedCall struct {
-	server, tool string
-	exposedName  string // the tool's name in aggregate mode, when called so
-	args         json.RawMessage
-	note         *callNote
-}
-
 // hostedCallOf recognizes a call of a hosted tool among the requests
 // colibri receives: call_tool, whose input names the server and tool, and
 // in aggregate mode a tool whose exposed name routes to a hosted one. The
 // input is read leniently here, for the record only: the handler judges
 // it.
-func (s *Service) hostedCallOf(method string, req mcp.Request) *hostedCall {
+func (s *Service) hostedCallOf(method string, req mcp.Request) *record.Call {
 	if method != "tools/call" {
 		return nil
 	}
@@ -107,7 +98,7 @@ func (s *Service) hostedCallOf(method string, req mcp.Request) *hostedCall {
 		return nil
 	}
 	if ref, ok := s.cat.Route(p.Name); ok {
-		return &hostedCall{server: ref.Server, tool: ref.Tool, exposedName: p.Name, args: p.Arguments, note: &callNote{}}
+		return &record.Call{Server: ref.Server, Tool: ref.Tool, ExposedName: p.Name, Args: p.Arguments, Note: &record.Note{}}
 	}
 	if p.Name != CallToolTool {
 		return nil
@@ -118,7 +109,7 @@ func (s *Service) hostedCallOf(method string, req mcp.Request) *hostedCall {
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	_ = json.Unmarshal(p.Arguments, &in)
-	return &hostedCall{server: s.nameOf(in.Server), tool: s.nameOf(in.Name), args: in.Arguments, note: &callNote{}}
+	return &record.Call{Server: s.nameOf(in.Server), Tool: s.nameOf(in.Name), Args: in.Arguments, Note: &record.Note{}}
 }
 
 // nameOf is a name in call_tool's input as its caller sent it: a large one
@@ -141,91 +132,16 @@ func (s *Service) Call(ctx context.Context, server, name string, args json.RawMe
 	if reqid.From(ctx) == "" {
 		ctx = reqid.With(ctx, reqid.New())
 	}
-	call := &hostedCall{server: server, tool: name, args: args, note: &callNote{}}
-	ctx = withNote(ctx, call.note)
+	call := &record.Call{Server: server, Tool: name, Args: args, Note: &record.Note{}}
+	ctx = record.WithNote(ctx, call.Note)
 	start := time.Now()
 	res, err := s.CallTool(ctx, server, name, args, caller)
 	var detail *ErrorDetail
 	if err != nil {
 		detail = Detail(err)
 	}
-	s.finishCall(ctx, call, nil, res, detail, start, time.Since(start))
+	s.rec.Finish(ctx, call, nil, res, detail, start, time.Since(start))
 	return res, err
-}
-
-// finishCall writes a call's audit line, counts it and logs it. res is the
-// hosted result (nil when colibri failed the call); detail is colibri's
-// failure, when it failed it.
-func (s *Service) finishCall(ctx context.Context, call *hostedCall, session mcp.Session, res *mcp.CallToolResult, detail *ErrorDetail, start time.Time, took time.Duration) {
-	outcome := audit.OK
-	var kind failure.Kind
-	switch {
-	case detail != nil && detail.Kind == failure.KindDenied:
-		outcome, kind = audit.Denied, detail.Kind
-	case detail != nil && detail.Kind == failure.KindCancelled:
-		outcome, kind = audit.Cancelled, detail.Kind
-	case detail != nil:
-		outcome, kind = audit.Error, detail.Kind
-	case res != nil && res.IsError:
-		outcome = audit.ToolError
-	}
-	server, tool := s.labels(call.server, call.tool)
-	s.opts.Metrics.ToolCall(server, tool, outcome, string(kind))
-	if outcome == audit.Denied {
-		s.opts.Metrics.PolicyDenial(server)
-	}
-	if kind == failure.KindToolChanged {
-		s.opts.Metrics.ToolChange(server)
-	}
-	s.log.DebugContext(ctx, "call", "server", call.server, "tool", call.tool, "outcome", outcome,
-		"error_kind", kind, "duration_ms", took.Milliseconds())
-	if s.opts.Audit == nil {
-		return
-	}
-	who := principal.From(ctx)
-	rec := &audit.Record{
-		TS:          start.UTC(),
-		ID:          reqid.From(ctx),
-		Principal:   who,
-		Transport:   transportOf(who),
-		Client:      clientOf(session),
-		Server:      call.server,
-		Tool:        call.tool,
-		ExposedName: call.exposedName,
-		Outcome:     outcome,
-		ErrorKind:   string(kind),
-		DurationMS:  took.Milliseconds(),
-	}
-	digester := s.opts.Digester
-	if digester == nil {
-		digester = audit.NewDigester(nil)
-	}
-	if flat, err := s.opts.Bulk.Joined(call.args); err == nil {
-		args := digester.Digest(flat) // what the hosted server was sent
-		rec.Args = &args
-	} // else its large strings are gone (a refused call's): no digest of their references
-	if d := call.note.decision(); d != nil {
-		rec.Policy = &audit.Policy{Decision: "allow", Rule: d.Rule}
-		if !d.Allow {
-			rec.Policy.Decision = "deny"
-		}
-	}
-	rec.Pin = call.note.pinState()
-	if detail != nil {
-		rec.Phase, rec.Attempts = string(detail.Phase), detail.Attempts
-	}
-	if res != nil && detail == nil {
-		// What the caller receives, as JSON: encoded once more only when
-		// there is an audit log to say it.
-		if b, err := json.Marshal(res); err == nil {
-			n := int64(s.opts.Bulk.LoweredLen(b)) // its large strings in full
-			rec.ResultBytes = &n
-		}
-	}
-	if err := s.opts.Audit.Write(rec); err != nil {
-		s.log.ErrorContext(ctx, "audit record lost", "err", err)
-		s.opts.Metrics.AuditWriteError()
-	}
 }
 
 // labels are a call's server and tool as metric labels: names from the
@@ -241,27 +157,6 @@ func (s *Service) labels(server, tool string) (string, string) {
 		return server, metrics.Other
 	}
 	return server, tool
-}
-
-// transportOf is how a principal's calls arrive: "stdio" (a session over
-// stdio, or the command line) or "http".
-func transportOf(who string) string {
-	if who == principal.Stdio {
-		return "stdio"
-	}
-	return "http"
-}
-
-func clientOf(session mcp.Session) *audit.Client {
-	ss, ok := session.(*mcp.ServerSession)
-	if !ok || ss == nil {
-		return nil
-	}
-	init := ss.InitializeParams()
-	if init == nil || init.ClientInfo == nil {
-		return nil
-	}
-	return &audit.Client{Name: init.ClientInfo.Name, Version: init.ClientInfo.Version}
 }
 
 // serverErrorType says how a request a caller sent colibri failed, for

@@ -13,6 +13,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools/describe"
+	"github.com/colibri-mcp/colibri-mcp/tools/record"
 )
 
 // MCP Apps in aggregate mode: a hosted tool's _meta.ui.resourceUri names a
@@ -39,8 +40,8 @@ func (s *Service) readUI(ctx context.Context, req *mcp.ReadResourceRequest) (*mc
 	if reqid.From(ctx) == "" {
 		ctx = reqid.With(ctx, reqid.New())
 	}
-	call := &hostedCall{server: srv.Name, tool: uri, note: &callNote{}}
-	ctx = withNote(ctx, call.note)
+	call := &record.Call{Server: srv.Name, Tool: uri, Note: &record.Note{}}
+	ctx = record.WithNote(ctx, call.Note)
 	start := time.Now()
 	res, err := s.readOwned(ctx, srv, tool, uri)
 	var detail *ErrorDetail
@@ -49,7 +50,7 @@ func (s *Service) readUI(ctx context.Context, req *mcp.ReadResourceRequest) (*mc
 			detail = s.detail(err)
 		}
 	}
-	s.finishCall(ctx, call, req.GetSession(), nil, detail, start, time.Since(start))
+	s.rec.Finish(ctx, call, req.GetSession(), nil, detail, start, time.Since(start))
 	if detail != nil {
 		code := int64(codeFailed)
 		if detail.Kind == failure.KindCallDisabled || detail.Kind == failure.KindDenied {
@@ -73,7 +74,7 @@ func (s *Service) readOwned(ctx context.Context, srv *registry.Server, tool *mcp
 		return nil, &failure.Error{Kind: failure.KindUnknownServer, Server: srv.Name, Err: errors.New("the registry changed: list the tools again")}
 	}
 	d := s.allowed(ctx, reg, srv, tool)
-	noteOf(ctx).decided(d)
+	record.NoteOf(ctx).Decided(d)
 	if !d.Allow {
 		return nil, &failure.Error{Kind: failure.KindDenied, Server: srv.Name, Tool: tool.Name,
 			Err: fmt.Errorf("policy denies %s on %s for this caller (the tool whose UI this is)", tool.Name, srv.Name)}

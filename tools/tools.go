@@ -37,6 +37,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/tools/catalog"
 	"github.com/colibri-mcp/colibri-mcp/tools/describe"
 	"github.com/colibri-mcp/colibri-mcp/tools/input"
+	"github.com/colibri-mcp/colibri-mcp/tools/record"
 )
 
 // The tools' names (CONTRACT.md section 4).
@@ -106,6 +107,7 @@ type Service struct {
 	log    *slog.Logger
 	levels logLevels
 	cat    *catalog.Catalog
+	rec    *record.Recorder
 }
 
 // New returns a Service. Close ends what serving started.
@@ -121,6 +123,8 @@ func New(opts Options) *Service {
 		opts.ListWait = DefaultListWait
 	}
 	s := &Service{opts: opts, log: log}
+	s.rec = &record.Recorder{Audit: opts.Audit, Digester: opts.Digester, Metrics: opts.Metrics, Bulk: opts.Bulk,
+		Logger: log, Labels: s.labels}
 	s.cat = catalog.New(catalog.Options{
 		Aggregate:    opts.Aggregate,
 		ExternalCall: opts.ExternalCall,
