@@ -127,6 +127,10 @@ var forbidden = map[string][]string{
 	// no server.
 	"tools/record": {module + "cmd", module + "host", module + "jail", module + "registry", module + "internal/pin",
 		module + "tools/catalog", "github.com/urfave/cli"},
+	// caller describes the caller to the host (host.Caller); it records,
+	// offers and judges nothing.
+	"tools/caller": {module + "cmd", module + "audit", module + "metrics", module + "internal/pin", module + "tools/catalog",
+		"github.com/urfave/cli"},
 	// upver is a book of versions: no SDK, no I/O, nothing above it.
 	"internal/upver": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
@@ -151,6 +155,7 @@ var forbiddenDirect = map[string][]string{
 	"tools/input":         {"os", "os/exec"}, // bytes in, a value out
 	"tools/answer":        {"os", "os/exec"}, // a value in, a result out
 	"tools/record":        {"os", "os/exec"}, // through audit and metrics only
+	"tools/caller":        {"os", "os/exec", module + "jail", module + "registry"},
 }
 
 // Calls library packages must never make.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -178,29 +177,4 @@ func serverErrorType(res mcp.Result, err error) string {
 		return string(d.Kind)
 	}
 	return "tool_error"
-}
-
-// traceKeys are the W3C trace context keys a caller's _meta may carry to
-// the hosted request (CONTRACT.md section 11).
-var traceKeys = []string{"traceparent", "tracestate", "baggage"}
-
-// maxTraceValue bounds each value passed on: W3C's limits are far below it
-// (tracestate: 32 members; baggage: 8192 bytes).
-const maxTraceValue = 8192
-
-// traceContext is the trace context in a caller's _meta, to pass on to the
-// hosted request: string values only, bounded, nothing else of _meta.
-func traceContext(meta map[string]any) map[string]any {
-	var out map[string]any
-	for _, k := range traceKeys {
-		v, ok := meta[k].(string)
-		if !ok || v == "" || len(v) > maxTraceValue || strings.ContainsAny(v, "\r\n") {
-			continue
-		}
-		if out == nil {
-			out = map[string]any{}
-		}
-		out[k] = v
-	}
-	return out
 }

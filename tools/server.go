@@ -6,13 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/tools/answer"
+	"github.com/colibri-mcp/colibri-mcp/tools/caller"
 	"github.com/colibri-mcp/colibri-mcp/tools/input"
 )
 
@@ -106,7 +105,7 @@ func (s *Service) receiving(server *mcp.Server) []mcp.Middleware {
 			}
 			if method == "logging/setLevel" && err == nil {
 				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
-					s.levels.set(server, req.GetSession().(*mcp.ServerSession), p.Level)
+					s.levels.Set(server, req.GetSession().(*mcp.ServerSession), p.Level)
 				}
 			}
 			return res, err
@@ -150,7 +149,7 @@ func (s *Service) handleListTools(ctx context.Context, req *mcp.CallToolRequest)
 		}
 		return answer.Structured(found), nil
 	}
-	out, err := s.ListTools(ctx, in, s.callerOf(ctx, req))
+	out, err := s.ListTools(ctx, in, caller.Of(ctx, req, s.levels.Get(req.Session)))
 	if err != nil {
 		return s.errorResult(err), nil
 	}
@@ -188,7 +187,7 @@ type toolCall struct {
 // the registry, the arguments' checks, progress, cancellation, error kinds
 // and retries are all CallTool's, so that the two ways cannot drift apart.
 func (s *Service) answerCall(ctx context.Context, req *mcp.CallToolRequest, c toolCall) *mcp.CallToolResult {
-	res, err := s.CallTool(ctx, c.Server, c.Tool, c.Arguments, s.callerOf(ctx, req))
+	res, err := s.CallTool(ctx, c.Server, c.Tool, c.Arguments, caller.Of(ctx, req, s.levels.Get(req.Session)))
 	if err != nil {
 		if failure.KindOf(err) == failure.KindCancelled {
 			// Over stdio this result is never sent (internal/stdioserve):
@@ -211,97 +210,3 @@ func unexposed(name string) error {
 
 // ErrorResult is a colibri failure as the contract shapes it (answer.Error).
 func ErrorResult(err error) *mcp.CallToolResult { return answer.Error(err) }
-
-// callerOf describes the calling client to the host: where the hosted
-// server's progress and logs go, and which of its requests may be forwarded
-// (only those the caller advertised). Everything is sent under ctx, the
-// caller's own request: over Streamable HTTP that is what puts a message on
-// that request's stream, and not on another caller's.
-func (s *Service) callerOf(ctx context.Context, req *mcp.CallToolRequest) *host.Caller {
-	ss := req.Session
-	c := &host.Caller{
-		Meta:     traceContext(req.Params.GetMeta()),
-		LogLevel: s.levels.get(ss),
-		Log: func(_ context.Context, p *mcp.LoggingMessageParams) {
-			// ServerSession.Log drops messages below the level the caller set.
-			_ = ss.Log(ctx, p)
-		},
-	}
-	if token := req.Params.GetProgressToken(); token != nil {
-		c.Progress = func(_ context.Context, p *mcp.ProgressNotificationParams) {
-			relay := *p
-			relay.ProgressToken = token // as it came off the wire (see SDK-NOTES pitfall 7)
-			relay.Meta = nil
-			_ = ss.NotifyProgress(ctx, &relay)
-		}
-	}
-	init := ss.InitializeParams()
-	if init == nil || init.Capabilities == nil || init.ProtocolVersion >= "2026-07-28" {
-		// (2026-07-28 has no server→client requests: its client would have
-		// to be answered input_required, which colibri does not relay yet,
-		// so a hosted server is offered none of these.)
-		return c
-	}
-	caps := init.Capabilities
-	if caps.Sampling != nil {
-		c.CreateMessage = func(fwd context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-			ctx, done := within(ctx, fwd)
-			defer done()
-			return ss.CreateMessage(ctx, p)
-		}
-	}
-	if caps.Elicitation != nil {
-		c.Elicit = func(fwd context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			ctx, done := within(ctx, fwd)
-			defer done()
-			return ss.Elicit(ctx, p)
-		}
-	}
-	if caps.RootsV2 != nil || caps.Roots.ListChanged {
-		c.ListRoots = func(fwd context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
-			ctx, done := within(ctx, fwd)
-			defer done()
-			return ss.ListRoots(ctx, p)
-		}
-	}
-	return c
-}
-
-// within is the caller's request context req, also ended when fwd (the
-// forwarded request's, which the host ends with its call) ends.
-func within(req, fwd context.Context) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(req)
-	stop := context.AfterFunc(fwd, cancel)
-	return ctx, func() { stop(); cancel() }
-}
-
-// logLevels remembers the logging level each caller's session set.
-type logLevels struct {
-	mu sync.Mutex
-	m  map[*mcp.ServerSession]mcp.LoggingLevel
-}
-
-func (l *logLevels) set(server *mcp.Server, ss *mcp.ServerSession, level mcp.LoggingLevel) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.m == nil {
-		l.m = map[*mcp.ServerSession]mcp.LoggingLevel{}
-	}
-	// Forget sessions that have ended (setLevel is rare: this stays cheap).
-	live := map[*mcp.ServerSession]bool{}
-	for s := range server.Sessions() {
-		live[s] = true
-	}
-	for s := range l.m {
-		if !live[s] {
-			delete(l.m, s)
-		}
-	}
-	l.m[ss] = level
-}
-
-func (l *logLevels) get(ss *mcp.ServerSession) mcp.LoggingLevel {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.m[ss]
-}

@@ -34,6 +34,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools/answer"
+	"github.com/colibri-mcp/colibri-mcp/tools/caller"
 	"github.com/colibri-mcp/colibri-mcp/tools/catalog"
 	"github.com/colibri-mcp/colibri-mcp/tools/describe"
 	"github.com/colibri-mcp/colibri-mcp/tools/input"
@@ -105,7 +106,7 @@ const (
 type Service struct {
 	opts   Options
 	log    *slog.Logger
-	levels logLevels
+	levels caller.Levels
 	cat    *catalog.Catalog
 	rec    *record.Recorder
 }
