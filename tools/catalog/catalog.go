@@ -44,8 +44,8 @@ import (
 // In aggregate mode it also holds each server's last tool list, fills it in
 // the background (at start, for a new or edited entry, again after a failure
 // with back-off, and after a warm server's list_changed), and hears of every
-// list the host reads for any other reason (Host.WatchLists): a per_request
-// server is never started for a tools/list.
+// list the host reads for any other reason (Heard, which tools hands
+// Host.WatchLists): a per_request server is never started for a tools/list.
 type Catalog struct {
 	opts      Options
 	log       *slog.Logger
@@ -55,9 +55,9 @@ type Catalog struct {
 	fillSlots chan struct{} // bounds the fills running at once
 
 	mu      sync.Mutex
-	started bool // the poll runs (the first NewServer started it)
+	started bool // the poll runs (the first Attach started it)
 	closed  bool
-	servers []*mcp.Server // every server NewServer made
+	servers []*mcp.Server // every server attached
 
 	reads, applied uint64             // registry reads begun; the one the offer was built from
 	reg            *registry.Registry // as last read; nil when it could not be
@@ -214,6 +214,7 @@ func (c *Catalog) Attach(server *mcp.Server) {
 	}
 }
 
+// Close stops the poll and the fills and waits for them.
 func (c *Catalog) Close() {
 	c.mu.Lock()
 	c.closed = true
@@ -647,7 +648,7 @@ func (c *Catalog) exposeHosted(want map[string]offer) bool {
 			t := defs[ref]
 			// The hosted tool as its server describes it, under its
 			// exposed name, _meta included: MCP Apps' _meta.ui names a
-			// ui:// resource, which colibri serves too (resources.go).
+			// ui:// resource, which colibri serves too (UIOwner, tools/resources.go).
 			m.name = name
 			m.offer = offer{tool: &mcp.Tool{
 				Meta:         t.Meta,
