@@ -208,7 +208,9 @@ func TestHostileSuggestionCost(t *testing.T) {
 	many := listedTools(t, list)
 	many.Pin = registry.PinOff // the pins' own cost per list is another test's
 	reg := newLive(map[string]*registry.Server{"many": many})
-	cs := connect(t, newLiveService(t, reg, serviceOpts{gate: true, poll: -1}))
+	// Listing 80,000 tools under -race on a loaded machine may take more
+	// than the usual 10 s: the bound here is CPU, not the phase timeout.
+	cs := connect(t, newLiveService(t, reg, serviceOpts{gate: true, poll: -1, timeout: time.Minute}))
 	call := func(word string) time.Duration {
 		before := cpuTime(t)
 		res := callTool(t, cs, tools.CallToolTool, map[string]any{"server": "many", "name": word})
