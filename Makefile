@@ -16,7 +16,7 @@ FUZZTIME ?= 10000x
 # relays on purpose (sampling, roots, logging) are ignored per file, with the
 # reason, by //lint:file-ignore comments.
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
-FUZZ_TARGETS := FuzzWrap:./jail FuzzParse:./registry FuzzCallArguments:./tools FuzzExposedNames:./tools FuzzStripJSONC:./internal/editorconf FuzzDecide:./policy FuzzMatch:./policy FuzzCanonical:./audit FuzzMember:./internal/stdioserve FuzzLiftLower:./internal/bulk FuzzScanPath:./internal/bulk FuzzLiftCuts:./internal/bulk FuzzTrimSpace:./internal/lineconn
+FUZZ_TARGETS := FuzzWrap:./jail FuzzParse:./registry FuzzCallArguments:./tools/input FuzzExposedNames:./tools/catalog FuzzStripJSONC:./internal/editorconf FuzzDecide:./policy FuzzMatch:./policy FuzzCanonical:./audit FuzzMember:./internal/stdioserve FuzzLiftLower:./internal/bulk FuzzScanPath:./internal/bulk FuzzLiftCuts:./internal/bulk FuzzTrimSpace:./internal/lineconn
 
 .DEFAULT_GOAL := help
 .PHONY: help build demo test unit fuzz fuzz-long bench bench-go lint cross release peers install port-files install-test check-all clean conformance
@@ -49,7 +49,7 @@ bench: build peers ## measure colibri against direct clients (see docs/benchmark
 	$(GO) run ./internal/bench -colibri $(BIN)/colibri-mcp -demo $(BIN)/demo-mcp-server -peers $(PEERS) $(BENCH)
 
 bench-go: ## Go benchmarks of the decode/lift/validate/forward path, in-process (guards against regressions: compare with benchstat)
-	$(GO) test -run '^$$' -bench . -benchmem -count $(or $(COUNT),1) ./internal/bulk ./internal/lineconn ./tools
+	$(GO) test -run '^$$' -bench . -benchmem -count $(or $(COUNT),1) ./internal/bulk ./internal/lineconn ./tools ./tools/input
 
 lint: ## gofmt, go vet, staticcheck, shellcheck and sh -n of the shell scripts, mandoc -T lint of the man page
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -155,6 +155,29 @@ var forbidden = map[string][]string{
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"internal/principal": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// describe is what a model reads of colibri's own tools: text from the
+	// registry, nothing that runs, records or decides.
+	"tools/describe": {module + "cmd", module + "host", module + "jail", module + "audit", module + "metrics",
+		module + "internal/pin", module + "internal/bulk", "github.com/urfave/cli"},
+	// catalog keeps what colibri offers: the host reads lists for it and
+	// tools judges them, through functions it is given.
+	"tools/catalog": {module + "cmd", module + "host", module + "jail", module + "audit", module + "metrics",
+		module + "internal/bulk", module + "internal/httpserve", module + "internal/stdioserve", "github.com/urfave/cli"},
+	// input reads a call's bytes: schemas and JSON, nothing that runs,
+	// records or decides.
+	"tools/input": {module + "cmd", module + "host", module + "jail", module + "audit", module + "metrics",
+		module + "internal/pin", module + "tools/catalog", "github.com/urfave/cli"},
+	// answer shapes results: the failure vocabulary and MCP's types only.
+	"tools/answer": {module + "cmd", module + "host", module + "jail", module + "registry", module + "audit", module + "metrics",
+		module + "policy", module + "internal/pin", module + "internal/bulk", "github.com/urfave/cli"},
+	// record writes what became of a call; it decides nothing and reaches
+	// no server.
+	"tools/record": {module + "cmd", module + "host", module + "jail", module + "registry", module + "internal/pin",
+		module + "tools/catalog", "github.com/urfave/cli"},
+	// caller describes the caller to the host (session.Caller); it records,
+	// offers and judges nothing.
+	"tools/caller": {module + "cmd", module + "audit", module + "metrics", module + "internal/pin", module + "tools/catalog",
+		"github.com/urfave/cli"},
 	// upver is a book of versions: no SDK, no I/O, nothing above it.
 	"internal/upver": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
@@ -183,6 +206,13 @@ var forbiddenDirect = map[string][]string{
 	"internal/editorconf/rewrite": {"os"},
 	"internal/termview":           {"os/exec", module + "host", module + "jail", module + "registry"}, // tools' answers, not the engine's
 	"internal/settingparse":       {"os"},                                                             // pure (fmt imports os, so only directly)
+	// tools/ split by what it provides.
+	"tools/describe": {"os", "os/exec"}, // text only: it reads no file, starts nothing
+	"tools/catalog":  {"os", "os/exec"}, // it reads no file and starts nothing itself
+	"tools/input":    {"os", "os/exec"}, // bytes in, a value out
+	"tools/answer":   {"os", "os/exec"}, // a value in, a result out
+	"tools/record":   {"os", "os/exec"}, // through audit and metrics only
+	"tools/caller":   {"os", "os/exec", module + "jail", module + "registry"},
 }
 
 // Calls library packages must never make.

@@ -5,6 +5,7 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -402,5 +403,41 @@ func TestAggregateListToolsBeforeServing(t *testing.T) {
 	got := listed(t, connect(t, svc))
 	if got["ok__echo"] == nil || got["weird__full"] == nil {
 		t.Errorf("offered: %v", names(got))
+	}
+}
+
+// A warm server that answers every tools/list with list_changed, in
+// aggregate mode with no client connected: colibri re-lists it a bounded
+// number of times (list_changed during its own list is ignored, and a
+// "changed" list found the same backs off), and 100,000 notifications per
+// list cost bounded CPU. (It was re-listed every second forever, and the
+// storm burned more than a core.)
+func TestHostileListChangedLoop(t *testing.T) {
+	for _, tc := range []struct {
+		storm  int
+		maxCPU time.Duration
+	}{
+		{1, time.Second},
+		{100_000, 2 * time.Second},
+	} {
+		t.Run(fmt.Sprint(tc.storm), func(t *testing.T) {
+			lists := filepath.Join(t.TempDir(), "lists")
+			reg := newLive(map[string]*registry.Server{"storm": {Command: fakeBin, Args: []string{"list-changed-storm"}, Lifecycle: registry.Persistent,
+				Env: map[string]string{"FAKEMCP_STORM": fmt.Sprint(tc.storm), "FAKEMCP_LISTS": lists}}})
+			before := cpuTime(t)
+			svc := newLiveService(t, reg, serviceOpts{aggregate: true, poll: -1})
+			svc.NewServer("no client")   // as serve does at start: the catalog fills
+			time.Sleep(20 * time.Second) // the window measured: no event to wait for
+			cpu := cpuTime(t) - before
+			b, _ := os.ReadFile(lists)
+			n := strings.Count(string(b), "\n")
+			t.Logf("%d notifications per list: %d lists, %v of CPU in 20 s", tc.storm, n, cpu)
+			if n < 1 || n > 8 {
+				t.Errorf("%d lists in 20 s, want 1 to 8", n)
+			}
+			if cpu > tc.maxCPU {
+				t.Errorf("%v of CPU in 20 s, want at most %v", cpu, tc.maxCPU)
+			}
+		})
 	}
 }

@@ -50,11 +50,15 @@ type serviceOpts struct {
 	onSpawn         func(server string, pid int)
 	logs            *syncbuf.Buffer
 	listWait        time.Duration // 20 s when zero
+	timeout         time.Duration // the host's per-phase timeout; 10 s when zero
 }
 
 func newLiveService(t *testing.T, reg *liveRegistry, o serviceOpts) *tools.Service {
 	t.Helper()
-	h := host.New(host.Options{Timeout: 10 * time.Second, TerminateGrace: 200 * time.Millisecond, RetryBackoff: 10 * time.Millisecond, OnSpawn: o.onSpawn})
+	if o.timeout == 0 {
+		o.timeout = 10 * time.Second
+	}
+	h := host.New(host.Options{Timeout: o.timeout, TerminateGrace: 200 * time.Millisecond, RetryBackoff: 10 * time.Millisecond, OnSpawn: o.onSpawn})
 	t.Cleanup(h.Close)
 	if o.listWait == 0 {
 		o.listWait = 20 * time.Second

@@ -4,18 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
+	"github.com/colibri-mcp/colibri-mcp/tools/answer"
+	"github.com/colibri-mcp/colibri-mcp/tools/record"
 )
 
 // controls is the outermost receiving middleware of colibri's own server
@@ -43,12 +42,12 @@ func (s *Service) Refused(ctx context.Context, method string, req mcp.Request, r
 func (s *Service) control(ctx context.Context, method string, req mcp.Request, handle mcp.MethodHandler) (mcp.Result, error) {
 	ctx = reqid.With(ctx, reqid.New())
 	start := time.Now()
-	var call *hostedCall
+	var call *record.Call
 	if s.opts.Audit != nil || s.opts.Metrics != nil { // else the input is not read twice
 		call = s.hostedCallOf(method, req)
 	}
 	if call != nil {
-		ctx = withNote(ctx, call.note)
+		ctx = record.WithNote(ctx, call.Note)
 	}
 	res, err := handle(ctx, method, req)
 	took := time.Since(start)
@@ -56,22 +55,32 @@ func (s *Service) control(ctx context.Context, method string, req mcp.Request, h
 		var detail *ErrorDetail
 		r, _ := res.(*mcp.CallToolResult)
 		if r != nil {
-			detail = colibriError(r)
+			detail = answer.Of(r)
 		} else if err != nil {
 			detail = &ErrorDetail{Kind: failure.KindInternal}
 		}
-		s.finishCall(ctx, call, req.GetSession(), r, detail, start, took)
+		s.rec.Finish(ctx, call, req.GetSession(), r, detail, start, took)
 	}
 	s.opts.Metrics.ServerOperation(method, took, serverErrorType(res, err))
-	return s.cat.plainError(method, req, res), err
+	return s.plainError(method, req, res), err
 }
 
-// hostedCall is one call of a hosted tool, as its caller asked for it.
-type hostedCall struct {
-	server, tool string
-	exposedName  string // the tool's name in aggregate mode, when called so
-	args         json.RawMessage
-	note         *callNote
+// plainError is res less its structuredContent when res is colibri's own
+// failure of a call that its caller may check against an outputSchema
+// (Catalog.OutputChecked): the text "colibri: KIND: …" says the same. The
+// audit line and metrics have read the kind by then (control).
+func (s *Service) plainError(method string, req mcp.Request, res mcp.Result) mcp.Result {
+	r, ok := res.(*mcp.CallToolResult)
+	if !ok || r == nil || method != "tools/call" || answer.Of(r) == nil {
+		return res
+	}
+	p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+	if !ok || !s.cat.OutputChecked(p.Name) {
+		return res
+	}
+	plain := *r
+	plain.StructuredContent = nil
+	return &plain
 }
 
 // hostedCallOf recognizes a call of a hosted tool among the requests
@@ -79,7 +88,7 @@ type hostedCall struct {
 // in aggregate mode a tool whose exposed name routes to a hosted one. The
 // input is read leniently here, for the record only: the handler judges
 // it.
-func (s *Service) hostedCallOf(method string, req mcp.Request) *hostedCall {
+func (s *Service) hostedCallOf(method string, req mcp.Request) *record.Call {
 	if method != "tools/call" {
 		return nil
 	}
@@ -87,8 +96,8 @@ func (s *Service) hostedCallOf(method string, req mcp.Request) *hostedCall {
 	if !ok {
 		return nil
 	}
-	if ref, ok := s.cat.route(p.Name); ok {
-		return &hostedCall{server: ref.Server, tool: ref.Tool, exposedName: p.Name, args: p.Arguments, note: &callNote{}}
+	if ref, ok := s.cat.Route(p.Name); ok {
+		return &record.Call{Server: ref.Server, Tool: ref.Tool, ExposedName: p.Name, Args: p.Arguments, Note: &record.Note{}}
 	}
 	if p.Name != CallToolTool {
 		return nil
@@ -99,7 +108,7 @@ func (s *Service) hostedCallOf(method string, req mcp.Request) *hostedCall {
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	_ = json.Unmarshal(p.Arguments, &in)
-	return &hostedCall{server: s.nameOf(in.Server), tool: s.nameOf(in.Name), args: in.Arguments, note: &callNote{}}
+	return &record.Call{Server: s.nameOf(in.Server), Tool: s.nameOf(in.Name), Args: in.Arguments, Note: &record.Note{}}
 }
 
 // nameOf is a name in call_tool's input as its caller sent it: a large one
@@ -122,91 +131,16 @@ func (s *Service) Call(ctx context.Context, server, name string, args json.RawMe
 	if reqid.From(ctx) == "" {
 		ctx = reqid.With(ctx, reqid.New())
 	}
-	call := &hostedCall{server: server, tool: name, args: args, note: &callNote{}}
-	ctx = withNote(ctx, call.note)
+	call := &record.Call{Server: server, Tool: name, Args: args, Note: &record.Note{}}
+	ctx = record.WithNote(ctx, call.Note)
 	start := time.Now()
 	res, err := s.CallTool(ctx, server, name, args, caller)
 	var detail *ErrorDetail
 	if err != nil {
 		detail = Detail(err)
 	}
-	s.finishCall(ctx, call, nil, res, detail, start, time.Since(start))
+	s.rec.Finish(ctx, call, nil, res, detail, start, time.Since(start))
 	return res, err
-}
-
-// finishCall writes a call's audit line, counts it and logs it. res is the
-// hosted result (nil when colibri failed the call); detail is colibri's
-// failure, when it failed it.
-func (s *Service) finishCall(ctx context.Context, call *hostedCall, session mcp.Session, res *mcp.CallToolResult, detail *ErrorDetail, start time.Time, took time.Duration) {
-	outcome := audit.OK
-	var kind failure.Kind
-	switch {
-	case detail != nil && detail.Kind == failure.KindDenied:
-		outcome, kind = audit.Denied, detail.Kind
-	case detail != nil && detail.Kind == failure.KindCancelled:
-		outcome, kind = audit.Cancelled, detail.Kind
-	case detail != nil:
-		outcome, kind = audit.Error, detail.Kind
-	case res != nil && res.IsError:
-		outcome = audit.ToolError
-	}
-	server, tool := s.labels(call.server, call.tool)
-	s.opts.Metrics.ToolCall(server, tool, outcome, string(kind))
-	if outcome == audit.Denied {
-		s.opts.Metrics.PolicyDenial(server)
-	}
-	if kind == failure.KindToolChanged {
-		s.opts.Metrics.ToolChange(server)
-	}
-	s.log.DebugContext(ctx, "call", "server", call.server, "tool", call.tool, "outcome", outcome,
-		"error_kind", kind, "duration_ms", took.Milliseconds())
-	if s.opts.Audit == nil {
-		return
-	}
-	who := principal.From(ctx)
-	rec := &audit.Record{
-		TS:          start.UTC(),
-		ID:          reqid.From(ctx),
-		Principal:   who,
-		Transport:   transportOf(who),
-		Client:      clientOf(session),
-		Server:      call.server,
-		Tool:        call.tool,
-		ExposedName: call.exposedName,
-		Outcome:     outcome,
-		ErrorKind:   string(kind),
-		DurationMS:  took.Milliseconds(),
-	}
-	digester := s.opts.Digester
-	if digester == nil {
-		digester = audit.NewDigester(nil)
-	}
-	if flat, err := s.opts.Bulk.Joined(call.args); err == nil {
-		args := digester.Digest(flat) // what the hosted server was sent
-		rec.Args = &args
-	} // else its large strings are gone (a refused call's): no digest of their references
-	if d := call.note.decision(); d != nil {
-		rec.Policy = &audit.Policy{Decision: "allow", Rule: d.Rule}
-		if !d.Allow {
-			rec.Policy.Decision = "deny"
-		}
-	}
-	rec.Pin = call.note.pinState()
-	if detail != nil {
-		rec.Phase, rec.Attempts = string(detail.Phase), detail.Attempts
-	}
-	if res != nil && detail == nil {
-		// What the caller receives, as JSON: encoded once more only when
-		// there is an audit log to say it.
-		if b, err := json.Marshal(res); err == nil {
-			n := int64(s.opts.Bulk.LoweredLen(b)) // its large strings in full
-			rec.ResultBytes = &n
-		}
-	}
-	if err := s.opts.Audit.Write(rec); err != nil {
-		s.log.ErrorContext(ctx, "audit record lost", "err", err)
-		s.opts.Metrics.AuditWriteError()
-	}
 }
 
 // labels are a call's server and tool as metric labels: names from the
@@ -224,38 +158,6 @@ func (s *Service) labels(server, tool string) (string, string) {
 	return server, tool
 }
 
-// transportOf is how a principal's calls arrive: "stdio" (a session over
-// stdio, or the command line) or "http".
-func transportOf(who string) string {
-	if who == principal.Stdio {
-		return "stdio"
-	}
-	return "http"
-}
-
-func clientOf(session mcp.Session) *audit.Client {
-	ss, ok := session.(*mcp.ServerSession)
-	if !ok || ss == nil {
-		return nil
-	}
-	init := ss.InitializeParams()
-	if init == nil || init.ClientInfo == nil {
-		return nil
-	}
-	return &audit.Client{Name: init.ClientInfo.Name, Version: init.ClientInfo.Version}
-}
-
-// colibriError is the colibri_error of a result of colibri's own
-// (ErrorResult), or nil for a hosted result passed through.
-func colibriError(res *mcp.CallToolResult) *ErrorDetail {
-	sc, ok := res.StructuredContent.(map[string]any)
-	if !ok {
-		return nil
-	}
-	d, _ := sc["colibri_error"].(*ErrorDetail)
-	return d
-}
-
 // serverErrorType says how a request a caller sent colibri failed, for
 // mcp_server_operation_duration_seconds: "" when it succeeded, colibri's
 // error kind for a call colibri failed, "tool_error" for a hosted tool's
@@ -271,33 +173,8 @@ func serverErrorType(res mcp.Result, err error) string {
 	if !ok || !r.IsError {
 		return ""
 	}
-	if d := colibriError(r); d != nil {
+	if d := answer.Of(r); d != nil {
 		return string(d.Kind)
 	}
 	return "tool_error"
-}
-
-// traceKeys are the W3C trace context keys a caller's _meta may carry to
-// the hosted request (CONTRACT.md section 11).
-var traceKeys = []string{"traceparent", "tracestate", "baggage"}
-
-// maxTraceValue bounds each value passed on: W3C's limits are far below it
-// (tracestate: 32 members; baggage: 8192 bytes).
-const maxTraceValue = 8192
-
-// traceContext is the trace context in a caller's _meta, to pass on to the
-// hosted request: string values only, bounded, nothing else of _meta.
-func traceContext(meta map[string]any) map[string]any {
-	var out map[string]any
-	for _, k := range traceKeys {
-		v, ok := meta[k].(string)
-		if !ok || v == "" || len(v) > maxTraceValue || strings.ContainsAny(v, "\r\n") {
-			continue
-		}
-		if out == nil {
-			out = map[string]any{}
-		}
-		out[k] = v
-	}
-	return out
 }

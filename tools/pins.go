@@ -13,6 +13,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools/record"
 )
 
 // Pinned tool definitions (CONTRACT.md section 13): every list colibri
@@ -100,7 +101,7 @@ func (s *Service) checkPinned(ctx context.Context, reg *registry.Registry, srv *
 	if !ok {
 		return nil
 	}
-	noteOf(ctx).pinned("changed")
+	record.NoteOf(ctx).Pinned("changed")
 	if reg.PinMode(srv) == registry.PinEnforce {
 		return toolChanged(srv.Name, tool.Name, what, true)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/policy"
 	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools/record"
 )
 
 // allowed is the policy's one decision (CONTRACT.md section 9) on tool of
@@ -63,10 +64,10 @@ func (s *Service) guardCall(ctx context.Context, reg *registry.Registry, srv *re
 	if rules.Empty() && !pinning {
 		return caller, nil
 	}
-	note := noteOf(ctx)
+	note := record.NoteOf(ctx)
 	if !rules.Empty() {
 		d := policy.DecideByName(rules, name, principal.From(ctx))
-		note.decided(d)
+		note.Decided(d)
 		if !d.Allow {
 			return nil, s.denied(ctx, srv.Name, name, d)
 		}
@@ -80,7 +81,7 @@ func (s *Service) guardCall(ctx context.Context, reg *registry.Registry, srv *re
 	c.Allow = func(t *mcp.Tool, list []*mcp.Tool, held bool) error {
 		if !rules.Empty() {
 			d := s.allowed(ctx, reg, srv, t)
-			note.decided(d)
+			note.Decided(d)
 			if !d.Allow {
 				return s.denied(ctx, srv.Name, t.Name, d)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/principal"
+	"github.com/colibri-mcp/colibri-mcp/policy"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
@@ -195,4 +196,44 @@ func TestPolicyOnAnnotations(t *testing.T) {
 			t.Errorf("calls answered: %s", got)
 		}
 	})
+}
+
+// A deny glob matches without regard to case, and a tool whose name breaks
+// the tool-name format (a Cyrillic "е" that looks like "e") is never
+// offered or called, whatever the policy: list_tools names it under
+// "invalid" with the reason. (All three used to slip past "*delete*".)
+func TestHostilePolicyCaseAndLookAlikes(t *testing.T) {
+	lookAlike := "d\u0435lete_user" // Cyrillic е
+	var la string
+	json.Unmarshal([]byte(`"`+lookAlike+`"`), &la)
+	srv := listedTools(t, []map[string]any{tool("Delete_user", object), tool("DELETE", object), tool(la, object), tool("get_user", object)})
+	srv.Policy = &policy.Policy{Set: policy.Set{Tools: &policy.Globs{Deny: []string{"*delete*"}}}}
+	reg := newLive(map[string]*registry.Server{"h": srv})
+	for _, aggregate := range []bool{false, true} {
+		cs := connect(t, newLiveService(t, reg, serviceOpts{gate: true, aggregate: aggregate, poll: -1}))
+		var out tools.ListToolsResult
+		if err := json.Unmarshal([]byte(structuredJSON(t, callTool(t, cs, tools.ListToolsTool, map[string]any{"server": "h"}))), &out); err != nil {
+			t.Fatal(err)
+		}
+		st := out.Servers[0]
+		if len(st.Tools) != 1 || st.Tools[0].Name != "get_user" {
+			t.Errorf("offered %+v, want get_user alone", st.Tools)
+		}
+		if len(st.Invalid) != 1 || st.Invalid[0].Name != la || !strings.Contains(st.Invalid[0].Reason, "U+0435") {
+			t.Errorf("invalid: %+v, want %q with its reason", st.Invalid, la)
+		}
+		for _, name := range []string{"Delete_user", "DELETE", la} {
+			res := callTool(t, cs, tools.CallToolTool, map[string]any{"server": "h", "name": name})
+			if k := errorKind(t, res); k != "denied" && k != "unknown_tool" {
+				t.Errorf("calling %q: %s %v", name, k, res.Content)
+			}
+		}
+		if aggregate {
+			for name := range listed(t, cs) {
+				if strings.Contains(strings.ToLower(name), "lete") {
+					t.Errorf("aggregate mode offers %q", name)
+				}
+			}
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -43,16 +44,54 @@ func TestErrorsOverHTTPNameNoFolder(t *testing.T) {
 	}
 }
 
-func TestWithoutFolders(t *testing.T) {
-	for in, want := range map[string]string{
-		`spawn: exec: "/usr/local/bin/srv": no such file`: `spawn: exec: "srv": no such file`,
-		`cwd /var/db/x is not a directory`:                `cwd x is not a directory`,
-		`/etc/colibri/external-mcp.json: bad`:             `external-mcp.json: bad`,
-		`reaching https://example.com/mcp/v1 failed`:      `reaching https://example.com/mcp/v1 failed`,
-		`path=/a/b,other=/c/d`:                            `path=b,other=d`,
+// An 8 MB server or tool name gives an answer of a few KiB: colibri's own
+// errors quote a caller's strings clipped (they quoted them whole, up to
+// five times: a 40 MB answer).
+func TestHostileEchoesClipped(t *testing.T) {
+	huge := strings.Repeat("s", 8<<20)
+	reg := newLive(map[string]*registry.Server{"h": listedTools(t, []map[string]any{tool("get_user", object)})})
+	cs := connect(t, newLiveService(t, reg, serviceOpts{gate: true, poll: -1}))
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{tools.CallToolTool, map[string]any{"server": huge, "name": "x"}},
+		{tools.CallToolTool, map[string]any{"server": "h", "name": huge}},
+		{tools.ListToolsTool, map[string]any{"server": huge}},
+		{tools.ListToolsTool, map[string]any{"server": "h", "tool": huge}},
+		{tools.ListToolsTool, map[string]any{"tool": huge}},
 	} {
-		if got := tools.WithoutFolders(in); got != want {
-			t.Errorf("WithoutFolders(%q) = %q, want %q", in, got, want)
+		res := callTool(t, cs, tc.tool, tc.args)
+		b, _ := json.Marshal(res)
+		if !res.IsError || len(b) > 64<<10 {
+			t.Errorf("%s: isError %v, an answer of %d bytes", tc.tool, res.IsError, len(b))
+		}
+	}
+}
+
+// The text of an error a hosted server caused ends with the last lines of
+// its stderr (what a model reads: it reached only structuredContent), for
+// call_tool and list_tools alike, and in aggregate mode, where a tool with
+// an outputSchema gets the text alone.
+func TestHostileStderrTailInText(t *testing.T) {
+	reg := newLive(map[string]*registry.Server{
+		"early": {Command: fakeBin, Args: []string{"exit-early"}},
+		"mid":   {Command: fakeBin, Args: []string{"exit-mid-call"}},
+	})
+	cs := connect(t, newLiveService(t, reg, serviceOpts{gate: true, poll: -1}))
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		says string
+	}{
+		{tools.CallToolTool, map[string]any{"server": "early", "name": "any"}, "fatal: missing API key"},
+		{tools.ListToolsTool, map[string]any{"server": "early"}, "fatal: missing API key"},
+		{tools.CallToolTool, map[string]any{"server": "mid", "name": "any"}, "segmentation fault"},
+	} {
+		res := callTool(t, cs, tc.tool, tc.args)
+		text := resultText(res)
+		if !res.IsError || !strings.HasPrefix(text, "colibri: ") || !strings.HasSuffix(text, tc.says) {
+			t.Errorf("%s %v: text %q, want it to end with %q", tc.tool, tc.args, text, tc.says)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -13,6 +12,8 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools/describe"
+	"github.com/colibri-mcp/colibri-mcp/tools/record"
 )
 
 // MCP Apps in aggregate mode: a hosted tool's _meta.ui.resourceUri names a
@@ -29,57 +30,18 @@ const (
 	codeFailed  = -32011 // colibri could not read it (spawn, timeout…)
 )
 
-// uiURI is the ui:// resource a tool's _meta names, or "".
-func uiURI(t *mcp.Tool) string {
-	if ui, ok := t.Meta["ui"].(map[string]any); ok {
-		if u, ok := ui["resourceUri"].(string); ok {
-			return u
-		}
-	}
-	u, _ := t.Meta["ui/resourceUri"].(string) // the extension's earlier key
-	return u
-}
-
-// uiOwner is the server and the tool whose _meta names uri, in the lists
-// aggregate mode holds.
-func (c *catalog) uiOwner(uri string) (*registry.Server, *mcp.Tool) {
-	if c.lists == nil || uri == "" {
-		return nil, nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, name := range sortedKeys(c.lists) {
-		l := c.lists[name]
-		for _, t := range l.tools {
-			if uiURI(t) == uri {
-				return l.srv, t
-			}
-		}
-	}
-	return nil, nil
-}
-
-func sortedKeys(m map[string]*hostedList) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // readUI answers a resources/read in aggregate mode.
 func (s *Service) readUI(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	srv, tool := s.cat.uiOwner(uri)
+	srv, tool := s.cat.UIOwner(uri)
 	if srv == nil {
-		return nil, mcp.ResourceNotFoundError(oneLine(uri, 200))
+		return nil, mcp.ResourceNotFoundError(describe.OneLine(uri, 200))
 	}
 	if reqid.From(ctx) == "" {
 		ctx = reqid.With(ctx, reqid.New())
 	}
-	call := &hostedCall{server: srv.Name, tool: uri, note: &callNote{}}
-	ctx = withNote(ctx, call.note)
+	call := &record.Call{Server: srv.Name, Tool: uri, Note: &record.Note{}}
+	ctx = record.WithNote(ctx, call.Note)
 	start := time.Now()
 	res, err := s.readOwned(ctx, srv, tool, uri)
 	var detail *ErrorDetail
@@ -88,7 +50,7 @@ func (s *Service) readUI(ctx context.Context, req *mcp.ReadResourceRequest) (*mc
 			detail = s.detail(err)
 		}
 	}
-	s.finishCall(ctx, call, req.GetSession(), nil, detail, start, time.Since(start))
+	s.rec.Finish(ctx, call, req.GetSession(), nil, detail, start, time.Since(start))
 	if detail != nil {
 		code := int64(codeFailed)
 		if detail.Kind == failure.KindCallDisabled || detail.Kind == failure.KindDenied {
@@ -112,7 +74,7 @@ func (s *Service) readOwned(ctx context.Context, srv *registry.Server, tool *mcp
 		return nil, &failure.Error{Kind: failure.KindUnknownServer, Server: srv.Name, Err: errors.New("the registry changed: list the tools again")}
 	}
 	d := s.allowed(ctx, reg, srv, tool)
-	noteOf(ctx).decided(d)
+	record.NoteOf(ctx).Decided(d)
 	if !d.Allow {
 		return nil, &failure.Error{Kind: failure.KindDenied, Server: srv.Name, Tool: tool.Name,
 			Err: fmt.Errorf("policy denies %s on %s for this caller (the tool whose UI this is)", tool.Name, srv.Name)}

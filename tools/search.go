@@ -10,6 +10,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/toolsearch"
 	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools/describe"
 )
 
 // SearchResult is list_tools' structuredContent with a query.
@@ -68,7 +69,7 @@ func (s *Service) SearchTools(ctx context.Context, in ListToolsInput) (*SearchRe
 	}
 	for _, m := range toolsearch.Rank(in.Query, corpus, maxMatches) {
 		out.Matches = append(out.Matches, SearchMatch{Server: m.Tool.Server, Tool: m.Tool.Name,
-			ExposedName: s.cat.exposedName(m.Tool.Server, m.Tool.Name), Description: firstSentence(m.Tool.Description), Score: m.Score})
+			ExposedName: s.cat.ExposedName(m.Tool.Server, m.Tool.Name), Description: describe.FirstSentence(m.Tool.Description), Score: m.Score})
 	}
 	return out, nil
 }
@@ -79,7 +80,7 @@ func (s *Service) heldTools(srv *registry.Server) []*mcp.Tool {
 	if tools := s.opts.Host.KnownTools(srv); tools != nil {
 		return tools
 	}
-	if tools := s.cat.heldList(srv); tools != nil {
+	if tools := s.cat.Held(srv); tools != nil {
 		return tools
 	}
 	return s.pinnedTools(srv)

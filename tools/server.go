@@ -3,57 +3,21 @@ package tools
 //lint:file-ignore SA1019 colibri relays sampling, roots and logging between a caller and a hosted server on purpose: both sides still speak the protocol versions that have them (deprecated, not removed, in 2026-07-28).
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
-	"github.com/colibri-mcp/colibri-mcp/internal/clip"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
-	"github.com/colibri-mcp/colibri-mcp/internal/session"
-	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools/answer"
+	"github.com/colibri-mcp/colibri-mcp/tools/caller"
+	"github.com/colibri-mcp/colibri-mcp/tools/input"
 )
-
-// Input schemas of the three tools. They are written out, not inferred, so
-// that they are exactly the contract's and snapshotted by a golden test.
-var (
-	serversInput = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
-
-	listToolsInput = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "server": {"type": "string", "description": "The registry name of one server. Without it, every server is listed, concurrently."},
-    "tool": {"type": "string", "description": "Keep only the tool of this name (its name as the hosted server lists it)."},
-    "detail": {"type": "string", "enum": ["names", "full"], "description": "names: each tool's name and the first sentence of its description (the default without server); full: also its whole description, inputSchema and annotations (the default with server)."},
-    "query": {"type": "string", "maxLength": 1000, "description": "Words describing the tool you need: searches every server's tools (or server's) by name, title and description, among the lists colibri already read, and returns the best 10 matches with their servers; unseen names the servers not read yet. Not with tool."}
-  },
-  "additionalProperties": false
-}`)
-
-	callToolInput = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "server": {"type": "string", "description": "The registry name of the server."},
-    "name": {"type": "string", "description": "The hosted tool to call, as colibri_external_mcp_list_tools shows it."},
-    "arguments": {"type": "object", "description": "The hosted tool's arguments, checked against its inputSchema before the call."}
-  },
-  "required": ["server", "name"],
-  "additionalProperties": false
-}`)
-)
-
-func ptr[T any](v T) *T { return &v }
 
 // NewServer returns colibri's MCP server: the three tools, described from
 // the registry as it is now, and in aggregate mode every hosted tool too;
-// both kept current (catalog.go), with notifications/tools/list_changed.
+// both kept current (tools/catalog), with notifications/tools/list_changed.
 func (s *Service) NewServer(version string) *mcp.Server {
 	instructions := "colibri-mcp hosts other MCP servers. Use " + ServersTool + " to see them, " + ListToolsTool +
 		" with a server to see its tools, and " + CallToolTool + " to call one."
@@ -80,11 +44,53 @@ func (s *Service) NewServer(version string) *mcp.Server {
 			}
 		},
 	})
-	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+	server.AddReceivingMiddleware(s.receiving(server)...)
+	s.cat.Attach(server)
+	return server
+}
+
+// receiving is every receiving middleware of colibri's own server, in one
+// ordered list, outermost first (go-sdk's AddReceivingMiddleware order):
+//
+//  1. a call's scope of large strings (internal/bulk) spans its request
+//     context, which go-sdk ends only after the answer is written: the
+//     strings of the hosted result are the scope's until then;
+//  2. the registry is looked at (one stat), so that the call and the record
+//     of it meet the same tools;
+//  3. request ids, the audit log and metrics (controls.go) see every
+//     request, refusals included;
+//  4. the catalog's part: a tools/list waits for the hosted lists being
+//     read and is narrowed to what the caller may see, aggregate mode
+//     serves ui:// resources, and each caller's logging level is kept to
+//     pass on to hosted servers.
+//
+// (The HTTP face adds one more outside them all: a call holds the strings
+// lifted from its POST while it runs.)
+func (s *Service) receiving(server *mcp.Server) []mcp.Middleware {
+	var list []mcp.Middleware
+	if s.opts.Bulk != nil {
+		list = append(list, func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "tools/call" {
+					ctx = s.opts.Bulk.WithScope(ctx)
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
+	refresh := func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" || method == "tools/call" {
+				s.cat.Refresh()
+			}
+			return next(ctx, method, req)
+		}
+	}
+	offer := func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "tools/list" {
-				s.cat.retryDue()
-				s.cat.settle(ctx)
+				s.cat.RetryDue()
+				s.cat.Settle(ctx)
 			}
 			if r, ok := req.(*mcp.ReadResourceRequest); ok && s.opts.Aggregate {
 				res, err := s.readUI(ctx, r)
@@ -95,46 +101,17 @@ func (s *Service) NewServer(version string) *mcp.Server {
 			}
 			res, err := next(ctx, method, req)
 			if r, ok := res.(*mcp.ListToolsResult); ok && err == nil {
-				s.cat.visibleTo(ctx, r) // a caller's own policy narrows the hosted tools offered
+				s.cat.VisibleTo(ctx, r) // a caller's own policy narrows the hosted tools offered
 			}
-			// Remember the level each caller sets, to pass it on to hosted
-			// servers.
 			if method == "logging/setLevel" && err == nil {
 				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
-					s.levels.set(server, req.GetSession().(*mcp.ServerSession), p.Level)
+					s.levels.Set(server, req.GetSession().(*mcp.ServerSession), p.Level)
 				}
 			}
 			return res, err
 		}
-	})
-	// Added last, so outermost: request ids, the audit log and metrics
-	// (controls.go) see every request, refusals included.
-	server.AddReceivingMiddleware(s.controls)
-	// Outside even that: the registry is looked at first (one stat), so
-	// that the call and the record of it meet the same tools.
-	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "tools/list" || method == "tools/call" {
-				s.cat.refresh()
-			}
-			return next(ctx, method, req)
-		}
-	})
-	// Outermost: a call's scope of large strings (internal/bulk) spans its
-	// request context, which go-sdk ends only after the answer is written;
-	// the strings of the hosted result are the scope's until then.
-	if s.opts.Bulk != nil {
-		server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-				if method == "tools/call" {
-					ctx = s.opts.Bulk.WithScope(ctx)
-				}
-				return next(ctx, method, req)
-			}
-		})
 	}
-	s.cat.attach(server)
-	return server
+	return append(list, refresh, s.controls, offer)
 }
 
 // ownHandler is the handler of one of colibri's three tools.
@@ -150,19 +127,19 @@ func (s *Service) ownHandler(name string) mcp.ToolHandler {
 
 func (s *Service) handleServers(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in struct{}
-	if err := decodeInput(s.opts.Bulk, ServersTool, req.Params.Arguments, &in); err != nil {
+	if err := input.Own(s.opts.Bulk, ServersTool, req.Params.Arguments, &in); err != nil {
 		return s.errorResult(err), nil
 	}
 	out, err := s.Servers(ctx)
 	if err != nil {
 		return s.errorResult(err), nil
 	}
-	return structured(out, false), nil
+	return answer.Structured(out), nil
 }
 
 func (s *Service) handleListTools(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in ListToolsInput
-	if err := decodeInput(s.opts.Bulk, ListToolsTool, req.Params.Arguments, &in); err != nil {
+	if err := input.Own(s.opts.Bulk, ListToolsTool, req.Params.Arguments, &in); err != nil {
 		return s.errorResult(err), nil
 	}
 	if in.Query != "" {
@@ -170,49 +147,32 @@ func (s *Service) handleListTools(ctx context.Context, req *mcp.CallToolRequest)
 		if err != nil {
 			return s.errorResult(err), nil
 		}
-		return structured(found, false), nil
+		return answer.Structured(found), nil
 	}
-	out, err := s.ListTools(ctx, in, s.callerOf(ctx, req))
+	out, err := s.ListTools(ctx, in, caller.Of(ctx, req, s.levels.Get(req.Session)))
 	if err != nil {
 		return s.errorResult(err), nil
 	}
-	return structured(out, false), nil
+	return answer.Structured(out), nil
 }
 
 func (s *Service) handleCallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in callToolInputs
-	if err := decodeInput(s.opts.Bulk, CallToolTool, req.Params.Arguments, &in); err != nil {
+	var in input.CallTool
+	if err := input.Own(s.opts.Bulk, CallToolTool, req.Params.Arguments, &in); err != nil {
 		return s.errorResult(err), nil
 	}
 	return s.answerCall(ctx, req, toolCall{Server: in.Server, Tool: in.Name, Arguments: in.Arguments}), nil
 }
 
-// callToolInputs is call_tool's input.
-type callToolInputs struct {
-	Server    string          `json:"server"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
-
-// fromMembers fills in the input from its members, which decodeInput has
-// already split out and checked: "arguments" (which may be megabytes) is
-// taken as it is, not copied and scanned again by a second decode.
-func (in *callToolInputs) fromMembers(top map[string]json.RawMessage) error {
-	for k, v := range top {
-		var err error
-		switch k {
-		case "server":
-			err = json.Unmarshal(v, &in.Server)
-		case "name":
-			err = json.Unmarshal(v, &in.Name)
-		case "arguments":
-			in.Arguments = v
-		}
-		if err != nil {
-			return err
-		}
+// handleHosted answers a call of an exposed hosted tool: the name is
+// looked up in the catalog's routing table, never taken apart, and the call
+// goes the way of colibri_external_mcp_call_tool.
+func (s *Service) handleHosted(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ref, ok := s.cat.Route(req.Params.Name)
+	if !ok {
+		return s.errorResult(unexposed(req.Params.Name)), nil
 	}
-	return nil
+	return s.answerCall(ctx, req, toolCall{Server: ref.Server, Tool: ref.Tool, Arguments: req.Params.Arguments, Exposed: req.Params.Name}), nil
 }
 
 // toolCall is one call of a hosted tool, however the caller named it.
@@ -227,7 +187,7 @@ type toolCall struct {
 // the registry, the arguments' checks, progress, cancellation, error kinds
 // and retries are all CallTool's, so that the two ways cannot drift apart.
 func (s *Service) answerCall(ctx context.Context, req *mcp.CallToolRequest, c toolCall) *mcp.CallToolResult {
-	res, err := s.CallTool(ctx, c.Server, c.Tool, c.Arguments, s.callerOf(ctx, req))
+	res, err := s.CallTool(ctx, c.Server, c.Tool, c.Arguments, caller.Of(ctx, req, s.levels.Get(req.Session)))
 	if err != nil {
 		if failure.KindOf(err) == failure.KindCancelled {
 			// Over stdio this result is never sent (internal/stdioserve):
@@ -248,247 +208,5 @@ func unexposed(name string) error {
 		Hint: "list the tools again: the registry or the hosted server's tools changed"}
 }
 
-// inputSchemas are the three tools' input schemas, compiled once: colibri
-// checks its own inputs against exactly what it advertises.
-var inputSchemas = func() map[string]*jsonschema.Schema {
-	m := map[string]*jsonschema.Schema{}
-	for _, t := range ownTools(view{}) {
-		raw := t.InputSchema.(json.RawMessage)
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-		if err != nil {
-			panic(fmt.Sprintf("tools: %s: input schema: %v", t.Name, err))
-		}
-		c := jsonschema.NewCompiler()
-		url := "colibri:///" + t.Name + ".json"
-		if err := c.AddResource(url, doc); err != nil {
-			panic(fmt.Sprintf("tools: %s: input schema: %v", t.Name, err))
-		}
-		m[t.Name] = c.MustCompile(url)
-	}
-	return m
-}()
-
-// decodeInput checks a tool's own arguments against its input schema (an
-// unknown key, a wrong type or a missing key is invalid_arguments naming the
-// JSON location), then decodes them into v.
-//
-// Strings lifted into the bulk table (internal/bulk) are read as they came,
-// except in an opaque property, which is forwarded as it is.
-func decodeInput(table *bulk.Table, tool string, raw json.RawMessage, v any) error {
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = json.RawMessage("{}")
-	}
-	if opaque[tool] == "" {
-		raw = table.Flatten(raw)
-	}
-	invalid := func(msg string) error {
-		return &failure.Error{Kind: failure.KindInvalidArguments, Err: fmt.Errorf("%s: arguments: %s", tool, msg)}
-	}
-	doc, top, err := ownDoc(table, tool, raw)
-	if err != nil {
-		return invalid("invalid JSON: " + err.Error())
-	}
-	if m, ok := doc.(map[string]any); ok {
-		// A null optional key ("arguments": null, as some clients send for
-		// "no arguments") is taken as absent.
-		for k, v := range m {
-			if v == nil {
-				delete(m, k)
-			}
-		}
-	}
-	if err := inputSchemas[tool].Validate(doc); err != nil {
-		var ve *jsonschema.ValidationError
-		if !errors.As(err, &ve) {
-			return invalid(err.Error())
-		}
-		var msgs []string
-		for _, p := range registry.SchemaProblems(ve) {
-			msgs = append(msgs, p.String())
-		}
-		return invalid(strings.Join(msgs, "; "))
-	}
-	if m, ok := v.(interface {
-		fromMembers(map[string]json.RawMessage) error
-	}); ok && top != nil {
-		if err := m.fromMembers(top); err != nil {
-			return invalid(err.Error()) // cannot happen once the schema passed
-		}
-		return nil
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return invalid(err.Error()) // cannot happen once the schema passed
-	}
-	return nil
-}
-
-// opaque names the property of a tool's own input whose content colibri's
-// schema leaves open (call_tool's "arguments": any object). Its content is
-// the hosted tool's, checked against that tool's inputSchema, which decodes
-// it: colibri's own check only needs to know that it is an object, and does
-// not decode what may be megabytes a second time.
-var opaque = map[string]string{CallToolTool: "arguments"}
-
-// ownDoc decodes a tool's own input for its schema check; an opaque property
-// that holds an object stands in as an empty one. For a tool with an opaque
-// property it also returns the input's members as they came.
-func ownDoc(table *bulk.Table, tool string, raw json.RawMessage) (any, map[string]json.RawMessage, error) {
-	key := opaque[tool]
-	if trimmed := bytes.TrimLeft(raw, " \t\r\n"); key == "" || len(trimmed) == 0 || trimmed[0] != '{' {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-		return doc, nil, err
-	}
-	var top map[string]json.RawMessage // checks the whole input is JSON
-	if err := json.Unmarshal(raw, &top); err != nil {
-		return nil, nil, err
-	}
-	doc := make(map[string]any, len(top))
-	for k, v := range top {
-		if k == key && len(v) > 0 && v[0] == '{' {
-			doc[k] = map[string]any{}
-			continue
-		}
-		v = table.Flatten(v)
-		top[k] = v
-		x, err := jsonschema.UnmarshalJSON(bytes.NewReader(v))
-		if err != nil {
-			return nil, nil, err
-		}
-		doc[k] = x
-	}
-	return doc, top, nil
-}
-
-// stderrLinesShown and stderrBytesShown bound the stderr tail an error's
-// text ends with (structuredContent has the whole 4 KiB tail).
-const (
-	stderrLinesShown = 5
-	stderrBytesShown = 1 << 10
-)
-
-// ErrorResult is a colibri failure as the contract shapes it: isError, a text
-// beginning "colibri: KIND: ", and structuredContent {"colibri_error": …}.
-func ErrorResult(err error) *mcp.CallToolResult { return resultOf(Detail(err)) }
-
-// resultOf is the result that carries d.
-func resultOf(d *ErrorDetail) *mcp.CallToolResult {
-	text := fmt.Sprintf("colibri: %s: %s", d.Kind, d.Message)
-	if d.StderrTail != "" {
-		// What a model reads is the text: the server's own last words
-		// ("missing API key") say why, bounded and already redacted.
-		text += "\nthe server's stderr ended with:\n" + clip.LastLines(d.StderrTail, stderrLinesShown, stderrBytesShown)
-	}
-	return &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
-		StructuredContent: map[string]any{"colibri_error": d},
-	}
-}
-
-// structured is a result whose structuredContent is v, with the same JSON as
-// text content for clients that read only text.
-func structured(v any, isError bool) *mcp.CallToolResult {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return ErrorResult(fmt.Errorf("encoding the result: %w", err))
-	}
-	return &mcp.CallToolResult{
-		IsError:           isError,
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
-		StructuredContent: json.RawMessage(b),
-	}
-}
-
-// callerOf describes the calling client to the host: where the hosted
-// server's progress and logs go, and which of its requests may be forwarded
-// (only those the caller advertised). Everything is sent under ctx, the
-// caller's own request: over Streamable HTTP that is what puts a message on
-// that request's stream, and not on another caller's.
-func (s *Service) callerOf(ctx context.Context, req *mcp.CallToolRequest) *session.Caller {
-	ss := req.Session
-	c := &session.Caller{
-		Meta:     traceContext(req.Params.GetMeta()),
-		LogLevel: s.levels.get(ss),
-		Log: func(_ context.Context, p *mcp.LoggingMessageParams) {
-			// ServerSession.Log drops messages below the level the caller set.
-			_ = ss.Log(ctx, p)
-		},
-	}
-	if token := req.Params.GetProgressToken(); token != nil {
-		c.Progress = func(_ context.Context, p *mcp.ProgressNotificationParams) {
-			relay := *p
-			relay.ProgressToken = token // as it came off the wire (see SDK-NOTES pitfall 7)
-			relay.Meta = nil
-			_ = ss.NotifyProgress(ctx, &relay)
-		}
-	}
-	init := ss.InitializeParams()
-	if init == nil || init.Capabilities == nil || init.ProtocolVersion >= "2026-07-28" {
-		// (2026-07-28 has no server→client requests: its client would have
-		// to be answered input_required, which colibri does not relay yet,
-		// so a hosted server is offered none of these.)
-		return c
-	}
-	caps := init.Capabilities
-	if caps.Sampling != nil {
-		c.CreateMessage = func(fwd context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-			ctx, done := within(ctx, fwd)
-			defer done()
-			return ss.CreateMessage(ctx, p)
-		}
-	}
-	if caps.Elicitation != nil {
-		c.Elicit = func(fwd context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			ctx, done := within(ctx, fwd)
-			defer done()
-			return ss.Elicit(ctx, p)
-		}
-	}
-	if caps.RootsV2 != nil || caps.Roots.ListChanged {
-		c.ListRoots = func(fwd context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
-			ctx, done := within(ctx, fwd)
-			defer done()
-			return ss.ListRoots(ctx, p)
-		}
-	}
-	return c
-}
-
-// within is the caller's request context req, also ended when fwd (the
-// forwarded request's, which the host ends with its call) ends.
-func within(req, fwd context.Context) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(req)
-	stop := context.AfterFunc(fwd, cancel)
-	return ctx, func() { stop(); cancel() }
-}
-
-// logLevels remembers the logging level each caller's session set.
-type logLevels struct {
-	mu sync.Mutex
-	m  map[*mcp.ServerSession]mcp.LoggingLevel
-}
-
-func (l *logLevels) set(server *mcp.Server, ss *mcp.ServerSession, level mcp.LoggingLevel) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.m == nil {
-		l.m = map[*mcp.ServerSession]mcp.LoggingLevel{}
-	}
-	// Forget sessions that have ended (setLevel is rare: this stays cheap).
-	live := map[*mcp.ServerSession]bool{}
-	for s := range server.Sessions() {
-		live[s] = true
-	}
-	for s := range l.m {
-		if !live[s] {
-			delete(l.m, s)
-		}
-	}
-	l.m[ss] = level
-}
-
-func (l *logLevels) get(ss *mcp.ServerSession) mcp.LoggingLevel {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.m[ss]
-}
+// ErrorResult is a colibri failure as the contract shapes it (answer.Error).
+func ErrorResult(err error) *mcp.CallToolResult { return answer.Error(err) }

@@ -35,13 +35,19 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools/answer"
+	"github.com/colibri-mcp/colibri-mcp/tools/caller"
+	"github.com/colibri-mcp/colibri-mcp/tools/catalog"
+	"github.com/colibri-mcp/colibri-mcp/tools/describe"
+	"github.com/colibri-mcp/colibri-mcp/tools/input"
+	"github.com/colibri-mcp/colibri-mcp/tools/record"
 )
 
 // The tools' names (CONTRACT.md section 4).
 const (
-	ServersTool   = "colibri_external_mcp_servers"
-	ListToolsTool = "colibri_external_mcp_list_tools"
-	CallToolTool  = "colibri_external_mcp_call_tool"
+	ServersTool   = describe.ServersTool
+	ListToolsTool = describe.ListToolsTool
+	CallToolTool  = describe.CallToolTool
 )
 
 // Options configure a Service.
@@ -102,8 +108,9 @@ const (
 type Service struct {
 	opts   Options
 	log    *slog.Logger
-	levels logLevels
-	cat    *catalog
+	levels caller.Levels
+	cat    *catalog.Catalog
+	rec    *record.Recorder
 }
 
 // New returns a Service. Close ends what serving started.
@@ -119,14 +126,43 @@ func New(opts Options) *Service {
 		opts.ListWait = DefaultListWait
 	}
 	s := &Service{opts: opts, log: log}
-	s.cat = newCatalog(s)
+	s.rec = &record.Recorder{Audit: opts.Audit, Digester: opts.Digester, Metrics: opts.Metrics, Bulk: opts.Bulk,
+		Logger: log, Labels: s.labels}
+	s.cat = catalog.New(catalog.Options{
+		Aggregate:    opts.Aggregate,
+		ExternalCall: opts.ExternalCall,
+		RegistryPoll: opts.RegistryPoll,
+		ListWait:     opts.ListWait,
+		Logger:       log,
+		Registry:     opts.Registry,
+		Retain:       opts.Host.Retain,
+		Own:          s.ownHandler,
+		Hosted:       s.handleHosted,
+		List: func(ctx context.Context, srv *registry.Server) error {
+			_, err := s.opts.Host.ListTools(ctx, srv, nil)
+			return err
+		},
+		Screen: s.screen,
+		PinCheck: func(reg *registry.Registry, srv *registry.Server, tools []*mcp.Tool) {
+			_, _ = s.pinVerdict(reg, srv, pin.NoCaps, tools)
+		},
+		PinGeneration: s.pinGeneration,
+		Allowed: func(ctx context.Context, reg *registry.Registry, srv *registry.Server, tool *mcp.Tool) bool {
+			return s.allowed(ctx, reg, srv, tool).Allow
+		},
+	})
+	if opts.Aggregate {
+		// The catalog hears of every list the host reads: a per_request
+		// server is never started for a tools/list.
+		opts.Host.WatchLists(s.cat.Heard)
+	}
 	return s
 }
 
 // Close stops what NewServer started (the registry poll, and the reading of
 // hosted lists in aggregate mode) and waits for it; call it before closing
 // the Host.
-func (s *Service) Close() { s.cat.close() }
+func (s *Service) Close() { s.cat.Close() }
 
 // ServersResult is the servers tool's structuredContent.
 type ServersResult struct {
@@ -245,47 +281,17 @@ type ToolEntry struct {
 
 func entryOf(t *mcp.Tool, detail, exposed string) ToolEntry {
 	if detail == DetailNames {
-		return ToolEntry{Name: t.Name, ExposedName: exposed, Description: firstSentence(t.Description)}
+		return ToolEntry{Name: t.Name, ExposedName: exposed, Description: describe.FirstSentence(t.Description)}
 	}
 	return ToolEntry{Name: t.Name, ExposedName: exposed, Title: t.Title, Description: t.Description,
 		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: t.Annotations, Icons: t.Icons, Meta: t.Meta}
 }
 
 // ErrorDetail is a colibri failure, as the contract shapes colibri_error.
-type ErrorDetail struct {
-	Kind       failure.Kind  `json:"kind"`
-	Message    string        `json:"message"`
-	Server     string        `json:"server,omitempty"`
-	Tool       string        `json:"tool,omitempty"`
-	Phase      failure.Phase `json:"phase,omitempty"`
-	StderrTail string        `json:"stderr_tail,omitempty"`
-	Attempts   int           `json:"attempts,omitempty"`
-	HTTPStatus int           `json:"http_status,omitempty"` // a remote server's last HTTP status
-}
+type ErrorDetail = answer.ErrorDetail
 
-// Detail turns any error into the contract's colibri_error. An error that is
-// not a *failure.Error is a bug of colibri's, and says so.
-func Detail(err error) *ErrorDetail {
-	var e *failure.Error
-	if !errors.As(err, &e) {
-		return &ErrorDetail{Kind: failure.KindInternal, Message: clip.Message("internal error (a bug in colibri-mcp; please report it): " + err.Error())}
-	}
-	// Every string here may quote a caller's or a hosted server's: each is
-	// clipped, so that an error is a few KiB whatever was sent.
-	d := &ErrorDetail{
-		Kind:       e.Kind,
-		Message:    clip.Message(e.Error()),
-		Server:     clip.Name(e.Server),
-		Tool:       clip.Name(e.Tool),
-		Phase:      e.Phase,
-		StderrTail: e.StderrTail,
-		HTTPStatus: e.HTTPStatus,
-	}
-	if e.Attempts > 1 {
-		d.Attempts = e.Attempts
-	}
-	return d
-}
+// Detail turns any error into the contract's colibri_error (answer.Detail).
+func Detail(err error) *ErrorDetail { return answer.Detail(err) }
 
 // Servers reads the registry and describes every server.
 func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
@@ -354,7 +360,7 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *sess
 		// The lists read below are heard by the catalog, which names their
 		// tools: the command line, which serves nothing, gets exposed
 		// names too.
-		s.cat.refresh()
+		s.cat.Refresh()
 	}
 	reg, err := s.admit()
 	if err != nil {
@@ -434,7 +440,7 @@ func (s *Service) entries(server string, tools []*mcp.Tool, tool, detail string)
 		if tool != "" && t.Name != tool {
 			continue
 		}
-		out = append(out, entryOf(t, detail, s.cat.exposedName(server, t.Name)))
+		out = append(out, entryOf(t, detail, s.cat.ExposedName(server, t.Name)))
 	}
 	return out
 }
@@ -500,7 +506,7 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	// The hosted server receives the arguments as the caller sent them
 	// (decoded once, for the schema check, and never encoded again), unless
 	// they could mean something else to it than what was checked.
-	decoded, sent, err := decodeArguments(args)
+	decoded, sent, err := input.Arguments(args)
 	if err != nil {
 		return nil, &failure.Error{Kind: failure.KindInvalidArguments, Server: server, Tool: name, Phase: failure.PhaseCall, Err: err}
 	}
@@ -553,20 +559,4 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case json.Number, float64:
-		return "number"
-	case string:
-		return "string"
-	case []any:
-		return "array"
-	}
-	return "object"
 }

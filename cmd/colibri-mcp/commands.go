@@ -12,7 +12,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,10 +27,8 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
-	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/stdioserve"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
-	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
@@ -348,27 +345,6 @@ func callOptionsFrom(cmd *cli.Command, stdin io.Reader) (callOptions, error) {
 	return o, nil
 }
 
-// checkResult is what `check --json` prints.
-type checkResult struct {
-	ConfigPath string              `json:"config_path"`
-	OK         bool                `json:"ok"`
-	Error      *tools.ErrorDetail  `json:"error,omitempty"`
-	Servers    []checkServerResult `json:"servers"`
-}
-
-type checkServerResult struct {
-	Server string             `json:"server"`
-	OK     bool               `json:"ok"`
-	Error  *tools.ErrorDetail `json:"error,omitempty"`
-	Tools  *int               `json:"tools,omitempty"` // with --probe
-	// Confinement says how the entry's processes are confined, in one line.
-	Confinement string `json:"confinement"`
-	// Changed are the tools whose definitions differ from their pins
-	// (with --probe); under pin: enforce they fail the check.
-	Changed []pin.Change `json:"changed,omitempty"`
-	Spare   int          `json:"spare,omitempty"` // started processes kept ready (serve keeps them)
-}
-
 func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
 	ctx = principal.With(ctx, principal.Stdio)
@@ -376,75 +352,28 @@ func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Wr
 	start := time.Now()
 	svc, h := newService(s)
 	defer h.Close()
-	out := checkResult{ConfigPath: s.configPath, OK: true, Servers: []checkServerResult{}}
-	reg, err := s.loadRegistry() // a missing one names the paths tried
-	if err != nil {
-		out.OK = false
-		out.Error = tools.Detail(&failure.Error{Kind: failure.KindConfig, Err: err})
-		if asJSON {
-			writeJSON(stdout, out)
-		} else {
-			fmt.Fprintf(stdout, "registry %s: %s\n", s.configPath, out.Error.Message)
-		}
-		return silent(exitUsage)
-	}
-	names := reg.Names()
+	opts := tools.CheckOptions{Probe: probe}
 	if !asJSON {
-		fmt.Fprintf(stdout, "registry %s: valid, %s\n", s.configPath, plural(len(names), "server"))
-	}
-	// Each server's line is printed as soon as it is known: with --probe, a
-	// server that hangs until its timeout must not hide the others'
-	// answers (nor their reasons) until then.
-	var mu sync.Mutex
-	out.Servers = make([]checkServerResult, len(names))
-	done := func(i int, r checkServerResult) {
-		mu.Lock()
-		defer mu.Unlock()
-		out.Servers[i] = r
-		if !asJSON {
-			printCheckLine(stdout, r)
+		opts.Read = func(names []string) {
+			fmt.Fprintf(stdout, "registry %s: valid, %s\n", s.configPath, plural(len(names), "server"))
 		}
+		opts.Done = func(r tools.CheckServer) { printCheckLine(stdout, r) }
 	}
-	var wg sync.WaitGroup
-	for i, name := range names {
-		r := checkServerResult{Server: name, OK: true, Confinement: reg.Servers[name].ConfinementLine(), Spare: reg.Servers[name].Spare}
-		if err := h.Check(reg.Servers[name]); err != nil {
-			r.OK, r.Error = false, tools.Detail(err)
-			done(i, r)
-			continue
-		}
-		if !probe {
-			done(i, r)
-			continue
-		}
-		wg.Go(func() {
-			listed, err := svc.ListTools(ctx, tools.ListToolsInput{Server: name, Detail: tools.DetailNames}, nil)
-			switch {
-			case err != nil:
-				r.OK, r.Error = false, tools.Detail(err)
-			case len(listed.Servers) == 1:
-				n := len(listed.Servers[0].Tools)
-				r.Tools = &n
-				r.Changed = listed.Servers[0].Changed
-				r.OK = len(r.Changed) == 0 || reg.PinMode(reg.Servers[name]) != registry.PinEnforce
-			}
-			done(i, r)
-		})
-	}
-	wg.Wait()
-	failures := 0
-	for _, r := range out.Servers {
-		if !r.OK {
-			failures++
-		}
-	}
-	out.OK = failures == 0
-	if asJSON {
+	out := svc.Check(ctx, opts)
+	out.ConfigPath = s.configPath // the whole path: check answers the operator, never a caller over HTTP
+	switch {
+	case asJSON:
 		writeJSON(stdout, out)
-	} else {
-		fmt.Fprintf(stdout, "%d ok, %d failed in %.1fs\n", len(names)-failures, failures, time.Since(start).Seconds())
+	case out.Error != nil:
+		fmt.Fprintf(stdout, "registry %s: %s\n", s.configPath, out.Error.Message)
+	default:
+		failures := out.Failed()
+		fmt.Fprintf(stdout, "%d ok, %d failed in %.1fs\n", len(out.Servers)-failures, failures, time.Since(start).Seconds())
 	}
-	if !out.OK {
+	switch {
+	case out.Error != nil:
+		return silent(exitUsage)
+	case !out.OK:
 		return silent(exitFailed)
 	}
 	return nil
@@ -452,7 +381,7 @@ func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Wr
 
 // printCheckLine is one server's line of check, with the server's stderr
 // tail under a failure: the reason is usually there ("no API key").
-func printCheckLine(w io.Writer, r checkServerResult) {
+func printCheckLine(w io.Writer, r tools.CheckServer) {
 	switch {
 	case r.Error != nil:
 		fmt.Fprintf(w, "  %-20s FAIL %s: %s\n", r.Server, r.Error.Kind, r.Error.Message)

@@ -1,6 +1,8 @@
-package tools
+package catalog
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -9,10 +11,38 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
+
+// newAggregate is a catalog in aggregate mode over reg, whose servers never
+// list (a fill fails at once), which offers everything and pins nothing:
+// what a test hears is what it hands Heard.
+func newAggregate(t *testing.T, reg *registry.Registry, log *slog.Logger) *Catalog {
+	t.Helper()
+	answer := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	}
+	c := New(Options{
+		Aggregate:    true,
+		RegistryPoll: -1,
+		ListWait:     5 * time.Second,
+		Logger:       log,
+		Registry:     func() (*registry.Registry, error) { return reg, nil },
+		Own:          func(string) mcp.ToolHandler { return answer },
+		Hosted:       answer,
+		List:         func(context.Context, *registry.Server) error { return errors.New("no such server") },
+		Screen: func(_ context.Context, _ *registry.Registry, _ *registry.Server, tools []*mcp.Tool) ([]*mcp.Tool, []pin.Change, error) {
+			return tools, nil, nil
+		},
+		PinCheck:      func(*registry.Registry, *registry.Server, []*mcp.Tool) {},
+		PinGeneration: func() uint64 { return 0 },
+		Allowed:       func(context.Context, *registry.Registry, *registry.Server, *mcp.Tool) bool { return true },
+	})
+	t.Cleanup(c.Close)
+	return c
+}
 
 // A hosted tool that passes addable's checks and that go-sdk's AddTool
 // still refuses (it panics) is left out and logged: never fatal, and the
@@ -28,27 +58,23 @@ func TestAddRecovers(t *testing.T) {
 	srv := &registry.Server{Name: "x", Command: "/nonexistent/server"}
 	reg := &registry.Registry{Servers: map[string]*registry.Server{"x": srv}}
 	logs := &syncbuf.Buffer{}
-	h := host.New(host.Options{Timeout: 5 * time.Second})
-	defer h.Close()
-	s := New(Options{Registry: func() (*registry.Registry, error) { return reg, nil }, Host: h, Aggregate: true,
-		RegistryPoll: -1, Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	defer s.Close()
-	server := s.NewServer("test")
-	s.cat.settle(t.Context()) // the first fill (which fails): lists heard meanwhile wait for it
+	c := newAggregate(t, reg, slog.New(slog.NewTextHandler(logs, nil)))
+	server := mcp.NewServer(&mcp.Implementation{Name: "test"}, nil)
+	c.Attach(server)
+	c.Settle(t.Context()) // the first fill (which fails): lists heard meanwhile wait for it
 
-	s.cat.heard(srv, []*mcp.Tool{bad, good})
-	s.cat.mu.Lock()
-	_, badOffered := s.cat.offered["x__bad"]
-	_, goodOffered := s.cat.offered["x__good"]
-	_, badRouted := s.cat.routes["x__bad"]
-	s.cat.mu.Unlock()
+	c.Heard(srv, []*mcp.Tool{bad, good})
+	c.mu.Lock()
+	_, badOffered := c.offered["x__bad"]
+	_, goodOffered := c.offered["x__good"]
+	_, badRouted := c.routes["x__bad"]
+	c.mu.Unlock()
 	if badOffered || badRouted || !goodOffered {
 		t.Errorf("offered: bad %v (routed %v), good %v; want only good", badOffered, badRouted, goodOffered)
 	}
 	if !strings.Contains(logs.String(), "tool=bad") || !strings.Contains(logs.String(), "go-sdk refused it") {
 		t.Errorf("the refusal was not logged:\n%s", logs)
 	}
-	_ = server
 }
 
 // A tools/list page of exposed tools is filtered by an index, not by a
@@ -57,16 +83,13 @@ func TestAddRecovers(t *testing.T) {
 func TestVisibleToScales(t *testing.T) {
 	srv := &registry.Server{Name: "big", Command: "/nonexistent/server"}
 	reg := &registry.Registry{Servers: map[string]*registry.Server{"big": srv}}
-	h := host.New(host.Options{Timeout: 5 * time.Second})
-	defer h.Close()
-	s := New(Options{Registry: func() (*registry.Registry, error) { return reg, nil }, Host: h, Aggregate: true, RegistryPoll: -1})
-	defer s.Close()
-	s.cat.refresh()
+	c := newAggregate(t, reg, nil)
+	c.Refresh()
 	var hosted []*mcp.Tool
 	for i := range 20_000 {
 		hosted = append(hosted, &mcp.Tool{Name: fmt.Sprintf("t%05d", i), InputSchema: map[string]any{"type": "object"}})
 	}
-	s.cat.heard(srv, hosted)
+	c.Heard(srv, hosted)
 
 	var page []*mcp.Tool
 	for i := range 20_000 {
@@ -76,7 +99,7 @@ func TestVisibleToScales(t *testing.T) {
 	kept := 0
 	for p := range 20 {
 		res := &mcp.ListToolsResult{Tools: page[p*1000 : (p+1)*1000]}
-		s.cat.visibleTo(t.Context(), res)
+		c.VisibleTo(t.Context(), res)
 		kept += len(res.Tools)
 	}
 	if kept != 20_000 {

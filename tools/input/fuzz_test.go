@@ -1,4 +1,4 @@
-package tools
+package input
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/colibri-mcp/colibri-mcp/tools/describe"
 )
 
 // FuzzCallArguments: whatever a model sends to call-tool, colibri's own
@@ -28,21 +30,21 @@ func FuzzCallArguments(f *testing.F) {
 	f.Add(`{"server":"a","name":"b","arguments":{"p":"ok","q":{"p":1,"p":2}}}`)
 	f.Add("{\"server\":\"a\",\"name\":\"b\",\"arguments\":{\"s\":\"\xff\\ud800\\\\ud800\\\"\\ud83d\\ude00:\"}}")
 	f.Fuzz(func(t *testing.T, raw string) {
-		var in callToolInputs
-		err := decodeInput(nil, CallToolTool, json.RawMessage(raw), &in)
+		var in CallTool
+		err := Own(nil, describe.CallToolTool, json.RawMessage(raw), &in)
 		if full := acceptsFully(raw); (err == nil) != full {
-			t.Fatalf("decodeInput: %v, but a full decode accepts: %v", err, full)
+			t.Fatalf("Own: %v, but a full decode accepts: %v", err, full)
 		}
 		if err != nil {
 			if failure.KindOf(err) != failure.KindInvalidArguments {
-				t.Fatalf("decodeInput: kind %s: %v", failure.KindOf(err), err)
+				t.Fatalf("Own: kind %s: %v", failure.KindOf(err), err)
 			}
 			return
 		}
 		// The members taken as they came are what a decode of the whole
 		// input gives, with keys matched exactly, as go-sdk matches them
 		// (encoding/json alone would also take "Arguments" for arguments).
-		var want callToolInputs
+		var want CallTool
 		if raw != "" && raw != "null" {
 			var members map[string]json.RawMessage
 			if err := json.Unmarshal([]byte(raw), &members); err != nil {
@@ -57,9 +59,9 @@ func FuzzCallArguments(f *testing.F) {
 			}
 		}
 		if in.Server != want.Server || in.Name != want.Name || string(in.Arguments) != string(want.Arguments) {
-			t.Fatalf("decodeInput gave %+v, a full decode %+v", in, want)
+			t.Fatalf("Own gave %+v, a full decode %+v", in, want)
 		}
-		args, sent, err := decodeArguments(in.Arguments)
+		args, sent, err := Arguments(in.Arguments)
 		if err != nil {
 			return
 		}
@@ -79,14 +81,14 @@ func FuzzCallArguments(f *testing.F) {
 		if !utf8.Valid(sent) || lone || n != members(args) {
 			t.Fatalf("sent %q: valid UTF-8 %v, lone surrogate %v, %d members for %d", sent, utf8.Valid(sent), lone, n, members(args))
 		}
-		again, _, err := decodeArguments(sent)
+		again, _, err := Arguments(sent)
 		if err != nil || !reflect.DeepEqual(again, args) {
 			t.Fatalf("sent %q decodes to %v (%v), checked %v", sent, again, err, args)
 		}
 	})
 }
 
-// acceptsFully is decodeInput's check of a call_tool input without its
+// acceptsFully is Own's check of a call_tool input without its
 // shortcut: the whole input decoded, arguments and all.
 func acceptsFully(raw string) bool {
 	if raw == "" || raw == "null" {
@@ -103,7 +105,7 @@ func acceptsFully(raw string) bool {
 			}
 		}
 	}
-	return inputSchemas[CallToolTool].Validate(doc) == nil
+	return inputSchemas[describe.CallToolTool].Validate(doc) == nil
 }
 
 func TestDecodeInput(t *testing.T) {
@@ -122,7 +124,7 @@ func TestDecodeInput(t *testing.T) {
 		`{"server":"a","name":"b","extra":1}`:         `unknown key "extra"`,
 		`{"server":"a","name":"b","arguments":{"x"}}`: "invalid JSON",
 	} {
-		err := decodeInput(nil, CallToolTool, json.RawMessage(raw), &in)
+		err := Own(nil, describe.CallToolTool, json.RawMessage(raw), &in)
 		switch {
 		case wantErr == "" && err != nil:
 			t.Errorf("%s: %v", raw, err)

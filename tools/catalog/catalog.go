@@ -1,4 +1,14 @@
-package tools
+// Package catalog keeps what colibri's own MCP servers offer in step with
+// the registry: colibri's three tools, whose descriptions name the
+// registry's servers, and in aggregate mode (--aggregate) every hosted tool
+// too, under a name of its own (PREFIX__TOOL, ExposedNames), routed back to
+// the hosted tool by a table, never by taking the name apart.
+//
+//	cat := catalog.New(catalog.Options{Registry: read, List: list, Own: handlerOf, Hosted: callHosted, ...})
+//	host.WatchLists(cat.Heard)
+//	cat.Attach(server) // offers the tools on server, and keeps them current
+//	ref, ok := cat.Route("github__search_issues")
+package catalog
 
 import (
 	"context"
@@ -6,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -15,9 +26,10 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/listchange"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools/describe"
 )
 
-// catalog keeps what colibri's MCP servers offer in step with the registry
+// Catalog keeps what colibri's MCP servers offer in step with the registry
 // and, in aggregate mode, with the hosted servers' tool lists.
 //
 // The registry is looked at on every tools/list and tools/call, and every
@@ -32,19 +44,20 @@ import (
 // In aggregate mode it also holds each server's last tool list, fills it in
 // the background (at start, for a new or edited entry, again after a failure
 // with back-off, and after a warm server's list_changed), and hears of every
-// list the host reads for any other reason (Host.WatchLists): a per_request
-// server is never started for a tools/list.
-type catalog struct {
-	s         *Service
+// list the host reads for any other reason (Heard, which tools hands
+// Host.WatchLists): a per_request server is never started for a tools/list.
+type Catalog struct {
+	opts      Options
+	log       *slog.Logger
 	ctx       context.Context // ends with Close: the poll and the fills
 	cancel    context.CancelFunc
 	bg        sync.WaitGroup
 	fillSlots chan struct{} // bounds the fills running at once
 
 	mu      sync.Mutex
-	started bool // the poll runs (the first NewServer started it)
+	started bool // the poll runs (the first Attach started it)
 	closed  bool
-	servers []*mcp.Server // every server NewServer made
+	servers []*mcp.Server // every server attached
 
 	reads, applied uint64             // registry reads begun; the one the offer was built from
 	reg            *registry.Registry // as last read; nil when it could not be
@@ -103,6 +116,10 @@ type hostedList struct {
 	relist   listchange.Backoff // spaces the re-lists of a list that "changes" into itself
 }
 
+// own are colibri's own tools, in the order of the workflow: listed first,
+// and never a hosted tool's name.
+var own = []string{describe.ServersTool, describe.ListToolsTool, describe.CallToolTool}
+
 // Bounds of the background fills.
 const (
 	maxFills      = 4                // fills at once
@@ -110,38 +127,84 @@ const (
 	maxRetryDelay = 10 * time.Minute
 )
 
-func newCatalog(s *Service) *catalog {
-	c := &catalog{s: s, fillSlots: make(chan struct{}, maxFills), offered: map[string]offer{}}
+// Options configure a Catalog. Every function is required, except in
+// aggregate mode's absence those only it uses (List, Screen, PinCheck,
+// Allowed, Hosted).
+type Options struct {
+	// Aggregate also offers every hosted tool as a tool of colibri's own.
+	Aggregate bool
+	// ExternalCall is the call gate, which the own tools' descriptions state.
+	ExternalCall bool
+	// RegistryPoll is how often the registry is looked at between requests
+	// (Refresh); not at all when it is not positive.
+	RegistryPoll time.Duration
+	// ListWait bounds how long a tools/list waits (Settle) for hosted lists
+	// being read before it answers with what is known.
+	ListWait time.Duration
+	Logger   *slog.Logger
+
+	// Registry reads the registry as it is now.
+	Registry func() (*registry.Registry, error)
+	// Retain, when set, is handed each registry Refresh reads, so that
+	// the host retires the warm processes and spares of the entries it no
+	// longer has (host.Host.Retain) without waiting for a request.
+	Retain func(*registry.Registry)
+	// Own is the handler of each of colibri's own tools, by name.
+	Own func(name string) mcp.ToolHandler
+	// Hosted is the handler of every exposed hosted tool: it finds the
+	// tool it stands for with Route.
+	Hosted mcp.ToolHandler
+	// List has the host read srv's tools (it tells Heard of the list).
+	List func(ctx context.Context, srv *registry.Server) error
+	// Screen is what the policy and the pins let everyone see of tools,
+	// and those that differ from their pins (changed).
+	Screen func(ctx context.Context, reg *registry.Registry, srv *registry.Server, tools []*mcp.Tool) (kept []*mcp.Tool, changed []pin.Change, err error)
+	// PinCheck takes the pins' first look at a list heard (a record, a
+	// file write), outside the catalog's lock.
+	PinCheck func(reg *registry.Registry, srv *registry.Server, tools []*mcp.Tool)
+	// PinGeneration is the pins' generation (one stat): when it moves,
+	// what the pins hide is decided again.
+	PinGeneration func() uint64
+	// Allowed is the policy's decision on tool of srv for the caller of ctx.
+	Allowed func(ctx context.Context, reg *registry.Registry, srv *registry.Server, tool *mcp.Tool) bool
+}
+
+// New returns a Catalog; Close ends what Attach started.
+func New(opts Options) *Catalog {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c := &Catalog{opts: opts, log: log, fillSlots: make(chan struct{}, maxFills), offered: map[string]offer{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	if s.opts.Aggregate {
+	if opts.Aggregate {
 		c.lists = map[string]*hostedList{}
 		c.routes = map[string]ToolRef{}
 		c.exposed = map[ToolRef]string{}
 		c.skipped = map[ToolRef]string{}
 		c.made = map[ToolRef]madeOffer{}
-		s.opts.Host.WatchLists(c.heard)
 	}
 	return c
 }
 
-// attach gives server what is offered now and keeps it current from then
+// Attach gives server what is offered now and keeps it current from then
 // on. The first attach starts the poll (and, in aggregate mode, the first
 // fill of every server's list).
-func (c *catalog) attach(server *mcp.Server) {
+func (c *Catalog) Attach(server *mcp.Server) {
 	c.mu.Lock()
 	c.servers = append(c.servers, server)
 	for name, o := range c.offered {
 		if err := add(server, o); err != nil {
-			c.s.log.Error("a tool could not be offered", "tool", name, "err", err)
+			c.log.Error("a tool could not be offered", "tool", name, "err", err)
 		}
 	}
 	first := !c.started && !c.closed
-	if first && c.s.opts.RegistryPoll > 0 {
+	if first && c.opts.RegistryPoll > 0 {
 		c.bg.Go(c.poll)
 	}
 	c.started = true
 	c.mu.Unlock()
-	c.refresh()
+	c.Refresh()
 	if first {
 		// Lists the registry named before serving began (a ListTools
 		// read it) were not read then: read them now.
@@ -155,7 +218,8 @@ func (c *catalog) attach(server *mcp.Server) {
 	}
 }
 
-func (c *catalog) close() {
+// Close stops the poll and the fills and waits for them.
+func (c *Catalog) Close() {
 	c.mu.Lock()
 	c.closed = true
 	c.mu.Unlock()
@@ -165,34 +229,34 @@ func (c *catalog) close() {
 
 // poll looks at the registry every RegistryPoll, and retries failed fills
 // when they are due.
-func (c *catalog) poll() {
-	t := time.NewTicker(c.s.opts.RegistryPoll)
+func (c *Catalog) poll() {
+	t := time.NewTicker(c.opts.RegistryPoll)
 	defer t.Stop()
 	for {
 		select {
 		case <-c.ctx.Done():
 			return
 		case <-t.C:
-			c.refresh()
-			c.retryDue()
+			c.Refresh()
+			c.RetryDue()
 		}
 	}
 }
 
-// refresh reads the registry and, when it changed, rebuilds the offer. The
+// Refresh reads the registry and, when it changed, rebuilds the offer. The
 // read happens outside the lock (a slow file never holds up another
 // request); a read that began before one already applied is dropped, so
 // that an older registry never replaces a newer one.
-func (c *catalog) refresh() {
+func (c *Catalog) Refresh() {
 	c.mu.Lock()
 	c.reads++
 	read := c.reads
 	c.mu.Unlock()
-	reg, err := c.s.opts.Registry()
-	if err == nil {
-		c.s.opts.Host.Retain(reg)
+	reg, err := c.opts.Registry()
+	if err == nil && c.opts.Retain != nil {
+		c.opts.Retain(reg)
 	}
-	pinGen := c.s.pinGeneration() // one stat: an accept by another process shows here
+	pinGen := c.opts.PinGeneration() // one stat: an accept by another process shows here
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if read < c.applied {
@@ -228,7 +292,7 @@ func errText(err error) string {
 // server lists. (With the registry unreadable the last lists stay: every
 // call answers config meanwhile, and a file caught half-written does not
 // make every tool vanish and come back.)
-func (c *catalog) reconcile(reg *registry.Registry) {
+func (c *Catalog) reconcile(reg *registry.Registry) {
 	for name := range c.lists {
 		if _, ok := reg.Servers[name]; !ok {
 			delete(c.lists, name)
@@ -261,7 +325,7 @@ func (c *catalog) reconcile(reg *registry.Registry) {
 // tells heard of the list. One fill per server runs at a time (a fill
 // asked for meanwhile runs after it), at most maxFills in all. blocking
 // fills hold up tools/list, for at most ListWait.
-func (c *catalog) fill(l *hostedList, blocking bool, delay time.Duration) {
+func (c *Catalog) fill(l *hostedList, blocking bool, delay time.Duration) {
 	if !c.started || c.closed {
 		return
 	}
@@ -280,7 +344,7 @@ func (c *catalog) fill(l *hostedList, blocking bool, delay time.Duration) {
 			// comes first: one list_changed, not one per server.
 			ch := c.settled
 			c.bg.Go(func() {
-				t := time.NewTimer(c.s.opts.ListWait)
+				t := time.NewTimer(c.opts.ListWait)
 				defer t.Stop()
 				select {
 				case <-t.C:
@@ -295,7 +359,7 @@ func (c *catalog) fill(l *hostedList, blocking bool, delay time.Duration) {
 	c.bg.Go(func() { c.fillDone(l, c.runFill(srv, delay)) })
 }
 
-func (c *catalog) runFill(srv *registry.Server, delay time.Duration) error {
+func (c *Catalog) runFill(srv *registry.Server, delay time.Duration) error {
 	if delay > 0 {
 		t := time.NewTimer(delay)
 		defer t.Stop()
@@ -311,11 +375,10 @@ func (c *catalog) runFill(srv *registry.Server, delay time.Duration) error {
 	case <-c.ctx.Done():
 		return c.ctx.Err()
 	}
-	_, err := c.s.opts.Host.ListTools(c.ctx, srv, nil)
-	return err
+	return c.opts.List(c.ctx, srv)
 }
 
-func (c *catalog) fillDone(l *hostedList, err error) {
+func (c *Catalog) fillDone(l *hostedList, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	l.filling = false
@@ -346,7 +409,7 @@ func (c *catalog) fillDone(l *hostedList, err error) {
 			delay *= 2
 		}
 		l.nextTry = time.Now().Add(min(delay, maxRetryDelay))
-		c.s.log.Warn("aggregate mode: listing a server's tools failed; they are not exposed until it lists them (tried again later, and on every list_tools of it)",
+		c.log.Warn("aggregate mode: listing a server's tools failed; they are not exposed until it lists them (tried again later, and on every list_tools of it)",
 			"server", l.srv.Name, "err", err, "retry_in", min(delay, maxRetryDelay))
 	default:
 		l.failures = 0
@@ -357,8 +420,8 @@ func (c *catalog) fillDone(l *hostedList, err error) {
 	}
 }
 
-// retryDue starts the fills of failed servers whose back-off has passed.
-func (c *catalog) retryDue() {
+// RetryDue starts the fills of failed servers whose back-off has passed.
+func (c *Catalog) RetryDue() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, l := range c.lists {
@@ -368,15 +431,15 @@ func (c *catalog) retryDue() {
 	}
 }
 
-// settle waits, in aggregate mode, for the fills a tools/list should see
+// Settle waits, in aggregate mode, for the fills a tools/list should see
 // (those begun at start or for an edit), at most ListWait after they began.
-func (c *catalog) settle(ctx context.Context) {
+func (c *Catalog) Settle(ctx context.Context) {
 	c.mu.Lock()
 	if c.pending == 0 {
 		c.mu.Unlock()
 		return
 	}
-	ch, wait := c.settled, time.Until(c.pendingSince.Add(c.s.opts.ListWait))
+	ch, wait := c.settled, time.Until(c.pendingSince.Add(c.opts.ListWait))
 	c.mu.Unlock()
 	if wait <= 0 {
 		return
@@ -393,18 +456,18 @@ func (c *catalog) settle(ctx context.Context) {
 
 // release publishes the lists held while fills were pending, once ListWait
 // has passed since they began: a slow server does not hold up the others'.
-func (c *catalog) release() {
+func (c *Catalog) release() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.held && !c.closed && time.Since(c.pendingSince) >= c.s.opts.ListWait {
+	if c.held && !c.closed && time.Since(c.pendingSince) >= c.opts.ListWait {
 		c.held = false
 		c.publish()
 	}
 }
 
-// heard is told by the host of every list it read (tools) or of a warm
+// Heard is told by the host of every list it read (tools) or of a warm
 // server's list going stale (nil).
-func (c *catalog) heard(srv *registry.Server, tools []*mcp.Tool) {
+func (c *Catalog) Heard(srv *registry.Server, tools []*mcp.Tool) {
 	var sum [sha256.Size]byte
 	if tools != nil {
 		b, _ := json.Marshal(tools) // outside the lock: a list may be large
@@ -412,10 +475,10 @@ func (c *catalog) heard(srv *registry.Server, tools []*mcp.Tool) {
 		// The pins' first look (a record, a file write) outside the lock
 		// too: exposeHosted then finds the verdict made.
 		if reg := c.lastGoodRegistry(); reg != nil {
-			_, _ = c.s.pinVerdict(reg, srv, pin.NoCaps, tools)
+			c.opts.PinCheck(reg, srv, tools)
 		}
 	}
-	pinGen := c.s.pinGeneration()
+	pinGen := c.opts.PinGeneration()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// publish: the pins changed (this list's first sighting, or a change
@@ -453,24 +516,24 @@ func (c *catalog) heard(srv *registry.Server, tools []*mcp.Tool) {
 			l.byName[t.Name] = t
 		}
 	}
-	if c.pending > 0 && time.Since(c.pendingSince) < c.s.opts.ListWait {
+	if c.pending > 0 && time.Since(c.pendingSince) < c.opts.ListWait {
 		c.held, publish = true, false // published with the others (fillDone, release)
 		return
 	}
 	publish = true
 }
 
-func (c *catalog) lastGoodRegistry() *registry.Registry {
+func (c *Catalog) lastGoodRegistry() *registry.Registry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lastGood
 }
 
 // publish builds what should be offered now and brings every server to it.
-func (c *catalog) publish() {
+func (c *Catalog) publish() {
 	want := map[string]offer{}
-	for _, t := range ownTools(view{reg: c.reg, regErr: c.regErr, externalCall: c.s.opts.ExternalCall, aggregate: c.lists != nil}) {
-		want[t.Name] = offer{tool: t, handler: c.s.ownHandler(t.Name)}
+	for _, t := range describe.Tools(describe.View{Registry: c.reg, RegistryErr: c.regErr, ExternalCall: c.opts.ExternalCall, Aggregate: c.lists != nil}) {
+		want[t.Name] = offer{tool: t, handler: c.opts.Own(t.Name)}
 	}
 	// When nothing the hosted tools depend on changed (an edit of a
 	// description, say), they stay offered as they are: a registry edit
@@ -529,7 +592,7 @@ func (c *catalog) publish() {
 // caller in particular (the top-level and server rules); a caller's own
 // rules, which can only narrow, are applied to each session's tools/list
 // (visibleTo) and, like every rule, to each call.
-func (c *catalog) exposeHosted(want map[string]offer) bool {
+func (c *Catalog) exposeHosted(want map[string]offer) bool {
 	reg := c.lastGood
 	if reg == nil {
 		return true
@@ -544,9 +607,9 @@ func (c *catalog) exposeHosted(want map[string]offer) bool {
 	made := make(map[ToolRef]madeOffer, len(c.made))
 	withdrawn := map[ToolRef]bool{}
 	for name, l := range c.lists {
-		kept, changed, err := c.s.screen(context.Background(), reg, l.srv, l.tools)
+		kept, changed, err := c.opts.Screen(context.Background(), reg, l.srv, l.tools)
 		if err != nil {
-			c.s.log.Warn("aggregate mode: a server's tools are not exposed: its pins cannot be read", "server", name, "err", err)
+			c.log.Warn("aggregate mode: a server's tools are not exposed: its pins cannot be read", "server", name, "err", err)
 			continue
 		}
 		if reg.PinMode(l.srv) == registry.PinEnforce {
@@ -580,7 +643,7 @@ func (c *catalog) exposeHosted(want map[string]offer) bool {
 			reqs = append(reqs, NameRequest{ToolRef: ref, Prefix: l.srv.Prefix()})
 		}
 	}
-	c.exposed = ExposedNames(reqs, ServersTool, ListToolsTool, CallToolTool)
+	c.exposed = ExposedNames(reqs, own...)
 	for ref := range withdrawn {
 		delete(c.exposed, ref)
 	}
@@ -592,7 +655,7 @@ func (c *catalog) exposeHosted(want map[string]offer) bool {
 			t := defs[ref]
 			// The hosted tool as its server describes it, under its
 			// exposed name, _meta included: MCP Apps' _meta.ui names a
-			// ui:// resource, which colibri serves too (resources.go).
+			// ui:// resource, which colibri serves too (UIOwner, tools/resources.go).
 			m.name = name
 			m.offer = offer{tool: &mcp.Tool{
 				Meta:         t.Meta,
@@ -603,7 +666,7 @@ func (c *catalog) exposeHosted(want map[string]offer) bool {
 				OutputSchema: t.OutputSchema,
 				Annotations:  t.Annotations,
 				Icons:        t.Icons,
-			}, handler: c.handleHosted}
+			}, handler: c.opts.Hosted}
 			b, _ := json.Marshal(m.offer.tool)
 			m.offer.sum = sha256.Sum256(b)
 			made[ref] = m
@@ -616,7 +679,7 @@ func (c *catalog) exposeHosted(want map[string]offer) bool {
 
 // hostedKey fingerprints what the exposed hosted tools depend on: each
 // server's list, prefix and policy, and the top-level policy.
-func (c *catalog) hostedKey(reg *registry.Registry) string {
+func (c *Catalog) hostedKey(reg *registry.Registry) string {
 	h := sha256.New()
 	b, _ := json.Marshal(reg.Policy)
 	h.Write(b)
@@ -635,12 +698,12 @@ func (c *catalog) hostedKey(reg *registry.Registry) string {
 }
 
 // skip logs, once per reason, that a hosted tool is not exposed.
-func (c *catalog) skip(ref ToolRef, err error) {
+func (c *Catalog) skip(ref ToolRef, err error) {
 	if c.skipped[ref] == err.Error() {
 		return
 	}
 	c.skipped[ref] = err.Error()
-	c.s.log.Warn("aggregate mode: a hosted tool is not exposed (it stays callable through "+CallToolTool+")",
+	c.log.Warn("aggregate mode: a hosted tool is not exposed (it stays callable through "+describe.CallToolTool+")",
 		"server", ref.Server, "tool", ref.Tool, "reason", err)
 }
 
@@ -686,7 +749,7 @@ func portableSchema(schema any) error {
 		}
 		for name, v := range props {
 			if _, ok := v.(map[string]any); !ok {
-				return fmt.Errorf(`has a property %q whose schema is not an object, which MCP requires`, oneLine(name, 64))
+				return fmt.Errorf(`has a property %q whose schema is not an object, which MCP requires`, describe.OneLine(name, 64))
 			}
 		}
 	}
@@ -716,10 +779,10 @@ func add(server *mcp.Server, o offer) (err error) {
 	return nil
 }
 
-// visibleTo is res (a tools/list page) less the exposed hosted tools the
+// VisibleTo is res (a tools/list page) less the exposed hosted tools the
 // policy hides from the caller of ctx: its principal's own rules narrow
 // what exposeHosted offered everyone.
-func (c *catalog) visibleTo(ctx context.Context, res *mcp.ListToolsResult) {
+func (c *Catalog) VisibleTo(ctx context.Context, res *mcp.ListToolsResult) {
 	if c.lists == nil || res == nil {
 		return
 	}
@@ -732,7 +795,7 @@ func (c *catalog) visibleTo(ctx context.Context, res *mcp.ListToolsResult) {
 	// colibri's own three tools first, in the order of the workflow, then
 	// the hosted ones as go-sdk pages them: sorted by exposed name.
 	kept := make([]*mcp.Tool, 0, len(res.Tools)) // a page of go-sdk's: not filtered in place
-	for _, own := range []string{ServersTool, ListToolsTool, CallToolTool} {
+	for _, own := range own {
 		for _, t := range res.Tools {
 			if t.Name == own {
 				kept = append(kept, t)
@@ -742,14 +805,14 @@ func (c *catalog) visibleTo(ctx context.Context, res *mcp.ListToolsResult) {
 	for _, t := range res.Tools {
 		ref, hosted := c.routes[t.Name]
 		switch {
-		case t.Name == ServersTool || t.Name == ListToolsTool || t.Name == CallToolTool:
+		case slices.Contains(own, t.Name):
 			continue // placed first
 		case hosted:
 			// By the index, not by a search of the list: a page is a
 			// thousand tools, and a server may list tens of thousands.
 			l := c.lists[ref.Server]
 			tool := l.byName[ref.Tool]
-			if tool == nil || !reg.Rules(l.srv).Empty() && !c.s.allowed(ctx, reg, l.srv, tool).Allow {
+			if tool == nil || !reg.Rules(l.srv).Empty() && !c.opts.Allowed(ctx, reg, l.srv, tool) {
 				continue
 			}
 		}
@@ -758,8 +821,8 @@ func (c *catalog) visibleTo(ctx context.Context, res *mcp.ListToolsResult) {
 	res.Tools = kept
 }
 
-// route is the hosted tool an exposed name stands for.
-func (c *catalog) route(name string) (ToolRef, bool) {
+// Route is the hosted tool an exposed name stands for.
+func (c *Catalog) Route(name string) (ToolRef, bool) {
 	if c.lists == nil {
 		return ToolRef{}, false // not in aggregate mode
 	}
@@ -769,8 +832,8 @@ func (c *catalog) route(name string) (ToolRef, bool) {
 	return ref, ok
 }
 
-// exposedName is the aggregate name of server's tool, or "".
-func (c *catalog) exposedName(server, tool string) string {
+// ExposedName is the aggregate name of server's tool, or "".
+func (c *Catalog) ExposedName(server, tool string) string {
 	if c.lists == nil {
 		return "" // not in aggregate mode
 	}
@@ -779,53 +842,27 @@ func (c *catalog) exposedName(server, tool string) string {
 	return c.exposed[ToolRef{Server: server, Tool: tool}]
 }
 
-// handleHosted answers a call of an exposed hosted tool: the name is
-// looked up in the routing table, never taken apart, and the call goes the
-// way of colibri_external_mcp_call_tool.
-func (c *catalog) handleHosted(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	ref, ok := c.route(req.Params.Name)
-	if !ok {
-		return c.s.errorResult(unexposed(req.Params.Name)), nil
-	}
-	return c.s.answerCall(ctx, req, toolCall{Server: ref.Server, Tool: ref.Tool, Arguments: req.Params.Arguments, Exposed: req.Params.Name}), nil
-}
-
-// plainError is res less its structuredContent when res is colibri's own
-// failure of a call of an exposed hosted tool that declares an
-// outputSchema: a client checks a result's structuredContent against the
-// tool's outputSchema (the TypeScript SDK throws when it does not match),
-// so that colibri_error would hide colibri's message behind a schema error.
-// The text "colibri: KIND: …" says the same. The audit line and metrics
-// have read the kind by then (control).
-func (c *catalog) plainError(method string, req mcp.Request, res mcp.Result) mcp.Result {
-	r, ok := res.(*mcp.CallToolResult)
-	if !ok || r == nil || method != "tools/call" || c.lists == nil || colibriError(r) == nil {
-		return res
-	}
-	p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
-	if !ok {
-		return res
-	}
-	switch p.Name {
-	case ServersTool, ListToolsTool, CallToolTool:
-		return res
+// OutputChecked reports whether a caller may check a result of a call by
+// name against an outputSchema: name is an exposed hosted tool that
+// declares one, or an aggregate name no longer exposed, which the caller
+// may still hold with one. colibri's own failure of such a call is then
+// better without structuredContent: a client checks a result's
+// structuredContent against the tool's outputSchema (the TypeScript SDK
+// throws when it does not match), so that colibri_error would hide
+// colibri's message behind a schema error.
+func (c *Catalog) OutputChecked(name string) bool {
+	if c.lists == nil || slices.Contains(own, name) {
+		return false
 	}
 	c.mu.Lock()
-	o, offered := c.offered[p.Name]
-	_, hosted := c.routes[p.Name]
+	o, offered := c.offered[name]
+	_, hosted := c.routes[name]
 	c.mu.Unlock()
-	if offered && hosted && o.tool.OutputSchema == nil {
-		return res
-	}
-	// Else an exposed tool with an outputSchema, or a name no longer
-	// exposed, which the caller may still hold with one.
-	plain := *r
-	plain.StructuredContent = nil
-	return &plain
+	return !offered || !hosted || o.tool.OutputSchema != nil
 }
 
-// heldList is srv's list as aggregate mode last read it, or nil.
-func (c *catalog) heldList(srv *registry.Server) []*mcp.Tool {
+// Held is srv's list as aggregate mode last read it, or nil.
+func (c *Catalog) Held(srv *registry.Server) []*mcp.Tool {
 	if c.lists == nil {
 		return nil
 	}
@@ -835,4 +872,44 @@ func (c *catalog) heldList(srv *registry.Server) []*mcp.Tool {
 		return l.tools
 	}
 	return nil
+}
+
+// uiURI is the ui:// resource a tool's _meta names, or "" (MCP Apps: the
+// caller's host reads it with resources/read).
+func uiURI(t *mcp.Tool) string {
+	if ui, ok := t.Meta["ui"].(map[string]any); ok {
+		if u, ok := ui["resourceUri"].(string); ok {
+			return u
+		}
+	}
+	u, _ := t.Meta["ui/resourceUri"].(string) // the extension's earlier key
+	return u
+}
+
+// UIOwner is the server and the tool whose _meta names uri, in the lists
+// aggregate mode holds.
+func (c *Catalog) UIOwner(uri string) (*registry.Server, *mcp.Tool) {
+	if c.lists == nil || uri == "" {
+		return nil, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, name := range sortedKeys(c.lists) {
+		l := c.lists[name]
+		for _, t := range l.tools {
+			if uiURI(t) == uri {
+				return l.srv, t
+			}
+		}
+	}
+	return nil, nil
+}
+
+func sortedKeys(m map[string]*hostedList) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }

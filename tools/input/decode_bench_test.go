@@ -1,10 +1,12 @@
-package tools
+package input
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/colibri-mcp/colibri-mcp/tools/describe"
 )
 
 // bigCall is a call_tool input whose arguments are about size bytes of small
@@ -23,15 +25,15 @@ func bigCall(size int) json.RawMessage {
 }
 
 // BenchmarkDecodeCallInput is colibri's own check of a call_tool input
-// (decodeInput), on 8 MiB of arguments: the hosted tool's schema check
+// (Own), on 8 MiB of arguments: the hosted tool's schema check
 // decodes them anyway, so this one must not.
 func BenchmarkDecodeCallInput(b *testing.B) {
 	raw := bigCall(8 << 20)
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
-		var in callToolInputs
-		if err := decodeInput(nil, CallToolTool, raw, &in); err != nil {
+		var in CallTool
+		if err := Own(nil, describe.CallToolTool, raw, &in); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package tools
+package input
 
 import (
 	"encoding/json"
@@ -42,7 +42,7 @@ func TestArgumentsSentMeanWhatWasChecked(t *testing.T) {
 		{name: "BOM", in: "\xef\xbb\xbf{}", err: `arguments: invalid JSON: invalid character 'ï' looking for beginning of value`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, sent, err := decodeArguments(json.RawMessage(c.in))
+			_, sent, err := Arguments(json.RawMessage(c.in))
 			if c.err != "" {
 				if err == nil || err.Error() != c.err {
 					t.Fatalf("got %v, want %s", err, c.err)
@@ -62,7 +62,7 @@ func BenchmarkDecodeArguments8MiB(b *testing.B) {
 	raw := json.RawMessage(`{"message":"` + strings.Repeat("0123456789abcdef", 8<<20/16) + `"}`)
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {
-		if _, _, err := decodeArguments(raw); err != nil {
+		if _, _, err := Arguments(raw); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,8 +1,9 @@
-package tools
+package catalog
 
 import (
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -51,7 +52,7 @@ func TestExposedNames(t *testing.T) {
 				{"s", strings.Repeat("t", 54) + "_" + hashOf("s", long)}: "s__" + strings.Repeat("t", 54) + "_" + hashOf("s", long)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ExposedNames(tc.reqs, ServersTool, ListToolsTool, CallToolTool)
+			got := ExposedNames(tc.reqs, own...)
 			if len(got) != len(tc.want) {
 				t.Errorf("got %d names, want %d: %v", len(got), len(tc.want), got)
 			}
@@ -93,7 +94,7 @@ func FuzzExposedNames(f *testing.F) {
 	f.Add("", "", "\xff", "\x00", "__", uint64(4))
 	f.Fuzz(func(t *testing.T, s1, t1, s2, t2, t3 string, seed uint64) {
 		reqs := []NameRequest{req(s1, s1, t1), req(s2, s2, t2), req(s1, s1, t3), req(s2, "p", t3), req(s1, s1, t1+t2)}
-		reserved := []string{ServersTool, ListToolsTool, CallToolTool, sanitize(s1) + "__" + sanitize(t1)}
+		reserved := append(slices.Clone(own), sanitize(s1)+"__"+sanitize(t1))
 		got := ExposedNames(reqs, reserved...)
 		seen := map[string]ToolRef{}
 		for ref, n := range got {

@@ -1,4 +1,4 @@
-package tools
+package catalog
 
 import (
 	"crypto/sha256"

@@ -1,4 +1,14 @@
-package tools
+// Package input reads what a call carries. Own checks the input of one of
+// colibri's own tools against exactly the schema it advertises (an unknown
+// key, a wrong type or a missing key is invalid_arguments naming the JSON
+// location) and decodes it; Arguments decodes a hosted tool's arguments for
+// its schema check and returns the bytes the hosted server is sent, which
+// cannot mean anything else to it than what was checked.
+//
+//	var in input.CallTool
+//	err := input.Own(table, describe.CallToolTool, raw, &in)
+//	value, sent, err := input.Arguments(in.Arguments)
+package input
 
 import (
 	"bytes"
@@ -12,7 +22,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/schema"
 )
 
-// decodeArguments decodes a hosted tool's arguments for its schema check,
+// Arguments decodes a hosted tool's arguments for its schema check,
 // keeping numbers exactly as written (json.Number), and returns the bytes
 // the hosted server is sent (nil: send {}).
 //
@@ -25,7 +35,7 @@ import (
 //   - a string that is not valid UTF-8 or holds a lone surrogate escape
 //     ("\ud800") is decoded as U+FFFD, so the decoded value is re-encoded
 //     and that is what the server receives: what was checked.
-func decodeArguments(raw json.RawMessage) (map[string]any, json.RawMessage, error) {
+func Arguments(raw json.RawMessage) (map[string]any, json.RawMessage, error) {
 	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
 		return map[string]any{}, nil, nil
 	}
@@ -196,4 +206,20 @@ func firstDuplicate(raw []byte) (at, key string) {
 	}
 	at, key, _ = walk("")
 	return at, key
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case json.Number, float64:
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	}
+	return "object"
 }

@@ -1,0 +1,118 @@
+package tools
+
+import (
+	"context"
+	"sync"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/pin"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// CheckResult is what `colibri-mcp check --json` prints.
+type CheckResult struct {
+	ConfigPath string        `json:"config_path"`
+	OK         bool          `json:"ok"`
+	Error      *ErrorDetail  `json:"error,omitempty"`
+	Servers    []CheckServer `json:"servers"`
+}
+
+// CheckServer is one server's line of check.
+type CheckServer struct {
+	Server string       `json:"server"`
+	OK     bool         `json:"ok"`
+	Error  *ErrorDetail `json:"error,omitempty"`
+	Tools  *int         `json:"tools,omitempty"` // with Probe
+	// Confinement says how the entry's processes are confined, in one line.
+	Confinement string `json:"confinement"`
+	// Changed are the tools whose definitions differ from their pins
+	// (with Probe); under pin: enforce they fail the check.
+	Changed []pin.Change `json:"changed,omitempty"`
+	Spare   int          `json:"spare,omitempty"` // started processes kept ready (serve keeps them)
+}
+
+// CheckOptions say what Check does and whom it tells as it goes.
+type CheckOptions struct {
+	// Probe also starts (or connects to) each server and lists its tools.
+	Probe bool
+	// Read, when set, is told the servers' names once the registry is
+	// read, before any server is checked.
+	Read func(names []string)
+	// Done, when set, is given each server's result as soon as it is
+	// known, one at a time: with Probe, a server that hangs until its
+	// timeout must not hide the others' answers (nor their reasons).
+	Done func(CheckServer)
+}
+
+// Check validates the registry and what would stop each server from
+// starting (Host.Check), and with Probe lists each server's tools
+// concurrently, as list_tools does for the caller of ctx. A registry that
+// cannot be read is the result's Error; a server's failure is its entry's.
+func (s *Service) Check(ctx context.Context, opts CheckOptions) *CheckResult {
+	out := &CheckResult{ConfigPath: s.opts.ConfigPath, OK: true, Servers: []CheckServer{}}
+	reg, err := s.opts.Registry() // a missing one names the paths tried
+	if err != nil {
+		out.OK = false
+		out.Error = Detail(&failure.Error{Kind: failure.KindConfig, Err: err})
+		return out
+	}
+	names := reg.Names()
+	if opts.Read != nil {
+		opts.Read(names)
+	}
+	var mu sync.Mutex
+	out.Servers = make([]CheckServer, len(names))
+	done := func(i int, r CheckServer) {
+		mu.Lock()
+		defer mu.Unlock()
+		out.Servers[i] = r
+		if opts.Done != nil {
+			opts.Done(r)
+		}
+	}
+	var wg sync.WaitGroup
+	for i, name := range names {
+		srv := reg.Servers[name]
+		r := CheckServer{Server: name, OK: true, Confinement: srv.ConfinementLine(), Spare: srv.Spare}
+		if err := s.opts.Host.Check(srv); err != nil {
+			r.OK, r.Error = false, Detail(err)
+			done(i, r)
+			continue
+		}
+		if !opts.Probe {
+			done(i, r)
+			continue
+		}
+		wg.Go(func() {
+			listed, err := s.ListTools(ctx, ListToolsInput{Server: name, Detail: DetailNames}, nil)
+			switch {
+			case err != nil:
+				r.OK, r.Error = false, Detail(err)
+			case len(listed.Servers) == 1:
+				n := len(listed.Servers[0].Tools)
+				r.Tools = &n
+				r.Changed = listed.Servers[0].Changed
+				r.OK = len(r.Changed) == 0 || reg.PinMode(srv) != registry.PinEnforce
+			}
+			done(i, r)
+		})
+	}
+	wg.Wait()
+	for _, r := range out.Servers {
+		if !r.OK {
+			out.OK = false
+		}
+	}
+	return out
+}
+
+// Failed is how many servers failed the check.
+func (r *CheckResult) Failed() int {
+	n := 0
+	for _, s := range r.Servers {
+		if !s.OK {
+			n++
+		}
+	}
+	return n
+}

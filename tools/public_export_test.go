@@ -1,4 +1,0 @@
-package tools
-
-// WithoutFolders is withoutFolders, for the tests.
-var WithoutFolders = withoutFolders

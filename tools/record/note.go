@@ -1,0 +1,69 @@
+package record
+
+import (
+	"context"
+	"sync"
+
+	"github.com/colibri-mcp/colibri-mcp/policy"
+)
+
+// Note is what the layers of one call learn about it for its audit line
+// and metrics: the outermost layer puts it in the context (WithNote), the
+// inner ones fill it in (NoteOf).
+type Note struct {
+	mu     sync.Mutex
+	policy *policy.Decision // the last decision taken, nil when the policy was not asked
+	pin    string           // "changed" when the tool differs from its pin
+}
+
+type noteKey struct{}
+
+// WithNote is ctx carrying n.
+func WithNote(ctx context.Context, n *Note) context.Context {
+	return context.WithValue(ctx, noteKey{}, n)
+}
+
+// NoteOf is the call's note, or nil outside an audited call (the methods
+// of a nil note do nothing).
+func NoteOf(ctx context.Context) *Note {
+	n, _ := ctx.Value(noteKey{}).(*Note)
+	return n
+}
+
+// Decided notes the policy's decision on the call.
+func (n *Note) Decided(d policy.Decision) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.policy = &d
+}
+
+// Pinned notes what pinning found of the called tool ("changed").
+func (n *Note) Pinned(v string) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.pin = v
+}
+
+func (n *Note) pinState() string {
+	if n == nil {
+		return ""
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.pin
+}
+
+func (n *Note) decision() *policy.Decision {
+	if n == nil {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.policy
+}
