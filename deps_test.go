@@ -77,8 +77,12 @@ var forbidden = map[string][]string{
 	// sandboxed server, so it stays small (no MCP, no registry, no network).
 	"internal/sandbox": {"os/exec", "net", "net/http", module + "cmd", module + "host", module + "jail", module + "registry",
 		module + "tools", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	"internal/sandbox/early": {"os/exec", "net", "net/http", module + "cmd", module + "host", module + "jail", module + "registry",
-		module + "tools", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// early is the launcher itself, run from its init: it needs nothing
+	// but syscall, so that Go initializes it among the first packages of
+	// colibri's binary (the order is by import path, as dependencies
+	// allow): no os, no fmt, no encoding, no library, nothing of colibri's.
+	"internal/sandbox/early": {"os", "fmt", "strconv", "strings", "encoding", "reflect", "time", "golang.org/x/",
+		"github.com/landlock-lsm", "github.com/elastic", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	// Writing files people edit, and reading env files: no processes, no
 	// network, nothing of colibri's above them.
 	"internal/atomicfile": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",

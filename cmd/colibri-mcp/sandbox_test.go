@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -123,5 +124,46 @@ func TestCheckShowsConfinement(t *testing.T) {
 		if s.Name == "boxed" && (s.Sandbox["net"] != false || !strings.HasPrefix(s.Confinement, "sandboxed: ")) {
 			t.Errorf("servers shows boxed as %v / %q", s.Sandbox, s.Confinement)
 		}
+	}
+}
+
+// colibri run as the sandbox launcher confines and execs the server from
+// the init of internal/sandbox/early, which Go runs among the first
+// package inits of the binary: none of colibri's other packages, the MCP
+// SDK, protobuf or the seccomp library's tables are initialized before
+// the server starts (they cost the launcher ~5 ms, docs/benchmarks.md).
+func TestSandboxLauncherRunsBeforeColibrisPackages(t *testing.T) {
+	needLandlock(t)
+	state := t.TempDir()
+	argv := []string{"/bin/sh", "-c", "grep NoNewPrivs /proc/$$/status"}
+	plan, _, err := sandbox.Prepare(sandbox.Input{Server: "s", Argv: argv, Dir: state, StateDir: state,
+		ABI: sandbox.DetectABI(), Spec: sandbox.Spec{MaxMemoryMB: 512}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := sandbox.Argv(colibriBin, plan, argv)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = []string{"GODEBUG=inittrace=1", "PATH=/usr/bin:/bin"}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), "NoNewPrivs:\t1") {
+		t.Fatalf("the confined server: %v, %q; stderr:\n%s", err, out, stderr.String())
+	}
+	var inits []string
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 2 && f[0] == "init" {
+			inits = append(inits, f[1])
+		}
+	}
+	for _, pkg := range inits {
+		for _, heavy := range []string{"github.com/", "golang.org/x/", "google.golang.org/", "encoding/json", "net/http"} {
+			if strings.HasPrefix(pkg, heavy) {
+				t.Errorf("%s was initialized before the launcher ran", pkg)
+			}
+		}
+	}
+	if len(inits) == 0 || len(inits) > 40 {
+		t.Errorf("%d package inits before the launcher ran (GODEBUG=inittrace=1 names none: did it change?): %q", len(inits), inits)
 	}
 }

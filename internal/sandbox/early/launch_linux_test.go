@@ -1,0 +1,33 @@
+package early
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// This test binary is a launcher too: the package's init reads its
+// arguments. A plan colibri could not make (fail=), or one it cannot read,
+// starts nothing: exit status 126 and the reason on stderr.
+func TestLauncherStartsNothingOnAFailedPlan(t *testing.T) {
+	for _, c := range []struct {
+		plan []string
+		want string
+	}{
+		{[]string{"tmp=" + t.TempDir(), "fail=assembling the seccomp filter: no"}, "colibri sandbox: assembling the seccomp filter: no\n"},
+		{[]string{"tmp=" + t.TempDir(), "mem=lots"}, "colibri sandbox: a plan argument it cannot read: mem=lots\n"},
+		{[]string{"home=" + t.TempDir()}, "colibri sandbox: the plan has no private TMPDIR\n"},
+	} {
+		args := append(append([]string{Marker}, c.plan...), End, "/bin/sh", "-c", "echo started")
+		cmd := exec.Command(os.Args[0], args...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 126 || len(out) != 0 || stderr.String() != c.want {
+			t.Errorf("%q: %v, stdout %q, stderr %q", c.plan, err, out, stderr.String())
+		}
+	}
+}
