@@ -83,6 +83,10 @@ var forbidden = map[string][]string{
 	// allow): no os, no fmt, no encoding, no library, nothing of colibri's.
 	"internal/sandbox/early": {"os", "fmt", "strconv", "strings", "encoding", "reflect", "time", "golang.org/x/",
 		"github.com/landlock-lsm", "github.com/elastic", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
+	// colibri-sandbox is early in a binary of its own: nothing else.
+	"cmd/colibri-sandbox": {"fmt", "encoding", "net", "golang.org/x/", "github.com/landlock-lsm", "github.com/elastic",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli", module + "host", module + "jail", module + "registry",
+		module + "tools", module + "internal/proc"},
 	// Writing files people edit, and reading env files: no processes, no
 	// network, nothing of colibri's above them.
 	"internal/atomicfile": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
@@ -253,6 +257,7 @@ func TestMakeInstall(t *testing.T) {
 	for path, mode := range map[string]os.FileMode{
 		"usr/local/bin/colibri-mcp":                            0o755,
 		"usr/local/libexec/colibri-mcp/demo-mcp-server":        0o755,
+		"usr/local/libexec/colibri-mcp/colibri-sandbox":        0o755,
 		"usr/local/etc/rc.d/colibri_mcp":                       0o555,
 		"usr/local/etc/colibri/external-mcp.json.sample":       0o644,
 		"usr/local/etc/newsyslog.conf.d/colibri_mcp.conf":      0o644,
