@@ -138,15 +138,20 @@ func setEnv(env []string, name, value string) []string {
 	return append(out, name+"="+value)
 }
 
-// mkdirAll makes dir and its missing parents, mode 0700.
+// mkdirAll makes dir and its missing parents, mode 0700: one mkdir(2)
+// where the parent is there (the private HOME after the first start, each
+// TMPDIR but the first of its server).
 func mkdirAll(dir string) error {
-	for i := 1; i <= len(dir); i++ {
+	err := syscall.Mkdir(dir, 0o700)
+	if err != nil && err != syscall.EEXIST && err != syscall.ENOENT {
+		return err
+	}
+	for i := 1; err == syscall.ENOENT && i <= len(dir); i++ {
 		if i < len(dir) && dir[i] != '/' {
 			continue
 		}
-		err := syscall.Mkdir(dir[:i], 0o700)
-		if err != nil && err != syscall.EEXIST {
-			return err
+		if e := syscall.Mkdir(dir[:i], 0o700); e != nil && e != syscall.EEXIST {
+			return e
 		}
 	}
 	var st syscall.Stat_t

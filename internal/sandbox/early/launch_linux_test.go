@@ -31,3 +31,29 @@ func TestLauncherStartsNothingOnAFailedPlan(t *testing.T) {
 		}
 	}
 }
+
+// The private HOME and TMPDIR are made with their missing parents, 0700,
+// and a file in their place is refused.
+func TestMkdirAll(t *testing.T) {
+	root := t.TempDir()
+	dir := root + "/a/b/c"
+	for range 2 { // made, then there already
+		if err := mkdirAll(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{root + "/a", root + "/a/b", dir} {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() || st.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v %v", d, st, err)
+		}
+	}
+	if err := os.WriteFile(root+"/f", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := mkdirAll(root + "/f"); err == nil {
+		t.Error("a file taken for the folder")
+	}
+	if err := mkdirAll(root + "/f/x"); err == nil {
+		t.Error("a folder made under a file")
+	}
+}
