@@ -26,7 +26,7 @@ help: ## list the targets
 
 build: ## build bin/colibri-mcp, its sandbox launcher bin/colibri-sandbox and the demo server bin/demo-mcp-server (BIN=dir to build elsewhere)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/colibri-mcp ./cmd/colibri-mcp
-	$(GO) build -trimpath -o $(BIN)/colibri-sandbox ./cmd/colibri-sandbox
+	$(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/colibri-sandbox ./cmd/colibri-sandbox
 	$(GO) build -trimpath -o $(BIN)/demo-mcp-server ./examples/demo-server
 
 demo: build ## build, then drive colibri-mcp through servers → list-tools → call on the example registry
