@@ -24,9 +24,9 @@ FUZZ_TARGETS := FuzzWrap:./jail FuzzParse:./registry FuzzCallArguments:./tools F
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-build: ## build bin/colibri-mcp, its sandbox launcher bin/colibri-sandbox and the demo server bin/demo-mcp-server (BIN=dir to build elsewhere)
+build: ## build bin/colibri-mcp, its sandbox launcher bin/colibri-sandbox (Linux) and the demo server bin/demo-mcp-server (BIN=dir to build elsewhere)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/colibri-mcp ./cmd/colibri-mcp
-	$(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/colibri-sandbox ./cmd/colibri-sandbox
+	if [ "$$($(GO) env GOOS)" = linux ]; then $(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/colibri-sandbox ./cmd/colibri-sandbox; fi
 	$(GO) build -trimpath -o $(BIN)/demo-mcp-server ./examples/demo-server
 
 demo: build ## build, then drive colibri-mcp through servers → list-tools → call on the example registry
@@ -83,14 +83,14 @@ $(PEERS)/node_modules/.installed: $(PEERS)/package.json $(PEERS)/package-lock.js
 # `colibri-mcp --external-config $(PREFIX)/etc/colibri/external-mcp.json.sample check --probe`
 # passes where it is installed.
 install: ## install what `make build` built, the rc.d script, man page and samples under $(DESTDIR)$(PREFIX)
-	@for f in $(BIN)/colibri-mcp $(BIN)/colibri-sandbox $(BIN)/demo-mcp-server; do \
+	@for f in $(BIN)/colibri-mcp $(BIN)/demo-mcp-server; do \
 		[ -x "$$f" ] || { echo "make install: $$f is missing: run 'make build' first (make build && sudo make install)"; exit 1; }; done
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/colibri-mcp $(DESTDIR)$(PREFIX)/etc/rc.d \
 		$(DESTDIR)$(PREFIX)/etc/colibri $(DESTDIR)$(PREFIX)/etc/newsyslog.conf.d \
 		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp
 	install -m 0755 $(BIN)/colibri-mcp $(DESTDIR)$(PREFIX)/bin/colibri-mcp
 	install -m 0755 $(BIN)/demo-mcp-server $(DESTDIR)$(PREFIX)/libexec/colibri-mcp/demo-mcp-server
-	install -m 0755 $(BIN)/colibri-sandbox $(DESTDIR)$(PREFIX)/libexec/colibri-mcp/colibri-sandbox
+	if [ -x $(BIN)/colibri-sandbox ]; then install -m 0755 $(BIN)/colibri-sandbox $(DESTDIR)$(PREFIX)/libexec/colibri-mcp/colibri-sandbox; fi
 	install -m 0555 rc.d/colibri_mcp $(DESTDIR)$(PREFIX)/etc/rc.d/colibri_mcp
 	sed -e 's|"\.\./bin/demo-mcp-server"|"$(PREFIX)/libexec/colibri-mcp/demo-mcp-server"|' \
 		-e 's|"\.\./docs/registry\.schema\.json"|"$(PREFIX)/share/doc/colibri-mcp/registry.schema.json"|' \

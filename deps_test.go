@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -257,7 +258,6 @@ func TestMakeInstall(t *testing.T) {
 	for path, mode := range map[string]os.FileMode{
 		"usr/local/bin/colibri-mcp":                            0o755,
 		"usr/local/libexec/colibri-mcp/demo-mcp-server":        0o755,
-		"usr/local/libexec/colibri-mcp/colibri-sandbox":        0o755,
 		"usr/local/etc/rc.d/colibri_mcp":                       0o555,
 		"usr/local/etc/colibri/external-mcp.json.sample":       0o644,
 		"usr/local/etc/newsyslog.conf.d/colibri_mcp.conf":      0o644,
@@ -275,6 +275,10 @@ func TestMakeInstall(t *testing.T) {
 		if st.Mode().Perm() != mode {
 			t.Errorf("%s: mode %v, want %v", path, st.Mode().Perm(), mode)
 		}
+	}
+	// The sandbox launcher is Linux's: built and installed there alone.
+	if st, err := os.Stat(filepath.Join(dest, "usr/local/libexec/colibri-mcp/colibri-sandbox")); (err == nil) != (runtime.GOOS == "linux") || err == nil && st.Mode().Perm() != 0o755 {
+		t.Errorf("libexec/colibri-mcp/colibri-sandbox on %s: %v, %v", runtime.GOOS, st, err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dest, "usr/local/etc/colibri/external-mcp.json.sample")); !strings.Contains(string(b), `"/usr/local/libexec/colibri-mcp/demo-mcp-server"`) {
 		t.Errorf("the sample registry does not name the installed demo server:\n%s", b)
