@@ -87,6 +87,11 @@ func (p *Plan) apply() error {
 	if p.Fail != "" {
 		return planError(p.Fail)
 	}
+	if len(p.Filters) == 0 {
+		// colibri always sends one (prlimit, System V IPC, keyrings): a
+		// plan without is not colibri's, and nothing starts unfiltered.
+		return planError("the plan has no seccomp filter")
+	}
 	runtime.LockOSThread() // never unlocked: this thread becomes the server
 	env := syscall.Environ()
 	if p.Home != "" {

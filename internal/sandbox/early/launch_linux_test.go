@@ -12,13 +12,15 @@ import (
 // arguments. A plan colibri could not make (fail=), or one it cannot read,
 // starts nothing: exit status 126 and the reason on stderr.
 func TestLauncherStartsNothingOnAFailedPlan(t *testing.T) {
+	allow := EncodeFilter([]Insn{{Code: 0x06, K: 0x7fff0000}}) // ret ALLOW
 	for _, c := range []struct {
 		plan []string
 		want string
 	}{
 		{[]string{"tmp=" + t.TempDir(), "fail=assembling the seccomp filter: no"}, "colibri sandbox: assembling the seccomp filter: no\n"},
 		{[]string{"tmp=" + t.TempDir(), "mem=lots"}, "colibri sandbox: a plan argument it cannot read: mem=lots\n"},
-		{[]string{"home=" + t.TempDir()}, "colibri sandbox: the plan has no private TMPDIR\n"},
+		{[]string{"home=" + t.TempDir(), "bpf=" + allow}, "colibri sandbox: the plan has no private TMPDIR\n"},
+		{[]string{"tmp=" + t.TempDir()}, "colibri sandbox: the plan has no seccomp filter\n"},
 	} {
 		args := append(append([]string{Marker}, c.plan...), End, "/bin/sh", "-c", "echo started")
 		cmd := exec.Command(os.Args[0], args...)
