@@ -24,8 +24,9 @@ FUZZ_TARGETS := FuzzWrap:./jail FuzzParse:./registry FuzzCallArguments:./tools/i
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-build: ## build bin/colibri-mcp and the demo server bin/demo-mcp-server (BIN=dir to build elsewhere)
+build: ## build bin/colibri-mcp, its sandbox launcher bin/colibri-sandbox (Linux) and the demo server bin/demo-mcp-server (BIN=dir to build elsewhere)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/colibri-mcp ./cmd/colibri-mcp
+	if [ "$$($(GO) env GOOS)" = linux ]; then $(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/colibri-sandbox ./cmd/colibri-sandbox; fi
 	$(GO) build -trimpath -o $(BIN)/demo-mcp-server ./examples/demo-server
 
 demo: build ## build, then drive colibri-mcp through servers → list-tools → call on the example registry
@@ -89,6 +90,7 @@ install: ## install what `make build` built, the rc.d script, man page and sampl
 		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp
 	install -m 0755 $(BIN)/colibri-mcp $(DESTDIR)$(PREFIX)/bin/colibri-mcp
 	install -m 0755 $(BIN)/demo-mcp-server $(DESTDIR)$(PREFIX)/libexec/colibri-mcp/demo-mcp-server
+	if [ -x $(BIN)/colibri-sandbox ]; then install -m 0755 $(BIN)/colibri-sandbox $(DESTDIR)$(PREFIX)/libexec/colibri-mcp/colibri-sandbox; fi
 	install -m 0555 rc.d/colibri_mcp $(DESTDIR)$(PREFIX)/etc/rc.d/colibri_mcp
 	sed -e 's|"\.\./bin/demo-mcp-server"|"$(PREFIX)/libexec/colibri-mcp/demo-mcp-server"|' \
 		-e 's|"\.\./docs/registry\.schema\.json"|"$(PREFIX)/share/doc/colibri-mcp/registry.schema.json"|' \

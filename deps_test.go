@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -107,8 +108,16 @@ var forbidden = map[string][]string{
 	// sandboxed server, so it stays small (no MCP, no registry, no network).
 	"internal/sandbox": {"os/exec", "net", "net/http", module + "cmd", module + "host", module + "jail", module + "registry",
 		module + "tools", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	"internal/sandbox/early": {"os/exec", "net", "net/http", module + "cmd", module + "host", module + "jail", module + "registry",
-		module + "tools", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// early is the launcher itself, run from its init: it needs nothing
+	// but syscall, so that Go initializes it among the first packages of
+	// colibri's binary (the order is by import path, as dependencies
+	// allow): no os, no fmt, no encoding, no library, nothing of colibri's.
+	"internal/sandbox/early": {"os", "fmt", "strconv", "strings", "encoding", "reflect", "time", "golang.org/x/",
+		"github.com/landlock-lsm", "github.com/elastic", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
+	// colibri-sandbox is early in a binary of its own: nothing else.
+	"cmd/colibri-sandbox": {"fmt", "encoding", "net", "golang.org/x/", "github.com/landlock-lsm", "github.com/elastic",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli", module + "host", module + "jail", module + "registry",
+		module + "tools", module + "internal/proc"},
 	// Writing files people edit, and reading env files: no processes, no
 	// network, nothing of colibri's above them.
 	"internal/atomicfile": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
@@ -357,6 +366,10 @@ func TestMakeInstall(t *testing.T) {
 		if st.Mode().Perm() != mode {
 			t.Errorf("%s: mode %v, want %v", path, st.Mode().Perm(), mode)
 		}
+	}
+	// The sandbox launcher is Linux's: built and installed there alone.
+	if st, err := os.Stat(filepath.Join(dest, "usr/local/libexec/colibri-mcp/colibri-sandbox")); (err == nil) != (runtime.GOOS == "linux") || err == nil && st.Mode().Perm() != 0o755 {
+		t.Errorf("libexec/colibri-mcp/colibri-sandbox on %s: %v, %v", runtime.GOOS, st, err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dest, "usr/local/etc/colibri/external-mcp.json.sample")); !strings.Contains(string(b), `"/usr/local/libexec/colibri-mcp/demo-mcp-server"`) {
 		t.Errorf("the sample registry does not name the installed demo server:\n%s", b)

@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
+	"github.com/colibri-mcp/colibri-mcp/internal/testbuild"
 )
 
 func needLandlock(t *testing.T) {
@@ -123,5 +125,96 @@ func TestCheckShowsConfinement(t *testing.T) {
 		if s.Name == "boxed" && (s.Sandbox["net"] != false || !strings.HasPrefix(s.Confinement, "sandboxed: ")) {
 			t.Errorf("servers shows boxed as %v / %q", s.Sandbox, s.Confinement)
 		}
+	}
+}
+
+// colibri run as the sandbox launcher confines and execs the server from
+// the init of internal/sandbox/early, which Go runs among the first
+// package inits of the binary: none of colibri's other packages, the MCP
+// SDK, protobuf or the seccomp library's tables are initialized before
+// the server starts (they cost the launcher ~5 ms, docs/benchmarks.md).
+// colibri-sandbox, the same launcher in a binary of its own, confines the
+// same way.
+func TestSandboxLauncherRunsBeforeColibrisPackages(t *testing.T) {
+	needLandlock(t)
+	small, err := testbuild.Build(t.TempDir(), "colibri-sandbox", testbuild.Module+"/cmd/colibri-sandbox", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, launcher := range []string{colibriBin, small} {
+		state := t.TempDir()
+		argv := []string{"/bin/sh", "-c", "grep NoNewPrivs /proc/$$/status; cat " + colibriBin + " >/dev/null || echo refused"}
+		plan, _, err := sandbox.Prepare(sandbox.Input{Server: "s", Argv: argv, Dir: state, StateDir: state,
+			ABI: sandbox.DetectABI(), Spec: sandbox.Spec{MaxMemoryMB: 512}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := sandbox.Argv(launcher, plan, argv)
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env = []string{"GODEBUG=inittrace=1", "PATH=/usr/bin:/bin"}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil || !strings.Contains(string(out), "NoNewPrivs:\t1") || !strings.Contains(string(out), "refused") {
+			t.Fatalf("%s: the confined server: %v, %q; stderr:\n%s", launcher, err, out, stderr.String())
+		}
+		var inits []string
+		for _, line := range strings.Split(stderr.String(), "\n") {
+			if f := strings.Fields(line); len(f) > 2 && f[0] == "init" {
+				inits = append(inits, f[1])
+			}
+		}
+		for _, pkg := range inits {
+			for _, heavy := range []string{"github.com/", "golang.org/x/", "google.golang.org/", "encoding/json", "net/http"} {
+				if strings.HasPrefix(pkg, heavy) {
+					t.Errorf("%s: %s was initialized before the launcher ran", launcher, pkg)
+				}
+			}
+		}
+		if len(inits) == 0 || len(inits) > 40 {
+			t.Errorf("%s: %d package inits before the launcher ran (GODEBUG=inittrace=1 names none: did it change?): %q", launcher, len(inits), inits)
+		}
+	}
+}
+
+// colibri uses colibri-sandbox where make install puts it
+// (PREFIX/libexec/colibri-mcp, for PREFIX/bin/colibri-mcp) or beside its
+// own binary (make build's bin/), when it is an executable file, and
+// re-executes itself otherwise.
+func TestLauncherPath(t *testing.T) {
+	prefix := t.TempDir()
+	exe := filepath.Join(prefix, "bin", "colibri-mcp")
+	libexec := filepath.Join(prefix, "libexec", "colibri-mcp", "colibri-sandbox")
+	beside := filepath.Join(prefix, "bin", "colibri-sandbox")
+	for _, d := range []string{filepath.Dir(exe), filepath.Dir(libexec)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := launcherPath(exe); got != exe {
+		t.Errorf("nothing installed: %s, want %s", got, exe)
+	}
+	if err := os.WriteFile(beside, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := launcherPath(exe); got != exe {
+		t.Errorf("not executable: %s, want %s", got, exe)
+	}
+	os.Chmod(beside, 0o755)
+	if got := launcherPath(exe); got != beside {
+		t.Errorf("beside: %s, want %s", got, beside)
+	}
+	if err := os.Mkdir(libexec, 0o755); err != nil { // a folder of that name does not count
+		t.Fatal(err)
+	}
+	if got := launcherPath(exe); got != beside {
+		t.Errorf("a folder in libexec: %s, want %s", got, beside)
+	}
+	os.Remove(libexec)
+	if err := os.WriteFile(libexec, []byte("x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := launcherPath(exe); got != libexec {
+		t.Errorf("installed: %s, want %s", got, libexec)
 	}
 }

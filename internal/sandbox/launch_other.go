@@ -2,18 +2,10 @@
 
 package sandbox
 
-import (
-	"fmt"
-	"os"
-	"runtime"
-)
-
 // DetectABI is 0: Landlock is Linux's.
 func DetectABI() int { return 0 }
 
-// Launch fails: the sandbox is Linux's (on FreeBSD the jail is the
-// sandbox), and the registry refuses "sandbox" elsewhere.
-func Launch(args []string) int {
-	fmt.Fprintf(os.Stderr, "colibri sandbox: not available on %s\n", runtime.GOOS)
-	return 126
-}
+// enforcement is nothing: the sandbox is Linux's (on FreeBSD the jail is
+// the sandbox), the registry refuses "sandbox" elsewhere, and the launcher
+// refuses to start anything off Linux.
+func (p *Plan) enforcement() []string { return nil }

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -178,16 +177,17 @@ func Prepare(in Input) (*Plan, string, error) {
 			p.Read = append(p.Read, dir)
 		}
 	}
-	if b, _ := json.Marshal(p); len(b) > MaxPlanBytes {
+	if n := planSize(p); n > MaxPlanBytes {
 		return nil, "", &Error{Config: true, Msg: fmt.Sprintf(
-			"sandbox: the granted paths come to %d bytes together, more than the %d the launcher can be handed (one argument of a command line; the kernel's limit is 128 KiB): grant fewer or shorter paths", len(b), MaxPlanBytes)}
+			"sandbox: the granted paths come to %d bytes together, more than the %d the launcher can be handed (on its command line, with the server's own arguments and environment; the kernel's limit for them all is a quarter of the stack limit, 2 MiB by default): grant fewer or shorter paths", n, MaxPlanBytes)}
 	}
 	return p, warning, nil
 }
 
-// MaxPlanBytes bounds a plan, which travels as one argument of the
-// launcher's command line: execve(2) refuses one over 128 KiB (E2BIG),
-// which would fail each start as if the system were short of something.
+// MaxPlanBytes bounds a plan, which travels on the launcher's command
+// line: execve(2) refuses arguments and environment over a quarter of the
+// stack limit together (E2BIG), which would fail each start as if the
+// system were short of something.
 const MaxPlanBytes = 64 << 10
 
 // grantAround appends path to read, or, where path holds one of colibri's

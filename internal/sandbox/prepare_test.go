@@ -83,8 +83,15 @@ func TestArgvRoundTrip(t *testing.T) {
 	if err != nil || got.Read[0] != "/a b" || !slices.Equal(argv, []string{"/bin/srv", "--x", LauncherArg}) {
 		t.Fatalf("%+v %q %v", got, argv, err)
 	}
-	if _, _, err := parseArgv([]string{"/bin/colibri", LauncherArg, "{}", "relative"}); err == nil {
-		t.Error("a relative command accepted")
+	for _, bad := range [][]string{
+		{"/bin/colibri", LauncherArg, "tmp=/t", "--", "relative"},
+		{"/bin/colibri", LauncherArg, "tmp=/t", "/bin/srv"},
+		{"/bin/colibri", LauncherArg, "tmp=/t", "mem=-1", "--", "/bin/srv"},
+		{"/bin/colibri", LauncherArg, "what=1", "--", "/bin/srv"},
+	} {
+		if _, _, err := parseArgv(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 	if Limits(Argv("c", &Plan{MemoryMB: 64, CPUSeconds: 2}, []string{"/x"})) != "max_memory_mb 64, max_cpu_seconds 2" {
 		t.Error("Limits")

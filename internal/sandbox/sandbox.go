@@ -7,78 +7,123 @@
 // Go cannot run code between fork and exec, so colibri re-executes itself
 // as a launcher that confines itself and then execve(2)s the server (the
 // pid stays the same, so the process-tree kill, Pdeathsig and the reaper
-// see one process). The launcher is handed exactly what to apply, a Plan,
-// in its argv; it parses no registry and imports no MCP code.
+// see one process). The launcher is internal/sandbox/early, which main
+// imports for its init; it is handed exactly what to apply, a Plan with
+// its Landlock rights and seccomp programs made here, in its argv; it
+// parses no registry and imports nothing but syscall.
 //
 //	plan, err := sandbox.Prepare(sandbox.Input{Server: "fs", Spec: spec, Argv: argv, ...})
 //	argv = sandbox.Argv(launcherPath, plan, argv) // start this instead
-//	// in main, before anything else:
-//	if sandbox.IsLauncher(os.Args) { sandbox.Launch(os.Args) } // never returns
+//	// in package main:
+//	import _ "github.com/colibri-mcp/colibri-mcp/internal/sandbox/early"
 package sandbox
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/sandbox/early"
 )
 
 // LauncherArg is argv[1] of colibri run as the launcher. It is not a
 // command of the CLI: nothing but colibri itself starts it.
-const LauncherArg = "__colibri_sandbox_launcher"
+const LauncherArg = early.Marker
 
 // Plan is what the launcher applies, resolved: absolute paths only.
 type Plan struct {
 	// Read are the file hierarchies the server may read and execute.
-	Read []string `json:"read,omitempty"`
+	Read []string
 	// Write are the file hierarchies it may read, write and execute.
-	Write []string `json:"write,omitempty"`
+	Write []string
 	// Devices are character devices it may read and write.
-	Devices []string `json:"dev,omitempty"`
+	Devices []string
 	// Home is its private HOME (created 0700 when missing); "" when
 	// Write grants the real one.
-	Home string `json:"home,omitempty"`
+	Home string
 	// Tmp is the process's private TMPDIR, a folder of its own (a random
 	// name under the server's), which the launcher creates and colibri
 	// removes once the process is reaped (Cleanup).
-	Tmp string `json:"tmp"`
+	Tmp string
 	// Net false forbids every IPv4 and IPv6 socket.
-	Net bool `json:"net"`
+	Net bool
 	// MemoryMB bounds each process's private writable memory
 	// (RLIMIT_DATA); 0: no bound.
-	MemoryMB int64 `json:"mem,omitempty"`
+	MemoryMB int64
 	// CPUSeconds bounds each process's CPU time (RLIMIT_CPU); 0: no bound.
-	CPUSeconds int64 `json:"cpu,omitempty"`
+	CPUSeconds int64
 	// ABI is the Landlock ABI the launcher uses at most: what colibri found
 	// in the kernel, or less (0: no Landlock, what best_effort gets on a
 	// kernel without it, and what tests use to play such a kernel).
-	ABI int `json:"abi"`
+	ABI int
 }
 
 // IsLauncher reports whether args are those of colibri run as the launcher.
-func IsLauncher(args []string) bool { return len(args) > 1 && args[1] == LauncherArg }
+func IsLauncher(args []string) bool { return early.IsLauncher(args) }
+
+// The launcher acts from the init of internal/sandbox/early, which reads
+// its arguments from /proc/self/cmdline; where that could not be read, it
+// acts here, with os.Args, once more packages have been initialized.
+func init() { early.Run(os.Args) }
 
 // Argv is the command line that starts argv confined by p: the launcher
-// (colibri's own binary), its marker, the plan, then argv as it was.
+// (colibri's own binary), its marker, the plan (one KEY=VALUE argument
+// each: internal/sandbox/early), the end of the plan, then argv as it was.
+// The plan is handed ready: the Landlock access rights and the seccomp
+// programs are made here, so that the launcher only makes system calls.
 func Argv(launcher string, p *Plan, argv []string) []string {
-	b, _ := json.Marshal(p)
-	return append([]string{launcher, LauncherArg, string(b)}, argv...)
+	return append(append([]string{launcher, LauncherArg}, p.args()...), argv...)
+}
+
+// args are the plan's arguments, End included.
+func (p *Plan) args() []string {
+	var out []string
+	add := func(key, val string) { out = append(out, key+"="+val) }
+	add(early.KeyTmp, p.Tmp)
+	if p.Home != "" {
+		add(early.KeyHome, p.Home)
+	}
+	for _, set := range []struct {
+		key   string
+		paths []string
+	}{{early.KeyRead, p.Read}, {early.KeyWrite, p.Write}, {early.KeyDevice, p.Devices}} {
+		for _, path := range set.paths {
+			add(set.key, path)
+		}
+	}
+	if p.Net {
+		add(early.KeyNet, "1")
+	}
+	if p.MemoryMB > 0 {
+		add(early.KeyMem, strconv.FormatInt(p.MemoryMB, 10))
+	}
+	if p.CPUSeconds > 0 {
+		add(early.KeyCPU, strconv.FormatInt(p.CPUSeconds, 10))
+	}
+	add(early.KeyABI, strconv.Itoa(p.ABI))
+	out = append(out, p.enforcement()...)
+	return append(out, early.End)
+}
+
+// planSize is the length of the plan's arguments on a command line.
+func planSize(p *Plan) int {
+	n := 0
+	for _, a := range p.args() {
+		n += len(a) + 1
+	}
+	return n
 }
 
 // parseArgv splits the launcher's argv into its plan and the server's argv.
 func parseArgv(args []string) (*Plan, []string, error) {
-	if !IsLauncher(args) || len(args) < 4 {
-		return nil, nil, fmt.Errorf("usage: %s PLAN COMMAND [ARGS…] (colibri starts this itself)", LauncherArg)
+	ep, err := early.Parse(args)
+	if err != nil {
+		return nil, nil, err
 	}
-	var p Plan
-	if err := json.Unmarshal([]byte(args[2]), &p); err != nil {
-		return nil, nil, fmt.Errorf("reading the plan: %w", err)
-	}
-	if !filepath.IsAbs(args[3]) {
-		return nil, nil, fmt.Errorf("the command %q is not an absolute path", args[3])
-	}
-	return &p, args[3:], nil
+	return &Plan{Read: ep.Read, Write: ep.Write, Devices: ep.Devices, Home: ep.Home, Tmp: ep.Tmp, Net: ep.Net,
+		MemoryMB: ep.MemoryMB, CPUSeconds: ep.CPUSeconds, ABI: ep.ABI}, ep.Argv, nil
 }
 
 // Cleanup removes what the launcher made for a process, given the argv it
