@@ -24,7 +24,7 @@ import (
 var fakeJailTools = map[string]string{
 	// jexec [-U user] jail command ...: runs the command in place.
 	"jexec": `#!/bin/sh
-printf '%s\0' jexec "$@" > "$FAKE_JAIL_RECORD.jexec.$$"
+printf '%s\0' jexec "$@" > "$FAKE_JAIL_RECORD-tmp.$$" && mv "$FAKE_JAIL_RECORD-tmp.$$" "$FAKE_JAIL_RECORD.jexec.$$"
 if [ "$1" = "-U" ]; then shift 2; fi
 shift
 exec "$@"
@@ -33,7 +33,7 @@ exec "$@"
 	// command and waits for it, so the hosted server is a grandchild of
 	// colibri. jail -r NAME: recorded, nothing else.
 	"jail": `#!/bin/sh
-printf '%s\0' jail "$@" > "$FAKE_JAIL_RECORD.jail.$$"
+printf '%s\0' jail "$@" > "$FAKE_JAIL_RECORD-tmp.$$" && mv "$FAKE_JAIL_RECORD-tmp.$$" "$FAKE_JAIL_RECORD.jail.$$"
 if [ "$1" = "-r" ]; then exit 0; fi
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -45,11 +45,11 @@ done
 exit $?
 `,
 	"mdo": `#!/bin/sh
-printf '%s\0' mdo "$@" > "$FAKE_JAIL_RECORD.mdo.$$"
+printf '%s\0' mdo "$@" > "$FAKE_JAIL_RECORD-tmp.$$" && mv "$FAKE_JAIL_RECORD-tmp.$$" "$FAKE_JAIL_RECORD.mdo.$$"
 exec "$@"
 `,
 	"colibri-jail-helper": `#!/bin/sh
-printf '%s\0' "$0" "$@" > "$FAKE_JAIL_RECORD.helper.$$"
+printf '%s\0' "$0" "$@" > "$FAKE_JAIL_RECORD-tmp.$$" && mv "$FAKE_JAIL_RECORD-tmp.$$" "$FAKE_JAIL_RECORD.helper.$$"
 exec "$@"
 `,
 }
@@ -82,7 +82,9 @@ type recorded struct {
 	argv []string
 }
 
-// take returns the argv each fake recorded since the last take.
+// take returns the argv each fake recorded since the last take. The fakes
+// write each record beside its name and rename it into place, so that a
+// take never reads one half written (and loses it).
 func (f *jailFixture) take(t *testing.T) []recorded {
 	t.Helper()
 	files, _ := filepath.Glob(f.record + ".*.*")
