@@ -17,6 +17,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -80,8 +81,10 @@ func TestColibriHostsColibri(t *testing.T) {
 		Environ: func() []string { return []string{"UPSTREAM_TOKEN=" + token, "WRONG_TOKEN=wrong-s3cr3t"} },
 	})
 	srv := &registry.Server{Name: "colibri", URL: url, BearerToken: "${UPSTREAM_TOKEN}"}
-	res, err := h.CallTool(t.Context(), srv, "colibri_external_mcp_call_tool",
-		map[string]any{"server": "ok", "name": "echo", "arguments": map[string]any{"message": "through two colibris"}}, nil)
+	res, err := h.CallTool(t.Context(), srv, "colibri_external_mcp_call_tool", session.ArgumentsOf(
+		map[string]any{"server": "ok", "name": "echo", "arguments": map[string]any{"message": "through two colibris"}}),
+		nil)
+
 	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "Echo: through two colibris" {
 		t.Fatalf("call through colibri: %v %+v", err, res)
 	}

@@ -104,7 +104,7 @@ func TestRespawningRunnerDoesNotOutlive(t *testing.T) {
 	srv := fake("review-runner")
 	srv.Env["FAKEMCP_PIDS"] = pids
 	// The call runs for 1.5 s: the runner has many generations by then.
-	if _, err := h.CallTool(t.Context(), srv, "sleep", map[string]any{"ms": 1500}, nil); err != nil {
+	if _, err := h.CallTool(t.Context(), srv, "sleep", session.ArgumentsOf(map[string]any{"ms": 1500}), nil); err != nil {
 		t.Fatal(err)
 	}
 	h.Close()
@@ -240,7 +240,7 @@ func TestSecretRedactedInCallErrorsAndLogs(t *testing.T) {
 		defer mu.Unlock()
 		logged = append(logged, p.Data.(string))
 	}, LogLevel: "debug"}
-	res, err := h.CallTool(t.Context(), srv, "any", map[string]any{}, caller)
+	res, err := h.CallTool(t.Context(), srv, "any", session.ArgumentsOf(map[string]any{}), caller)
 	var got string
 	if err != nil {
 		got = err.Error()
@@ -383,7 +383,7 @@ func TestListingRequestNeverReachesACall(t *testing.T) {
 	a, b := newAskingCaller("from a", false), newAskingCaller("from b", false)
 	resA := make(chan string, 1)
 	go func() {
-		res, err := h.CallTool(t.Context(), srv, "ask", map[string]any{"go": goFile, "started": started, "done": done}, &a.Caller)
+		res, err := h.CallTool(t.Context(), srv, "ask", session.ArgumentsOf(map[string]any{"go": goFile, "started": started, "done": done}), &a.Caller)
 		if err != nil {
 			resA <- err.Error()
 			return
@@ -431,7 +431,7 @@ func TestSharedWarmServerRefusesAmbiguousRequests(t *testing.T) {
 	for i, c := range []*askingCaller{a, b} {
 		inflight.Go(func() {
 			args := map[string]any{"go": goFile, "started": filepath.Join(dir, strconv.Itoa(i)), "done": filepath.Join(dir, "done")}
-			res, err := h.CallTool(t.Context(), srv, "ask", args, &c.Caller)
+			res, err := h.CallTool(t.Context(), srv, "ask", session.ArgumentsOf(args), &c.Caller)
 			results <- text(t, res, err)
 		})
 	}
@@ -500,7 +500,7 @@ func TestHostileRefusedRequestCode(t *testing.T) {
 	for i, c := range []*askingCaller{a, b} {
 		inflight.Go(func() {
 			args := map[string]any{"go": goFile, "started": filepath.Join(dir, strconv.Itoa(i)), "done": filepath.Join(dir, "done")}
-			res, err := h.CallTool(t.Context(), srv, "ask", args, &c.Caller)
+			res, err := h.CallTool(t.Context(), srv, "ask", session.ArgumentsOf(args), &c.Caller)
 			results <- text(t, res, err)
 		})
 	}
@@ -543,7 +543,7 @@ func TestCloseIsABarrier(t *testing.T) {
 	started := filepath.Join(t.TempDir(), "started")
 	done := make(chan error, 1)
 	go func() {
-		_, err := h.CallTool(context.Background(), fake("ok"), "sleep", map[string]any{"ms": 60_000, "started": started}, nil)
+		_, err := h.CallTool(context.Background(), fake("ok"), "sleep", session.ArgumentsOf(map[string]any{"ms": 60_000, "started": started}), nil)
 		done <- err
 	}()
 	waitFile(t, started, 10*time.Second)
@@ -584,7 +584,7 @@ func TestSlowCallerDoesNotStallOthers(t *testing.T) {
 	}}
 	slowDone := make(chan error, 1)
 	go func() {
-		_, err := h.CallTool(t.Context(), srv, "progress", map[string]any{"steps": 1000}, slow)
+		_, err := h.CallTool(t.Context(), srv, "progress", session.ArgumentsOf(map[string]any{"steps": 1000}), slow)
 		slowDone <- err
 	}()
 	for deadline := time.Now().Add(10 * time.Second); got.Load() == 0; time.Sleep(5 * time.Millisecond) {

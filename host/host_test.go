@@ -163,7 +163,7 @@ func TestListAndCall(t *testing.T) {
 	if got := strings.Join(names, ","); !strings.Contains(got, "echo") || !strings.Contains(got, "hang") {
 		t.Errorf("tools = %s", got)
 	}
-	res, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "hi"}, nil)
+	res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestStderrFloodIsBounded(t *testing.T) {
 
 func TestTooLargeKillsAtTheLimit(t *testing.T) {
 	h := newHarness(t, host.Options{MaxResultBytes: 1 << 20})
-	res, err := h.CallTool(t.Context(), fake("ok"), "big", map[string]any{"bytes": 900_000}, nil)
+	res, err := h.CallTool(t.Context(), fake("ok"), "big", session.ArgumentsOf(map[string]any{"bytes": 900_000}), nil)
 	if err != nil {
 		t.Fatalf("a result under the limit failed: %v", err)
 	}
@@ -322,7 +322,7 @@ func TestUnknownToolAndInvalidArguments(t *testing.T) {
 	_, err := h.CallTool(t.Context(), fake("ok"), "nope", nil, nil)
 	wantKind(t, err, failure.KindUnknownTool, failure.PhaseList)
 
-	_, err = h.CallTool(t.Context(), fake("ok"), "echo", map[string]any{"message": 42}, nil)
+	_, err = h.CallTool(t.Context(), fake("ok"), "echo", session.ArgumentsOf(map[string]any{"message": 42}), nil)
 	e := wantKind(t, err, failure.KindInvalidArguments, failure.PhaseCall)
 	if !strings.Contains(e.Error(), "arguments/message") {
 		t.Errorf("message %q should name the JSON location arguments/message", e.Error())
@@ -372,7 +372,7 @@ func TestCancelledByCaller(t *testing.T) {
 	started := filepath.Join(t.TempDir(), "started")
 	done := make(chan error, 1)
 	go func() {
-		_, err := h.CallTool(ctx, fake("ok"), "sleep", map[string]any{"ms": 60_000, "started": started}, nil)
+		_, err := h.CallTool(ctx, fake("ok"), "sleep", session.ArgumentsOf(map[string]any{"ms": 60_000, "started": started}), nil)
 		done <- err
 	}()
 	waitFile(t, started, 10*time.Second) // the call runs on the server
@@ -391,7 +391,7 @@ func TestCancelledRequestStartsNoProcess(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	for _, srv := range []*registry.Server{fake("ok"), persistent("ok")} {
-		_, err := h.CallTool(ctx, srv, "echo", map[string]any{"message": "hi"}, nil)
+		_, err := h.CallTool(ctx, srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil)
 		if failure.KindOf(err) != failure.KindCancelled {
 			t.Errorf("%s (%s): kind %s (%v), want cancelled", srv.Name, srv.Lifecycle, failure.KindOf(err), err)
 		}
@@ -420,7 +420,7 @@ func TestOverloaded(t *testing.T) {
 	done := make(chan error, 1)
 	started := filepath.Join(t.TempDir(), "started")
 	go func() {
-		_, err := h.CallTool(ctx, fake("ok"), "sleep", map[string]any{"ms": 60_000, "started": started}, nil)
+		_, err := h.CallTool(ctx, fake("ok"), "sleep", session.ArgumentsOf(map[string]any{"ms": 60_000, "started": started}), nil)
 		done <- err
 	}()
 	waitFile(t, started, 10*time.Second) // the first request holds the only slot
@@ -458,7 +458,7 @@ func TestTimedOutCallToATrickleReaderIsAnswered(t *testing.T) {
 	srv.CallTimeout = 1000
 	srv.Env = map[string]string{"FAKEMCP_READ": "65536", "FAKEMCP_EVERY_MS": "500"}
 	start := time.Now()
-	_, err := h.CallTool(t.Context(), srv, "any", map[string]any{"payload": strings.Repeat("p", 8<<20)}, nil)
+	_, err := h.CallTool(t.Context(), srv, "any", session.ArgumentsOf(map[string]any{"payload": strings.Repeat("p", 8<<20)}), nil)
 	wantKind(t, err, failure.KindTimeout, failure.PhaseCall)
 	// The call's timeout, the 10 s ceiling, and slack for a loaded machine.
 	within(t, start, 20*time.Second)
@@ -471,7 +471,7 @@ func TestListCacheNeverRefusesByItself(t *testing.T) {
 	srv := fake("ok")
 	marker := filepath.Join(t.TempDir(), "late")
 	srv.Env["LATE_TOOL_MARKER"] = marker
-	if _, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "x"}, nil); err != nil {
+	if _, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "x"}), nil); err != nil {
 		t.Fatal(err) // lists (no "late"), and caches that list
 	}
 	os.WriteFile(marker, nil, 0o600) // the next process of the same server has "late"
@@ -557,7 +557,7 @@ func TestNoGoroutineGrowth(t *testing.T) {
 			if c.tool == "echo" {
 				args = map[string]any{"message": "x"}
 			}
-			_, err = h.CallTool(t.Context(), srv, c.tool, args, nil)
+			_, err = h.CallTool(t.Context(), srv, c.tool, session.ArgumentsOf(args), nil)
 		}
 		if c.kind == "" && err != nil {
 			t.Errorf("%s %s: %v", c.fake, c.tool, err)
@@ -651,7 +651,7 @@ func TestWatchLists(t *testing.T) {
 	}
 
 	srv := persistent("ok")
-	if _, err := h.CallTool(t.Context(), srv, "grow", map[string]any{"name": "grown"}, nil); err != nil {
+	if _, err := h.CallTool(t.Context(), srv, "grow", session.ArgumentsOf(map[string]any{"name": "grown"}), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := next(); got.server != srv.Name || slices.Contains(got.tools, "grown") {
@@ -689,13 +689,13 @@ func TestAllowAskedBeforeAnythingStarts(t *testing.T) {
 			return nil
 		}}
 	}
-	_, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "hi"}, refuse(true))
+	_, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), refuse(true))
 	if failure.KindOf(err) != failure.KindDenied || len(h.spawned()) != listed || !slices.Equal(asked, []bool{true}) {
 		t.Fatalf("refused on the held list: kind %q, %d processes started, asked %v; want denied, none started, asked once on the held list",
 			failure.KindOf(err), len(h.spawned())-listed, asked)
 	}
 	asked = nil
-	_, err = h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "hi"}, refuse(false))
+	_, err = h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), refuse(false))
 	if failure.KindOf(err) != failure.KindDenied || !slices.Equal(asked, []bool{true, false}) {
 		t.Fatalf("refused on the fresh list: kind %q, asked %v; want denied, asked on the held list then the fresh one", failure.KindOf(err), asked)
 	}

@@ -39,15 +39,15 @@ func (h *Host) ListTools(ctx context.Context, srv *registry.Server, caller *sess
 	return l.tools, nil
 }
 
-// CallTool starts srv, checks that it lists tool name and that args (decoded
-// JSON: a map or nil) fit the tool's inputSchema, calls it, and returns the
+// CallTool starts srv, checks that it lists tool name and that args (nil:
+// none) fit the tool's inputSchema, calls it, and returns the
 // hosted result unchanged (its own isError included). The process is torn
 // down after returning, unless the server is persistent: then its warm
 // session is used, started if need be, and kept.
 //
 // A call is retried only when it surely never reached the tool, or when the
 // tool declares readOnlyHint or idempotentHint and its process died.
-func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, args any, caller *session.Caller) (*mcp.CallToolResult, error) {
+func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, args *session.Arguments, caller *session.Caller) (*mcp.CallToolResult, error) {
 	ctx, leave, err := h.enter(ctx, srv.Name)
 	if err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func (h *Host) lease(ctx context.Context, srv *registry.Server, caller *session.
 
 // callOnce is one attempt of CallTool: lease a session, call, give it back.
 // It returns the tool it called, for the retry decision.
-func (h *Host) callOnce(ctx context.Context, srv *registry.Server, name string, args any, caller *session.Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
+func (h *Host) callOnce(ctx context.Context, srv *registry.Server, name string, args *session.Arguments, caller *session.Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
 	l, err := h.lease(ctx, srv, caller, false)
 	if err != nil {
 		return nil, nil, err
@@ -143,7 +143,7 @@ func (h *Host) callOnce(ctx context.Context, srv *registry.Server, name string, 
 // callOn finds the tool in the lease's list, checks the arguments, and
 // calls it. A list from a cache is asked again before colibri refuses a
 // call, or passes on the server's own refusal of it.
-func (h *Host) callOn(ctx context.Context, srv *registry.Server, l *lease, name string, args any, caller *session.Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
+func (h *Host) callOn(ctx context.Context, srv *registry.Server, l *lease, name string, args *session.Arguments, caller *session.Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
 	tools := l.tools
 	tool := findTool(tools, name)
 	argErr := h.vet(ctx, srv.Name, name, tools, args, caller)
@@ -180,7 +180,7 @@ func (h *Host) callOn(ctx context.Context, srv *registry.Server, l *lease, name 
 // the schema, so that a caller learns nothing of a tool it may not call: an
 // invalid_arguments message would say that the tool exists, and what it
 // takes.
-func (h *Host) vet(ctx context.Context, server, name string, have []*mcp.Tool, args any, caller *session.Caller) error {
+func (h *Host) vet(ctx context.Context, server, name string, have []*mcp.Tool, args *session.Arguments, caller *session.Caller) error {
 	tool := findTool(have, name)
 	if tool == nil {
 		return UnknownTool(server, name, caller.Visible(have))
@@ -188,7 +188,7 @@ func (h *Host) vet(ctx context.Context, server, name string, have []*mcp.Tool, a
 	if err := caller.Admit(tool, have, false); err != nil {
 		return err
 	}
-	return h.schemas.Check(ctx, server, tool, session.Checked(args))
+	return h.schemas.Check(ctx, server, tool, args.Checked())
 }
 
 // admitHeld asks the caller's Allow about tool name on the list the host

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 )
 
@@ -39,7 +40,7 @@ func TestHostileInputSchema(t *testing.T) {
 			cpu := cpuTime(t)
 			for i := range 2 {
 				start := time.Now()
-				res, err := h.CallTool(t.Context(), srv, "any", map[string]any{"x": 1}, nil)
+				res, err := h.CallTool(t.Context(), srv, "any", session.ArgumentsOf(map[string]any{"x": 1}), nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 )
 
 // OnRequest is told of each request sent to a hosted server, with its
@@ -32,7 +33,7 @@ func TestObserversAndStatus(t *testing.T) {
 	if st := h.Status("ok"); st.Tried {
 		t.Errorf("status before any start: %+v", st)
 	}
-	if _, err := h.CallTool(t.Context(), fake("ok"), "echo", map[string]any{"message": "hi"}, nil); err != nil {
+	if _, err := h.CallTool(t.Context(), fake("ok"), "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

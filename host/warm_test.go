@@ -18,6 +18,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -40,7 +41,7 @@ func text(t *testing.T, res *mcp.CallToolResult, err error) string {
 
 func callText(t *testing.T, h *harness, srv *registry.Server, tool string, args map[string]any) string {
 	t.Helper()
-	res, err := h.CallTool(t.Context(), srv, tool, args, nil)
+	res, err := h.CallTool(t.Context(), srv, tool, session.ArgumentsOf(args), nil)
 	return text(t, res, err)
 }
 
@@ -80,7 +81,7 @@ func TestWarmConcurrentCalls(t *testing.T) {
 	for i := range 50 {
 		wg.Go(func() {
 			msg := strconv.Itoa(i)
-			res, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": msg}, nil)
+			res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": msg}), nil)
 			if err == nil && res.Content[0].(*mcp.TextContent).Text != "Echo: "+msg {
 				err = os.ErrInvalid
 			}
@@ -108,7 +109,7 @@ func TestWarmCrashRestarts(t *testing.T) {
 	inflight := make(chan error, 1)
 	started := filepath.Join(t.TempDir(), "started")
 	go func() {
-		_, err := h.CallTool(t.Context(), srv, "sleep", map[string]any{"ms": 60_000, "started": started}, nil)
+		_, err := h.CallTool(t.Context(), srv, "sleep", session.ArgumentsOf(map[string]any{"ms": 60_000, "started": started}), nil)
 		inflight <- err
 	}()
 	waitFile(t, started, 10*time.Second)
@@ -133,7 +134,7 @@ func TestWarmTimeoutCancelsThatCallOnly(t *testing.T) {
 	call := func(name string) <-chan error {
 		errc := make(chan error, 1)
 		go func() {
-			_, err := h.CallTool(t.Context(), srv, "sleep", map[string]any{"ms": 60_000, "started": filepath.Join(dir, name)}, nil)
+			_, err := h.CallTool(t.Context(), srv, "sleep", session.ArgumentsOf(map[string]any{"ms": 60_000, "started": filepath.Join(dir, name)}), nil)
 			errc <- err
 		}()
 		waitFile(t, filepath.Join(dir, name), 10*time.Second)
@@ -160,7 +161,7 @@ func TestTimedOutCallWithAProgressingWriteKeepsTheWarmServer(t *testing.T) {
 	// 64 KiB every 50 ms: 1 MiB takes ~0.8 s, each piece well within
 	// unstick's second.
 	srv.Env = map[string]string{"FAKEMCP_READ": "65536", "FAKEMCP_EVERY_MS": "50"}
-	_, err := h.CallTool(t.Context(), srv, "any", map[string]any{"payload": strings.Repeat("p", 1<<20)}, nil)
+	_, err := h.CallTool(t.Context(), srv, "any", session.ArgumentsOf(map[string]any{"payload": strings.Repeat("p", 1<<20)}), nil)
 	wantKind(t, err, failure.KindTimeout, failure.PhaseCall)
 	pids := h.spawned()
 	if len(pids) != 1 {
@@ -333,7 +334,7 @@ func TestWarmRegistryEditLetsCallsFinish(t *testing.T) {
 	started := filepath.Join(t.TempDir(), "started")
 	done := make(chan string, 1)
 	go func() {
-		res, err := h.CallTool(t.Context(), described, "sleep", map[string]any{"ms": 500, "started": started}, nil)
+		res, err := h.CallTool(t.Context(), described, "sleep", session.ArgumentsOf(map[string]any{"ms": 500, "started": started}), nil)
 		if err != nil {
 			done <- err.Error()
 			return
@@ -361,12 +362,12 @@ func TestWarmCancelReachesTheRightCall(t *testing.T) {
 	dir := t.TempDir()
 	cancelled := make(chan error, 1)
 	go func() {
-		_, err := h.CallTool(ctx, srv, "sleep", map[string]any{"ms": 60_000, "started": filepath.Join(dir, "a")}, nil)
+		_, err := h.CallTool(ctx, srv, "sleep", session.ArgumentsOf(map[string]any{"ms": 60_000, "started": filepath.Join(dir, "a")}), nil)
 		cancelled <- err
 	}()
 	other := make(chan string, 1)
 	go func() {
-		res, err := h.CallTool(t.Context(), srv, "sleep", map[string]any{"ms": 400, "started": filepath.Join(dir, "b")}, nil)
+		res, err := h.CallTool(t.Context(), srv, "sleep", session.ArgumentsOf(map[string]any{"ms": 400, "started": filepath.Join(dir, "b")}), nil)
 		if err != nil {
 			other <- err.Error()
 			return

@@ -8,36 +8,41 @@ import "encoding/json"
 // receives. The arguments are decoded once (by whoever builds Arguments)
 // and never encoded again: Raw is forwarded as it came, its key order and
 // numbers unchanged. Raw must be the encoding of Value. Strings lifted
-// into Options.Bulk may stand as their references in both: the schema check
+// into Config.Bulk may stand as their references in both: the schema check
 // resolves them when the schema reads strings' values.
 //
 //	h.CallTool(ctx, srv, "echo", &session.Arguments{Value: decoded, Raw: raw}, caller)
+//	h.CallTool(ctx, srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil)
 //
-// CallTool also takes plain decoded arguments (a map[string]any, or nil),
-// which the SDK encodes when it sends them.
+// A nil *Arguments is no arguments: {}.
 type Arguments struct {
 	Value map[string]any
 	Raw   json.RawMessage
 }
 
-// Checked is the form of args the schema check reads.
-func Checked(args any) any {
-	if a, ok := args.(*Arguments); ok {
-		if a.Value == nil {
-			return map[string]any{}
-		}
-		return a.Value
+// ArgumentsOf is v as Arguments, encoded once here: for a caller that holds
+// no bytes of its own (tests, benchmarks). A value that cannot be encoded
+// is sent as {} and checked as v.
+func ArgumentsOf(v map[string]any) *Arguments {
+	raw, err := json.Marshal(v)
+	if err != nil || v == nil {
+		raw = nil
 	}
-	return args
+	return &Arguments{Value: v, Raw: raw}
+}
+
+// Checked is the form of args the schema check reads.
+func (a *Arguments) Checked() map[string]any {
+	if a == nil || a.Value == nil {
+		return map[string]any{}
+	}
+	return a.Value
 }
 
 // sent is the form of args put in tools/call's params.
-func sent(args any) any {
-	if a, ok := args.(*Arguments); ok {
-		if len(a.Raw) == 0 {
-			return json.RawMessage("{}")
-		}
-		return a.Raw
+func (a *Arguments) sent() json.RawMessage {
+	if a == nil || len(a.Raw) == 0 {
+		return json.RawMessage("{}")
 	}
-	return args
+	return a.Raw
 }

@@ -196,13 +196,13 @@ func (s *Session) ListTools(ctx context.Context, caller *Caller) ([]*mcp.Tool, i
 
 // CallTool calls one tool. Progress from the server extends the call's
 // timeout, up to ten times call_timeout_ms.
-func (s *Session) CallTool(ctx context.Context, name string, args any, caller *Caller) (*mcp.CallToolResult, error) {
+func (s *Session) CallTool(ctx context.Context, name string, args *Arguments, caller *Caller) (*mcp.CallToolResult, error) {
 	d := s.cfg.CallTimeout
 	ph := NewTimer(ctx, d, 10*d)
 	defer ph.Stop()
 	defer s.endOnExit(ph)()
 
-	params := &mcp.CallToolParams{Name: name, Arguments: sent(args)}
+	params := &mcp.CallToolParams{Name: name, Arguments: args.sent()}
 	if raw, ok := params.Arguments.(json.RawMessage); ok && !s.up.Lowers() {
 		// The caller's large strings may be references (internal/bulk):
 		// only colibri's own connection to a process puts them back.

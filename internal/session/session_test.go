@@ -194,7 +194,7 @@ func TestProgressReachesOnlyTheCallOfItsToken(t *testing.T) {
 	for name, rec := range records {
 		wg.Go(func() {
 			caller := &Caller{Progress: func(_ context.Context, p *mcp.ProgressNotificationParams) { rec.add(p.Message) }}
-			if _, err := s.CallTool(t.Context(), "report", map[string]any{"name": name}, caller); err != nil {
+			if _, err := s.CallTool(t.Context(), "report", ArgumentsOf(map[string]any{"name": name}), caller); err != nil {
 				t.Errorf("call %s: %v", name, err)
 			}
 		})
@@ -234,7 +234,7 @@ func TestLogReachesTheOneCallInFlightOnly(t *testing.T) {
 	}
 	var solo record
 	s := open(t, testConfig(), serve(t, srv, "s3cr3t-key"), caller(&solo))
-	if _, err := s.CallTool(t.Context(), "log", map[string]any{"name": "solo"}, caller(&solo)); err != nil {
+	if _, err := s.CallTool(t.Context(), "log", ArgumentsOf(map[string]any{"name": "solo"}), caller(&solo)); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := solo.get(), []string{"server/fake: alone, key [redacted]"}; !slices.Equal(got, want) {
@@ -244,7 +244,7 @@ func TestLogReachesTheOneCallInFlightOnly(t *testing.T) {
 	var wg sync.WaitGroup
 	for name, rec := range records {
 		wg.Go(func() {
-			if _, err := s.CallTool(t.Context(), "log", map[string]any{"name": name}, caller(rec)); err != nil {
+			if _, err := s.CallTool(t.Context(), "log", ArgumentsOf(map[string]any{"name": name}), caller(rec)); err != nil {
 				t.Errorf("call %s: %v", name, err)
 			}
 		})
@@ -336,7 +336,7 @@ func TestCallPastItsTimeoutIsTimeout(t *testing.T) {
 	cfg := testConfig()
 	cfg.CallTimeout = 50 * time.Millisecond
 	s := open(t, cfg, serve(t, srv), nil)
-	_, err := s.CallTool(t.Context(), "hold", map[string]any{}, nil)
+	_, err := s.CallTool(t.Context(), "hold", nil, nil)
 	var e *failure.Error
 	if !errors.As(err, &e) {
 		t.Fatalf("err = %v, want a *failure.Error", err)
@@ -362,7 +362,7 @@ func TestCallOfACallerWhoGaveUpIsCancelled(t *testing.T) {
 		<-started
 		cancel()
 	}()
-	_, err := s.CallTool(ctx, "hold", map[string]any{}, nil)
+	_, err := s.CallTool(ctx, "hold", nil, nil)
 	var e *failure.Error
 	if !errors.As(err, &e) || e.Kind != failure.KindCancelled || !errors.Is(e.Err, ErrCancelled) {
 		t.Errorf("err = %v (kind %s), want cancelled by the caller", err, failure.KindOf(err))
@@ -380,7 +380,7 @@ func TestExitDuringACallIsCrashed(t *testing.T) {
 		<-started
 		up.end(true)
 	}()
-	_, err := s.CallTool(t.Context(), "hold", map[string]any{}, nil)
+	_, err := s.CallTool(t.Context(), "hold", nil, nil)
 	var e *failure.Error
 	if !errors.As(err, &e) {
 		t.Fatalf("err = %v, want a *failure.Error", err)
