@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -73,16 +74,18 @@ func (h *Host) newRemote(srv *registry.Server) (*remoteUp, error) {
 			return nil, &Error{Kind: KindUnauthorized, Server: srv.Name, Phase: PhaseSpawn, Err: err}
 		}
 	}
-	return &remoteUp{
-		conn: remote.New(remote.Options{
-			URL: srv.URL, Transport: srv.Transport, Headers: headers, Bearer: bearer,
-			OAuth: oauth, MaxBytes: h.opts.MaxResultBytes,
-		}),
+	r := &remoteUp{
 		url:    srv.ShownURL(),
 		log:    h.log.With("server", srv.Name, "url", srv.ShownURL()),
 		redact: newRedactor(secrets),
 		endCh:  make(chan struct{}),
-	}, nil
+	}
+	r.conn = remote.New(remote.Options{
+		URL: srv.URL, Transport: srv.Transport, Headers: headers, Bearer: bearer,
+		OAuth: oauth, MaxBytes: h.opts.MaxResultBytes,
+		Timeout: srv.Timeout(h.opts.Timeout), Ended: r.end,
+	})
+	return r, nil
 }
 
 // expandHint says what to do about a header or bearer_token that ${NAME}
@@ -107,9 +110,17 @@ func (r *remoteUp) end(why string) {
 	})
 }
 
-func (r *remoteUp) transport() mcp.Transport {
-	return &endingTransport{r: r, inner: r.conn.Transport()}
+// transport is go-sdk's, whose connection reaches the session unwrapped
+// (its hooks open the standalone GET stream of Streamable HTTP): what
+// colibri adds is in the HTTP client below it (relayBelow, connected).
+func (r *remoteUp) transport() mcp.Transport { return r.conn.Transport() }
+
+// relayBelow relays the server's progress and logs as its event streams
+// are read (internal/remote), in the place of host's relayTransport.
+func (r *remoteUp) relayBelow(f func(method string, params json.RawMessage) bool) {
+	r.conn.SetRelay(f)
 }
+
 func (r *remoteUp) done() <-chan struct{} { return r.endCh }
 
 func (r *remoteUp) ended(d time.Duration) bool { return closedWithin(r.endCh, d) }
@@ -123,8 +134,16 @@ func (r *remoteUp) describeEnd() string {
 	return "is still connected"
 }
 
-// negotiated is told the version initialize (or server/discover) settled.
-func (r *remoteUp) negotiated(v string) { r.conn.SetProtocolVersion(v) }
+// connected is told the session initialize (or server/discover) made: its
+// version, and its end, which ends the upstream (the connection failed, or
+// colibri closed it).
+func (r *remoteUp) connected(cs *mcp.ClientSession) {
+	r.conn.SetProtocolVersion(cs.InitializeResult().ProtocolVersion)
+	go func() {
+		cs.Wait()
+		r.end("closed the connection")
+	}()
+}
 
 func (r *remoteUp) read() int64    { return r.conn.BytesRead() }
 func (r *remoteUp) oversize() bool { return r.conn.TooLarge() }
@@ -362,37 +381,4 @@ func isCertError(err error) bool {
 func isNetError(err error) bool {
 	var ne interface{ Timeout() bool } // net.Error, *url.Error
 	return errors.As(err, &ne)
-}
-
-// endingTransport marks the upstream ended when its connection fails for
-// good (a read error that no context explains).
-type endingTransport struct {
-	r     *remoteUp
-	inner mcp.Transport
-}
-
-func (t *endingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &endingConn{Connection: c, r: t.r}, nil
-}
-
-type endingConn struct {
-	mcp.Connection
-	r *remoteUp
-}
-
-func (c *endingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if err != nil && ctx.Err() == nil {
-		c.r.end("closed the connection")
-	}
-	return msg, err
-}
-
-func (c *endingConn) Close() error {
-	c.r.end("was closed by colibri")
-	return c.Connection.Close()
 }

@@ -63,7 +63,16 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 	}
 	s := &session{h: h, srv: srv, up: up, routes: newRouter(srv.Name, up.redactor())}
 	defer s.endOnExit(ph)()
-	transport := &relayTransport{routes: s.routes, inner: up.transport()}
+	transport := up.transport()
+	if r, ok := up.(interface {
+		relayBelow(func(string, json.RawMessage) bool)
+	}); ok {
+		// A remote upstream relays in its HTTP client: go-sdk's connection
+		// must reach the session unwrapped (its hooks open the GET stream).
+		r.relayBelow(s.routes.relay)
+	} else {
+		transport = &relayTransport{routes: s.routes, inner: transport}
+	}
 	copts := s.routes.clientOptions(caller)
 	s.caps = copts.Capabilities
 	s.plain = caller == nil || (caller.CreateMessage == nil && caller.Elicit == nil && caller.ListRoots == nil)
@@ -91,8 +100,8 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *Caller) (
 		serverVersion = init.ServerInfo.Version
 	}
 	h.versions.Learn(key, serverVersion, init.ProtocolVersion)
-	if n, ok := up.(interface{ negotiated(string) }); ok {
-		n.negotiated(init.ProtocolVersion)
+	if n, ok := up.(interface{ connected(*mcp.ClientSession) }); ok {
+		n.connected(cs)
 	}
 	s.modern = init.ProtocolVersion >= upver.Modern
 	if caller != nil && caller.LogLevel != "" && !s.modern { // 2026-07-28 has no logging/setLevel: the level goes in each request's _meta
