@@ -309,17 +309,78 @@ func TestRemoteGETStreamReconnectsPaced(t *testing.T) {
 	}
 }
 
-// The GET stream ends with colibri: nothing is left listening.
+// The GET stream ends with its session: a per-request one's with the
+// request, a warm one's with colibri. Nothing is left listening.
 func TestRemoteGETStreamEndsWithTheSession(t *testing.T) {
 	t.Parallel()
 	p := newGetProxy(t, nil)
 	h := newHarness(t, host.Options{})
+	srv := remoteSrv(p.url)
+	srv.Lifecycle = registry.PerRequest
+	if _, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "x"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	await(t, p.seen, "the per-request session's GET stream opened")
+	await(t, p.gone, "the per-request session's GET stream closed after the request")
+
 	if _, err := h.ListTools(t.Context(), warmRemote(p.url), nil); err != nil {
 		t.Fatal(err)
 	}
-	await(t, p.seen, "the GET stream opened")
+	await(t, p.seen, "the warm session's GET stream opened")
 	h.Close()
-	await(t, p.gone, "the GET stream closed with colibri")
+	await(t, p.gone, "the warm session's GET stream closed with colibri")
+}
+
+// A server that floods its GET stream with log messages, without end,
+// holds no request: calls are answered while it floods, and the flood ends
+// with colibri.
+func TestRemoteGETStreamFlood(t *testing.T) {
+	t.Parallel()
+	flood, flowing := make(chan struct{}), make(chan struct{})
+	p := newGetProxy(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprint(w, ": ok\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-flood:
+		case <-r.Context().Done():
+			return
+		}
+		event := []byte(strings.Repeat(`data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","data":"flood"}}`+"\n\n", 64))
+		for sent := 0; r.Context().Err() == nil; sent += len(event) {
+			if _, err := w.Write(event); err != nil {
+				return
+			}
+			if sent < 4<<20 && sent+len(event) >= 4<<20 {
+				close(flowing) // 4 MiB on their way: more than the socket holds
+			}
+		}
+	})
+	h := newHarness(t, host.Options{})
+	srv := warmRemote(p.url)
+	if _, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": "before"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	close(flood)
+	select {
+	case <-flowing:
+	case <-time.After(10 * time.Second):
+		t.Fatal("colibri did not read 4 MiB of the flood within 10 s")
+	}
+	// A caller that takes logs: each call is the one operation they go to.
+	caller := &host.Caller{LogLevel: "debug", Log: func(context.Context, *mcp.LoggingMessageParams) {}}
+	for i := range 3 {
+		res, err := h.CallTool(t.Context(), srv, "echo", map[string]any{"message": fmt.Sprint(i)}, caller)
+		if err != nil || res.Content[0].(*mcp.TextContent).Text != fmt.Sprintf("echo: %d", i) {
+			t.Fatalf("call %d during the flood: %v", i, err)
+		}
+	}
+	if n := p.count("initialize"); n != 1 {
+		t.Errorf("initialize sent %d times, want 1", n)
+	}
+	h.Close()
+	await(t, p.gone, "the flood ended with colibri")
 }
 
 // server-everything in streamableHttp mode asks its client for roots 350 ms
