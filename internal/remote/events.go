@@ -141,6 +141,11 @@ func (b *eventBody) done() {
 // takes, returns what is left of it: its id and retry lines (keepIDs), or
 // nothing.
 func (b *eventBody) relayed(ev []byte) (kept []byte, taken bool) {
+	// Only a notification can be relayed, and each names its method:
+	// most events (results, often large) are not read twice.
+	if !bytes.Contains(ev, []byte("notifications")) {
+		return nil, false
+	}
 	var name string
 	var data, rest []byte
 	for _, line := range bytes.SplitAfter(ev, []byte{'\n'}) {
@@ -159,9 +164,7 @@ func (b *eventBody) relayed(ev []byte) (kept []byte, taken bool) {
 			}
 		}
 	}
-	// Only a notification can be relayed, and each names its method:
-	// most events (results, often large) are not decoded twice.
-	if (name != "" && name != "message") || !bytes.Contains(data, []byte("notifications")) {
+	if name != "" && name != "message" {
 		return nil, false
 	}
 	var msg struct {
