@@ -4,7 +4,10 @@
 // token or an OAuth handler, response bodies bounded as they are read, and a
 // record of each phase's exchanges (the last HTTP status, whether the request
 // was written, Retry-After) from which host tells the contract's kinds and
-// retries apart.
+// retries apart. It relays the server's progress and logs as its event
+// streams are read (SetRelay), so that go-sdk's Streamable HTTP connection
+// reaches the session unwrapped and opens its standalone GET stream, which
+// it bounds (stream.go).
 //
 //	c := remote.New(remote.Options{URL: "https://example.com/mcp", Bearer: token, MaxBytes: 16 << 20})
 //	defer c.Close()
