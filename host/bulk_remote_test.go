@@ -32,6 +32,8 @@ func TestRemoteCallWithALostStringIsNotSent(t *testing.T) {
 	})
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return remote }, nil))
 	defer srv.Close()
+	// Before Close: the warm session's GET stream would hold it.
+	defer srv.CloseClientConnections()
 	table := bulk.New(1 << 10)
 	h := newHarness(t, host.Options{Bulk: table})
 	received := func() string { s, _ := got.Load().(string); return s }

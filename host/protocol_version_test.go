@@ -162,6 +162,8 @@ func TestUpstreamHTTPSendsTheProtocolVersionHeader(t *testing.T) {
 		inner.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
+	// Before Close: the warm session's GET stream would hold it.
+	defer srv.CloseClientConnections()
 	h := newHarness(t, host.Options{})
 	if got := callText(t, h, &registry.Server{Name: "far", URL: srv.URL}, "hi", nil); got != "hi" {
 		t.Fatalf("hi: %q", got)

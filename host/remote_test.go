@@ -84,7 +84,12 @@ func newProxy(t *testing.T) *proxy {
 	p := &proxy{}
 	p.restart()
 	p.srv = httptest.NewServer(p)
-	t.Cleanup(p.srv.Close)
+	// A warm session's GET stream stays open until colibri closes it,
+	// which a test may do after this cleanup.
+	t.Cleanup(func() {
+		p.srv.CloseClientConnections()
+		p.srv.Close()
+	})
 	return p
 }
 

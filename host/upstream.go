@@ -108,7 +108,8 @@ func (h *Host) startUpstream(ctx, phase context.Context, srv *registry.Server) (
 // dialRemote prepares srv's remote upstream (internal/remote).
 func (h *Host) dialRemote(srv *registry.Server) (*remote.Upstream, error) {
 	return remote.Dial(srv, remote.UpstreamOptions{
-		Getenv: h.launch.Getenv, OAuth: h.opts.OAuth, MaxResultBytes: h.opts.MaxResultBytes, Log: h.log,
+		Getenv: h.launch.Getenv, OAuth: h.opts.OAuth, MaxResultBytes: h.opts.MaxResultBytes,
+		Timeout: srv.Timeout(h.opts.Timeout), Log: h.log,
 	})
 }
 

@@ -175,6 +175,8 @@ func TestBulkHTTPCallerGoneBeforeTheCallIsForwarded(t *testing.T) {
 	var opened sync.Once
 	open := func() { opened.Do(func() { close(gate) }) }
 	defer srv.Close()
+	// Before Close: the warm session's GET stream would hold it.
+	defer srv.CloseClientConnections()
 	defer open()
 	table := bulk.New(bulkMin)
 	reg := &registry.Registry{Servers: map[string]*registry.Server{"far": {Name: "far", URL: srv.URL}}}

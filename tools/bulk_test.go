@@ -388,6 +388,8 @@ func TestBulkRemoteUpstreamGetsTheStrings(t *testing.T) {
 		})
 		srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return remote }, nil))
 		defer srv.Close()
+		// Before Close: the warm session's GET stream would hold it.
+		defer srv.CloseClientConnections()
 		table := bulk.New(bulkMin)
 		reg := &registry.Registry{Servers: map[string]*registry.Server{"far": {Name: "far", URL: srv.URL}}}
 		cs := faceWithBulk(t, face, table, reg, false)

@@ -347,6 +347,8 @@ func TestPinRemote(t *testing.T) {
 	remote.AddTool(&mcp.Tool{Name: "echo", Description: "Echoes.", InputSchema: map[string]any{"type": "object"}}, handler)
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return remote }, nil))
 	defer srv.Close()
+	// Before Close: the warm session's GET stream would hold it.
+	defer srv.CloseClientConnections()
 	reg := newLive(map[string]*registry.Server{"r": {URL: srv.URL}})
 	h := host.New(host.Options{Timeout: 10 * time.Second})
 	t.Cleanup(h.Close)

@@ -4,7 +4,10 @@
 // token or an OAuth handler, response bodies bounded as they are read, and a
 // record of each phase's exchanges (the last HTTP status, whether the request
 // was written, Retry-After) from which host tells the contract's kinds and
-// retries apart.
+// retries apart. It relays the server's progress and logs as its event
+// streams are read (SetRelay), so that go-sdk's Streamable HTTP connection
+// reaches the session unwrapped and opens its standalone GET stream, which
+// it bounds (stream.go).
 //
 //	c := remote.New(remote.Options{URL: "https://example.com/mcp", Bearer: token, MaxBytes: 16 << 20})
 //	defer c.Close()
@@ -19,7 +22,6 @@
 package remote
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -55,6 +57,15 @@ type Options struct {
 	// Base is the transport requests go through; nil means a fresh clone
 	// of http.DefaultTransport (owned, and closed by Close).
 	Base http.RoundTripper
+	// Timeout is the entry's phase timeout: the answer to the standalone
+	// GET of Streamable HTTP is awaited a third of it, at most
+	// maxStreamWait (then colibri goes on as if the server had answered
+	// 405: it offers no such stream).
+	Timeout time.Duration
+	// Ended, when set, is told (once) that the server broke the session
+	// outside any request: a message past MaxBytes on its standalone GET
+	// stream.
+	Ended func(why string)
 }
 
 // Conn is one remote server as host uses it: the HTTP client every
@@ -67,6 +78,11 @@ type Conn struct {
 	read     atomic.Int64
 	tooLarge atomic.Bool
 	version  atomic.Pointer[string] // negotiated: sent as MCP-Protocol-Version
+	relay    atomic.Pointer[Relay]
+
+	life    context.Context // ends with Close: so do the standalone streams
+	endLife context.CancelFunc
+	stream  streamState
 }
 
 // SetProtocolVersion is the version initialize negotiated: every later
@@ -83,6 +99,7 @@ var ErrTooLarge = errors.New("message larger than COLIBRI_MCP_MAX_RESULT_BYTES")
 // New returns a Conn for opts. Nothing is sent until a transport connects.
 func New(opts Options) *Conn {
 	c := &Conn{opts: opts}
+	c.life, c.endLife = context.WithCancel(context.Background())
 	base := opts.Base
 	if base == nil {
 		c.own = http.DefaultTransport.(*http.Transport).Clone()
@@ -137,8 +154,10 @@ func (c *Conn) BytesRead() int64 { return c.read.Load() }
 // TooLarge reports whether a message passed Options.MaxBytes.
 func (c *Conn) TooLarge() bool { return c.tooLarge.Load() }
 
-// Close drops the idle connections of the Conn's own transport.
+// Close ends the standalone streams and drops the idle connections of the
+// Conn's own transport.
 func (c *Conn) Close() {
+	c.endLife()
 	if c.own != nil {
 		c.own.CloseIdleConnections()
 	}
@@ -153,7 +172,7 @@ func (c *Conn) Transport() mcp.Transport {
 	case registry.TransportAuto:
 		return &autoTransport{c: c}
 	}
-	return c.streamable()
+	return streamTransport{c.streamable()}
 }
 
 func (c *Conn) streamable() *mcp.StreamableClientTransport {
@@ -295,6 +314,7 @@ type roundTripper struct {
 
 func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	standalone := req.Method == http.MethodGet && ctx.Value(standaloneKey{}) != nil
 	x := exchangeOf(ctx)
 	if x != nil {
 		mcpPost := req.Method == http.MethodPost && acceptsMCP(req.Header.Values("Accept"))
@@ -348,6 +368,9 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			tok.SetAuthHeader(r)
 		}
 	}
+	if standalone {
+		return t.standalone(r)
+	}
 	return t.send(r, x)
 }
 
@@ -365,7 +388,14 @@ func (t *roundTripper) send(r *http.Request, x *Exchange) (*http.Response, error
 		ra := retryAfter(resp.Header.Get("Retry-After"), time.Now())
 		x.each(func(x *Exchange) { x.status, x.retryAfter, x.contentType = resp.StatusCode, ra, mt })
 	}
-	resp.Body = &limitBody{c: t.c, rc: resp.Body, events: mt == "text/event-stream"}
+	if mt == "text/event-stream" {
+		// Streamable HTTP's streams (a POST's answer, a resumed one) keep
+		// the ids of relayed events; the SSE transport's takes none.
+		keep := acceptsMCP(r.Header.Values("Accept")) || r.Header.Get("Last-Event-ID") != ""
+		resp.Body = &eventBody{c: t.c, rc: resp.Body, relay: t.c.relayFunc(), keepIDs: keep}
+	} else {
+		resp.Body = &limitBody{c: t.c, rc: resp.Body}
+	}
 	return resp, nil
 }
 
@@ -402,47 +432,21 @@ func retryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// limitBody is a response body, counted and bounded: a JSON body as one
-// message, an event stream event by event (an event ends at a blank line).
-// The moment a message passes the bound, reading fails with ErrTooLarge and
-// the body is closed: nothing past it is buffered.
+// limitBody is a JSON response body, counted and bounded as one message
+// (an event stream is an eventBody). The moment it passes the bound,
+// reading fails with ErrTooLarge and the body is closed: nothing past it is
+// buffered.
 type limitBody struct {
-	c      *Conn
-	rc     io.ReadCloser
-	events bool
-	n      int64 // bytes of the current message
-	text   bool  // the current line has more than "\r" so far
+	c  *Conn
+	rc io.ReadCloser
+	n  int64 // bytes so far
 }
 
 func (b *limitBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	b.c.read.Add(int64(n))
-	max := b.c.opts.MaxBytes
-	if !b.events {
-		b.n += int64(n)
-	}
-	for chunk := p[:n]; b.events && len(chunk) > 0 && (max <= 0 || b.n <= max); {
-		i := bytes.IndexByte(chunk, '\n')
-		seg := chunk
-		if i >= 0 {
-			seg = chunk[:i]
-		}
-		if len(bytes.Trim(seg, "\r")) > 0 {
-			b.text = true
-		}
-		b.n += int64(len(seg))
-		if i < 0 {
-			break
-		}
-		if b.text {
-			b.n++
-		} else {
-			b.n = 0 // a blank line: the event ended
-		}
-		b.text = false
-		chunk = chunk[i+1:]
-	}
-	if max > 0 && b.n > max {
+	b.n += int64(n)
+	if max := b.c.opts.MaxBytes; max > 0 && b.n > max {
 		b.c.tooLarge.Store(true)
 		b.rc.Close()
 		return 0, ErrTooLarge

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -45,6 +46,9 @@ type UpstreamOptions struct {
 	OAuth func(srv *registry.Server, hc *http.Client) (auth.OAuthHandler, error)
 	// MaxResultBytes bounds one message.
 	MaxResultBytes int64
+	// Timeout is the entry's phase timeout: a third of it (at most 5 s)
+	// bounds the wait for the answer to the standalone GET stream.
+	Timeout time.Duration
 	// Log receives the upstream's lines; server= and url= are added.
 	Log *slog.Logger
 }
@@ -86,16 +90,18 @@ func Dial(srv *registry.Server, opts UpstreamOptions) (*Upstream, error) {
 			return nil, &failure.Error{Kind: failure.KindUnauthorized, Server: srv.Name, Phase: failure.PhaseSpawn, Err: err}
 		}
 	}
-	return &Upstream{
-		conn: New(Options{
-			URL: srv.URL, Transport: srv.Transport, Headers: headers, Bearer: bearer,
-			OAuth: oauth, MaxBytes: opts.MaxResultBytes,
-		}),
+	r := &Upstream{
 		url:    srv.ShownURL(),
 		log:    opts.Log.With("server", srv.Name, "url", srv.ShownURL()),
 		redact: redact.New(secrets),
 		endCh:  make(chan struct{}),
-	}, nil
+	}
+	r.conn = New(Options{
+		URL: srv.URL, Transport: srv.Transport, Headers: headers, Bearer: bearer,
+		OAuth: oauth, MaxBytes: opts.MaxResultBytes,
+		Timeout: srv.Timeout(opts.Timeout), Ended: r.end,
+	})
+	return r, nil
 }
 
 // expandHint says what to do about a header or bearer_token that ${NAME}
@@ -120,9 +126,18 @@ func (r *Upstream) end(why string) {
 	})
 }
 
-func (r *Upstream) Transport() mcp.Transport {
-	return &endingTransport{r: r, inner: r.conn.Transport()}
+// Transport is go-sdk's, whose connection reaches the session unwrapped
+// (its hooks open the standalone GET stream of Streamable HTTP): what
+// colibri adds is in the HTTP client below it (RelayBelow, Connected).
+func (r *Upstream) Transport() mcp.Transport { return r.conn.Transport() }
+
+// RelayBelow relays the server's progress and logs as its event streams
+// are read, in the place of the session's relay over the connection
+// (session.RelayBelow).
+func (r *Upstream) RelayBelow(f func(method string, params json.RawMessage) bool) {
+	r.conn.SetRelay(f)
 }
+
 func (r *Upstream) Done() <-chan struct{} { return r.endCh }
 
 func (r *Upstream) Ended(d time.Duration) bool { return closedWithin(r.endCh, d) }
@@ -136,8 +151,16 @@ func (r *Upstream) DescribeEnd() string {
 	return "is still connected"
 }
 
-// Negotiated is told the version initialize (or server/discover) settled.
-func (r *Upstream) Negotiated(v string) { r.conn.SetProtocolVersion(v) }
+// Connected is told the session initialize (or server/discover) made: its
+// version, and its end, which ends the upstream (the connection failed, or
+// colibri closed it).
+func (r *Upstream) Connected(cs *mcp.ClientSession) {
+	r.conn.SetProtocolVersion(cs.InitializeResult().ProtocolVersion)
+	go func() {
+		cs.Wait()
+		r.end("closed the connection")
+	}()
+}
 
 func (r *Upstream) BytesRead() int64 { return r.conn.BytesRead() }
 func (r *Upstream) Oversize() bool   { return r.conn.TooLarge() }
@@ -375,39 +398,6 @@ func isCertError(err error) bool {
 func isNetError(err error) bool {
 	var ne interface{ Timeout() bool } // net.Error, *url.Error
 	return errors.As(err, &ne)
-}
-
-// endingTransport marks the upstream ended when its connection fails for
-// good (a read error that no context explains).
-type endingTransport struct {
-	r     *Upstream
-	inner mcp.Transport
-}
-
-func (t *endingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &endingConn{Connection: c, r: t.r}, nil
-}
-
-type endingConn struct {
-	mcp.Connection
-	r *Upstream
-}
-
-func (c *endingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if err != nil && ctx.Err() == nil {
-		c.r.end("closed the connection")
-	}
-	return msg, err
-}
-
-func (c *endingConn) Close() error {
-	c.r.end("was closed by colibri")
-	return c.Connection.Close()
 }
 
 // closedWithin reports whether ch is closed, waiting at most d for it.

@@ -376,18 +376,25 @@ func (c *relayConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if err != nil {
 			return msg, err
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() {
-			switch req.Method {
-			case "notifications/progress":
-				c.routes.progress(req.Params)
-				continue
-			case "notifications/message":
-				c.routes.log(req.Params)
-				continue
-			}
+		if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && c.routes.relay(req.Method, req.Params) {
+			continue
 		}
 		return msg, nil
 	}
+}
+
+// relay takes the hosted server's progress and log notifications, and
+// reports whether it took the one named.
+func (r *router) relay(method string, params json.RawMessage) bool {
+	switch method {
+	case "notifications/progress":
+		r.progress(params)
+	case "notifications/message":
+		r.log(params)
+	default:
+		return false
+	}
+	return true
 }
 
 // progress delivers one progress notification to the call whose token it

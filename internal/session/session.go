@@ -96,7 +96,14 @@ var progressTokens atomic.Uint64
 func Open(ctx context.Context, timer *Timer, cfg Config, up Upstream, caller *Caller) (*Session, error) {
 	s := &Session{cfg: cfg, up: up, routes: newRouter(cfg.Server, up.Secrets())}
 	defer s.endOnExit(timer)()
-	transport := &relayTransport{routes: s.routes, inner: up.Transport()}
+	transport := up.Transport()
+	if r, ok := up.(RelayBelow); ok {
+		// A remote upstream relays in its HTTP client: go-sdk's connection
+		// must reach the session unwrapped (its hooks open the GET stream).
+		r.RelayBelow(s.routes.relay)
+	} else {
+		transport = &relayTransport{routes: s.routes, inner: transport}
+	}
 	copts := s.routes.clientOptions(caller)
 	s.caps = copts.Capabilities
 	s.plain = caller == nil || (caller.CreateMessage == nil && caller.Elicit == nil && caller.ListRoots == nil)
@@ -117,8 +124,8 @@ func Open(ctx context.Context, timer *Timer, cfg Config, up Upstream, caller *Ca
 	}
 	s.cs = cs
 	init := cs.InitializeResult()
-	if n, ok := up.(Negotiator); ok {
-		n.Negotiated(init.ProtocolVersion)
+	if c, ok := up.(Connector); ok {
+		c.Connected(cs)
 	}
 	s.modern = init.ProtocolVersion >= upver.Modern
 	if caller != nil && caller.LogLevel != "" && !s.modern { // 2026-07-28 has no logging/setLevel: the level goes in each request's _meta

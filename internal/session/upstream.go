@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -75,8 +76,18 @@ type Upstream interface {
 	UsesSlot() bool
 }
 
-// Negotiator is an Upstream told the protocol version initialize agreed
-// (a remote one sends it in MCP-Protocol-Version).
-type Negotiator interface {
-	Negotiated(version string)
+// Connector is an Upstream told of the session initialize made (a remote
+// one sends its version in MCP-Protocol-Version, and ends with it).
+type Connector interface {
+	Connected(cs *mcp.ClientSession)
+}
+
+// RelayBelow is an Upstream that hands the server's progress and log
+// notifications to relay itself, below its transport, in the order it reads
+// them (relay reports whether it took one). Its connection then reaches
+// go-sdk unwrapped: the SDK's own hooks on it (the standalone GET stream of
+// Streamable HTTP) stay in force. Other upstreams are relayed over their
+// connection (relayTransport).
+type RelayBelow interface {
+	RelayBelow(relay func(method string, params json.RawMessage) bool)
 }
