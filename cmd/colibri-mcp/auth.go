@@ -7,17 +7,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"strings"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
-	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 )
 
 const authDescription = "A remote server whose registry entry has \"oauth\": {\"grant\": \"authorization_code\"}\n" +
@@ -117,41 +114,20 @@ func oauthOptions(s *settings) oauth.Options {
 	return oauth.Options{Logger: s.logger, Timeout: s.timeout, Getenv: envLookup(s.environ)}
 }
 
-// authServer reads the registry and finds name in it. An unreadable or
-// invalid registry, an unknown name or a server the auth commands do not
-// apply to are configuration errors (exit 2).
-func authServer(s *settings, name string) (*registry.Server, error) {
-	reg, err := (&registry.Loader{Path: s.configPath}).Load()
-	if err != nil {
-		return nil, usage(err)
-	}
-	srv, ok := reg.Servers[name]
-	if !ok {
-		msg := fmt.Sprintf("unknown server %q in %s", name, s.configPath)
-		if near := suggest.Closest(name, reg.Names()); near != "" {
-			msg += fmt.Sprintf(": did you mean %q?", near)
-		}
-		return nil, usage(errors.New(msg))
-	}
-	return srv, nil
-}
-
 // authError maps internal/oauth's errors to exit codes: a server the
 // command does not apply to, or a bad oauth entry, is exit 2; a login that
 // ran and failed is exit 1.
 func authError(err error) error {
-	var ue *oauth.UsageError
-	var mv *registry.MissingVarError
-	if errors.As(err, &ue) || errors.As(err, &mv) {
+	if oauth.IsUsage(err) {
 		return usage(err)
 	}
-	return &exitError{code: exitFailed, err: err}
+	return failed(err)
 }
 
 func cmdAuthLogin(ctx context.Context, s *settings, name string, lo oauth.LoginOptions, stdout, stderr io.Writer) error {
-	srv, err := authServer(s, name)
+	srv, err := oauth.FindServer(s.configPath, name)
 	if err != nil {
-		return err
+		return authError(err)
 	}
 	lo.Options = oauthOptions(s)
 	lo.Stderr = safe(stderr) // the URL comes from the authorization server
@@ -159,28 +135,23 @@ func cmdAuthLogin(ctx context.Context, s *settings, name string, lo oauth.LoginO
 	if err != nil {
 		return authError(err)
 	}
-	fmt.Fprintf(stdout, "%s: logged in; tokens saved in %s\n", st.Server, st.TokenFile)
-	printStatusDetails(stdout, st)
+	termview.LoggedIn(stdout, st)
 	return nil
 }
 
 func cmdAuthStatus(s *settings, name string, asJSON bool, stdout io.Writer) error {
-	srv, err := authServer(s, name)
+	srv, err := oauth.FindServer(s.configPath, name)
 	if err != nil {
-		return err
+		return authError(err)
 	}
 	st, err := oauth.GetStatus(srv, oauthOptions(s))
 	if err != nil {
 		return authError(err)
 	}
-	stdout = safe(stdout)
-	if asJSON {
+	if stdout = safe(stdout); asJSON {
 		writeJSON(stdout, st)
-	} else if st.LoggedIn {
-		fmt.Fprintf(stdout, "%s: logged in\n  token file: %s\n", st.Server, st.TokenFile)
-		printStatusDetails(stdout, st)
 	} else {
-		fmt.Fprintf(stdout, "%s: not logged in (%s)\n  token file: %s\n  run: colibri-mcp auth login %s\n", st.Server, st.Problem, st.TokenFile, st.Server)
+		termview.AuthStatus(stdout, st)
 	}
 	if !st.LoggedIn {
 		return silent(exitFailed)
@@ -188,46 +159,15 @@ func cmdAuthStatus(s *settings, name string, asJSON bool, stdout io.Writer) erro
 	return nil
 }
 
-func printStatusDetails(w io.Writer, st *oauth.Status) {
-	if st.ExpiresAt != nil {
-		state := "expires"
-		if st.Expired {
-			state = "expired"
-		}
-		fmt.Fprintf(w, "  access token: %s %s", state, st.ExpiresAt.Local().Format(time.RFC3339))
-		if st.Expired && st.Refreshable {
-			fmt.Fprint(w, " (refreshed at the next use)")
-		}
-		fmt.Fprintln(w)
-	}
-	refresh := "none (a new login is needed when the access token expires)"
-	if st.Refreshable {
-		refresh = "saved"
-	}
-	fmt.Fprintf(w, "  refresh token: %s\n", refresh)
-	if len(st.Scopes) > 0 {
-		fmt.Fprintf(w, "  scopes: %s\n", strings.Join(st.Scopes, " "))
-	}
-	client := "pre-registered"
-	if st.Dynamic {
-		client = "registered dynamically"
-	}
-	fmt.Fprintf(w, "  client: %s (%s)\n", st.ClientID, client)
-}
-
 func cmdAuthLogout(s *settings, name string, stdout io.Writer) error {
-	srv, err := authServer(s, name)
+	srv, err := oauth.FindServer(s.configPath, name)
 	if err != nil {
-		return err
+		return authError(err)
 	}
 	path, removed, err := oauth.Logout(srv, oauthOptions(s))
 	if err != nil {
 		return authError(err)
 	}
-	if removed {
-		fmt.Fprintf(stdout, "%s: logged out (removed %s)\n", name, path)
-	} else {
-		fmt.Fprintf(stdout, "%s: was not logged in (no %s)\n", name, path)
-	}
+	termview.LoggedOut(stdout, name, path, removed)
 	return nil
 }
