@@ -12,7 +12,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
+	"github.com/colibri-mcp/colibri-mcp/internal/settingparse"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 )
@@ -37,14 +39,14 @@ func authCommand(withSettings func(func(context.Context, *cli.Command, *settings
 		Description: authDescription + exitCodesHelp,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.NArg() == 0 {
-				return usage(fmt.Errorf("auth needs a command: login, status or logout (%s)", helpHint(cmd)))
+				return usage(fmt.Errorf("auth needs a command: login, status or logout (%s)", clihelp.HelpHint(cmd)))
 			}
 			word := cmd.Args().First()
 			msg := fmt.Sprintf("auth: unknown command %q", word)
 			if near := suggest.Closest(word, []string{"login", "status", "logout"}); near != "" {
 				msg += fmt.Sprintf(": did you mean %q?", near)
 			}
-			return usage(fmt.Errorf("%s (%s)", msg, helpHint(cmd)))
+			return usage(fmt.Errorf("%s (%s)", msg, clihelp.HelpHint(cmd)))
 		},
 		Commands: []*cli.Command{
 			{
@@ -63,12 +65,12 @@ func authCommand(withSettings func(func(context.Context, *cli.Command, *settings
 					&cli.StringFlag{Name: "wait", Usage: "how long to wait for the browser's redirect: `D`, a Go duration or integer milliseconds", Value: "5m"},
 				},
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
-					if err := wantArgs(cmd, 1, 1); err != nil {
+					if err := clihelp.WantArgs(cmd, 1, 1); err != nil {
 						return err
 					}
-					wait, err := parseDuration(cmd.String("wait"))
+					wait, err := settingparse.Duration(cmd.String("wait"))
 					if err != nil {
-						return usage(fmt.Errorf("--wait: %v (%s)", err, helpHint(cmd)))
+						return usage(fmt.Errorf("--wait: %v (%s)", err, clihelp.HelpHint(cmd)))
 					}
 					return cmdAuthLogin(ctx, s, cmd.Args().First(), oauth.LoginOptions{OpenBrowser: cmd.Bool("open"), Wait: wait}, stdout, stderr)
 				}),
@@ -83,7 +85,7 @@ func authCommand(withSettings func(func(context.Context, *cli.Command, *settings
 					"  colibri-mcp auth status github --json" + exitCodesHelp,
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the status as JSON"}},
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
-					if err := wantArgs(cmd, 1, 1); err != nil {
+					if err := clihelp.WantArgs(cmd, 1, 1); err != nil {
 						return err
 					}
 					return cmdAuthStatus(s, cmd.Args().First(), cmd.Bool("json"), stdout)
@@ -97,7 +99,7 @@ func authCommand(withSettings func(func(context.Context, *cli.Command, *settings
 					"Examples:\n" +
 					"  colibri-mcp auth logout github" + exitCodesHelp,
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
-					if err := wantArgs(cmd, 1, 1); err != nil {
+					if err := clihelp.WantArgs(cmd, 1, 1); err != nil {
 						return err
 					}
 					return cmdAuthLogout(s, cmd.Args().First(), stdout)
@@ -111,7 +113,7 @@ func authCommand(withSettings func(func(context.Context, *cli.Command, *settings
 // environment for ${NAME}, HOME and XDG_STATE_HOME; the per-phase timeout
 // for each request to an authorization server.
 func oauthOptions(s *settings) oauth.Options {
-	return oauth.Options{Logger: s.logger, Timeout: s.timeout, Getenv: envLookup(s.environ)}
+	return oauth.Options{Logger: s.logger, Timeout: s.timeout, Getenv: settingparse.Lookup(s.environ)}
 }
 
 // authError maps internal/oauth's errors to exit codes: a server the
@@ -130,7 +132,7 @@ func cmdAuthLogin(ctx context.Context, s *settings, name string, lo oauth.LoginO
 		return authError(err)
 	}
 	lo.Options = oauthOptions(s)
-	lo.Stderr = safe(stderr) // the URL comes from the authorization server
+	lo.Stderr = termview.Safe(stderr) // the URL comes from the authorization server
 	st, err := oauth.Login(ctx, srv, lo)
 	if err != nil {
 		return authError(err)
@@ -148,8 +150,8 @@ func cmdAuthStatus(s *settings, name string, asJSON bool, stdout io.Writer) erro
 	if err != nil {
 		return authError(err)
 	}
-	if stdout = safe(stdout); asJSON {
-		writeJSON(stdout, st)
+	if stdout = termview.Safe(stdout); asJSON {
+		termview.JSON(stdout, st)
 	} else {
 		termview.AuthStatus(stdout, st)
 	}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
 	"github.com/colibri-mcp/colibri-mcp/internal/hup"
+	"github.com/colibri-mcp/colibri-mcp/internal/settingparse"
 	"github.com/colibri-mcp/colibri-mcp/internal/stdioserve"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/tools"
@@ -56,7 +57,7 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	// Large strings cross either face by reference (internal/bulk): the
 	// face lowers every message it writes.
 	s.bulk = bulk.New(bulk.DefaultMin)
-	defer collectEagerly(s.bulk, envLookup(s.environ))()
+	defer collectEagerly(s.bulk, settingparse.Lookup(s.environ))()
 	s.serving = true
 	s.health = health.New(health.Options{Logger: s.logger, Valid: s.metrics.RegistryValid, Invalid: s.metrics.RegistryError})
 	svc, h := newService(s)
@@ -134,21 +135,15 @@ func exitFor(err error) int {
 // returns the matching exit code.
 func report(err error, asJSON bool, stdout, stderr io.Writer) error {
 	if asJSON {
-		writeJSON(stdout, map[string]any{"colibri_error": tools.Detail(err)})
+		termview.JSON(stdout, map[string]any{"colibri_error": tools.Detail(err)})
 	} else {
 		termview.Failure(stderr, tools.Detail(err))
 	}
 	return silent(exitFor(err))
 }
 
-// safe escapes the control characters of what is written to w: what the
-// command line prints comes in good part from others (internal/termview).
-func safe(w io.Writer) io.Writer { return termview.Safe(w) }
-
-func writeJSON(w io.Writer, v any) { termview.JSON(w, v) }
-
 func cmdServers(ctx context.Context, s *settings, asJSON bool, stdout, stderr io.Writer) error {
-	stdout, stderr = safe(stdout), safe(stderr) // names, descriptions, stderr tails: others' words
+	stdout, stderr = termview.Safe(stdout), termview.Safe(stderr) // names, descriptions, stderr tails: others' words
 	svc, h := newService(s)
 	defer h.Close()
 	out, err := svc.Servers(ctx)
@@ -156,7 +151,7 @@ func cmdServers(ctx context.Context, s *settings, asJSON bool, stdout, stderr io
 		return report(err, asJSON, stdout, stderr)
 	}
 	if asJSON {
-		writeJSON(stdout, out)
+		termview.JSON(stdout, out)
 		return nil
 	}
 	return termview.Servers(stdout, out)
@@ -165,7 +160,7 @@ func cmdServers(ctx context.Context, s *settings, asJSON bool, stdout, stderr io
 func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, stdout, stderr io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
 	ctx = principal.With(ctx, principal.Stdio)
-	stdout, stderr = safe(stdout), safe(stderr) // names, descriptions, stderr tails: others' words
+	stdout, stderr = termview.Safe(stdout), termview.Safe(stderr) // names, descriptions, stderr tails: others' words
 	svc, h := newService(s)
 	defer h.Close()
 	if server == "" && !asJSON {
@@ -183,7 +178,7 @@ func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, 
 		}
 	}
 	if asJSON {
-		writeJSON(stdout, out)
+		termview.JSON(stdout, out)
 	} else {
 		for _, st := range out.Servers {
 			termview.ServerTools(stdout, st)
@@ -236,7 +231,7 @@ func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOpt
 		// A person is watching: show the hosted server's progress.
 		caller = &session.Caller{Progress: p.Show}
 	}
-	stdout, stderr = safe(stdout), safe(stderr) // the hosted server's words
+	stdout, stderr = termview.Safe(stdout), termview.Safe(stderr) // the hosted server's words
 	// Audited and counted, as a session's call is.
 	res, err := svc.Call(ctx, server, tool, opts.args, caller)
 	p.Done() // cleared before the result or the error is written
@@ -254,9 +249,9 @@ func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOpt
 		// The call tool passes the hosted result through, so its
 		// structuredContent is the hosted tool's own: null when the tool
 		// returns none (text only), as CONTRACT.md section 1 has it.
-		writeJSON(stdout, res.StructuredContent)
+		termview.JSON(stdout, res.StructuredContent)
 	case "result":
-		writeJSON(stdout, res)
+		termview.JSON(stdout, res)
 	default:
 		termview.Result(stdout, res)
 	}
@@ -277,7 +272,7 @@ var callOutputs = []string{"text", "structured", "result"}
 func callOptionsFrom(cmd *cli.Command, stdin io.Reader) (callOptions, error) {
 	o := callOptions{output: cmd.String("output")}
 	bad := func(format string, a ...any) (callOptions, error) {
-		return callOptions{}, usage(fmt.Errorf("call: "+format+" (%s)", append(a, helpHint(cmd))...))
+		return callOptions{}, usage(fmt.Errorf("call: "+format+" (%s)", append(a, clihelp.HelpHint(cmd))...))
 	}
 	if !slices.Contains(callOutputs, o.output) {
 		if near := suggest.Closest(o.output, callOutputs); near != "" {
@@ -308,7 +303,7 @@ func callOptionsFrom(cmd *cli.Command, stdin io.Reader) (callOptions, error) {
 func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
 	ctx = principal.With(ctx, principal.Stdio)
-	stdout = safe(stdout) // names, descriptions, stderr tails: others' words
+	stdout = termview.Safe(stdout) // names, descriptions, stderr tails: others' words
 	start := time.Now()
 	svc, h := newService(s)
 	defer h.Close()
@@ -320,7 +315,7 @@ func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Wr
 	out := svc.Check(ctx, opts)
 	out.ConfigPath = s.configPath // the whole path: check answers the operator, never a caller over HTTP
 	if asJSON {
-		writeJSON(stdout, out)
+		termview.JSON(stdout, out)
 	} else {
 		termview.CheckEnd(stdout, out, s.configPath, time.Since(start))
 	}
