@@ -18,6 +18,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/callargs"
 	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/gcpace"
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
 	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
@@ -57,7 +58,11 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	// Large strings cross either face by reference (internal/bulk): the
 	// face lowers every message it writes.
 	s.bulk = bulk.New(bulk.DefaultMin)
-	defer collectEagerly(s.bulk, settingparse.Lookup(s.environ))()
+	// The collector is eager while the table holds large messages, unless
+	// the operator set GOGC or GOMEMLIMIT (internal/gcpace).
+	stopPacing, hold := gcpace.Serve(settingparse.Lookup(s.environ))
+	defer stopPacing()
+	s.bulk.Watch(gcpace.EagerHeld, hold)
 	s.serving = true
 	s.health = health.New(health.Options{Logger: s.logger, Valid: s.metrics.RegistryValid, Invalid: s.metrics.RegistryError})
 	svc, h := newService(s)
@@ -98,7 +103,7 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	}
 	defer onHUP.Watch(s.logger)()
 	s.logger.Info("serving MCP over stdio", "version", version, "registry", s.configPath, "external_call", s.externalCall, "aggregate", s.aggregate)
-	if isTerminal(stdin) {
+	if termview.IsTerminal(stdin) {
 		// Someone typed colibri-mcp in a shell: say why nothing happens.
 		fmt.Fprintln(stderr, "colibri-mcp: serving MCP on stdin/stdout, waiting for an MCP client (an editor runs this); "+
 			"press Ctrl-D to quit, or see 'colibri-mcp help' for the commands")
@@ -227,7 +232,7 @@ func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOpt
 	asJSON := opts.output != "text"
 	var caller *session.Caller
 	p := termview.NewProgress(stderr)
-	if isTerminal(stderr) {
+	if termview.IsTerminal(stderr) {
 		// A person is watching: show the hosted server's progress.
 		caller = &session.Caller{Progress: p.Show}
 	}

@@ -112,14 +112,7 @@ func cmdAdd(s *settings, name string, e *regfile.Entry, replace bool, w io.Write
 	if err != nil {
 		return editError("add", err)
 	}
-	fmt.Fprintf(w, "added %q to %s\n", name, path)
-	if backup != "" {
-		fmt.Fprintf(w, "the previous registry is kept as %s\n", backup)
-	}
-	for _, h := range regfile.Hints(e.Command) {
-		fmt.Fprintln(w, "hint:", h)
-	}
-	fmt.Fprintf(w, "try: colibri-mcp list-tools %s\n", name)
+	termview.Added(w, name, path, backup, regfile.Hints(e.Command))
 	return nil
 }
 
@@ -158,14 +151,7 @@ func cmdInit(s *settings, force bool, w io.Writer) error {
 	case err != nil:
 		return failed(fmt.Errorf("init: %w", err))
 	}
-	fmt.Fprintf(w, "wrote %s\n", path)
-	if backup != "" {
-		fmt.Fprintf(w, "the previous registry is kept as %s\n", backup)
-	}
-	if demo != "" {
-		fmt.Fprintf(w, "it holds the demo server (%s): try 'colibri-mcp list-tools demo'\n", demo)
-	}
-	fmt.Fprintf(w, "add servers with 'colibri-mcp add NAME -- COMMAND [ARGS…]', or 'colibri-mcp import --from EDITOR --write'\n\n")
+	termview.Initialized(w, path, backup, demo)
 	self := editorimport.Self()
 	if editorimport.TransientBuild(self) {
 		fmt.Fprint(w, editorimport.TransientNote)
