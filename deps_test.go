@@ -95,6 +95,9 @@ var forbidden = map[string][]string{
 	// clihelp shapes the command tree's usage errors and help: cli alone.
 	"internal/clihelp": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk"},
+	// callargs reads a call's arguments: files and stdin, nothing of colibri's.
+	"internal/callargs": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// settingparse and logformat are leaves of the command line's: values
 	// in, values out; a slog handler.
 	"internal/settingparse": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",

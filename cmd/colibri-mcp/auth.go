@@ -7,17 +7,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"strings"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
+	"github.com/colibri-mcp/colibri-mcp/internal/settingparse"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
-	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 )
 
 const authDescription = "A remote server whose registry entry has \"oauth\": {\"grant\": \"authorization_code\"}\n" +
@@ -40,14 +39,14 @@ func authCommand(withSettings func(func(context.Context, *cli.Command, *settings
 		Description: authDescription + exitCodesHelp,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.NArg() == 0 {
-				return usage(fmt.Errorf("auth needs a command: login, status or logout (%s)", helpHint(cmd)))
+				return usage(fmt.Errorf("auth needs a command: login, status or logout (%s)", clihelp.HelpHint(cmd)))
 			}
 			word := cmd.Args().First()
 			msg := fmt.Sprintf("auth: unknown command %q", word)
 			if near := suggest.Closest(word, []string{"login", "status", "logout"}); near != "" {
 				msg += fmt.Sprintf(": did you mean %q?", near)
 			}
-			return usage(fmt.Errorf("%s (%s)", msg, helpHint(cmd)))
+			return usage(fmt.Errorf("%s (%s)", msg, clihelp.HelpHint(cmd)))
 		},
 		Commands: []*cli.Command{
 			{
@@ -66,12 +65,12 @@ func authCommand(withSettings func(func(context.Context, *cli.Command, *settings
 					&cli.StringFlag{Name: "wait", Usage: "how long to wait for the browser's redirect: `D`, a Go duration or integer milliseconds", Value: "5m"},
 				},
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
-					if err := wantArgs(cmd, 1, 1); err != nil {
+					if err := clihelp.WantArgs(cmd, 1, 1); err != nil {
 						return err
 					}
-					wait, err := parseDuration(cmd.String("wait"))
+					wait, err := settingparse.Duration(cmd.String("wait"))
 					if err != nil {
-						return usage(fmt.Errorf("--wait: %v (%s)", err, helpHint(cmd)))
+						return usage(fmt.Errorf("--wait: %v (%s)", err, clihelp.HelpHint(cmd)))
 					}
 					return cmdAuthLogin(ctx, s, cmd.Args().First(), oauth.LoginOptions{OpenBrowser: cmd.Bool("open"), Wait: wait}, stdout, stderr)
 				}),
@@ -86,7 +85,7 @@ func authCommand(withSettings func(func(context.Context, *cli.Command, *settings
 					"  colibri-mcp auth status github --json" + exitCodesHelp,
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the status as JSON"}},
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
-					if err := wantArgs(cmd, 1, 1); err != nil {
+					if err := clihelp.WantArgs(cmd, 1, 1); err != nil {
 						return err
 					}
 					return cmdAuthStatus(s, cmd.Args().First(), cmd.Bool("json"), stdout)
@@ -100,7 +99,7 @@ func authCommand(withSettings func(func(context.Context, *cli.Command, *settings
 					"Examples:\n" +
 					"  colibri-mcp auth logout github" + exitCodesHelp,
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
-					if err := wantArgs(cmd, 1, 1); err != nil {
+					if err := clihelp.WantArgs(cmd, 1, 1); err != nil {
 						return err
 					}
 					return cmdAuthLogout(s, cmd.Args().First(), stdout)
@@ -114,73 +113,47 @@ func authCommand(withSettings func(func(context.Context, *cli.Command, *settings
 // environment for ${NAME}, HOME and XDG_STATE_HOME; the per-phase timeout
 // for each request to an authorization server.
 func oauthOptions(s *settings) oauth.Options {
-	return oauth.Options{Logger: s.logger, Timeout: s.timeout, Getenv: envLookup(s.environ)}
-}
-
-// authServer reads the registry and finds name in it. An unreadable or
-// invalid registry, an unknown name or a server the auth commands do not
-// apply to are configuration errors (exit 2).
-func authServer(s *settings, name string) (*registry.Server, error) {
-	reg, err := (&registry.Loader{Path: s.configPath}).Load()
-	if err != nil {
-		return nil, usage(err)
-	}
-	srv, ok := reg.Servers[name]
-	if !ok {
-		msg := fmt.Sprintf("unknown server %q in %s", name, s.configPath)
-		if near := suggest.Closest(name, reg.Names()); near != "" {
-			msg += fmt.Sprintf(": did you mean %q?", near)
-		}
-		return nil, usage(errors.New(msg))
-	}
-	return srv, nil
+	return oauth.Options{Logger: s.logger, Timeout: s.timeout, Getenv: settingparse.Lookup(s.environ)}
 }
 
 // authError maps internal/oauth's errors to exit codes: a server the
 // command does not apply to, or a bad oauth entry, is exit 2; a login that
 // ran and failed is exit 1.
 func authError(err error) error {
-	var ue *oauth.UsageError
-	var mv *registry.MissingVarError
-	if errors.As(err, &ue) || errors.As(err, &mv) {
+	if oauth.IsUsage(err) {
 		return usage(err)
 	}
-	return &exitError{code: exitFailed, err: err}
+	return failed(err)
 }
 
 func cmdAuthLogin(ctx context.Context, s *settings, name string, lo oauth.LoginOptions, stdout, stderr io.Writer) error {
-	srv, err := authServer(s, name)
+	srv, err := oauth.FindServer(s.configPath, name)
 	if err != nil {
-		return err
+		return authError(err)
 	}
 	lo.Options = oauthOptions(s)
-	lo.Stderr = safe(stderr) // the URL comes from the authorization server
+	lo.Stderr = termview.Safe(stderr) // the URL comes from the authorization server
 	st, err := oauth.Login(ctx, srv, lo)
 	if err != nil {
 		return authError(err)
 	}
-	fmt.Fprintf(stdout, "%s: logged in; tokens saved in %s\n", st.Server, st.TokenFile)
-	printStatusDetails(stdout, st)
+	termview.LoggedIn(stdout, st)
 	return nil
 }
 
 func cmdAuthStatus(s *settings, name string, asJSON bool, stdout io.Writer) error {
-	srv, err := authServer(s, name)
+	srv, err := oauth.FindServer(s.configPath, name)
 	if err != nil {
-		return err
+		return authError(err)
 	}
 	st, err := oauth.GetStatus(srv, oauthOptions(s))
 	if err != nil {
 		return authError(err)
 	}
-	stdout = safe(stdout)
-	if asJSON {
-		writeJSON(stdout, st)
-	} else if st.LoggedIn {
-		fmt.Fprintf(stdout, "%s: logged in\n  token file: %s\n", st.Server, st.TokenFile)
-		printStatusDetails(stdout, st)
+	if stdout = termview.Safe(stdout); asJSON {
+		termview.JSON(stdout, st)
 	} else {
-		fmt.Fprintf(stdout, "%s: not logged in (%s)\n  token file: %s\n  run: colibri-mcp auth login %s\n", st.Server, st.Problem, st.TokenFile, st.Server)
+		termview.AuthStatus(stdout, st)
 	}
 	if !st.LoggedIn {
 		return silent(exitFailed)
@@ -188,46 +161,15 @@ func cmdAuthStatus(s *settings, name string, asJSON bool, stdout io.Writer) erro
 	return nil
 }
 
-func printStatusDetails(w io.Writer, st *oauth.Status) {
-	if st.ExpiresAt != nil {
-		state := "expires"
-		if st.Expired {
-			state = "expired"
-		}
-		fmt.Fprintf(w, "  access token: %s %s", state, st.ExpiresAt.Local().Format(time.RFC3339))
-		if st.Expired && st.Refreshable {
-			fmt.Fprint(w, " (refreshed at the next use)")
-		}
-		fmt.Fprintln(w)
-	}
-	refresh := "none (a new login is needed when the access token expires)"
-	if st.Refreshable {
-		refresh = "saved"
-	}
-	fmt.Fprintf(w, "  refresh token: %s\n", refresh)
-	if len(st.Scopes) > 0 {
-		fmt.Fprintf(w, "  scopes: %s\n", strings.Join(st.Scopes, " "))
-	}
-	client := "pre-registered"
-	if st.Dynamic {
-		client = "registered dynamically"
-	}
-	fmt.Fprintf(w, "  client: %s (%s)\n", st.ClientID, client)
-}
-
 func cmdAuthLogout(s *settings, name string, stdout io.Writer) error {
-	srv, err := authServer(s, name)
+	srv, err := oauth.FindServer(s.configPath, name)
 	if err != nil {
-		return err
+		return authError(err)
 	}
 	path, removed, err := oauth.Logout(srv, oauthOptions(s))
 	if err != nil {
 		return authError(err)
 	}
-	if removed {
-		fmt.Fprintf(stdout, "%s: logged out (removed %s)\n", name, path)
-	} else {
-		fmt.Fprintf(stdout, "%s: was not logged in (no %s)\n", name, path)
-	}
+	termview.LoggedOut(stdout, name, path, removed)
 	return nil
 }

@@ -68,7 +68,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		ErrWriter: stderr,
 		// colibri's own help command (below) refuses topics it does not know.
 		HideHelpCommand: true,
-		Flags:           clihelp.WithUnits(hideServeOnly(globalFlags()), unitPlaceholders),
+		Flags:           clihelp.WithUnits(clihelp.HideFlags(globalFlags(), serveOnlyFlags), unitPlaceholders),
 		ExitErrHandler:  func(context.Context, *cli.Command, error) {}, // exit codes are main's
 		// No command serves (what editors run); any other word is a typo,
 		// never a silent serve that would wait on the terminal forever.
@@ -88,9 +88,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 					"Examples:\n" +
 					"  colibri-mcp serve\n" +
 					"  colibri-mcp serve --http 127.0.0.1:8750 --token-file /usr/local/etc/colibri/tokens" + exitCodesHelp,
-				Flags: clihelp.WithUnits(serveOnly(globalFlags()), unitPlaceholders),
+				Flags: clihelp.WithUnits(clihelp.OnlyFlags(globalFlags(), serveOnlyFlags), unitPlaceholders),
 				Action: func(ctx context.Context, cmd *cli.Command) error {
-					if err := wantArgs(cmd, 0, 0); err != nil {
+					if err := clihelp.WantArgs(cmd, 0, 0); err != nil {
 						return err
 					}
 					return serveAction(ctx, cmd)
@@ -104,7 +104,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 					"  colibri-mcp --external-config ./external-mcp.json servers --json" + exitCodesHelp,
 				Flags: []cli.Flag{jsonFlag()},
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
-					if err := wantArgs(cmd, 0, 0); err != nil {
+					if err := clihelp.WantArgs(cmd, 0, 0); err != nil {
 						return err
 					}
 					return cmdServers(ctx, s, cmd.Bool("json"), stdout, stderr)
@@ -120,7 +120,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 					"  colibri-mcp list-tools --json" + exitCodesHelp,
 				Flags: []cli.Flag{jsonFlag()},
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
-					if err := wantArgs(cmd, 0, 1); err != nil {
+					if err := clihelp.WantArgs(cmd, 0, 1); err != nil {
 						return err
 					}
 					return cmdListTools(ctx, s, cmd.Args().First(), cmd.Bool("json"), stdout, stderr)
@@ -141,7 +141,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 					&cli.BoolFlag{Name: "json", Usage: "the same as --output structured"},
 				},
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
-					if err := wantArgs(cmd, 2, 2); err != nil {
+					if err := clihelp.WantArgs(cmd, 2, 2); err != nil {
 						return err
 					}
 					opts, err := callOptionsFrom(cmd, stdin)
@@ -161,7 +161,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 					"  colibri-mcp describe demo add --json" + exitCodesHelp,
 				Flags: []cli.Flag{jsonFlag()},
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
-					if err := wantArgs(cmd, 2, 2); err != nil {
+					if err := clihelp.WantArgs(cmd, 2, 2); err != nil {
 						return err
 					}
 					return cmdDescribe(ctx, s, cmd.Args().Get(0), cmd.Args().Get(1), cmd.Bool("json"), stdout, stderr)
@@ -178,7 +178,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 					jsonFlag(),
 				},
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
-					if err := wantArgs(cmd, 0, 0); err != nil {
+					if err := clihelp.WantArgs(cmd, 0, 0); err != nil {
 						return err
 					}
 					return cmdCheck(ctx, s, cmd.Bool("probe"), cmd.Bool("json"), stdout)
@@ -191,7 +191,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				Description: importDescription + exitCodesHelp,
 				Flags:       importFlags(),
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
-					if err := wantArgs(cmd, 0, 1); err != nil {
+					if err := clihelp.WantArgs(cmd, 0, 1); err != nil {
 						return err
 					}
 					opts, err := importOptionsFrom(cmd)
@@ -268,14 +268,6 @@ func globalFlags() []cli.Flag {
 // --http ADDR, with no command, still serves).
 var serveOnlyFlags = []string{"http", "token-file", "session-timeout", "metrics-addr"}
 
-func hideServeOnly(flags []cli.Flag) []cli.Flag { return clihelp.HideFlags(flags, serveOnlyFlags) }
-
-func serveOnly(flags []cli.Flag) []cli.Flag { return clihelp.OnlyFlags(flags, serveOnlyFlags) }
-
-// flagString is a flag's value from the innermost command that was given
-// it (serve declares root's serve-only flags again).
-func flagString(cmd *cli.Command, name string) string { return clihelp.FlagString(cmd, name) }
-
 // settings are the parsed, checked configuration of one run.
 type settings struct {
 	configPath     string
@@ -323,17 +315,17 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 		}
 		environ = append(slices.Clip(environ), vars...)
 	}
-	env := envLookup(environ)
+	env := settingparse.Lookup(environ)
 	s := &settings{
 		environ:      environ,
 		envFile:      cmd.Root().String("env-file"),
 		configPath:   cmd.String("external-config"),
-		httpAddr:     flagString(cmd, "http"),
-		tokenFile:    flagString(cmd, "token-file"),
+		httpAddr:     clihelp.FlagString(cmd, "http"),
+		tokenFile:    clihelp.FlagString(cmd, "token-file"),
 		jailHelper:   jail.DefaultHelper,
 		auditLog:     cmd.String("audit-log"),
 		auditKeyFile: cmd.String("audit-key-file"),
-		metricsAddr:  flagString(cmd, "metrics-addr"),
+		metricsAddr:  clihelp.FlagString(cmd, "metrics-addr"),
 		pinFile:      cmd.String("pin-file"),
 	}
 	if s.pinFile == "" {
@@ -411,7 +403,7 @@ func boolSetting(cmd *cli.Command, env func(string) (string, bool), flag, variab
 // setting parses one flag's value, naming the flag and its variable when the
 // value is wrong.
 func setting[T any](cmd *cli.Command, flag, variable string, parse func(string) (T, error)) (T, error) {
-	v, err := parse(flagString(cmd, flag))
+	v, err := parse(clihelp.FlagString(cmd, flag))
 	if err != nil {
 		var zero T
 		return zero, usage(fmt.Errorf("--%s / %s: %w", flag, variable, err))
@@ -432,7 +424,7 @@ func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 
 // getenv is one of colibri's variables ("" when unset).
 func (s *settings) getenv(name string) string {
-	v, _ := envLookup(s.environ)(name)
+	v, _ := settingparse.Lookup(s.environ)(name)
 	return v
 }
 
@@ -454,12 +446,6 @@ func asRoot(ctx context.Context) bool {
 	}
 	return os.Geteuid() == 0
 }
-
-// envLookup reads environ as os.LookupEnv reads the process's.
-func envLookup(environ []string) func(string) (string, bool) { return settingparse.Lookup(environ) }
-
-// parseDuration reads a duration: integer milliseconds or a Go duration.
-func parseDuration(s string) (time.Duration, error) { return settingparse.Duration(s) }
 
 // newService wires the registry, the host and the tools for one run.
 func newService(s *settings) (*tools.Service, *host.Host) {

@@ -1,25 +1,24 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v3"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/callargs"
 	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/gcpace"
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
 	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
@@ -27,6 +26,8 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
+	"github.com/colibri-mcp/colibri-mcp/internal/hup"
+	"github.com/colibri-mcp/colibri-mcp/internal/settingparse"
 	"github.com/colibri-mcp/colibri-mcp/internal/stdioserve"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/tools"
@@ -57,7 +58,11 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	// Large strings cross either face by reference (internal/bulk): the
 	// face lowers every message it writes.
 	s.bulk = bulk.New(bulk.DefaultMin)
-	defer collectEagerly(s.bulk, envLookup(s.environ))()
+	// The collector is eager while the table holds large messages, unless
+	// the operator set GOGC or GOMEMLIMIT (internal/gcpace).
+	stopPacing, hold := gcpace.Serve(settingparse.Lookup(s.environ))
+	defer stopPacing()
+	s.bulk.Watch(gcpace.EagerHeld, hold)
 	s.serving = true
 	s.health = health.New(health.Options{Logger: s.logger, Valid: s.metrics.RegistryValid, Invalid: s.metrics.RegistryError})
 	svc, h := newService(s)
@@ -67,9 +72,9 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	for _, w := range hardening {
 		s.logger.Warn(w)
 	}
-	var hup onHUP
+	var onHUP hup.Actions
 	if s.audit != nil && s.auditLog != "-" {
-		hup = append(hup, hupAction{"audit log reopened (" + s.auditLog + ")", func() error {
+		onHUP = append(onHUP, hup.Action{What: "audit log reopened (" + s.auditLog + ")", Do: func() error {
 			if err := s.audit.Reopen(); err != nil {
 				return err
 			}
@@ -89,16 +94,16 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 		defer wait()
 		defer stopMetrics()
 		if s.tokenFile != "" {
-			hup = append(hup, hupAction{"token file reloaded for metrics (" + s.tokenFile + ")", ms.ReloadTokens})
+			onHUP = append(onHUP, hup.Action{What: "token file reloaded for metrics (" + s.tokenFile + ")", Do: ms.ReloadTokens})
 		}
 	}
 	if s.httpAddr != "" {
 		s.logger.Info("starting colibri-mcp", "version", version, "registry", s.configPath, "external_call", s.externalCall, "aggregate", s.aggregate)
-		return serveHTTP(ctx, s, svc, hup)
+		return serveHTTP(ctx, s, svc, onHUP)
 	}
-	defer hup.watch(s)()
+	defer onHUP.Watch(s.logger)()
 	s.logger.Info("serving MCP over stdio", "version", version, "registry", s.configPath, "external_call", s.externalCall, "aggregate", s.aggregate)
-	if isTerminal(stdin) {
+	if termview.IsTerminal(stdin) {
 		// Someone typed colibri-mcp in a shell: say why nothing happens.
 		fmt.Fprintln(stderr, "colibri-mcp: serving MCP on stdin/stdout, waiting for an MCP client (an editor runs this); "+
 			"press Ctrl-D to quit, or see 'colibri-mcp help' for the commands")
@@ -135,34 +140,15 @@ func exitFor(err error) int {
 // returns the matching exit code.
 func report(err error, asJSON bool, stdout, stderr io.Writer) error {
 	if asJSON {
-		writeJSON(stdout, map[string]any{"colibri_error": tools.Detail(err)})
+		termview.JSON(stdout, map[string]any{"colibri_error": tools.Detail(err)})
 	} else {
-		d := tools.Detail(err)
-		fmt.Fprintf(stderr, "colibri-mcp: %s: %s\n", d.Kind, d.Message)
-		if d.StderrTail != "" {
-			fmt.Fprintf(stderr, "last lines of the server's stderr:\n%s\n", indent(d.StderrTail))
-		}
+		termview.Failure(stderr, tools.Detail(err))
 	}
 	return silent(exitFor(err))
 }
 
-// safe escapes the control characters of what is written to w: what the
-// command line prints comes in good part from others (internal/termview).
-func safe(w io.Writer) io.Writer { return termview.Safe(w) }
-
-func writeJSON(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-}
-
-func indent(s string) string {
-	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
-}
-
 func cmdServers(ctx context.Context, s *settings, asJSON bool, stdout, stderr io.Writer) error {
-	stdout, stderr = safe(stdout), safe(stderr) // names, descriptions, stderr tails: others' words
+	stdout, stderr = termview.Safe(stdout), termview.Safe(stderr) // names, descriptions, stderr tails: others' words
 	svc, h := newService(s)
 	defer h.Close()
 	out, err := svc.Servers(ctx)
@@ -170,7 +156,7 @@ func cmdServers(ctx context.Context, s *settings, asJSON bool, stdout, stderr io
 		return report(err, asJSON, stdout, stderr)
 	}
 	if asJSON {
-		writeJSON(stdout, out)
+		termview.JSON(stdout, out)
 		return nil
 	}
 	return termview.Servers(stdout, out)
@@ -179,7 +165,7 @@ func cmdServers(ctx context.Context, s *settings, asJSON bool, stdout, stderr io
 func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, stdout, stderr io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
 	ctx = principal.With(ctx, principal.Stdio)
-	stdout, stderr = safe(stdout), safe(stderr) // names, descriptions, stderr tails: others' words
+	stdout, stderr = termview.Safe(stdout), termview.Safe(stderr) // names, descriptions, stderr tails: others' words
 	svc, h := newService(s)
 	defer h.Close()
 	if server == "" && !asJSON {
@@ -197,7 +183,7 @@ func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, 
 		}
 	}
 	if asJSON {
-		writeJSON(stdout, out)
+		termview.JSON(stdout, out)
 	} else {
 		for _, st := range out.Servers {
 			termview.ServerTools(stdout, st)
@@ -233,9 +219,6 @@ func listEveryServer(ctx context.Context, s *settings, svc *tools.Service, stdou
 	return nil
 }
 
-// tailBlock is a server's stderr tail, indented under the line it explains.
-func tailBlock(tail string) string { return termview.TailBlock(tail) }
-
 func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOptions, stdout, stderr io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
 	ctx = principal.With(ctx, principal.Stdio)
@@ -249,11 +232,11 @@ func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOpt
 	asJSON := opts.output != "text"
 	var caller *session.Caller
 	p := termview.NewProgress(stderr)
-	if isTerminal(stderr) {
+	if termview.IsTerminal(stderr) {
 		// A person is watching: show the hosted server's progress.
 		caller = &session.Caller{Progress: p.Show}
 	}
-	stdout, stderr = safe(stdout), safe(stderr) // the hosted server's words
+	stdout, stderr = termview.Safe(stdout), termview.Safe(stderr) // the hosted server's words
 	// Audited and counted, as a session's call is.
 	res, err := svc.Call(ctx, server, tool, opts.args, caller)
 	p.Done() // cleared before the result or the error is written
@@ -271,9 +254,9 @@ func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOpt
 		// The call tool passes the hosted result through, so its
 		// structuredContent is the hosted tool's own: null when the tool
 		// returns none (text only), as CONTRACT.md section 1 has it.
-		writeJSON(stdout, res.StructuredContent)
+		termview.JSON(stdout, res.StructuredContent)
 	case "result":
-		writeJSON(stdout, res)
+		termview.JSON(stdout, res)
 	default:
 		termview.Result(stdout, res)
 	}
@@ -291,14 +274,10 @@ type callOptions struct {
 
 var callOutputs = []string{"text", "structured", "result"}
 
-// maxArgsBytes bounds what --args-file reads: arguments are JSON for one
-// tool call, and a mistaken path (/dev/zero) must not exhaust memory.
-const maxArgsBytes = 64 << 20
-
 func callOptionsFrom(cmd *cli.Command, stdin io.Reader) (callOptions, error) {
-	o := callOptions{args: json.RawMessage("{}"), output: cmd.String("output")}
+	o := callOptions{output: cmd.String("output")}
 	bad := func(format string, a ...any) (callOptions, error) {
-		return callOptions{}, usage(fmt.Errorf("call: "+format+" (%s)", append(a, helpHint(cmd))...))
+		return callOptions{}, usage(fmt.Errorf("call: "+format+" (%s)", append(a, clihelp.HelpHint(cmd))...))
 	}
 	if !slices.Contains(callOutputs, o.output) {
 		if near := suggest.Closest(o.output, callOutputs); near != "" {
@@ -312,35 +291,16 @@ func callOptionsFrom(cmd *cli.Command, stdin io.Reader) (callOptions, error) {
 		}
 		o.output = "structured"
 	}
-	source := "--args"
-	switch {
-	case cmd.IsSet("args") && cmd.IsSet("args-file"):
-		return bad("give --args or --args-file, not both")
-	case cmd.IsSet("args"):
-		o.args = json.RawMessage(cmd.String("args"))
-	case cmd.IsSet("args-file"):
-		path := cmd.String("args-file")
-		source = "--args-file " + path
-		var r io.Reader = stdin
-		if path != "-" {
-			f, err := os.Open(path)
-			if err != nil {
-				return bad("--args-file: %v", err)
-			}
-			defer f.Close()
-			r = f
-		}
-		b, err := io.ReadAll(io.LimitReader(r, maxArgsBytes+1))
-		if err != nil {
-			return bad("--args-file %s: %v", path, err)
-		}
-		if len(b) > maxArgsBytes {
-			return bad("--args-file %s: larger than %d bytes", path, maxArgsBytes)
-		}
-		o.args = json.RawMessage(bytes.TrimSpace(b))
+	var inline, file *string // nil: not given
+	if cmd.IsSet("args") {
+		inline = new(cmd.String("args"))
 	}
-	if err := clihelp.JSONProblem(o.args); err != "" {
-		return bad("%s: not valid JSON: %s", source, err)
+	if cmd.IsSet("args-file") {
+		file = new(cmd.String("args-file"))
+	}
+	var err error
+	if o.args, err = callargs.Read(inline, file, stdin); err != nil {
+		return bad("%v", err)
 	}
 	return o, nil
 }
@@ -348,27 +308,21 @@ func callOptionsFrom(cmd *cli.Command, stdin io.Reader) (callOptions, error) {
 func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
 	ctx = principal.With(ctx, principal.Stdio)
-	stdout = safe(stdout) // names, descriptions, stderr tails: others' words
+	stdout = termview.Safe(stdout) // names, descriptions, stderr tails: others' words
 	start := time.Now()
 	svc, h := newService(s)
 	defer h.Close()
 	opts := tools.CheckOptions{Probe: probe}
 	if !asJSON {
-		opts.Read = func(names []string) {
-			fmt.Fprintf(stdout, "registry %s: valid, %s\n", s.configPath, plural(len(names), "server"))
-		}
-		opts.Done = func(r tools.CheckServer) { printCheckLine(stdout, r) }
+		opts.Read = func(names []string) { termview.CheckRead(stdout, s.configPath, len(names)) }
+		opts.Done = func(r tools.CheckServer) { termview.CheckLine(stdout, r) }
 	}
 	out := svc.Check(ctx, opts)
 	out.ConfigPath = s.configPath // the whole path: check answers the operator, never a caller over HTTP
-	switch {
-	case asJSON:
-		writeJSON(stdout, out)
-	case out.Error != nil:
-		fmt.Fprintf(stdout, "registry %s: %s\n", s.configPath, out.Error.Message)
-	default:
-		failures := out.Failed()
-		fmt.Fprintf(stdout, "%d ok, %d failed in %.1fs\n", len(out.Servers)-failures, failures, time.Since(start).Seconds())
+	if asJSON {
+		termview.JSON(stdout, out)
+	} else {
+		termview.CheckEnd(stdout, out, s.configPath, time.Since(start))
 	}
 	switch {
 	case out.Error != nil:
@@ -377,43 +331,4 @@ func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Wr
 		return silent(exitFailed)
 	}
 	return nil
-}
-
-// printCheckLine is one server's line of check, with the server's stderr
-// tail under a failure: the reason is usually there ("no API key").
-func printCheckLine(w io.Writer, r tools.CheckServer) {
-	switch {
-	case r.Error != nil:
-		fmt.Fprintf(w, "  %-20s FAIL %s: %s\n", r.Server, r.Error.Kind, r.Error.Message)
-		if r.Error.StderrTail != "" {
-			fmt.Fprintln(w, tailBlock(r.Error.StderrTail))
-		}
-	case r.Tools != nil && len(r.Changed) > 0:
-		status := "CHANGED"
-		if r.OK {
-			status = "ok, changed"
-		}
-		var names []string
-		for _, c := range r.Changed {
-			names = append(names, fmt.Sprintf("%s (%s)", c.Name, strings.Join(c.What, ", ")))
-		}
-		fmt.Fprintf(w, "  %-20s %s (%d tools; differ from their pins: %s; see colibri-mcp pins diff %s)\n", r.Server, status, *r.Tools, strings.Join(names, ", "), r.Server)
-	case r.Tools != nil && r.Spare > 0:
-		fmt.Fprintf(w, "  %-20s ok (%d tools; %s kept ready by serve)\n", r.Server, *r.Tools, plural(r.Spare, "spare"))
-	case r.Tools != nil:
-		fmt.Fprintf(w, "  %-20s ok (%d tools)\n", r.Server, *r.Tools)
-	case r.Spare > 0:
-		fmt.Fprintf(w, "  %-20s ok (%s kept ready by serve)\n", r.Server, plural(r.Spare, "spare"))
-	default:
-		fmt.Fprintf(w, "  %-20s ok\n", r.Server)
-	}
-	fmt.Fprintf(w, "  %-20s %s\n", "", r.Confinement)
-}
-
-// plural is "1 server", "2 servers".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

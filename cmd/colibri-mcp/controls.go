@@ -7,7 +7,6 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
-	"github.com/colibri-mcp/colibri-mcp/internal/hup"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -77,22 +76,4 @@ func hostState(load func() (*registry.Registry, error), h *host.Host) metrics.St
 		st.Servers = append(st.Servers, ss)
 	}
 	return st
-}
-
-// onHUP is what SIGHUP does: each action, logged with its outcome
-// (internal/hup).
-type onHUP []hupAction
-
-type hupAction struct {
-	what string
-	do   func() error
-}
-
-// watch runs the actions on each SIGHUP until the returned func is called.
-func (a onHUP) watch(s *settings) (stop func()) {
-	actions := make(hup.Actions, len(a))
-	for i, act := range a {
-		actions[i] = hup.Action{What: act.what, Do: act.do}
-	}
-	return actions.Watch(s.logger)
 }

@@ -15,7 +15,7 @@ import (
 func cmdDescribe(ctx context.Context, s *settings, server, name string, asJSON bool, stdout, stderr io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
 	ctx = principal.With(ctx, principal.Stdio)
-	stdout, stderr = safe(stdout), safe(stderr) // the hosted server's words
+	stdout, stderr = termview.Safe(stdout), termview.Safe(stderr) // the hosted server's words
 	svc, h := newService(s)
 	defer h.Close()
 	out, err := svc.ListTools(ctx, tools.ListToolsInput{Server: server, Tool: name, Detail: tools.DetailFull}, nil)
@@ -23,7 +23,7 @@ func cmdDescribe(ctx context.Context, s *settings, server, name string, asJSON b
 		return report(err, asJSON, stdout, stderr) // unknown_tool names the closest and the tools it has
 	}
 	if asJSON {
-		writeJSON(stdout, out)
+		termview.JSON(stdout, out)
 		return nil
 	}
 	termview.Tool(stdout, server, out.Servers[0].Tools[0])

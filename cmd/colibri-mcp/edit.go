@@ -13,7 +13,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
 	"github.com/colibri-mcp/colibri-mcp/internal/editorimport"
+	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 	"github.com/colibri-mcp/colibri-mcp/registry/regfile"
 )
 
@@ -31,10 +33,10 @@ func editCommands(withSettings settingsAction, stdout io.Writer, servers cli.She
 				"Examples:\n  colibri-mcp init\n  colibri-mcp init --force" + exitCodesHelp,
 			Flags: []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "replace an existing registry (kept as FILE.bak)"}},
 			Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
-				if err := wantArgs(cmd, 0, 0); err != nil {
+				if err := clihelp.WantArgs(cmd, 0, 0); err != nil {
 					return err
 				}
-				return cmdInit(s, cmd.Bool("force"), safe(stdout))
+				return cmdInit(s, cmd.Bool("force"), termview.Safe(stdout))
 			}),
 		},
 		{
@@ -69,7 +71,7 @@ func editCommands(withSettings settingsAction, stdout io.Writer, servers cli.She
 				if err != nil {
 					return err
 				}
-				return cmdAdd(s, name, entry, cmd.Bool("replace"), safe(stdout))
+				return cmdAdd(s, name, entry, cmd.Bool("replace"), termview.Safe(stdout))
 			}),
 		},
 		{
@@ -79,10 +81,10 @@ func editCommands(withSettings settingsAction, stdout io.Writer, servers cli.She
 			ShellComplete: servers,
 			Description:   "Examples:\n  colibri-mcp remove demo" + exitCodesHelp,
 			Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
-				if err := wantArgs(cmd, 1, 1); err != nil {
+				if err := clihelp.WantArgs(cmd, 1, 1); err != nil {
 					return err
 				}
-				return cmdRemove(s, cmd.Args().First(), safe(stdout))
+				return cmdRemove(s, cmd.Args().First(), termview.Safe(stdout))
 			}),
 		},
 	}
@@ -96,7 +98,7 @@ func addEntry(cmd *cli.Command) (string, *regfile.Entry, error) {
 	name, e, err := regfile.NewEntry(regfile.AddArgs{Args: cmd.Args().Slice(), URL: cmd.String("url"),
 		Env: cmd.StringSlice("env"), Headers: cmd.StringSlice("header"), BearerTokenEnv: cmd.String("bearer-token-env"), Persistent: cmd.Bool("persistent")})
 	if err != nil {
-		return "", nil, usage(fmt.Errorf("add: %v (%s)", err, helpHint(cmd)))
+		return "", nil, usage(fmt.Errorf("add: %v (%s)", err, clihelp.HelpHint(cmd)))
 	}
 	return name, e, nil
 }
@@ -110,14 +112,7 @@ func cmdAdd(s *settings, name string, e *regfile.Entry, replace bool, w io.Write
 	if err != nil {
 		return editError("add", err)
 	}
-	fmt.Fprintf(w, "added %q to %s\n", name, path)
-	if backup != "" {
-		fmt.Fprintf(w, "the previous registry is kept as %s\n", backup)
-	}
-	for _, h := range regfile.Hints(e.Command) {
-		fmt.Fprintln(w, "hint:", h)
-	}
-	fmt.Fprintf(w, "try: colibri-mcp list-tools %s\n", name)
+	termview.Added(w, name, path, backup, regfile.Hints(e.Command))
 	return nil
 }
 
@@ -156,14 +151,7 @@ func cmdInit(s *settings, force bool, w io.Writer) error {
 	case err != nil:
 		return failed(fmt.Errorf("init: %w", err))
 	}
-	fmt.Fprintf(w, "wrote %s\n", path)
-	if backup != "" {
-		fmt.Fprintf(w, "the previous registry is kept as %s\n", backup)
-	}
-	if demo != "" {
-		fmt.Fprintf(w, "it holds the demo server (%s): try 'colibri-mcp list-tools demo'\n", demo)
-	}
-	fmt.Fprintf(w, "add servers with 'colibri-mcp add NAME -- COMMAND [ARGS…]', or 'colibri-mcp import --from EDITOR --write'\n\n")
+	termview.Initialized(w, path, backup, demo)
 	self := editorimport.Self()
 	if editorimport.TransientBuild(self) {
 		fmt.Fprint(w, editorimport.TransientNote)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
+	"github.com/colibri-mcp/colibri-mcp/internal/hup"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
@@ -20,8 +21,8 @@ const shutdownWait = 10 * time.Second
 func maxMessage(s *settings) int64 { return min(s.maxResultBytes, math.MaxInt64-1<<20) + 1<<20 }
 
 // serveHTTP serves colibri's HTTP face (internal/httpserve) until ctx ends.
-// SIGHUP runs hup, and re-reads the token file.
-func serveHTTP(ctx context.Context, s *settings, svc *tools.Service, hup onHUP) error {
+// SIGHUP runs onHUP, and re-reads the token file.
+func serveHTTP(ctx context.Context, s *settings, svc *tools.Service, onHUP hup.Actions) error {
 	server := svc.NewServer(version)
 	s.metrics.SetSessions(func() (n int) {
 		for range server.Sessions() {
@@ -49,15 +50,15 @@ func serveHTTP(ctx context.Context, s *settings, svc *tools.Service, hup onHUP) 
 		return usage(err)
 	}
 	if s.tokenFile != "" {
-		hup = append(hup, hupAction{"token file reloaded (" + s.tokenFile + ")", srv.ReloadTokens})
+		onHUP = append(onHUP, hup.Action{What: "token file reloaded (" + s.tokenFile + ")", Do: srv.ReloadTokens})
 	}
-	if len(hup) == 0 {
+	if len(onHUP) == 0 {
 		// Caught all the same: SIGHUP's default action ends the process at
 		// once, and `service colibri_mcp reload` sends it with or without a
 		// token file.
-		hup = append(hup, hupAction{"no token file to reload (--token-file / COLIBRI_MCP_TOKEN_FILE is not set)", func() error { return nil }})
+		onHUP = append(onHUP, hup.Action{What: "no token file to reload (--token-file / COLIBRI_MCP_TOKEN_FILE is not set)", Do: func() error { return nil }})
 	}
-	defer hup.watch(s)()
+	defer onHUP.Watch(s.logger)()
 	if err := srv.Serve(ctx); err != nil {
 		return failed(err)
 	}

@@ -9,14 +9,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
 	"github.com/colibri-mcp/colibri-mcp/internal/editorconf"
 	"github.com/colibri-mcp/colibri-mcp/internal/editorimport"
-	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
+	"github.com/colibri-mcp/colibri-mcp/internal/settingparse"
+	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 )
 
 const importDescription = "Reads the MCP servers of Claude Desktop or Cursor (\"mcpServers\"), VS Code (\"servers\"),\n" +
@@ -50,42 +51,27 @@ func importFlags() []cli.Flag {
 }
 
 // importOptionsFrom reads import's arguments, checked.
-func importOptionsFrom(cmd *cli.Command) (editorimport.Options, error) {
-	o := editorimport.Options{File: cmd.Args().First(), Write: cmd.Bool("write"), JSON: cmd.Bool("json"), Apply: cmd.Bool("apply"), EnvFile: cmd.String("env-file")}
-	bad := func(format string, a ...any) (editorimport.Options, error) {
-		return editorimport.Options{}, usage(fmt.Errorf("import: "+format+" (%s)", append(a, helpHint(cmd))...))
-	}
-	editors := strings.Join(editorconf.FormatNames(), ", ")
+func importOptionsFrom(cmd *cli.Command) (o editorimport.Options, err error) {
+	o = editorimport.Options{File: cmd.Args().First(), Write: cmd.Bool("write"), JSON: cmd.Bool("json"), Apply: cmd.Bool("apply"), EnvFile: cmd.String("env-file")}
 	if cmd.IsSet("from") {
-		from := cmd.String("from")
-		if !slices.Contains(editorconf.FormatNames(), from) {
-			if near := suggest.Closest(from, editorconf.FormatNames()); near != "" {
-				return bad("--from %q: did you mean %q?", from, near)
-			}
-			return bad("--from %q: want one of %s", from, editors)
-		}
-		o.From = editorconf.Format(from)
+		o.From, err = editorimport.ParseFrom(cmd.String("from"))
 	}
-	switch {
-	case o.File == "" && o.From == "":
-		return bad("give the editor's FILE, or --from EDITOR (%s) to read its usual file", editors)
-	case o.Write && o.JSON:
-		return bad("--json prints the entries and --write merges them into the registry: give one")
-	case o.Apply && (!o.Write || o.From == ""):
-		return bad("--apply rewrites the editor's file after --write, and needs --from EDITOR")
-	case o.EnvFile != "" && !o.Write:
-		return bad("--env-file writes the moved secrets with --write")
+	if err == nil {
+		err = o.Check()
+	}
+	if err != nil {
+		return editorimport.Options{}, usage(fmt.Errorf("import: %v (%s)", err, clihelp.HelpHint(cmd)))
 	}
 	return o, nil
 }
 
 func cmdImport(ctx context.Context, s *settings, o editorimport.Options, stdout, stderr io.Writer) error {
-	env := envLookup(s.environ)
+	env := settingparse.Lookup(s.environ)
 	o.Getenv = func(k string) string { v, _ := env(k); return v }
 	o.Registry, o.ExternalCall, o.Self = s.writePath(), s.externalCall, editorimport.Self()
 	o.BeforeApply, _ = ctx.Value(beforeApplyKey{}).(func())
 	// Names and values from another program's file.
-	err := editorimport.Run(o, safe(stdout), safe(stderr))
+	err := editorimport.Run(o, termview.Safe(stdout), termview.Safe(stderr))
 	var ue *editorimport.UsageError
 	switch {
 	case errors.As(err, &ue):

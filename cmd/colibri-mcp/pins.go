@@ -9,9 +9,11 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/principal"
+	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
@@ -49,7 +51,7 @@ func pinsCommand(withSettings func(func(context.Context, *cli.Command, *settings
 		Description: pinsDescription + exitCodesHelp,
 		Flags:       []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the pins as JSON"}},
 		Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
-			if err := wantArgs(cmd, 0, 1); err != nil {
+			if err := clihelp.WantArgs(cmd, 0, 1); err != nil {
 				return err
 			}
 			return cmdPins(s, cmd.Args().First(), cmd.Bool("json"), stdout, stderr)
@@ -62,7 +64,7 @@ func pinsCommand(withSettings func(func(context.Context, *cli.Command, *settings
 				Description: "Examples:\n  colibri-mcp pins diff demo" + exitCodesHelp,
 				Flags:       []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the changes as JSON"}},
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
-					if err := wantArgs(cmd, 1, 1); err != nil {
+					if err := clihelp.WantArgs(cmd, 1, 1); err != nil {
 						return err
 					}
 					return cmdPinsDiff(ctx, s, cmd.Args().First(), cmd.Bool("json"), stdout, stderr)
@@ -74,7 +76,7 @@ func pinsCommand(withSettings func(func(context.Context, *cli.Command, *settings
 				ArgsUsage:   "SERVER [TOOL…]",
 				Description: "Accepts what `colibri-mcp pins diff SERVER` showed, and only that: a definition\nthe server listed since (or that no diff showed) is refused until a diff shows it.\n\nExamples:\n  colibri-mcp pins accept demo\n  colibri-mcp pins accept demo echo add" + exitCodesHelp,
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
-					if err := wantArgs(cmd, 1, 1<<20); err != nil {
+					if err := clihelp.WantArgs(cmd, 1, 1<<20); err != nil {
 						return err
 					}
 					return cmdPinsAccept(s, cmd.Args().First(), cmd.Args().Tail(), stdout, stderr)
@@ -86,7 +88,7 @@ func pinsCommand(withSettings func(func(context.Context, *cli.Command, *settings
 				ArgsUsage:   "SERVER",
 				Description: "Examples:\n  colibri-mcp pins reset demo" + exitCodesHelp,
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
-					if err := wantArgs(cmd, 1, 1); err != nil {
+					if err := clihelp.WantArgs(cmd, 1, 1); err != nil {
 						return err
 					}
 					return cmdPinsReset(s, cmd.Args().First(), stdout, stderr)
@@ -118,7 +120,7 @@ func registryNames(s *settings) []string {
 }
 
 func cmdPins(s *settings, server string, asJSON bool, stdout, stderr io.Writer) error {
-	stdout = safe(stdout) // tool names: others' words
+	stdout = termview.Safe(stdout) // tool names: others' words
 	if err := openPins(s).List(stdout, server, registryNames(s), asJSON); err != nil {
 		return pinErr(err, asJSON, stdout, stderr)
 	}
@@ -127,7 +129,7 @@ func cmdPins(s *settings, server string, asJSON bool, stdout, stderr io.Writer) 
 
 func cmdPinsDiff(ctx context.Context, s *settings, server string, asJSON bool, stdout, stderr io.Writer) error {
 	ctx = principal.With(ctx, principal.Stdio)
-	stdout, stderr = safe(stdout), safe(stderr)
+	stdout, stderr = termview.Safe(stdout), termview.Safe(stderr)
 	store := openPins(s)
 	if err := store.Known(server, registryNames(s)); err != nil {
 		return pinErr(err, asJSON, stdout, stderr)
@@ -152,7 +154,7 @@ func cmdPinsDiff(ctx context.Context, s *settings, server string, asJSON bool, s
 }
 
 func cmdPinsAccept(s *settings, server string, names []string, stdout, stderr io.Writer) error {
-	stdout = safe(stdout)
+	stdout = termview.Safe(stdout)
 	if err := openPins(s).AcceptShown(stdout, server, registryNames(s), names); err != nil {
 		return pinErr(err, false, stdout, stderr)
 	}

@@ -19,12 +19,6 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
-// helpHint is the help to read after a usage error of cmd.
-func helpHint(cmd *cli.Command) string { return clihelp.HelpHint(cmd) }
-
-// wantArgs refuses fewer than lo or more than hi positional arguments.
-func wantArgs(cmd *cli.Command, lo, hi int) error { return clihelp.WantArgs(cmd, lo, hi) }
-
 // unitPlaceholders name what a global flag's value is, so that --help shows
 // `--timeout D` and `--max-procs N` rather than `string` (CONTRACT.md
 // section 2). Kept apart from globalFlags so that adding a flag there stays a

@@ -15,10 +15,7 @@
 package clihelp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -299,23 +296,4 @@ func FlagString(cmd *cli.Command, name string) string {
 		}
 	}
 	return cmd.String(name)
-}
-
-// JSONProblem says where data stops being JSON ("" when it is JSON): the
-// line, column and byte, and the text around it.
-func JSONProblem(data []byte) string {
-	var v any
-	err := json.Unmarshal(data, &v)
-	if err == nil {
-		return ""
-	}
-	var se *json.SyntaxError
-	if !errors.As(err, &se) {
-		return err.Error() // the end came first
-	}
-	off := min(max(int(se.Offset)-1, 0), len(data)) // the character it stopped at
-	line := 1 + bytes.Count(data[:off], []byte("\n"))
-	col := off - bytes.LastIndexByte(data[:off], '\n')
-	from := max(0, off-20)
-	return fmt.Sprintf("%s at line %d, column %d (offset %d), near %q", se, line, col, off, data[from:min(len(data), off+10)])
 }

@@ -2,7 +2,6 @@ package clihelp
 
 import (
 	"runtime/debug"
-	"strings"
 	"testing"
 )
 
@@ -30,19 +29,5 @@ func TestBuildVersion(t *testing.T) {
 		if [2]string{v, c} != tc.want {
 			t.Errorf("BuildVersion(%q, %q) = %q, %q; want %q", tc.version, tc.commit, v, c, tc.want)
 		}
-	}
-}
-
-// A flag's JSON that is not JSON is said at its line and column, and the
-// text around the place; JSON says nothing.
-func TestJSONProblem(t *testing.T) {
-	if p := JSONProblem([]byte(`{"a": [1, 2]}`)); p != "" {
-		t.Errorf("valid JSON: %q", p)
-	}
-	if p := JSONProblem([]byte("{\"message\":\n \"hi\",}")); !strings.Contains(p, "line 2, column 7 (offset 18)") || !strings.Contains(p, `near "{\"message\":\n \"hi\",}"`) {
-		t.Errorf("a stray comma: %q", p)
-	}
-	if p := JSONProblem([]byte(`{"a": `)); p == "" {
-		t.Error("cut short: no problem")
 	}
 }

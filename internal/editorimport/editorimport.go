@@ -5,8 +5,8 @@
 // kept as FILE.bak); the secrets moved to ${NAME} written to an env file
 // (0600), and with Apply the editor's file rewritten to start colibri
 // instead (internal/editorconf/rewrite), kept as FILE.bak too. The command
-// line checks the flags and maps the errors: a *UsageError is the
-// person's to fix (exit 2), any other a failure.
+// line reads the flags (ParseFrom, Options.Check) and maps the errors: a
+// *UsageError is the person's to fix (exit 2), any other a failure.
 //
 //	err := editorimport.Run(editorimport.Options{From: editorconf.Cursor, Write: true,
 //		Registry: path, Self: editorimport.Self(), Getenv: os.Getenv}, stdout, stderr)
@@ -33,8 +33,8 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/registry/regfile"
 )
 
-// Options are import's arguments, checked by the command line, and where
-// it runs.
+// Options are import's arguments (Check refuses those that do not go
+// together), and where it runs.
 type Options struct {
 	File    string            // the editor's file; "" for From's usual place
 	From    editorconf.Format // "" when the file's content tells

@@ -1,9 +1,11 @@
 // Package termview lays colibri's answers out for a person at a terminal,
 // and makes what others wrote harmless there: the servers table, a server's
 // tool list, a call's result and progress line, one tool described (its
-// arguments as a table, nested ones as rows of their own, bounded), and a
-// writer that escapes control characters. The command line picks what to
-// show; the words are the hosted servers' and the registry's.
+// arguments as a table, nested ones as rows of their own, bounded), check's
+// lines, the auth commands' status, a failure, and a writer that escapes
+// control characters; IsTerminal says whether a person is there. The
+// command line picks what to show; the words are the hosted servers' and
+// the registry's.
 //
 //	w := termview.Safe(os.Stdout)
 //	termview.ServerTools(w, listed.Servers[0]) // "demo: 3 tools", a row a tool

@@ -1,14 +1,14 @@
 //go:build linux || freebsd || darwin
 
-package main
+package termview
 
 import (
 	"golang.org/x/sys/unix"
 )
 
-// isTerminal reports whether v is a file open on a terminal: a person is
+// IsTerminal reports whether v is a file open on a terminal: a person is
 // there, rather than an editor or a pipe.
-func isTerminal(v any) bool {
+func IsTerminal(v any) bool {
 	f, ok := v.(interface{ Fd() uintptr })
 	if !ok {
 		return false

@@ -1,6 +1,6 @@
 //go:build freebsd || darwin
 
-package main
+package termview
 
 import "golang.org/x/sys/unix"
 

@@ -1,4 +1,4 @@
-package main
+package termview
 
 import "golang.org/x/sys/unix"
 
