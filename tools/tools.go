@@ -513,6 +513,11 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	// Strings lifted into the bulk table stay references: the host's schema
 	// check reads their values only when the schema looks at what a string
 	// says, and the hosted server is sent them lowered, on the way out.
+	// In the decoded value a lifted string is a bulk.Lifted, not the
+	// reference text: no reader of it can take one for the other.
+	if typed, ok := s.opts.Bulk.Typed(decoded).(map[string]any); ok {
+		decoded = typed
+	}
 	return s.opts.Host.CallTool(ctx, srv, name, &session.Arguments{Value: decoded, Raw: sent}, caller)
 }
 

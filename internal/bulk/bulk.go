@@ -667,8 +667,9 @@ func (t *Table) Value(s string) (string, bool) {
 }
 
 // Resolve returns v — a value as encoding/json decodes into any
-// (map[string]any, []any, string, float64 or json.Number, bool, nil) — with
-// every reference string replaced by its value. v is not modified:
+// (map[string]any, []any, string, float64 or json.Number, bool, nil), or
+// Typed's — with every reference string and every Lifted replaced by its
+// value. v is not modified:
 // containers on the path to a replaced string are copied, others shared.
 // With no reference in v, Resolve returns v itself.
 func (t *Table) Resolve(v any) any {
@@ -681,21 +682,97 @@ func (t *Table) Resolve(v any) any {
 
 // resolve is Resolve, and whether anything was replaced.
 func (t *Table) resolve(v any) (any, bool) {
-	switch v := v.(type) {
-	case string:
-		if s, ok := t.Value(v); ok {
-			return s, true
+	return walk(v, func(v any) (any, bool) {
+		switch v := v.(type) {
+		case string:
+			if s, ok := t.Value(v); ok {
+				return s, true
+			}
+		case Lifted:
+			if s, ok := v.Text(); ok {
+				return s, true
+			}
+			return v.ref, true // released: the reference, as the string it was
 		}
+		return v, false
+	})
+}
+
+// Lifted is a large string of a decoded message that stayed in its Table,
+// moved by reference: a value of its own type, so that no reader can take
+// it for the string it stands for. Text is the string; the forwarder writes
+// the reference literal (Untyped), which the connection lowers on the way
+// out.
+//
+//	v := t.Typed(decoded)            // {"text": Lifted{…}}
+//	s, ok := v["text"].(bulk.Lifted).Text()
+type Lifted struct {
+	t   *Table
+	ref string
+}
+
+// Text is the string l stands for (a copy), and true; or "", false once
+// its reference was released.
+func (l Lifted) Text() (string, bool) {
+	s, ok := l.t.Value(l.ref)
+	if !ok {
+		return "", false
+	}
+	return s, true
+}
+
+// Size is the length of the JSON literal l stands for, quotes included
+// (0 once released).
+func (l Lifted) Size() int {
+	n, _ := l.t.Size(l.ref)
+	return n
+}
+
+// Typed returns v, a value as encoding/json decodes into any, with every
+// reference string of t replaced by a Lifted. v is not modified: containers
+// on the path to a replaced string are copied, others shared.
+func (t *Table) Typed(v any) any {
+	if t == nil {
+		return v
+	}
+	r, _ := walk(v, func(v any) (any, bool) {
+		if s, ok := v.(string); ok && t.IsRef(s) {
+			return Lifted{t: t, ref: s}, true
+		}
+		return v, false
+	})
+	return r
+}
+
+// Untyped returns v with every Lifted replaced by the reference string it
+// was decoded from: for a reader that needs only a string there, of any
+// content (a schema check that reads no string's value), and for the
+// forwarder.
+func Untyped(v any) any {
+	r, _ := walk(v, func(v any) (any, bool) {
+		if l, ok := v.(Lifted); ok {
+			return l.ref, true
+		}
+		return v, false
+	})
+	return r
+}
+
+// walk returns v with f applied to every value that is not a map or a
+// slice, and whether f replaced any; containers on the path to a replaced
+// value are copied, others shared.
+func walk(v any, f func(any) (any, bool)) (any, bool) {
+	switch c := v.(type) {
 	case map[string]any:
 		var out map[string]any
-		for k, e := range v {
-			r, changed := t.resolve(e)
+		for k, e := range c {
+			r, changed := walk(e, f)
 			if !changed {
 				continue
 			}
 			if out == nil {
-				out = make(map[string]any, len(v))
-				for k2, e2 := range v {
+				out = make(map[string]any, len(c))
+				for k2, e2 := range c {
 					out[k2] = e2
 				}
 			}
@@ -704,23 +781,25 @@ func (t *Table) resolve(v any) (any, bool) {
 		if out != nil {
 			return out, true
 		}
+		return v, false
 	case []any:
 		var out []any
-		for i, e := range v {
-			r, changed := t.resolve(e)
+		for i, e := range c {
+			r, changed := walk(e, f)
 			if !changed {
 				continue
 			}
 			if out == nil {
-				out = append([]any(nil), v...)
+				out = append([]any(nil), c...)
 			}
 			out[i] = r
 		}
 		if out != nil {
 			return out, true
 		}
+		return v, false
 	}
-	return v, false
+	return f(v)
 }
 
 // Scope owns references for the span of one caller request: what it adopts

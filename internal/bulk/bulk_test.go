@@ -764,3 +764,50 @@ func TestHeldAndWatch(t *testing.T) {
 		t.Fatalf("none left: held %d, %d entries", tab.Held(), tab.Len())
 	}
 }
+
+// Typed turns each reference of a decoded value into a Lifted, which gives
+// its text and is no string; Untyped turns it back into the reference, and
+// Resolve into its text. The value Typed was given is not modified.
+func TestTypedLifted(t *testing.T) {
+	table := New(DefaultMin)
+	long := strings.Repeat("y", 2*DefaultMin)
+	msg, _ := json.Marshal(map[string]any{"params": map[string]any{"arguments": map[string]any{"a": []any{long, "short"}}}})
+	lifted, refs := table.Lift(msg, "params", "arguments")
+	if len(refs) != 1 {
+		t.Fatalf("lifted %d strings, want 1", len(refs))
+	}
+	var call struct {
+		Params struct {
+			Arguments map[string]any `json:"arguments"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(lifted, &call); err != nil {
+		t.Fatal(err)
+	}
+	decoded := call.Params.Arguments
+	ref := decoded["a"].([]any)[0].(string)
+	typed := table.Typed(decoded).(map[string]any)
+	l, ok := typed["a"].([]any)[0].(Lifted)
+	if !ok {
+		t.Fatalf("Typed: %T, want Lifted", typed["a"].([]any)[0])
+	}
+	if _, isString := any(l).(string); isString || typed["a"].([]any)[1] != "short" {
+		t.Fatalf("Typed: %v", typed)
+	}
+	if s, ok := l.Text(); !ok || s != long || l.Size() != len(long)+2 {
+		t.Errorf("Text: %d bytes, %v; Size %d", len(s), ok, l.Size())
+	}
+	if decoded["a"].([]any)[0] != ref {
+		t.Error("Typed modified the value it was given")
+	}
+	if back := Untyped(typed).(map[string]any); back["a"].([]any)[0] != ref {
+		t.Errorf("Untyped: %v, want the reference", back["a"].([]any)[0])
+	}
+	if r := table.Resolve(typed).(map[string]any); r["a"].([]any)[0] != long {
+		t.Error("Resolve of a Lifted is not its text")
+	}
+	table.Release(refs...)
+	if s, ok := l.Text(); ok || s != "" {
+		t.Errorf("Text after Release: %d bytes, %v; want none", len(s), ok)
+	}
+}

@@ -7,9 +7,11 @@ import "encoding/json"
 // the same object as the caller sent it, which is what the hosted server
 // receives. The arguments are decoded once (by whoever builds Arguments)
 // and never encoded again: Raw is forwarded as it came, its key order and
-// numbers unchanged. Raw must be the encoding of Value. Strings lifted
-// into Config.Bulk may stand as their references in both: the schema check
-// resolves them when the schema reads strings' values.
+// numbers unchanged. Raw must be the encoding of Value. A string lifted
+// into Config.Bulk stands in Raw as its reference literal (lowered on the
+// way out), and in Value as a bulk.Lifted (bulk.Table.Typed): a value of
+// its own type, which no reader can take for the string; the schema check
+// resolves it when the schema reads strings' values.
 //
 //	h.CallTool(ctx, srv, "echo", &session.Arguments{Value: decoded, Raw: raw}, caller)
 //	h.CallTool(ctx, srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil)

@@ -217,6 +217,10 @@ func (c *Cache) Check(ctx context.Context, server string, tool *mcp.Tool, args a
 	if cs.readsStrings {
 		// The real values of lifted strings: copies, for the check only.
 		args = c.bulk.Resolve(args)
+	} else {
+		// A string of any content passes where a lifted one stands: its
+		// reference does (bulk.Lifted is no JSON type of the schema's).
+		args = bulk.Untyped(args)
 	}
 	if err := cs.schema.Validate(args); err != nil {
 		var parts []string
