@@ -125,3 +125,59 @@ func TestKillTreeReachesDescendantsThatLeftTheGroup(t *testing.T) {
 		}
 	}
 }
+
+// A Child's Kill, the host's path for a server it must end now (a failed
+// request, a message past the limit, a stop past its grace), ends the tree
+// of a live server as KillTree does: the descendants that left its group
+// die too. This fails if Kill signals the group alone.
+func TestChildKillEndsTheTree(t *testing.T) {
+	if IsReaper() {
+		t.Fatal("this test must run without the reaper")
+	}
+	setsid, err := exec.LookPath("setsid")
+	if err != nil {
+		t.Skipf("setsid(1) is not installed: %v", err)
+	}
+	pids := filepath.Join(t.TempDir(), "pids")
+	cmd := exec.Command("sh", "-c", `
+		"$SETSID" sh -c 'echo $$ >> "$PIDS"; exec sleep 300' &
+		"$SETSID" sh -c 'sleep 300 & echo $! >> "$PIDS"; wait' &
+		wait`)
+	cmd.Env = append(os.Environ(), "SETSID="+setsid, "PIDS="+pids)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	c, err := StartChild(cmd, Options{Server: "tree", MaxMessage: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var descendants []int
+	for deadline := time.Now().Add(10 * time.Second); len(descendants) < 2; time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(pids)
+		descendants = descendants[:0]
+		for _, l := range strings.Fields(string(b)) {
+			if p, err := strconv.Atoi(l); err == nil {
+				descendants = append(descendants, p)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the tree did not start: pid file %q", b)
+		}
+	}
+	t.Cleanup(func() {
+		for _, p := range descendants {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
+	c.Kill()
+	if !c.Ended(10 * time.Second) {
+		t.Fatal("the server itself was not killed")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, p := range descendants {
+		for alive(p) {
+			if time.Now().After(deadline) {
+				t.Fatalf("descendant %d outlived Kill", p)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
