@@ -239,7 +239,7 @@ func New(opts Options) *Host {
 		Open: h.openRetrying, Timeout: opts.Timeout, PingInterval: opts.PingInterval,
 		CircuitThreshold: opts.CircuitThreshold, Cooldown: opts.Cooldown, CooldownMax: opts.CooldownMax,
 		Log:    opts.Logger,
-		Listed: func(srv *registry.Server, tools []*mcp.Tool) { h.known.put(srv, tools, time.Now()) },
+		Listed: func(srv *registry.Server, tools []*mcp.Tool, plain bool) { h.known.put(srv, tools, plain, time.Now()) },
 		ToolsChanged: func(srv *registry.Server) {
 			h.known.forget(srv.Name)
 			h.listed(srv, nil)

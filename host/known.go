@@ -35,29 +35,37 @@ type knownList struct {
 	srv   *registry.Server // the entry it was listed for
 	fp    [sha256.Size]byte
 	tools []*mcp.Tool
+	plain bool // read by a session offered no capability
 	at    time.Time
 }
 
-func (k *knownLists) put(srv *registry.Server, tools []*mcp.Tool, now time.Time) {
+func (k *knownLists) put(srv *registry.Server, tools []*mcp.Tool, plain bool, now time.Time) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.m == nil {
 		k.m = map[string]knownList{}
 	}
-	k.m[srv.Name] = knownList{srv: srv, fp: pool.Fingerprint(srv), tools: tools, at: now}
+	k.m[srv.Name] = knownList{srv: srv, fp: pool.Fingerprint(srv), tools: tools, plain: plain, at: now}
 }
 
 func (k *knownLists) get(srv *registry.Server, now time.Time) []*mcp.Tool {
+	tools, _ := k.getPlain(srv, now)
+	return tools
+}
+
+// getPlain is get, also saying whether the list was read by a session
+// offered no capability.
+func (k *knownLists) getPlain(srv *registry.Server, now time.Time) ([]*mcp.Tool, bool) {
 	k.mu.Lock()
 	l, ok := k.m[srv.Name]
 	k.mu.Unlock()
 	if !ok || now.Sub(l.at) > listcache.TTL {
-		return nil
+		return nil, false
 	}
 	if l.srv != srv && l.fp != pool.Fingerprint(srv) { // the same parsed entry needs no fingerprint
-		return nil
+		return nil, false
 	}
-	return l.tools
+	return l.tools, l.plain
 }
 
 // forget drops server's list (its server said the list changed).
@@ -82,7 +90,7 @@ func (k *knownLists) retain(reg *registry.Registry) {
 // the server's known list.
 func (h *Host) remember(srv *registry.Server, s *session.Session, tools []*mcp.Tool, size int64) {
 	h.lists.Put(srv.Name, sessionListKey(srv, s), tools, size)
-	h.known.put(srv, tools, time.Now())
+	h.known.put(srv, tools, s.Plain(), time.Now())
 }
 
 // sessionListKey is the list cache's key for s's tools.

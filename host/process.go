@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os/exec"
 	"time"
 
@@ -63,9 +64,9 @@ func (h *Host) start(ctx context.Context, srv *registry.Server, cmd *exec.Cmd, s
 		MaxMessage: h.opts.MaxResultBytes,
 		Limits:     sandbox.Limits(cmd.Args),
 		Remove:     h.launch.JailRemoval(cmd),
-		Reaped: func() {
+		Reaped: func(log *slog.Logger) {
 			if err := sandbox.Cleanup(cmd.Args); err != nil {
-				h.log.Warn("cannot remove the sandbox's private TMPDIR", append([]any{"server", srv.Name, "err", err}, attrs...)...)
+				log.Warn("cannot remove the sandbox's private TMPDIR", "err", err)
 			}
 		},
 	})

@@ -194,9 +194,16 @@ func (h *Host) vet(ctx context.Context, server, name string, have []*mcp.Tool, a
 // admitHeld asks the caller's Allow about tool name on the list the host
 // holds of srv, when it holds one that has the tool: a call the policy or
 // the pins refuse is refused before anything starts. What passes is asked
-// again on the list the call is checked against (vet).
+// again on the list the call is checked against (vet). A list read for a
+// caller offering capabilities is not held for one that offers none: a
+// server may list its tools differently to a client that can sample or
+// elicit, and the plain caller's pins would be checked on another list
+// than its own.
 func (h *Host) admitHeld(srv *registry.Server, name string, caller *session.Caller) error {
-	held := h.known.get(srv, time.Now())
+	held, plain := h.known.getPlain(srv, time.Now())
+	if !plain && caller.Capabilities() == "" {
+		return nil
+	}
 	if t := findTool(held, name); t != nil {
 		return caller.Admit(t, held, true)
 	}

@@ -3,6 +3,7 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
@@ -367,5 +369,36 @@ func TestPinRemote(t *testing.T) {
 	}
 	if kind := errorKind(t, callTool(t, cs, tools.CallToolTool, map[string]any{"server": "r", "name": "echo"})); kind != "tool_changed" || called.Load() != 0 {
 		t.Errorf("call: kind %q, calls %d", kind, called.Load())
+	}
+}
+
+// The list the host holds of a server, on which a plain caller's call is
+// checked against its pins before anything starts, is a plain list: a
+// server may list its tools differently to a client that can sample, and a
+// sampling caller's list (refused under pin: enforce where it differs from
+// the plain pins) must not refuse the plain callers that follow, whose own
+// list matches their pins.
+func TestPlainCallerIsNotRefusedOnASamplingCallersList(t *testing.T) {
+	for _, lifecycle := range []string{registry.PerRequest, registry.Persistent} {
+		t.Run(lifecycle, func(t *testing.T) {
+			pins := filepath.Join(t.TempDir(), "pins.json")
+			reg := newLive(map[string]*registry.Server{"s": {Command: fakeBin, Args: []string{"caps-list"}, Lifecycle: lifecycle}})
+			h := host.New(host.Options{Timeout: 10 * time.Second, TerminateGrace: 200 * time.Millisecond})
+			t.Cleanup(h.Close)
+			svc := tools.New(tools.Options{Registry: reg.load, ConfigPath: "in-memory", Host: h, ExternalCall: true,
+				RegistryPoll: -1, Pins: pin.Open(pins, pin.Options{})})
+			t.Cleanup(svc.Close)
+			sampler := &session.Caller{CreateMessage: func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+				return nil, errors.New("no sampling here")
+			}}
+			if res, err := svc.CallTool(t.Context(), "s", "echo", nil, nil); err != nil || res.IsError {
+				t.Fatalf("the first plain call: %v %v", err, res)
+			}
+			// Its list differs from the pins: refused (what pins are for), or not.
+			svc.CallTool(t.Context(), "s", "echo", nil, sampler)
+			if res, err := svc.CallTool(t.Context(), "s", "echo", nil, nil); err != nil || res.IsError {
+				t.Errorf("a plain call after the sampling caller's: %v %v; want it to run, its list matching its pins", err, res)
+			}
+		})
 	}
 }

@@ -22,6 +22,40 @@ var pinFakes = map[string]func(){
 	// "called NAME", and appends NAME and a newline to $PIN_CALLS when it
 	// is set (what reached the server).
 	"pin-shift": pinShift,
+	// Lists one tool, "echo", described "Echoes." to a client that offered
+	// no capability and "Echoes, or asks the client to sample." to one that
+	// offered sampling: a server whose list depends on what the client can
+	// do. Calling it answers "called echo".
+	"caps-list": capsList,
+}
+
+func capsList() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "caps-list", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "echo", Description: "Echoes.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("called echo"), nil
+		})
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			lr, ok := res.(*mcp.ListToolsResult)
+			ss, _ := req.GetSession().(*mcp.ServerSession)
+			if !ok || ss == nil || ss.InitializeParams() == nil || ss.InitializeParams().Capabilities == nil ||
+				ss.InitializeParams().Capabilities.Sampling == nil {
+				return res, err
+			}
+			out := *lr
+			out.Tools = nil
+			for _, t := range lr.Tools {
+				cp := *t
+				cp.Description = "Echoes, or asks the client to sample."
+				out.Tools = append(out.Tools, &cp)
+			}
+			return &out, err
+		}
+	})
+	_ = s.Run(context.Background(), &mcp.StdioTransport{})
+	os.Exit(0)
 }
 
 func pinShift() {

@@ -48,9 +48,11 @@ type Options struct {
 	Cooldown, CooldownMax time.Duration
 	// Log receives the pool's lines.
 	Log *slog.Logger
-	// Listed is told of each list a warm session read; ToolsChanged of
-	// each notifications/tools/list_changed one sent (that act).
-	Listed       func(srv *registry.Server, tools []*mcp.Tool)
+	// Listed is told of each list a warm session read, and whether that
+	// session was offered no capability (plain: the list list_tools
+	// shows); ToolsChanged of each notifications/tools/list_changed one
+	// sent (that act).
+	Listed       func(srv *registry.Server, tools []*mcp.Tool, plain bool)
 	ToolsChanged func(srv *registry.Server)
 }
 
@@ -493,7 +495,7 @@ func (w *Warm) Tools(ctx context.Context, s *session.Session, caller *session.Ca
 	}
 	w.mu.Unlock()
 	if current && w.p.o.Listed != nil {
-		w.p.o.Listed(w.srv, tools)
+		w.p.o.Listed(w.srv, tools, w.key.caps == "")
 	}
 	return tools, false, nil
 }

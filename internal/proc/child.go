@@ -106,8 +106,8 @@ type Options struct {
 	// child (an ephemeral jail: jail -r), or nil.
 	Remove []string
 	// Reaped, if set, is called once the child is reaped, before Done
-	// closes.
-	Reaped func()
+	// closes, with the child's logger (server=, pid=, LogAttrs).
+	Reaped func(log *slog.Logger)
 }
 
 // StartChild starts cmd (built, never started: internal/launch) as the
@@ -160,7 +160,7 @@ func StartChild(cmd *exec.Cmd, opts Options) (*Child, error) {
 		p.waitErr = cmd.Wait()
 		Reaped(p.pid)
 		if opts.Reaped != nil {
-			opts.Reaped()
+			opts.Reaped(p.log)
 		}
 		close(p.exited)
 	}()

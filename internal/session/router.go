@@ -43,10 +43,10 @@ type Caller struct {
 	// Allow, when set, is asked whether a tool may be called, with the tool
 	// as list describes it and that whole list (what the tool's pins are
 	// checked on): first before anything starts, on the list the host
-	// already holds (held: read offering no capability, perhaps older than
-	// the server's), then before tools/call is sent, on the list the call
-	// is checked against. An error (kind denied or tool_changed) refuses
-	// the call.
+	// already holds (held: perhaps older than the server's, and read for
+	// a caller offering capabilities unless this one offers none), then
+	// before tools/call is sent, on the list the call is checked against.
+	// An error (kind denied or tool_changed) refuses the call.
 	Allow func(tool *mcp.Tool, list []*mcp.Tool, held bool) error
 	// Shown, when set, is the part of a list the caller may be told of:
 	// an unknown_tool failure names only those tools.

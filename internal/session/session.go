@@ -144,6 +144,10 @@ func (s *Session) InitializeResult() *mcp.InitializeResult { return s.cs.Initial
 // Capabilities are what colibri offered the server.
 func (s *Session) Capabilities() *mcp.ClientCapabilities { return s.caps }
 
+// Plain reports whether the session was offered no capability of a
+// caller's: its tool list is the one list_tools shows.
+func (s *Session) Plain() bool { return s.plain }
+
 // Upstream is what the session talks to.
 func (s *Session) Upstream() Upstream { return s.up }
 
