@@ -1,5 +1,7 @@
 package tools_test
 
+//lint:file-ignore SA1019 the tests drive the sampling that colibri relays on purpose (pins are kept per capability set).
+
 import (
 	"context"
 	"encoding/json"
