@@ -44,7 +44,6 @@ func (p *process) Track(ctx context.Context) context.Context { return ctx }
 func (p *process) ToolError(context.Context) bool            { return true }
 func (p *process) Lowers() bool                              { return true } // lineconn, with the host's table
 func (p *process) CloseConn()                                { p.ClosePipes() }
-func (p *process) UsesSlot() bool                            { return true }
 
 // start starts cmd (from launch) as srv's process.
 func (h *Host) start(ctx context.Context, srv *registry.Server, cmd *exec.Cmd, secrets *redact.Set) (*process, error) {

@@ -64,7 +64,6 @@ func (u *upstream) Kill()                          { u.end() }
 func (u *upstream) Logger() *slog.Logger           { return slog.New(slog.DiscardHandler) }
 func (u *upstream) Secrets() *redact.Set           { return redact.New(nil) }
 func (u *upstream) PID() int                       { return 0 }
-func (u *upstream) UsesSlot() bool                 { return false }
 
 // opener is a pool's Options.Open over in-memory servers: it counts the
 // opens, holds each until gate is closed (when set), and fails with err

@@ -189,7 +189,6 @@ func (r *Upstream) Lowers() bool                          { return false } // go
 func (r *Upstream) Logger() *slog.Logger                  { return r.log }
 func (r *Upstream) Secrets() *redact.Set                  { return r.redact }
 func (r *Upstream) PID() int                              { return 0 }
-func (r *Upstream) UsesSlot() bool                        { return false }
 
 func (r *Upstream) Stop(time.Duration) {
 	r.end("was closed by colibri")

@@ -82,13 +82,13 @@ type Session struct {
 	modern bool                    // speaks 2026-07-28: no session, no ping, no logging/setLevel
 
 	tearingDown atomic.Bool // close or abort has begun: the first one wins
+	// tokens numbers the progress tokens colibri gives this session's
+	// calls: the router finds a call by its token, per session.
+	tokens atomic.Uint64
 
 	exitOnce sync.Once
 	exitCtx  context.Context // ends when the process has exited (exited)
 }
-
-// progressTokens numbers the progress tokens colibri gives hosted calls.
-var progressTokens atomic.Uint64
 
 // Open connects a client session to up and initializes it, within timer
 // (the spawn and initialize phase, which started before up did): one
@@ -237,7 +237,7 @@ func (s *Session) CallTool(ctx context.Context, name string, args *Arguments, ca
 	}
 	token := ""
 	if caller != nil && caller.Progress != nil {
-		token = "colibri-" + strconv.FormatUint(progressTokens.Add(1), 10)
+		token = "colibri-" + strconv.FormatUint(s.tokens.Add(1), 10)
 		params.SetProgressToken(token)
 	}
 	if caller == nil {

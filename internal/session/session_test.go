@@ -87,7 +87,6 @@ func (u *fakeUpstream) Kill()                          { u.end(false) }
 func (u *fakeUpstream) Logger() *slog.Logger           { return slog.New(slog.DiscardHandler) }
 func (u *fakeUpstream) Secrets() *redact.Set           { return u.secrets }
 func (u *fakeUpstream) PID() int                       { return 0 }
-func (u *fakeUpstream) UsesSlot() bool                 { return false }
 
 // testConfig is a session's Config with teardown run at once.
 func testConfig() Config {

@@ -72,8 +72,6 @@ type Upstream interface {
 	Secrets() *redact.Set
 	// PID is the process id, 0 for a remote server.
 	PID() int
-	// UsesSlot reports whether it holds one of MaxProcs process slots.
-	UsesSlot() bool
 }
 
 // Connector is an Upstream told of the session initialize made (a remote
