@@ -44,14 +44,25 @@ type rawHTTP struct {
 
 func newRawHTTP(t *testing.T, table *bulk.Table, reg *registry.Registry, opts tools.Options, outermost ...mcp.Middleware) *rawHTTP {
 	t.Helper()
-	h := host.New(host.Options{Timeout: 30 * time.Second, TerminateGrace: 200 * time.Millisecond, Bulk: table})
+	// One log, at debug, of the face, tools and the host: a test that fails
+	// shows it (the path a call took, or where it stopped).
+	logs := &syncbuf.Buffer{}
+	logger := slog.New(reqid.Handler(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("colibri's log:\n%s", logs.String())
+		}
+	})
+	h := host.New(host.Options{Timeout: 30 * time.Second, TerminateGrace: 200 * time.Millisecond, Bulk: table, Logger: logger})
 	opts.Registry = func() (*registry.Registry, error) { return reg, nil }
 	opts.ConfigPath, opts.Host, opts.ExternalCall, opts.Bulk = "in-memory", h, true, table
+	if opts.Logger == nil {
+		opts.Logger = logger
+	}
 	svc := tools.New(opts)
-	logs := &syncbuf.Buffer{}
 	server := svc.NewServer("test")
 	srv, err := httpserve.New(httpserve.Options{Addr: "127.0.0.1:0", Server: server, Refused: svc.Refused, Bulk: table, MaxBodyBytes: 64 << 20,
-		Logger: slog.New(reqid.Handler(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))})
+		Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,14 +204,29 @@ func TestBulkHTTPCallerGoneBeforeTheCallIsForwarded(t *testing.T) {
 	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	req.Header.Set("Mcp-Session-Id", f.session)
 	sent := make(chan struct{})
+	var outcome string // what the POST got, once sent is closed
 	go func() {
 		defer close(sent)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			outcome = err.Error()
+			return
 		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		resp.Body.Close()
+		outcome = fmt.Sprintf("%d %q", resp.StatusCode, b)
 	}()
-	<-reached // the call runs: colibri connects to the remote
-	gone()    // and the caller goes away
+	select {
+	case <-reached: // the call runs: colibri connects to the remote
+	case <-time.After(30 * time.Second):
+		select {
+		case <-sent:
+			t.Fatalf("the call never reached the remote; the POST got %s", outcome)
+		default:
+			t.Fatal("the call never reached the remote, and its POST is still open")
+		}
+	}
+	gone() // and the caller goes away
 	<-sent
 	f.waitPOSTEnded(table) // the call goes on
 	select {
@@ -329,14 +355,31 @@ func TestBulkHTTPCallerGoneLeavesTheWarmServerWorking(t *testing.T) {
 	msg := strings.Repeat("m", 3*bulkMin)
 	ctx, gone := context.WithCancel(t.Context())
 	sent := make(chan struct{})
+	outcome := make(chan string, 1) // what the call's POST got
 	go func() {
 		defer close(sent)
 		resp := f.postOrErr(ctx, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"`+tools.CallToolTool+`","arguments":{"server":"warm","name":"any","arguments":{"message":"`+msg+`"}}}}`)
-		if resp != nil {
-			resp.Body.Close()
+		if resp == nil {
+			outcome <- "no answer (the request failed)"
+			return
 		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		resp.Body.Close()
+		outcome <- fmt.Sprintf("%d %q", resp.StatusCode, b)
 	}()
-	eventually(t, "the call to start the warm server", func() bool { ents, _ := os.ReadDir(pids); return len(ents) > 0 })
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if ents, _ := os.ReadDir(pids); len(ents) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			select {
+			case o := <-outcome:
+				t.Fatalf("the call did not start the warm server; its POST got %s", o)
+			default:
+				t.Fatal("the call did not start the warm server within 10 s, and its POST is still open")
+			}
+		}
+	}
 	gone()
 	<-sent
 	f.waitPOSTEnded(table)
