@@ -4,11 +4,12 @@ import (
 	"context"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/remote"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/registry"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // open starts srv and initializes a session with it: one attempt, no

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/registry"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // warmLease is the lease of srv's warm session, started if need be. A

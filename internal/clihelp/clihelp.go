@@ -21,8 +21,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/urfave/cli/v3"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 )
 
 // commandNames are the visible commands of root, the candidates for a typo.

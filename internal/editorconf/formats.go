@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
 	"github.com/colibri-mcp/colibri-mcp/internal/editorconf/syntax"
 )
 

@@ -11,9 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 )
 
 // sessions counts each principal's open sessions, over both transports, and

@@ -5,8 +5,9 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 )
 
 // A new Streamable HTTP session is its principal's from the moment its id

@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/tools"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestSafeText(t *testing.T) {

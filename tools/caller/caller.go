@@ -16,8 +16,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 )
 
 // Of describes the client calling req to the host: where the hosted

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/tools/describe"
 )
 
