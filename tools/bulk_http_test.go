@@ -61,7 +61,7 @@ func newRawHTTP(t *testing.T, table *bulk.Table, reg *registry.Registry, opts to
 	}
 	svc := tools.New(opts)
 	server := svc.NewServer("test")
-	srv, err := httpserve.New(httpserve.Options{Addr: "127.0.0.1:0", Server: server, Refused: svc.Refused, Bulk: table, MaxBodyBytes: 64 << 20,
+	srv, err := httpserve.New(httpserve.Options{Addr: "127.0.0.1:0", Server: server, Bulk: table, MaxBodyBytes: 64 << 20,
 		Logger: logger})
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +279,7 @@ func lateCall(t *testing.T, server, name string) (rec map[string]any, line []byt
 	logs = &syncbuf.Buffer{}
 	table := bulk.New(bulkMin)
 	f = newRawHTTP(t, table, warmFake(), tools.Options{Audit: w,
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, gate)
+		Logger: slog.New(reqid.Handler(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))}, gate)
 	ctx, gone := context.WithCancel(t.Context())
 	ended := make(chan struct{})
 	go func() {
@@ -310,16 +310,16 @@ func lateCall(t *testing.T, server, name string) (rec map[string]any, line []byt
 // with no digest of arguments colibri no longer holds.
 func TestBulkHTTPCallBeginningAfterItsPOSTIsAudited(t *testing.T) {
 	t.Parallel()
-	rec, line, f, _ := lateCall(t, "warm", "echo")
+	rec, line, f, logs := lateCall(t, "warm", "echo")
 	if rec["server"] != "warm" || rec["tool"] != "echo" || rec["outcome"] != "error" || rec["error_kind"] != "internal" || rec["args"] != nil {
 		t.Errorf("audit line %s, want warm/echo, outcome error, error_kind internal, no args", line)
 	}
-	// The face's line about the refusal is found by the audit line's id.
-	if id, _ := rec["id"].(string); !strings.Contains(f.logs.String(), "a call began after its caller had gone; its large strings are gone, so it does not run\" request_id="+id+"\n") {
-		t.Errorf("no log line of the refusal with request_id %q:\n%s", id, f.logs.String())
+	// colibri's line about the refusal is found by the audit line's id.
+	if id, _ := rec["id"].(string); !strings.Contains(logs.String(), "a call began after its caller had gone; its large strings are gone, so it does not run\" request_id="+id+"\n") {
+		t.Errorf("no log line of the refusal with request_id %q:\n%s", id, logs.String())
 	}
-	if strings.Contains(f.logs.String(), "colibri-bulk-") {
-		t.Error("a reference reached the face's log")
+	if strings.Contains(f.logs.String()+logs.String(), "colibri-bulk-") {
+		t.Error("a reference reached colibri's log")
 	}
 }
 

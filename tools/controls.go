@@ -30,15 +30,6 @@ func (s *Service) controls(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// Refused runs refuse, the handler with which colibri's transport refuses a
-// request (an HTTP call that began after its POST had ended, and with it
-// the strings lifted from its arguments), as controls runs any request's:
-// under a request id, which the refusal's log line carries; a refused call
-// of a hosted tool gets its audit line (error kind internal) and is counted.
-func (s *Service) Refused(ctx context.Context, method string, req mcp.Request, refuse mcp.MethodHandler) (mcp.Result, error) {
-	return s.control(ctx, method, req, refuse)
-}
-
 func (s *Service) control(ctx context.Context, method string, req mcp.Request, handle mcp.MethodHandler) (mcp.Result, error) {
 	ctx = reqid.With(ctx, reqid.New())
 	start := time.Now()

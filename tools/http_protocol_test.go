@@ -53,7 +53,7 @@ func twoVersionFace(t *testing.T, maxSessions int) (url, auditPath string) {
 	reg := &registry.Registry{Path: "in-memory", Servers: map[string]*registry.Server{"ok": ok}}
 	svc := tools.New(tools.Options{Registry: func() (*registry.Registry, error) { return reg, nil }, ConfigPath: "in-memory",
 		Host: h, ExternalCall: true, Aggregate: true, RegistryPoll: -1, Audit: w})
-	srv, err := httpserve.New(httpserve.Options{Addr: "127.0.0.1:0", Server: svc.NewServer("test"), Refused: svc.Refused,
+	srv, err := httpserve.New(httpserve.Options{Addr: "127.0.0.1:0", Server: svc.NewServer("test"),
 		TokenFile: tokens, MaxSessionsPerPrincipal: maxSessions})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
@@ -52,32 +53,19 @@ func (s *Service) NewServer(version string) *mcp.Server {
 // receiving is every receiving middleware of colibri's own server, in one
 // ordered list, outermost first (go-sdk's AddReceivingMiddleware order):
 //
-//  1. a call's scope of large strings (internal/bulk) spans its request
-//     context, which go-sdk ends only after the answer is written: the
-//     strings of the hosted result are the scope's until then;
-//  2. the registry is looked at (one stat), so that the call and the record
+//  1. the registry is looked at (one stat), so that the call and the record
 //     of it meet the same tools;
-//  3. request ids, the audit log and metrics (controls.go) see every
+//  2. request ids, the audit log and metrics (controls.go) see every
 //     request, refusals included;
+//  3. a call holds its request, which owns the large strings lifted from
+//     its arguments and from its hosted answer (internal/bulk), while its
+//     context lives: go-sdk ends it only after the answer is written. A
+//     call whose strings were let go before it began does not run (joinBulk);
 //  4. the catalog's part: a tools/list waits for the hosted lists being
 //     read and is narrowed to what the caller may see, aggregate mode
 //     serves ui:// resources, and each caller's logging level is kept to
 //     pass on to hosted servers.
-//
-// (The HTTP face adds one more outside them all: a call holds the strings
-// lifted from its POST while it runs.)
 func (s *Service) receiving(server *mcp.Server) []mcp.Middleware {
-	var list []mcp.Middleware
-	if s.opts.Bulk != nil {
-		list = append(list, func(next mcp.MethodHandler) mcp.MethodHandler {
-			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-				if method == "tools/call" {
-					ctx = s.opts.Bulk.WithScope(ctx)
-				}
-				return next(ctx, method, req)
-			}
-		})
-	}
 	refresh := func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "tools/list" || method == "tools/call" {
@@ -111,7 +99,29 @@ func (s *Service) receiving(server *mcp.Server) []mcp.Middleware {
 			return res, err
 		}
 	}
-	return append(list, refresh, s.controls, offer)
+	return []mcp.Middleware{refresh, s.controls, s.joinBulk, offer}
+}
+
+// joinBulk has a call hold its request's large strings (bulk.Table.Join)
+// while its context lives. One that begins after its request was let go
+// (its HTTP caller gone before the call began) finds them released, and
+// fails without running: what it would forward is gone.
+func (s *Service) joinBulk(next mcp.MethodHandler) mcp.MethodHandler {
+	if s.opts.Bulk == nil {
+		return next
+	}
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+		if method != "tools/call" || !ok {
+			return next(ctx, method, req)
+		}
+		ctx, err := s.opts.Bulk.Join(ctx, p.Arguments)
+		if err != nil {
+			s.log.InfoContext(ctx, "a call began after its caller had gone; its large strings are gone, so it does not run")
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "colibri: the request ended before its call began"}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // ownHandler is the handler of one of colibri's three tools.

@@ -38,7 +38,6 @@ func serveHTTP(ctx context.Context, s *settings, svc *tools.Service, onHUP hup.A
 			return s.health.Ready()
 		},
 		OnRefused:       s.metrics.HTTPRefused,
-		Refused:         svc.Refused,
 		TokenFile:       s.tokenFile,
 		Logger:          s.logger,
 		MaxBodyBytes:    maxMessage(s),

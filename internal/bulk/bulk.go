@@ -32,12 +32,25 @@
 //
 // # Ownership
 //
-// Every reference has one owner, who releases it: the stdio face releases
-// the references of a request when it has written the request's response
-// (keyed by the request's ID); the HTTP face when both the POST and its call
-// have let go of them; and a Scope (WithScope) releases what it adopted when
-// its context is done. Release is what frees the memory: an
-// entry keeps sub-slices of the message (or of the pieces) it was lifted from.
+// One rule: a reference belongs to the caller's request it came with — the
+// request whose message it was lifted from, or whose call a hosted answer
+// it was lifted from answers. That request is an Owner, and it keeps its
+// references while anyone holds it:
+//
+//   - the face that read the request, from Own until it is done with it
+//     (Owner.Done: the stdio face once it has written the answer, or its
+//     connection has closed; the HTTP face once the POST's handler has
+//     returned);
+//   - the call, while its context lives (Join, by the references its
+//     arguments carry: no id, header or map links the two); go-sdk ends
+//     that context after the answer is written.
+//
+// The last to let go releases them all. A call that begins after its
+// request was let go (an HTTP caller gone before the call began) finds its
+// references released, and Join says so: it must not run. A hosted
+// server's answer is lifted for the Owner its call's context carries
+// (OwnerFrom, Adopt). Release is what frees the memory: an entry keeps
+// sub-slices of the message (or of the pieces) it was lifted from.
 //
 // # The safety net
 //
@@ -54,7 +67,6 @@ package bulk
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -89,15 +101,16 @@ type Table struct {
 	next    uint64
 	entries map[Ref][][]byte // the literal, quotes included: sub-slices of the lifted message
 	held    int64            // the bytes of entries
+	owners  map[Ref]*Owner   // the owner of each entry that has one (Own, Adopt)
 	watchAt int64            // Watch's threshold; 0: no watch
 	watch   func(over bool)
 	over    bool // held >= watchAt, as watch was last told
 
-	scopeEnded func() // tests only: called after a scope has released its references
+	ownerEnded func() // tests only: called after an owner has released its references
 }
 
-// Ref is one lifted literal, as returned by Lift. It is owned by exactly one
-// owner, which releases it (Release, or a Scope).
+// Ref is one lifted literal, as returned by Lift. Its lifter hands it to
+// an Owner (Own, Adopt), or releases it (Release).
 type Ref uint64
 
 // New returns an empty table that lifts literals of at least min bytes
@@ -114,6 +127,7 @@ func New(min int) *Table {
 		min:     min,
 		marker:  "colibri-bulk-" + hex.EncodeToString(b[:]) + "-",
 		entries: make(map[Ref][][]byte),
+		owners:  make(map[Ref]*Owner),
 	}
 }
 
@@ -421,16 +435,22 @@ func (t *Table) Release(refs ...Ref) {
 		return
 	}
 	t.mu.Lock()
+	t.releaseLocked(refs)
+	t.mu.Unlock()
+}
+
+// releaseLocked is Release with t.mu held.
+func (t *Table) releaseLocked(refs []Ref) {
 	for _, r := range refs {
 		if lit, ok := t.entries[r]; ok {
 			for _, p := range lit {
 				t.held -= int64(len(p))
 			}
 			delete(t.entries, r)
+			delete(t.owners, r)
 		}
 	}
 	t.watched()
-	t.mu.Unlock()
 }
 
 // Watch has f told when the bytes the table holds (its live entries) reach
@@ -476,9 +496,10 @@ func (t *Table) Len() int {
 }
 
 // ErrReleased is Lower's error for a reference the table issued and has
-// since released: the message was written after the scope, call or lease
-// that held the string had ended (a call cancelled as its answer was being
-// written, a session closed), not a reference the table never made. Lower
+// since released: the message was written after every holder of the
+// request that owned the string had let go (a call cancelled as its answer
+// was being written, a session closed), not a reference the table never
+// made. Lower
 // returns it only when released references are all that is wrong with the
 // message: any other fault in it is the error instead.
 var ErrReleased = errors.New("the string it stood for was released")
@@ -800,80 +821,4 @@ func walk(v any, f func(any) (any, bool)) (any, bool) {
 		return v, false
 	}
 	return f(v)
-}
-
-// Scope owns references for the span of one caller request: what it adopts
-// is released when the request's context is done.
-type Scope struct {
-	t   *Table
-	ctx context.Context
-
-	mu    sync.Mutex
-	ended bool
-	refs  []Ref
-}
-
-type scopeKey struct{}
-
-// WithScope returns ctx carrying a new scope of t; every reference adopted by
-// it is released when ctx is done (context.AfterFunc). With a nil t it
-// returns ctx unchanged.
-func (t *Table) WithScope(ctx context.Context) context.Context {
-	if t == nil {
-		return ctx
-	}
-	s := &Scope{t: t, ctx: ctx}
-	context.AfterFunc(ctx, s.end)
-	return context.WithValue(ctx, scopeKey{}, s)
-}
-
-// end releases what the scope adopted; it runs once, when the context is done.
-func (s *Scope) end() {
-	s.mu.Lock()
-	s.ended = true
-	refs := s.refs
-	s.refs = nil
-	s.mu.Unlock()
-	s.t.Release(refs...)
-	if s.t.scopeEnded != nil {
-		s.t.scopeEnded()
-	}
-}
-
-// ScopeFrom is the scope ctx carries, or nil.
-func ScopeFrom(ctx context.Context) *Scope {
-	s, _ := ctx.Value(scopeKey{}).(*Scope)
-	return s
-}
-
-// Table is the scope's table (nil for a nil scope).
-func (s *Scope) Table() *Table {
-	if s == nil {
-		return nil
-	}
-	return s.t
-}
-
-// Live reports whether the scope's context is not done yet (false for a nil
-// scope).
-func (s *Scope) Live() bool {
-	return s != nil && s.ctx.Err() == nil
-}
-
-// Adopt makes refs the scope's, to be released when its context is done. If
-// the context is done already, Adopt releases them at once and returns false.
-// A nil scope adopts nothing and returns false: the caller keeps the refs.
-func (s *Scope) Adopt(refs []Ref) bool {
-	if s == nil {
-		return false
-	}
-	s.mu.Lock()
-	if s.ended || s.ctx.Err() != nil {
-		s.mu.Unlock()
-		s.t.Release(refs...)
-		return false
-	}
-	s.refs = append(s.refs, refs...)
-	s.mu.Unlock()
-	return true
 }

@@ -350,13 +350,14 @@ func TestNilTableIsDisabled(t *testing.T) {
 		t.Errorf("nil Len != 0")
 	}
 	ctx := context.Background()
-	if tab.WithScope(ctx) != ctx || ScopeFrom(ctx) != nil {
-		t.Errorf("nil WithScope changed ctx")
+	if got, err := tab.Join(ctx, msg); got != ctx || err != nil || OwnerFrom(ctx) != nil {
+		t.Errorf("nil Join changed ctx, or failed: %v", err)
 	}
-	var s *Scope
-	if s.Table() != nil || s.Live() || s.Adopt([]Ref{1}) {
-		t.Errorf("nil Scope is not inert")
+	o := tab.Own([]Ref{1})
+	if o != nil || o.Table() != nil || o.Live() || o.Adopt([]Ref{1}) {
+		t.Errorf("nil Owner is not inert")
 	}
+	o.Done()
 }
 
 func TestResolveCopiesOnlyThePathToAReference(t *testing.T) {
@@ -419,12 +420,12 @@ func mustMarshal(t *testing.T, v any) []byte {
 	return b
 }
 
-// scopedTable is a table that reports on ended when a scope has released
-// what it adopted.
-func scopedTable() (*Table, chan struct{}) {
+// ownedTable is a table that reports on ended when an owner has released
+// what it owned.
+func ownedTable() (*Table, chan struct{}) {
 	tab := New(16)
-	ended := make(chan struct{}, 10)
-	tab.scopeEnded = func() { ended <- struct{}{} }
+	ended := make(chan struct{}, 1000)
+	tab.ownerEnded = func() { ended <- struct{}{} }
 	return tab, ended
 }
 
@@ -433,64 +434,126 @@ func waitEnded(t *testing.T, ended chan struct{}) {
 	select {
 	case <-ended:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the scope did not end within 10s of its context")
+		t.Fatal("the owner was not let go within 10s of its last holder")
 	}
 }
 
-func TestScopeReleasesWhenTheContextIsDone(t *testing.T) {
-	tab, ended := scopedTable()
-	ctx, cancel := context.WithCancel(context.Background())
-	ctx = tab.WithScope(ctx)
-	s := ScopeFrom(ctx)
-	if s == nil || s.Table() != tab || !s.Live() {
-		t.Fatalf("ScopeFrom = %v", s)
+// A request's strings live until the face is done with it and the call's
+// context is done, in either order; the call finds its request by the
+// references its arguments carry, and the strings of its answer join it.
+func TestOwnerReleasesWhenTheLastHolderLetsGo(t *testing.T) {
+	for _, faceFirst := range []bool{true, false} {
+		tab, ended := ownedTable()
+		msg := []byte(`{"params":{"arguments":{"a":"` + x(20) + `","b":["` + x(30) + `"]}}}`)
+		lifted, refs := tab.Lift(msg, "params", "arguments")
+		o := tab.Own(refs)
+		if o.Table() != tab || !o.Live() {
+			t.Fatalf("Own: table %p, live %v", o.Table(), o.Live())
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		ctx, err := tab.Join(ctx, lifted)
+		if err != nil || OwnerFrom(ctx) != o {
+			t.Fatalf("Join = %p, %v; want the request's owner %p", OwnerFrom(ctx), err, o)
+		}
+		_, answer := tab.Lift([]byte(`"` + x(40) + `"`))
+		if !o.Adopt(answer) || tab.Len() != 3 {
+			t.Fatalf("Adopt: Len() = %d, want 3", tab.Len())
+		}
+		first, second := o.Done, cancel
+		if !faceFirst {
+			first, second = cancel, o.Done
+		}
+		first()
+		if !faceFirst {
+			time.Sleep(10 * time.Millisecond) // the context's AfterFunc, were it to release early
+		}
+		if n := tab.Len(); n != 3 || !o.Live() {
+			t.Fatalf("faceFirst %v: one holder left, yet Len() = %d, live %v", faceFirst, n, o.Live())
+		}
+		second()
+		waitEnded(t, ended)
+		if n, held := tab.Len(), tab.Held(); n != 0 || held != 0 || o.Live() {
+			t.Fatalf("faceFirst %v: both let go, yet Len() = %d, Held() = %d, live %v", faceFirst, n, held, o.Live())
+		}
+		// Adopting after the end releases at once.
+		_, late := tab.Lift([]byte(`"` + x(40) + `"`))
+		if o.Adopt(late) || tab.Len() != 0 {
+			t.Fatalf("Adopt after the end: Len() = %d, want 0", tab.Len())
+		}
 	}
-	if ScopeFrom(context.Background()) != nil {
-		t.Fatalf("ScopeFrom of a plain context is not nil")
-	}
-	msg := []byte(`["` + x(20) + `","` + x(30) + `"]`)
-	_, refs := tab.Lift(msg)
-	_, more := tab.Lift(msg)
-	if !s.Adopt(refs) || !s.Adopt(more) || tab.Len() != 4 {
-		t.Fatalf("Adopt: Len() = %d, want 4", tab.Len())
-	}
-	cancel()
-	if s.Live() {
-		t.Errorf("Live() after cancel")
-	}
+}
+
+// A call that begins after its request was let go (an HTTP caller gone)
+// is told its strings are gone, holds nothing, and is told so without the
+// marker.
+func TestJoinAfterTheRequestWasLetGo(t *testing.T) {
+	tab, ended := ownedTable()
+	lifted, refs := tab.Lift([]byte(`{"a":"`+x(20)+`"}`), "a")
+	tab.Own(refs).Done()
 	waitEnded(t, ended)
-	if n := tab.Len(); n != 0 {
-		t.Fatalf("Len() after the scope ended = %d, want 0", n)
+	ctx, err := tab.Join(context.Background(), lifted)
+	if !errors.Is(err, ErrReleased) || OwnerFrom(ctx) != nil {
+		t.Fatalf("Join of a released request = %v, owner %p; want ErrReleased and none", err, OwnerFrom(ctx))
 	}
-
-	// Adopting after the end releases at once.
-	_, late := tab.Lift(msg)
-	if s.Adopt(late) {
-		t.Errorf("Adopt after the end = true")
-	}
-	if n := tab.Len(); n != 0 {
-		t.Fatalf("Len() after a late Adopt = %d, want 0", n)
+	if strings.Contains(err.Error(), tab.marker) {
+		t.Fatalf("the error names the marker: %v", err)
 	}
 }
 
-func TestScopeAdoptRightAfterCancel(t *testing.T) {
-	// Before the AfterFunc has run, Adopt must already refuse.
-	tab, ended := scopedTable()
+// A call with no lifted string (or only text that resembles a reference)
+// gets an owner of its own, for its answer's strings, let go with its
+// context.
+func TestJoinWithoutReferences(t *testing.T) {
+	tab, ended := ownedTable()
+	_, other := tab.Lift([]byte(`"` + x(20) + `"`))
+	o := tab.Own(other)
+	defer o.Done()
+	ref := tab.marker + strconv.FormatUint(uint64(other[0]), 10)
+	for _, args := range []string{
+		`{}`,
+		`{"a":"x` + ref + `"}`,         // inside a longer string: not this request's
+		`{"a":"` + ref + `x"}`,         // nor with more after it
+		`{"a":"` + tab.marker + `"}`,   // no id
+		`{"a":"` + tab.marker + `99"}`, // never issued
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		ctx, err := tab.Join(ctx, []byte(args))
+		mine := OwnerFrom(ctx)
+		if err != nil || mine == nil || mine == o {
+			t.Fatalf("Join(%s) = %p, %v; want an owner of its own", args, mine, err)
+		}
+		_, answer := tab.Lift([]byte(`"` + x(40) + `"`))
+		if !mine.Adopt(answer) {
+			t.Fatalf("Adopt refused")
+		}
+		cancel()
+		waitEnded(t, ended)
+		if n := tab.Len(); n != 1 {
+			t.Fatalf("Join(%s): after its context, Len() = %d, want the other request's 1", args, n)
+		}
+	}
+}
+
+// Adopt refuses as soon as the last holder has let go, before any
+// AfterFunc has run.
+func TestOwnerAdoptRightAfterTheEnd(t *testing.T) {
+	tab, ended := ownedTable()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := ScopeFrom(tab.WithScope(ctx))
+	ctx, _ = tab.Join(ctx, []byte(`{}`))
+	o := OwnerFrom(ctx)
 	cancel()
+	waitEnded(t, ended)
 	_, refs := tab.Lift([]byte(`"` + x(20) + `"`))
-	if s.Adopt(refs) {
-		t.Errorf("Adopt after cancel = true")
+	if o.Adopt(refs) {
+		t.Errorf("Adopt after the end = true")
 	}
 	if n := tab.Len(); n != 0 {
 		t.Errorf("Len() = %d, want 0: the refs were not released", n)
 	}
-	waitEnded(t, ended)
 }
 
 func TestConcurrentUse(t *testing.T) {
-	tab, ended := scopedTable()
+	tab, ended := ownedTable()
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -510,8 +573,12 @@ func TestConcurrentUse(t *testing.T) {
 					tab.Release(refs...)
 					continue
 				}
+				o := tab.Own(refs)
 				ctx, cancel := context.WithCancel(context.Background())
-				ScopeFrom(tab.WithScope(ctx)).Adopt(refs)
+				if _, err := tab.Join(ctx, lifted); err != nil {
+					t.Errorf("Join: %v", err)
+				}
+				go o.Done()
 				cancel()
 			}
 		})
@@ -734,31 +801,25 @@ func BenchmarkLiftParts8MiB(b *testing.B) {
 	}
 }
 
-// The table counts the bytes it holds, and tells its watch when they cross
-// the threshold, once each way.
-func TestHeldAndWatch(t *testing.T) {
+// The table counts the bytes it holds.
+func TestHeld(t *testing.T) {
 	tab := New(100)
-	var told []bool
-	tab.Watch(500, func(over bool) { told = append(told, over) })
 	lit := func(n int) []byte { return []byte(`{"a":"` + x(n-2) + `"}`) }
 	_, r1 := tab.Lift(lit(300))
-	if tab.Held() != 300 || len(told) != 0 {
-		t.Fatalf("one 300-byte literal: held %d, told %v", tab.Held(), told)
+	if tab.Held() != 300 {
+		t.Fatalf("one 300-byte literal: held %d", tab.Held())
 	}
 	_, r2 := tab.LiftParts(splits(lit(300), 7))
 	_, r3 := tab.Lift(lit(300))
-	if tab.Held() != 900 || !reflect.DeepEqual(told, []bool{true}) {
-		t.Fatalf("three: held %d, told %v; want 900, [true]", tab.Held(), told)
+	if tab.Held() != 900 {
+		t.Fatalf("three: held %d; want 900", tab.Held())
 	}
 	tab.Release(r1...)
 	tab.Release(r1...) // again: nothing
-	if tab.Held() != 600 || len(told) != 1 {
-		t.Fatalf("two left: held %d, told %v", tab.Held(), told)
+	if tab.Held() != 600 {
+		t.Fatalf("two left: held %d", tab.Held())
 	}
 	tab.Release(r2...)
-	if tab.Held() != 300 || !reflect.DeepEqual(told, []bool{true, false}) {
-		t.Fatalf("one left: held %d, told %v; want 300, [true false]", tab.Held(), told)
-	}
 	tab.Release(r3...)
 	if tab.Held() != 0 || tab.Len() != 0 {
 		t.Fatalf("none left: held %d, %d entries", tab.Held(), tab.Len())

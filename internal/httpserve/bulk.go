@@ -2,14 +2,10 @@ package httpserve
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,123 +19,23 @@ import (
 // route and encode messages of a few hundred bytes, not the 8 MiB string a
 // call carries.
 //
-// Two owners hold them. A Streamable HTTP POST's tools/call arguments are
-// lifted before go-sdk reads the body, and are held by the POST and by the
-// call while it runs (a lease): go-sdk writes the answer of a call on its
-// POST's response, and its handler of the POST returns only once it is
-// written, or once the caller has gone, which does not end the call (before
-// protocol 2026-07-28, go-sdk cancels a call only on
-// notifications/cancelled), so the call holds its arguments too until it
-// returns. A call that begins after its POST has ended has lost them, and
-// fails without running. The strings the hosted connection lifts from a
-// result belong to the call's scope (tools: bulk.Table.WithScope), which
-// go-sdk ends after the answer is written. Every response of both faces is
-// lowered as it is written, so no reference leaves colibri.
+// A Streamable HTTP POST's tools/call arguments are lifted before go-sdk
+// reads the body. The request owns them (bulk.Owner), held by the POST
+// until go-sdk's handler of it returns — once the answer is written, or
+// once the caller has gone, which does not end the call (before protocol
+// 2026-07-28, go-sdk cancels a call only on notifications/cancelled) — and
+// by the call while its context lives (tools joins it, by the references
+// its arguments carry). A call that begins after its POST has ended finds
+// them released, and does not run. The strings the hosted connection
+// lifts from a result belong to the same request. Every response of both
+// faces is lowered as it is written, so no reference leaves colibri.
 //
 // The legacy SSE face's POSTs are not lifted: a POST is answered 202 before
 // its call runs, and the answer travels on the session's event stream.
 
-// leaseHeader carries, from liftPOST to holdLease, the key of the lease
-// on a POST's lifted strings (go-sdk hands a request's HTTP header to its
-// handler in mcp.RequestExtra). One a caller sends names no lease of ours:
-// only colibri knows the face's id that begins every key.
-const leaseHeader = "Colibri-Bulk-Lease"
-
-// leases are the large strings lifted from POSTs, each held by its POST and
-// by its call while that runs; the last to let go releases them.
-type leases struct {
-	table *bulk.Table
-	id    string // this face's, before each key: an MCP server may have two faces
-
-	mu sync.Mutex
-	m  map[string]*lease
-}
-
-func newLeases(table *bulk.Table) leases {
-	return leases{table: table, id: rand.Text() + "-"}
-}
-
-// ours reports whether key is a key of l.
-func (l *leases) ours(key string) bool { return strings.HasPrefix(key, l.id) }
-
-type lease struct {
-	refs    []bulk.Ref
-	holders int
-}
-
-// open returns the key of a new lease on refs, held by the POST.
-func (l *leases) open(refs []bulk.Ref) string {
-	key := l.id + rand.Text()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.m == nil {
-		l.m = map[string]*lease{}
-	}
-	l.m[key] = &lease{refs: refs, holders: 1}
-	return key
-}
-
-// hold adds a holder to the lease key, and reports false when it is gone.
-func (l *leases) hold(key string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if e := l.m[key]; e != nil {
-		e.holders++
-		return true
-	}
-	return false
-}
-
-// drop lets go of the lease key; the last holder releases its strings, and
-// drop reports whether it was the last.
-func (l *leases) drop(key string) bool {
-	l.mu.Lock()
-	e := l.m[key]
-	if e.holders--; e.holders > 0 {
-		l.mu.Unlock()
-		return false
-	}
-	delete(l.m, key)
-	l.mu.Unlock()
-	l.table.Release(e.refs...)
-	return true
-}
-
-// holdLease is a receiving middleware of the MCP server, outside colibri's
-// own (so that a call holds its strings until its audit line is written):
-// a tools/call whose POST lifted its arguments holds them while it runs;
-// one whose POST has ended (its caller gone before the call began) fails
-// without running (Options.Refused records it).
-func (s *Server) holdLease(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		key := ""
-		if extra := req.GetExtra(); method == "tools/call" && extra != nil {
-			key = extra.Header.Get(leaseHeader)
-		}
-		if !s.leases.ours(key) {
-			return next(ctx, method, req)
-		}
-		if !s.leases.hold(key) {
-			if s.opts.Refused != nil {
-				return s.opts.Refused(ctx, method, req, s.refuseLateCall)
-			}
-			return s.refuseLateCall(ctx, method, req)
-		}
-		defer s.leases.drop(key)
-		return next(ctx, method, req)
-	}
-}
-
-// refuseLateCall is the face's answer to a call that began after its POST
-// had ended (run by Options.Refused, whose ctx carries the request's id).
-func (s *Server) refuseLateCall(ctx context.Context, _ string, _ mcp.Request) (mcp.Result, error) {
-	s.log.InfoContext(ctx, "http: a call began after its caller had gone; its large strings are gone, so it does not run")
-	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "colibri: the request ended before its call began"}
-}
-
-// liftPOST lifts the large strings of a POST's tools/call arguments, which
-// stay in the table until go-sdk's handler of that POST has returned and
-// the call has (holdLease); other requests pass untouched.
+// liftPOST lifts the large strings of a POST's tools/call arguments, held
+// for their request until go-sdk's handler of that POST has returned (and
+// by the call while it runs); other requests pass untouched.
 func (s *Server) liftPOST(next http.Handler) http.Handler {
 	table := s.opts.Bulk
 	if table == nil {
@@ -150,8 +46,6 @@ func (s *Server) liftPOST(next http.Handler) http.Handler {
 		limit = mcp.DefaultMaxRequestBodyBytes
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Only colibri says which lease a call holds (below).
-		r.Header.Del(leaseHeader)
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
@@ -181,16 +75,14 @@ func (s *Server) liftPOST(next http.Handler) http.Handler {
 		switch {
 		case refs != nil && isToolsCall(body):
 			// Released once go-sdk has written (or dropped) the answer and
-			// the call has returned.
-			key := s.leases.open(refs)
+			// the call's context has ended.
+			o := table.Own(refs)
 			defer func() {
-				if !s.leases.drop(key) {
+				if o.Done(); o.Live() {
 					// (go-sdk writes an answer after the call returns.)
 					s.log.Debug("http: a POST ended before its call returned (its caller left, or its session closed); the call keeps its large strings until it returns")
 				}
 			}()
-			r = r.Clone(r.Context())
-			r.Header.Set(leaseHeader, key)
 		case refs != nil:
 			// Only a call's arguments are lifted: anything else goes whole.
 			table.Release(refs...)

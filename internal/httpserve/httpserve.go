@@ -56,11 +56,6 @@ type Options struct {
 	Addr string
 	// Server is the MCP server every session is served by.
 	Server *mcp.Server
-	// Refused, when set, runs refuse, the face's handler of a request it
-	// refuses to run (a call that began after its POST had ended: see
-	// holdLease), so that it is recorded as any request is
-	// (tools.Service.Refused: a request id, the audit log, the metrics).
-	Refused func(ctx context.Context, method string, req mcp.Request, refuse mcp.MethodHandler) (mcp.Result, error)
 	// TokenFile, when set, is the bearer tokens (see tokens.go for the
 	// format); without it Addr must be a loopback address.
 	TokenFile string
@@ -119,7 +114,6 @@ type Server struct {
 	calls    inflight // POST requests
 	sessions *sessions
 	refused  refusals // the warnings about refused requests, rate-limited
-	leases   leases   // the large strings lifted from POSTs (bulk.go)
 }
 
 // New checks the options, reads the token file and listens. Every error it
@@ -133,7 +127,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--http / COLIBRI_MCP_HTTP: %q: want HOST:PORT: %w", opts.Addr, err)
 	}
-	s := &Server{opts: opts, log: opts.Logger, leases: newLeases(opts.Bulk)}
+	s := &Server{opts: opts, log: opts.Logger}
 	if opts.TokenFile != "" {
 		s.tokens = &tokenSet{}
 		if err := s.tokens.load(opts.TokenFile); err != nil {
@@ -154,10 +148,6 @@ func New(opts Options) (*Server, error) {
 		MaxHeaderBytes:    opts.MaxHeaderBytes,
 		IdleTimeout:       opts.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
-	}
-	if opts.Bulk != nil {
-		// A call holds the strings lifted from its POST while it runs.
-		opts.Server.AddReceivingMiddleware(s.holdLease)
 	}
 	return s, nil
 }

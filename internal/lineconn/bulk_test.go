@@ -84,10 +84,23 @@ func resultLine(id int) string {
 		`{"type":"image","mimeType":"image/png","data":"` + strings.Repeat("QUFB", 1024) + `"}],"structuredContent":{"s":"` + bigText + `"}}}`
 }
 
-func TestBulkResultLiftedForItsScope(t *testing.T) {
+// requestCtx is ctx carrying a request of the caller's with no lifted
+// argument (as tools joins a call: bulk.Table.Join), let go when ctx is
+// done.
+func requestCtx(table *bulk.Table, ctx context.Context) context.Context {
+	ctx, err := table.Join(ctx, []byte(`{}`))
+	if err != nil {
+		panic(err)
+	}
+	return ctx
+}
+
+// A hosted result's large strings are lifted for the request its call was
+// written for, and released once that request is let go.
+func TestBulkResultLiftedForItsRequest(t *testing.T) {
 	p := newBulkPeer(t)
 	ctx, end := context.WithCancel(context.Background())
-	scoped := p.table.WithScope(ctx)
+	scoped := requestCtx(p.table, ctx)
 	p.call(scoped, 1, "tools/call", `{"name":"echo"}`)
 	r := p.answer(resultLine(1))
 	if n := bytes.Count(r.Result, []byte("colibri-bulk-")); n != 2 {
@@ -100,24 +113,30 @@ func TestBulkResultLiftedForItsScope(t *testing.T) {
 	p.waitEmpty()
 }
 
-func TestBulkResultWholeWithoutALiveScope(t *testing.T) {
+func TestBulkResultWholeWithoutALiveRequest(t *testing.T) {
 	p := newBulkPeer(t)
-	// No scope: colibri's command line, the HTTP face.
+	// No request: colibri's command line.
 	p.call(context.Background(), 1, "tools/call", `{"name":"echo"}`)
 	if r := p.answer(resultLine(1)); bytes.Contains(r.Result, []byte("colibri-bulk-")) {
-		t.Fatal("a result was lifted for a call made without a scope")
+		t.Fatal("a result was lifted for a call made for no request")
 	}
-	// A scope that ended before the answer came (the caller gave up).
+	// A request let go before the answer came (the caller gave up).
 	ctx, end := context.WithCancel(context.Background())
-	p.call(p.table.WithScope(ctx), 2, "tools/call", `{"name":"echo"}`)
+	req := requestCtx(p.table, ctx)
+	p.call(req, 2, "tools/call", `{"name":"echo"}`)
 	end()
-	if r := p.answer(resultLine(2)); bytes.Contains(r.Result, []byte("colibri-bulk-")) {
-		t.Fatal("a result was lifted for a scope that had ended")
+	for deadline := time.Now().Add(10 * time.Second); bulk.OwnerFrom(req).Live(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the request was not let go within 10s of its context")
+		}
 	}
-	// Not a tools/call: a list is cached beyond any call's scope.
+	if r := p.answer(resultLine(2)); bytes.Contains(r.Result, []byte("colibri-bulk-")) {
+		t.Fatal("a result was lifted for a request let go")
+	}
+	// Not a tools/call: a list is cached beyond any request.
 	ctx3, end3 := context.WithCancel(context.Background())
 	defer end3()
-	p.call(p.table.WithScope(ctx3), 3, "tools/list", `{}`)
+	p.call(requestCtx(p.table, ctx3), 3, "tools/list", `{}`)
 	if r := p.answer(resultLine(3)); bytes.Contains(r.Result, []byte("colibri-bulk-")) {
 		t.Fatal("the answer to a tools/list was lifted")
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 )
 
-// An 8 MiB result line of a call colibri awaits under a bulk scope is held
+// An 8 MiB result line of a call colibri awaits for a request (bulk.Owner) is held
 // once, in the pieces it was read in: reading, lifting and decoding it
 // allocates the line's size and little more, never a second copy (issue
 // 16's memory target rests on it). A regression that gathers the pieces,
@@ -22,8 +22,8 @@ func TestLargeResultLineIsHeldOnce(t *testing.T) {
 	line := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` +
 		strings.Repeat("r", size) + `"}]}}` + "\n")
 	table := bulk.New(1024)
-	ctx := table.WithScope(t.Context()) // ends with the test
-	server, reply := io.Pipe()          // the line is sent once allocations are counted
+	ctx := requestCtx(table, t.Context()) // ends with the test
+	server, reply := io.Pipe()            // the line is sent once allocations are counted
 	c, err := (&Transport{Reader: server, Writer: nopWriteCloser{io.Discard}, Bulk: table}).Connect(t.Context())
 	if err != nil {
 		t.Fatal(err)

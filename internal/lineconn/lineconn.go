@@ -42,8 +42,9 @@ type Transport struct {
 	Writer io.WriteCloser
 	// Bulk, if set, is lowered into every message written, and the large
 	// text of a tools/call's result is lifted into it when the call was
-	// written under a bulk.Scope of this table (its context carried one):
-	// the scope owns the strings (see internal/bulk). Nil: messages pass
+	// written for a request of a caller's (its context carries a
+	// bulk.Owner of this table): that request owns the strings (see
+	// internal/bulk). Nil: messages pass
 	// whole.
 	Bulk *bulk.Table
 }
@@ -81,7 +82,7 @@ type conn struct {
 
 	bulk    *bulk.Table
 	pmu     sync.Mutex
-	pending map[jsonrpc.ID]*bulk.Scope // tools/calls written under a scope, not yet answered
+	pending map[jsonrpc.ID]*bulk.Owner // tools/calls written for a request that owns strings, not yet answered
 }
 
 func (c *conn) SessionID() string { return "" }
@@ -124,8 +125,8 @@ func (c *conn) readLoop(r *bufio.Reader) {
 // decode is the message of one line (its parts, as read), which must hold
 // exactly one JSON value.
 func (c *conn) decode(parts [][]byte) (jsonrpc.Message, error) {
-	// The large text of a result colibri's caller awaits under a bulk scope
-	// waits in the scope, kept as pieces of the parts; go-sdk decodes text,
+	// The large text of a result a request of colibri's caller awaits
+	// (bulk.Owner) is that request's, kept as pieces of the parts; go-sdk decodes text,
 	// the same message but for it.
 	var text []byte
 	var refs []bulk.Ref
@@ -154,24 +155,24 @@ func (c *conn) decode(parts [][]byte) (jsonrpc.Message, error) {
 		}
 	}
 	if refs != nil {
-		// Not the answer to a call awaited under a live scope: whole.
+		// Not the answer to a call whose request is still held: whole.
 		c.bulk.Release(refs...)
 		msg, err = jsonrpc.DecodeMessage(Join(parts))
 	}
 	return msg, err
 }
 
-// expect notes a tools/call written under scope s: its result's large
+// expect notes a tools/call written for the request s: its result's large
 // strings may be lifted for s.
-func (c *conn) expect(id jsonrpc.ID, s *bulk.Scope) {
+func (c *conn) expect(id jsonrpc.ID, s *bulk.Owner) {
 	c.pmu.Lock()
 	defer c.pmu.Unlock()
 	if c.pending == nil {
-		c.pending = map[jsonrpc.ID]*bulk.Scope{}
+		c.pending = map[jsonrpc.ID]*bulk.Owner{}
 	}
 	if len(c.pending) >= 64 {
 		// Calls never answered (the caller gave up, the server never
-		// replied) leave their scope here: forget the ended ones.
+		// replied) leave their request here: forget the ended ones.
 		for id, s := range c.pending {
 			if !s.Live() {
 				delete(c.pending, id)
@@ -191,8 +192,8 @@ func (c *conn) expecting() bool {
 	return len(c.pending) > 0
 }
 
-// answered forgets the call id answers, and returns its scope (or nil).
-func (c *conn) answered(id jsonrpc.ID) *bulk.Scope {
+// answered forgets the call id answers, and returns its request (or nil).
+func (c *conn) answered(id jsonrpc.ID) *bulk.Owner {
 	if c.bulk == nil {
 		return nil
 	}
@@ -226,7 +227,7 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	default:
 	}
 	if r, ok := msg.(*jsonrpc.Request); ok && c.bulk != nil && r.IsCall() && r.Method == "tools/call" {
-		if s := bulk.ScopeFrom(ctx); s != nil && s.Table() == c.bulk {
+		if s := bulk.OwnerFrom(ctx); s != nil && s.Table() == c.bulk {
 			c.expect(r.ID, s) // before the server can answer
 		}
 	}

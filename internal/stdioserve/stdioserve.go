@@ -80,7 +80,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		calls:    map[jsonrpc.ID]bool{},
 		outgoing: map[jsonrpc.ID]struct{}{},
 		bulk:     t.Bulk,
-		lifted:   map[jsonrpc.ID][]bulk.Ref{},
+		owners:   map[jsonrpc.ID]*bulk.Owner{},
 	}
 	go c.readLoop(bufio.NewReaderSize(t.Reader, 64<<10), limit)
 	return c, nil
@@ -112,7 +112,7 @@ type conn struct {
 	idle      chan struct{}           // closed when nothing is pending while drain waits
 
 	bulk   *bulk.Table
-	lifted map[jsonrpc.ID][]bulk.Ref // the large strings of calls in flight, by call
+	owners map[jsonrpc.ID]*bulk.Owner // the calls in flight whose large strings this face holds (until answered)
 }
 
 func (c *conn) SessionID() string { return "" }
@@ -169,7 +169,8 @@ func (c *conn) decode(parts [][]byte) jsonrpc.Message {
 	size := lineconn.Len(parts)
 	text, refs := c.bulk.LiftParts(parts, "params", "arguments")
 	if refs != nil {
-		// Only a call booked below keeps them (until its answer is written).
+		// Only a call booked below keeps them: its request owns them
+		// (bulk.Owner), held by this face until it is answered.
 		defer func() { c.bulk.Release(refs...) }()
 	}
 	// One pass of its own: go-sdk's decoder ignores what follows the first
@@ -240,7 +241,8 @@ func (c *conn) decode(parts [][]byte) jsonrpc.Message {
 }
 
 // book enters a call of the caller's, and the strings lifted from it
-// (*refs, taken: the call owns them until its answer is written); it
+// (*refs, taken: the call's request owns them, and this face holds it until
+// the answer is written; bulk.Owner); it
 // reports false when its id is already in flight. (go-sdk would drop such a
 // call without an answer, and a cancelled call is in flight until its
 // handler returns.)
@@ -252,7 +254,7 @@ func (c *conn) book(id jsonrpc.ID, refs *[]bulk.Ref) bool {
 	}
 	c.calls[id] = false
 	if *refs != nil {
-		c.lifted[id], *refs = *refs, nil
+		c.owners[id], *refs = c.bulk.Own(*refs), nil
 	}
 	return true
 }
@@ -411,12 +413,11 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	case *jsonrpc.Response:
 		c.mu.Lock()
 		cancelled, ok := c.calls[m.ID]
-		if refs := c.lifted[m.ID]; refs != nil {
-			// The call's strings are no longer needed once its answer is
-			// written: the hosted server was sent them before its handler
-			// returned.
-			delete(c.lifted, m.ID)
-			defer c.bulk.Release(refs...)
+		if o := c.owners[m.ID]; o != nil {
+			// This face is done with the call once its answer is written
+			// (the call's own hold ends with its context).
+			delete(c.owners, m.ID)
+			defer o.Done()
 		}
 		if ok {
 			delete(c.calls, m.ID)
@@ -497,9 +498,9 @@ func (c *conn) Close() error {
 		close(c.closed)
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		for id, refs := range c.lifted {
-			c.bulk.Release(refs...)
-			delete(c.lifted, id)
+		for id, o := range c.owners {
+			o.Done()
+			delete(c.owners, id)
 		}
 	})
 	return nil

@@ -1,0 +1,187 @@
+package bulk
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+)
+
+// Owner is one request of a caller's, which owns the references lifted from
+// it and from the answers to its call (see the package's Ownership). It
+// holds them while anyone holds it; the last to let go releases them.
+//
+//	o := t.Own(refs)            // the face: one hold, until Done
+//	defer o.Done()
+//	…                           // go-sdk runs the call, whose middleware joins:
+//	ctx, err := t.Join(ctx, args) // the call: a hold while ctx lives
+//
+// Its fields are guarded by its table's mutex.
+type Owner struct {
+	t     *Table
+	holds int
+	refs  []Ref
+}
+
+type ownerKey struct{}
+
+// Own returns a new owner of refs (just lifted from a request's message),
+// held once: by the face that read the request, which lets go with Done.
+// Refs released already are left out. A nil t returns a nil Owner, whose
+// methods do nothing.
+func (t *Table) Own(refs []Ref) *Owner {
+	if t == nil {
+		return nil
+	}
+	o := &Owner{t: t, holds: 1}
+	t.mu.Lock()
+	o.adoptLocked(refs)
+	t.mu.Unlock()
+	return o
+}
+
+// adoptLocked makes refs o's; t.mu is held.
+func (o *Owner) adoptLocked(refs []Ref) {
+	for _, r := range refs {
+		if _, live := o.t.entries[r]; live {
+			o.t.owners[r] = o
+			o.refs = append(o.refs, r)
+		}
+	}
+}
+
+// Done lets go of one hold on o (the face's); the last releases what o
+// owns. Each hold is let go once.
+func (o *Owner) Done() {
+	if o == nil {
+		return
+	}
+	o.t.mu.Lock()
+	o.holds--
+	if o.holds > 0 {
+		o.t.mu.Unlock()
+		return
+	}
+	refs := o.refs
+	o.refs = nil
+	o.t.releaseLocked(refs)
+	ended := o.t.ownerEnded
+	o.t.mu.Unlock()
+	if ended != nil {
+		ended()
+	}
+}
+
+// Live reports whether o is still held (false for a nil Owner).
+func (o *Owner) Live() bool {
+	if o == nil {
+		return false
+	}
+	o.t.mu.Lock()
+	defer o.t.mu.Unlock()
+	return o.holds > 0
+}
+
+// Table is o's table (nil for a nil Owner).
+func (o *Owner) Table() *Table {
+	if o == nil {
+		return nil
+	}
+	return o.t
+}
+
+// Adopt makes refs o's (the strings of a hosted answer to o's call). If o
+// is let go already, Adopt releases them at once and returns false; a nil
+// Owner adopts nothing and returns false: the caller keeps the refs.
+func (o *Owner) Adopt(refs []Ref) bool {
+	if o == nil {
+		return false
+	}
+	o.t.mu.Lock()
+	defer o.t.mu.Unlock()
+	if o.holds == 0 {
+		o.t.releaseLocked(refs)
+		return false
+	}
+	o.adoptLocked(refs)
+	return true
+}
+
+// OwnerFrom is the owner ctx carries (Join), or nil.
+func OwnerFrom(ctx context.Context) *Owner {
+	o, _ := ctx.Value(ownerKey{}).(*Owner)
+	return o
+}
+
+// Join is how a call holds its request: the owner of the references msg
+// (the call's arguments, as go-sdk was handed them) holds them until ctx is
+// done, and the returned context carries it. A call whose arguments carry
+// no reference gets an owner of its own, for its answer's strings. With a
+// nil t, Join returns ctx as it is.
+//
+// When msg refers to a string the table has released (its request was let
+// go before the call began: an HTTP caller gone), Join returns an error
+// wrapping ErrReleased, and takes no hold: the call must not run, since
+// what it would be sent is gone. The error names the reference's id, never
+// its marker.
+func (t *Table) Join(ctx context.Context, msg []byte) (context.Context, error) {
+	if t == nil {
+		return ctx, nil
+	}
+	refs := t.refsIn(msg)
+	t.mu.Lock()
+	var held []*Owner
+	for _, r := range refs {
+		if _, live := t.entries[r]; !live {
+			t.mu.Unlock()
+			return ctx, fmt.Errorf("bulk: reference %d: %w", r, ErrReleased)
+		}
+		if o := t.owners[r]; o != nil && !contains(held, o) {
+			held = append(held, o)
+		}
+	}
+	if len(held) == 0 {
+		held = append(held, &Owner{t: t})
+	}
+	for _, o := range held {
+		o.holds++
+		context.AfterFunc(ctx, o.Done)
+	}
+	t.mu.Unlock()
+	return context.WithValue(ctx, ownerKey{}, held[0]), nil
+}
+
+func contains(owners []*Owner, o *Owner) bool {
+	for _, x := range owners {
+		if x == o {
+			return true
+		}
+	}
+	return false
+}
+
+// refsIn is the references of t that msg holds as whole literals (quote,
+// marker, id, quote), issued ones only. Anything else carrying the marker
+// is Lower's to refuse.
+func (t *Table) refsIn(msg []byte) []Ref {
+	marker := []byte(t.marker)
+	var refs []Ref
+	for i := 0; ; {
+		k := bytes.Index(msg[i:], marker)
+		if k < 0 {
+			return refs
+		}
+		at := i + k
+		i = at + len(marker)
+		end := bytes.IndexByte(msg[i:], '"')
+		if at == 0 || msg[at-1] != '"' || end < 0 {
+			continue
+		}
+		r, ok := parseID(msg[i : i+end])
+		t.mu.Lock()
+		issued := ok && uint64(r) <= t.next
+		t.mu.Unlock()
+		if issued {
+			refs = append(refs, r)
+		}
+	}
+}
