@@ -58,11 +58,9 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	// Large strings cross either face by reference (internal/bulk): the
 	// face lowers every message it writes.
 	s.bulk = bulk.New(bulk.DefaultMin)
-	// The collector is eager while the table holds large messages, unless
-	// the operator set GOGC or GOMEMLIMIT (internal/gcpace).
-	stopPacing, hold := gcpace.Serve(settingparse.Lookup(s.environ))
-	defer stopPacing()
-	s.bulk.Watch(gcpace.EagerHeld, hold)
+	// A small heap is collected at 32 MiB, unless the operator set GOGC or
+	// GOMEMLIMIT (internal/gcpace).
+	defer gcpace.Serve(settingparse.Lookup(s.environ))()
 	s.serving = true
 	s.health = health.New(health.Options{Logger: s.logger, Valid: s.metrics.RegistryValid, Invalid: s.metrics.RegistryError})
 	svc, h := newService(s)

@@ -102,9 +102,6 @@ type Table struct {
 	entries map[Ref][][]byte // the literal, quotes included: sub-slices of the lifted message
 	held    int64            // the bytes of entries
 	owners  map[Ref]*Owner   // the owner of each entry that has one (Own, Adopt)
-	watchAt int64            // Watch's threshold; 0: no watch
-	watch   func(over bool)
-	over    bool // held >= watchAt, as watch was last told
 
 	ownerEnded func() // tests only: called after an owner has released its references
 }
@@ -265,7 +262,6 @@ func (t *Table) lift(parts [][]byte, under []string, want pick) ([]byte, []Ref) 
 		t.entries[refs[k]] = lits[k]
 		t.held += int64(sp.end - sp.start)
 	}
-	t.watched()
 	t.mu.Unlock()
 
 	out := make([]byte, 0, size)
@@ -449,29 +445,6 @@ func (t *Table) releaseLocked(refs []Ref) {
 			delete(t.entries, r)
 			delete(t.owners, r)
 		}
-	}
-	t.watched()
-}
-
-// Watch has f told when the bytes the table holds (its live entries) reach
-// n, with f(true), and when they fall below n again, with f(false): a
-// process can collect garbage more eagerly while it holds megabytes of
-// messages (colibri's serve lowers GOGC then). f runs with the table
-// locked, in the order of the changes, and must be quick and not use the
-// table. Call Watch before the table is used.
-func (t *Table) Watch(n int64, f func(over bool)) {
-	t.watchAt, t.watch = n, f
-}
-
-// watched tells the watch, if the held bytes crossed its threshold; t.mu
-// is held.
-func (t *Table) watched() {
-	if t.watch == nil {
-		return
-	}
-	if over := t.held >= t.watchAt; over != t.over {
-		t.over = over
-		t.watch(over)
 	}
 }
 

@@ -6,14 +6,12 @@
 // every few calls, and marking costs as much CPU as the calls themselves.
 //
 // After each collection, gcpace sets GOGC so that the next one comes when
-// the heap reaches the floor (or twice the live heap, with the base GOGC of
-// 100, once that is larger): a small process collects less often, a large
-// one exactly as Go would. A base under 100 (SetBase: collect eagerly) sets
-// GOGC to it, floor or not.
+// the heap reaches the floor (or twice the live heap, Go's GOGC of 100,
+// once that is larger): a small process collects less often, a large one
+// exactly as Go would.
 //
 //	stop := gcpace.Start(32<<20)
 //	defer stop()
-//	gcpace.SetBase(50) // collect eagerly while large messages are held
 package gcpace
 
 import (
@@ -31,18 +29,14 @@ var pace struct {
 	on      bool
 	gen     int // bumped by each Start and stop: an old sentinel stops re-arming
 	floor   int64
-	base    int
 	percent int // what gcpace set last
 }
 
 // Start paces the collector with a heap floor of floor bytes until the
-// returned func is called, which gives GOGC back its base value.
+// returned func is called, which gives GOGC back Go's 100.
 func Start(floor int64) (stop func()) {
 	pace.Lock()
 	pace.on, pace.floor = true, floor
-	if pace.base == 0 {
-		pace.base = 100
-	}
 	pace.gen++
 	gen := pace.gen
 	pace.Unlock()
@@ -55,24 +49,9 @@ func Start(floor int64) (stop func()) {
 		}
 		pace.on = false
 		pace.gen++
-		pace.percent = pace.base
-		debug.SetGCPercent(pace.base)
+		pace.percent = 100
+		debug.SetGCPercent(100)
 	}
-}
-
-// SetBase sets the GOGC that applies once the live heap is above the floor
-// (100 unless set), and applies it at once; without Start it is plain
-// debug.SetGCPercent.
-func SetBase(percent int) {
-	pace.Lock()
-	defer pace.Unlock()
-	pace.base = percent
-	if !pace.on {
-		pace.percent = percent
-		debug.SetGCPercent(percent)
-		return
-	}
-	apply(liveHeap())
 }
 
 // Percent is the GOGC gcpace set last (0 before it set any).
@@ -99,10 +78,8 @@ func arm(gen int) {
 
 // apply sets GOGC for live bytes of live heap (pace held).
 func apply(live uint64) {
-	p := pace.base
-	// A base under 100 asks for eager collection (large messages held):
-	// the floor does not apply then.
-	if pace.base >= 100 && live > 0 && int64(live) < pace.floor {
+	p := 100
+	if live > 0 && int64(live) < pace.floor {
 		p = max(p, min(MaxPercent, int((pace.floor-int64(live))*100/int64(live))))
 	}
 	if p != pace.percent {
