@@ -58,8 +58,8 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	// Large strings cross either face by reference (internal/bulk): the
 	// face lowers every message it writes.
 	s.bulk = bulk.New(bulk.DefaultMin)
-	// A small heap is collected at 32 MiB, unless the operator set GOGC or
-	// GOMEMLIMIT (internal/gcpace).
+	// A small heap is collected at 32 MiB, unless the operator set GOGC
+	// (internal/gcpace); under a GOMEMLIMIT too.
 	defer gcpace.Serve(settingparse.Lookup(s.environ))()
 	s.serving = true
 	s.health = health.New(health.Options{Logger: s.logger, Valid: s.metrics.RegistryValid, Invalid: s.metrics.RegistryError})
