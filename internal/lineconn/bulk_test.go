@@ -86,12 +86,13 @@ func resultLine(id int) string {
 
 // requestCtx is ctx carrying a request of the caller's with no lifted
 // argument (as tools joins a call: bulk.Table.Join), let go when ctx is
-// done.
+// done (the call has returned already).
 func requestCtx(table *bulk.Table, ctx context.Context) context.Context {
-	ctx, err := table.Join(ctx, []byte(`{}`))
+	ctx, leave, err := table.Join(ctx, []byte(`{}`))
 	if err != nil {
 		panic(err)
 	}
+	leave()
 	return ctx
 }
 
