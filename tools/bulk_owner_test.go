@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -93,3 +94,73 @@ func TestBulkHTTPCancelledCallIsAuditedWithItsArguments(t *testing.T) {
 	waitEmpty(t, table)
 }
 
+// A caller whose stream dropped before its answer was written comes back
+// for it (GET with Last-Event-ID: a resumable stream, 2025-11-25): it is
+// sent the answer, large strings and all, though its POST and its call
+// have both ended, and with them the request that owned those strings.
+func TestBulkHTTPResumedStreamGetsTheAnswer(t *testing.T) {
+	t.Parallel()
+	answered, proceed := make(chan struct{}, 1), make(chan struct{})
+	hold := func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "tools/call" {
+				answered <- struct{}{}
+				<-proceed // go-sdk writes the answer only once the caller is gone
+			}
+			return res, err
+		}
+	}
+	table := bulk.New(bulkMin)
+	f := newRawHTTP(t, table, warmFake(), tools.Options{}, hold)
+	msg := strings.Repeat("m", 3*bulkMin)
+	ctx, gone := context.WithCancel(t.Context())
+	defer gone()
+	resp := f.post(ctx, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"`+tools.CallToolTool+
+		`","arguments":{"server":"warm","name":"echo","arguments":{"message":"`+msg+`"}}}}`)
+	// The priming event's id: where the stream is resumed from.
+	r := bufio.NewReader(resp.Body)
+	last := ""
+	for last == "" {
+		l, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no event id on the call's stream: %v", err)
+		}
+		if id, ok := strings.CutPrefix(strings.TrimSpace(l), "id: "); ok {
+			last = id
+		}
+	}
+	<-answered
+	gone()
+	resp.Body.Close()
+	f.waitPOSTEnded(table)
+	close(proceed)
+	waitEmpty(t, table) // the call has ended
+
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, f.url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Session-Id", f.session)
+	req.Header.Set("Last-Event-ID", last)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r = bufio.NewReaderSize(resp.Body, 1<<20)
+	for {
+		l, err := r.ReadString('\n')
+		if d, ok := strings.CutPrefix(l, "data: "); ok && strings.Contains(d, `"id":7`) {
+			if !strings.Contains(d, `"Echo: `+msg+`"`) {
+				t.Errorf("the resumed stream's answer: %.300q", d)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatalf("the resumed stream ended without the answer: %v (status %d) %q %q", err, resp.StatusCode, l, last)
+		}
+	}
+	if n := table.Len(); n != 0 {
+		t.Errorf("the table holds %d strings", n)
+	}
+}
