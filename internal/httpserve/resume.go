@@ -63,19 +63,15 @@ func (s *boundedStore) Open(ctx context.Context, session, stream string) error {
 }
 
 func (s *boundedStore) Append(ctx context.Context, session, stream string, data []byte) error {
-	if flat, err := s.table.Joined(data); err == nil {
-		// (One whose strings are gone already is kept as it is: the
-		// lowering writer answers it as lost, on replay as now.)
-		data = flat
-	}
+	n := s.table.LoweredLen(data) // its size as the caller is sent it
 	s.mu.Lock()
 	k := [2]string{session, stream}
-	full := s.used[k]+len(data) > streamStoreBytes
+	full := s.used[k]+n > streamStoreBytes
 	if !full {
 		if len(s.used) >= maxCounted {
 			clear(s.used)
 		}
-		s.used[k] += len(data)
+		s.used[k] += n
 	}
 	s.mu.Unlock()
 	if full {
@@ -83,6 +79,13 @@ func (s *boundedStore) Append(ctx context.Context, session, stream string, data 
 		// go-sdk gives the events (as its priming event does).
 		_ = s.inner.Append(ctx, session, stream, nil)
 		return errStreamFull
+	}
+	// Put back only once it is known to be kept: an 8 MiB answer is never
+	// copied to be dropped. (One whose strings are gone already is kept as
+	// it is: the lowering writer answers it as lost on replay, as it would
+	// have live.)
+	if flat, err := s.table.Joined(data); err == nil {
+		data = flat
 	}
 	return s.inner.Append(ctx, session, stream, data)
 }
