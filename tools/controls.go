@@ -40,6 +40,9 @@ func (s *Service) control(ctx context.Context, method string, req mcp.Request, h
 	if call != nil {
 		ctx = record.WithNote(ctx, call.Note)
 	}
+	// The call's large strings stay until its audit line is written.
+	ctx, leave, handle := s.joinBulk(ctx, method, req, handle)
+	defer leave()
 	res, err := handle(ctx, method, req)
 	took := time.Since(start)
 	if call != nil {

@@ -56,12 +56,13 @@ func (s *Service) NewServer(version string) *mcp.Server {
 //  1. the registry is looked at (one stat), so that the call and the record
 //     of it meet the same tools;
 //  2. request ids, the audit log and metrics (controls.go) see every
-//     request, refusals included;
-//  3. a call holds its request, which owns the large strings lifted from
-//     its arguments and from its hosted answer (internal/bulk), while its
-//     context lives: go-sdk ends it only after the answer is written. A
-//     call whose strings were let go before it began does not run (joinBulk);
-//  4. the catalog's part: a tools/list waits for the hosted lists being
+//     request, refusals included; inside them, a call holds its request,
+//     which owns the large strings lifted from its arguments and from its
+//     hosted answer (internal/bulk), until it has returned, its audit line
+//     is written and its context has ended (go-sdk ends it only after the
+//     answer is written). A call whose strings were let go before it began
+//     does not run (joinBulk);
+//  3. the catalog's part: a tools/list waits for the hosted lists being
 //     read and is narrowed to what the caller may see, aggregate mode
 //     serves ui:// resources, and each caller's logging level is kept to
 //     pass on to hosted servers.
@@ -99,29 +100,30 @@ func (s *Service) receiving(server *mcp.Server) []mcp.Middleware {
 			return res, err
 		}
 	}
-	return []mcp.Middleware{refresh, s.controls, s.joinBulk, offer}
+	return []mcp.Middleware{refresh, s.controls, offer}
 }
 
 // joinBulk has a call hold its request's large strings (bulk.Table.Join)
-// while its context lives. One that begins after its request was let go
-// (its HTTP caller gone before the call began) finds them released, and
-// fails without running: what it would forward is gone.
-func (s *Service) joinBulk(next mcp.MethodHandler) mcp.MethodHandler {
-	if s.opts.Bulk == nil {
-		return next
+// until it has returned and its context has ended: controls runs it, so
+// that the hold spans the call's audit line (a cancelled call's context
+// ends before it returns, and its line digests the arguments it was sent).
+// leave lets go of the call's hold. A call that begins after its request
+// was let go (its HTTP caller gone before the call began) finds its strings
+// released, and handle is then a refusal: the call fails without running,
+// since what it would forward is gone.
+func (s *Service) joinBulk(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (_ context.Context, leave func(), handle mcp.MethodHandler) {
+	p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+	if s.opts.Bulk == nil || method != "tools/call" || !ok {
+		return ctx, func() {}, next
 	}
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
-		if method != "tools/call" || !ok {
-			return next(ctx, method, req)
-		}
-		ctx, err := s.opts.Bulk.Join(ctx, p.Arguments)
-		if err != nil {
+	ctx, leave, err := s.opts.Bulk.Join(ctx, p.Arguments)
+	if err != nil {
+		return ctx, leave, func(ctx context.Context, _ string, _ mcp.Request) (mcp.Result, error) {
 			s.log.InfoContext(ctx, "a call began after its caller had gone; its large strings are gone, so it does not run")
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "colibri: the request ended before its call began"}
 		}
-		return next(ctx, method, req)
 	}
+	return ctx, leave, next
 }
 
 // ownHandler is the handler of one of colibri's three tools.

@@ -41,9 +41,10 @@
 //     (Owner.Done: the stdio face once it has written the answer, or its
 //     connection has closed; the HTTP face once the POST's handler has
 //     returned);
-//   - the call, while its context lives (Join, by the references its
-//     arguments carry: no id, header or map links the two); go-sdk ends
-//     that context after the answer is written.
+//   - the call, until it has returned and its context has ended, whichever
+//     is last (Join, by the references its arguments carry: no id, header
+//     or map links the two); go-sdk ends that context after the answer is
+//     written, and a cancelled call's context ends before the call returns.
 //
 // The last to let go releases them all. A call that begins after its
 // request was let go (an HTTP caller gone before the call began) finds its

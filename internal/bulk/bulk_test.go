@@ -350,9 +350,11 @@ func TestNilTableIsDisabled(t *testing.T) {
 		t.Errorf("nil Len != 0")
 	}
 	ctx := context.Background()
-	if got, err := tab.Join(ctx, msg); got != ctx || err != nil || OwnerFrom(ctx) != nil {
+	got, leave, err := tab.Join(ctx, msg)
+	if got != ctx || err != nil || OwnerFrom(ctx) != nil {
 		t.Errorf("nil Join changed ctx, or failed: %v", err)
 	}
+	leave()
 	o := tab.Own([]Ref{1})
 	if o != nil || o.Table() != nil || o.Live() || o.Adopt([]Ref{1}) {
 		t.Errorf("nil Owner is not inert")
@@ -438,11 +440,31 @@ func waitEnded(t *testing.T, ended chan struct{}) {
 	}
 }
 
-// A request's strings live until the face is done with it and the call's
-// context is done, in either order; the call finds its request by the
-// references its arguments carry, and the strings of its answer join it.
+// holdsOf is how many holds o has.
+func holdsOf(o *Owner) int {
+	o.t.mu.Lock()
+	defer o.t.mu.Unlock()
+	return o.holds
+}
+
+// waitHolds waits until o has n holds (a context's AfterFunc runs on a
+// goroutine of its own).
+func waitHolds(t *testing.T, o *Owner, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); holdsOf(o) != n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the owner has %d holds after 10s, want %d", holdsOf(o), n)
+		}
+	}
+}
+
+// A request's strings live until the face is done with it, the call has
+// returned and the call's context is done, in any order (a cancelled
+// call's context ends before it returns: it still reads its arguments, for
+// its audit line); the call finds its request by the references its
+// arguments carry, and the strings of its answer join it.
 func TestOwnerReleasesWhenTheLastHolderLetsGo(t *testing.T) {
-	for _, faceFirst := range []bool{true, false} {
+	for _, order := range [][3]int{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}} {
 		tab, ended := ownedTable()
 		msg := []byte(`{"params":{"arguments":{"a":"` + x(20) + `","b":["` + x(30) + `"]}}}`)
 		lifted, refs := tab.Lift(msg, "params", "arguments")
@@ -451,7 +473,7 @@ func TestOwnerReleasesWhenTheLastHolderLetsGo(t *testing.T) {
 			t.Fatalf("Own: table %p, live %v", o.Table(), o.Live())
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		ctx, err := tab.Join(ctx, lifted)
+		ctx, leave, err := tab.Join(ctx, lifted)
 		if err != nil || OwnerFrom(ctx) != o {
 			t.Fatalf("Join = %p, %v; want the request's owner %p", OwnerFrom(ctx), err, o)
 		}
@@ -459,21 +481,22 @@ func TestOwnerReleasesWhenTheLastHolderLetsGo(t *testing.T) {
 		if !o.Adopt(answer) || tab.Len() != 3 {
 			t.Fatalf("Adopt: Len() = %d, want 3", tab.Len())
 		}
-		first, second := o.Done, cancel
-		if !faceFirst {
-			first, second = cancel, o.Done
+		holders := [3]func(){o.Done, leave, cancel} // the face, the call's return, its context
+		for i, h := range order[:2] {
+			holders[h]()
+			waitHolds(t, o, 2-i)
+			if n := tab.Len(); n != 3 || !o.Live() {
+				t.Fatalf("order %v: %d holders left, yet Len() = %d, live %v", order, 2-i, n, o.Live())
+			}
 		}
-		first()
-		if !faceFirst {
-			time.Sleep(10 * time.Millisecond) // the context's AfterFunc, were it to release early
-		}
-		if n := tab.Len(); n != 3 || !o.Live() {
-			t.Fatalf("faceFirst %v: one holder left, yet Len() = %d, live %v", faceFirst, n, o.Live())
-		}
-		second()
+		holders[order[2]]()
 		waitEnded(t, ended)
 		if n, held := tab.Len(), tab.Held(); n != 0 || held != 0 || o.Live() {
-			t.Fatalf("faceFirst %v: both let go, yet Len() = %d, Held() = %d, live %v", faceFirst, n, held, o.Live())
+			t.Fatalf("order %v: all let go, yet Len() = %d, Held() = %d, live %v", order, n, held, o.Live())
+		}
+		leave() // again: nothing
+		if holdsOf(o) != 0 {
+			t.Fatalf("a second leave took another hold away: %d", holdsOf(o))
 		}
 		// Adopting after the end releases at once.
 		_, late := tab.Lift([]byte(`"` + x(40) + `"`))
@@ -491,7 +514,8 @@ func TestJoinAfterTheRequestWasLetGo(t *testing.T) {
 	lifted, refs := tab.Lift([]byte(`{"a":"`+x(20)+`"}`), "a")
 	tab.Own(refs).Done()
 	waitEnded(t, ended)
-	ctx, err := tab.Join(context.Background(), lifted)
+	ctx, leave, err := tab.Join(context.Background(), lifted)
+	leave()
 	if !errors.Is(err, ErrReleased) || OwnerFrom(ctx) != nil {
 		t.Fatalf("Join of a released request = %v, owner %p; want ErrReleased and none", err, OwnerFrom(ctx))
 	}
@@ -501,8 +525,8 @@ func TestJoinAfterTheRequestWasLetGo(t *testing.T) {
 }
 
 // A call with no lifted string (or only text that resembles a reference)
-// gets an owner of its own, for its answer's strings, let go with its
-// context.
+// gets an owner of its own, for its answer's strings, let go once it has
+// returned and its context has ended.
 func TestJoinWithoutReferences(t *testing.T) {
 	tab, ended := ownedTable()
 	_, other := tab.Lift([]byte(`"` + x(20) + `"`))
@@ -517,7 +541,8 @@ func TestJoinWithoutReferences(t *testing.T) {
 		`{"a":"` + tab.marker + `99"}`, // never issued
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
-		ctx, err := tab.Join(ctx, []byte(args))
+		ctx, leave, err := tab.Join(ctx, []byte(args))
+		leave()
 		mine := OwnerFrom(ctx)
 		if err != nil || mine == nil || mine == o {
 			t.Fatalf("Join(%s) = %p, %v; want an owner of its own", args, mine, err)
@@ -539,8 +564,9 @@ func TestJoinWithoutReferences(t *testing.T) {
 func TestOwnerAdoptRightAfterTheEnd(t *testing.T) {
 	tab, ended := ownedTable()
 	ctx, cancel := context.WithCancel(context.Background())
-	ctx, _ = tab.Join(ctx, []byte(`{}`))
+	ctx, leave, _ := tab.Join(ctx, []byte(`{}`))
 	o := OwnerFrom(ctx)
+	leave()
 	cancel()
 	waitEnded(t, ended)
 	_, refs := tab.Lift([]byte(`"` + x(20) + `"`))
@@ -575,10 +601,12 @@ func TestConcurrentUse(t *testing.T) {
 				}
 				o := tab.Own(refs)
 				ctx, cancel := context.WithCancel(context.Background())
-				if _, err := tab.Join(ctx, lifted); err != nil {
+				_, leave, err := tab.Join(ctx, lifted)
+				if err != nil {
 					t.Errorf("Join: %v", err)
 				}
 				go o.Done()
+				go leave()
 				cancel()
 			}
 		})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"sync"
 )
 
 // Owner is one request of a caller's, which owns the references lifted from
@@ -13,7 +14,8 @@ import (
 //	o := t.Own(refs)            // the face: one hold, until Done
 //	defer o.Done()
 //	…                           // go-sdk runs the call, whose middleware joins:
-//	ctx, err := t.Join(ctx, args) // the call: a hold while ctx lives
+//	ctx, leave, err := t.Join(ctx, args) // the call: a hold until it has returned and ctx has ended
+//	defer leave()
 //
 // Its fields are guarded by its table's mutex.
 type Owner struct {
@@ -113,19 +115,24 @@ func OwnerFrom(ctx context.Context) *Owner {
 }
 
 // Join is how a call holds its request: the owner of the references msg
-// (the call's arguments, as go-sdk was handed them) holds them until ctx is
-// done, and the returned context carries it. A call whose arguments carry
-// no reference gets an owner of its own, for its answer's strings. With a
-// nil t, Join returns ctx as it is.
+// (the call's arguments, as go-sdk was handed them) holds them until the
+// call has returned (leave) and ctx is done, whichever comes last, and the
+// returned context carries it. Both count: go-sdk ends ctx only after the
+// answer is written, which is after the call returns; but a cancelled call
+// sees ctx end first, and still runs (it is audited, with a digest of its
+// arguments) until it returns. A call whose arguments carry no reference
+// gets an owner of its own, for its answer's strings. With a nil t, Join
+// returns ctx as it is. leave is never nil, and may be called more than
+// once.
 //
 // When msg refers to a string the table has released (its request was let
 // go before the call began: an HTTP caller gone), Join returns an error
 // wrapping ErrReleased, and takes no hold: the call must not run, since
 // what it would be sent is gone. The error names the reference's id, never
 // its marker.
-func (t *Table) Join(ctx context.Context, msg []byte) (context.Context, error) {
+func (t *Table) Join(ctx context.Context, msg []byte) (_ context.Context, leave func(), _ error) {
 	if t == nil {
-		return ctx, nil
+		return ctx, func() {}, nil
 	}
 	refs := t.refsIn(msg)
 	t.mu.Lock()
@@ -133,7 +140,7 @@ func (t *Table) Join(ctx context.Context, msg []byte) (context.Context, error) {
 	for _, r := range refs {
 		if _, live := t.entries[r]; !live {
 			t.mu.Unlock()
-			return ctx, fmt.Errorf("bulk: reference %d: %w", r, ErrReleased)
+			return ctx, func() {}, fmt.Errorf("bulk: reference %d: %w", r, ErrReleased)
 		}
 		if o := t.owners[r]; o != nil && !contains(held, o) {
 			held = append(held, o)
@@ -143,11 +150,16 @@ func (t *Table) Join(ctx context.Context, msg []byte) (context.Context, error) {
 		held = append(held, &Owner{t: t})
 	}
 	for _, o := range held {
-		o.holds++
+		o.holds += 2 // one let go when ctx ends, one by leave
 		context.AfterFunc(ctx, o.Done)
 	}
 	t.mu.Unlock()
-	return context.WithValue(ctx, ownerKey{}, held[0]), nil
+	leave = sync.OnceFunc(func() {
+		for _, o := range held {
+			o.Done()
+		}
+	})
+	return context.WithValue(ctx, ownerKey{}, held[0]), leave, nil
 }
 
 func contains(owners []*Owner, o *Owner) bool {

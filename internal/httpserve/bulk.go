@@ -24,8 +24,8 @@ import (
 // until go-sdk's handler of it returns — once the answer is written, or
 // once the caller has gone, which does not end the call (before protocol
 // 2026-07-28, go-sdk cancels a call only on notifications/cancelled) — and
-// by the call while its context lives (tools joins it, by the references
-// its arguments carry). A call that begins after its POST has ended finds
+// by the call until it has returned and its context has ended (tools joins
+// it, by the references its arguments carry). A call that begins after its POST has ended finds
 // them released, and does not run. The strings the hosted connection
 // lifts from a result belong to the same request. Every response of both
 // faces is lowered as it is written, so no reference leaves colibri.

@@ -202,7 +202,8 @@ func joinCalls(s *mcp.Server, table *bulk.Table) {
 			if method != "tools/call" || !ok {
 				return next(ctx, method, req)
 			}
-			ctx, err := table.Join(ctx, p.Arguments)
+			ctx, leave, err := table.Join(ctx, p.Arguments)
+			defer leave()
 			if err != nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 			}

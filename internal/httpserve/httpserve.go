@@ -235,7 +235,7 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 		// SHOULD NOT be taken for a cancellation: a call is cancelled by
 		// notifications/cancelled, and one whose caller left runs on.)
 		PropagateRequestCancellation: true,
-		EventStore:                   newEventStore(), // resumable streams (resume.go)
+		EventStore:                   newEventStore(s.opts.Bulk), // resumable streams (resume.go)
 	})
 	// 2026-07-28 and later (modern.go): the same server, without sessions.
 	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.opts.Server }, &mcp.StreamableHTTPOptions{

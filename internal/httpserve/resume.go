@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 )
 
 // Resumable SSE streams (Streamable HTTP before 2026-07-28): every event of
@@ -38,16 +40,22 @@ const (
 var errStreamFull = errors.New("this stream's resumable events passed their bound")
 
 // boundedStore is go-sdk's memory event store, bounded per stream too.
+//
+// It keeps each event as its caller is sent it, large strings put back
+// (bulk.Table.Joined), counted at that size: the strings a message refers
+// to belong to its request, which ends with its call, and a stream is
+// resumed later (its caller had gone).
 type boundedStore struct {
 	inner *mcp.MemoryEventStore
+	table *bulk.Table
 	mu    sync.Mutex
 	used  map[[2]string]int // session, stream → bytes appended
 }
 
-func newEventStore() *boundedStore {
+func newEventStore(table *bulk.Table) *boundedStore {
 	s := mcp.NewMemoryEventStore(nil)
 	s.SetMaxBytes(eventStoreBytes)
-	return &boundedStore{inner: s, used: map[[2]string]int{}}
+	return &boundedStore{inner: s, table: table, used: map[[2]string]int{}}
 }
 
 func (s *boundedStore) Open(ctx context.Context, session, stream string) error {
@@ -55,14 +63,15 @@ func (s *boundedStore) Open(ctx context.Context, session, stream string) error {
 }
 
 func (s *boundedStore) Append(ctx context.Context, session, stream string, data []byte) error {
+	n := s.table.LoweredLen(data) // its size as the caller is sent it
 	s.mu.Lock()
 	k := [2]string{session, stream}
-	full := s.used[k]+len(data) > streamStoreBytes
+	full := s.used[k]+n > streamStoreBytes
 	if !full {
 		if len(s.used) >= maxCounted {
 			clear(s.used)
 		}
-		s.used[k] += len(data)
+		s.used[k] += n
 	}
 	s.mu.Unlock()
 	if full {
@@ -70,6 +79,13 @@ func (s *boundedStore) Append(ctx context.Context, session, stream string, data 
 		// go-sdk gives the events (as its priming event does).
 		_ = s.inner.Append(ctx, session, stream, nil)
 		return errStreamFull
+	}
+	// Put back only once it is known to be kept: an 8 MiB answer is never
+	// copied to be dropped. (One whose strings are gone already is kept as
+	// it is: the lowering writer answers it as lost on replay, as it would
+	// have live.)
+	if flat, err := s.table.Joined(data); err == nil {
+		data = flat
 	}
 	return s.inner.Append(ctx, session, stream, data)
 }

@@ -86,12 +86,13 @@ func resultLine(id int) string {
 
 // requestCtx is ctx carrying a request of the caller's with no lifted
 // argument (as tools joins a call: bulk.Table.Join), let go when ctx is
-// done.
+// done (the call has returned already).
 func requestCtx(table *bulk.Table, ctx context.Context) context.Context {
-	ctx, err := table.Join(ctx, []byte(`{}`))
+	ctx, leave, err := table.Join(ctx, []byte(`{}`))
 	if err != nil {
 		panic(err)
 	}
+	leave()
 	return ctx
 }
 
@@ -173,4 +174,26 @@ func mustID(n int64) jsonrpc.ID {
 		panic(err)
 	}
 	return id
+}
+
+// A hosted server that answers a call twice: the second answer belongs to
+// no call awaited (go-sdk drops it), so it is decoded whole, even while
+// another call awaits its own, and none of its strings stays in the table.
+func TestBulkResultAnsweredTwice(t *testing.T) {
+	p := newBulkPeer(t)
+	ctx, end := context.WithCancel(context.Background())
+	req := requestCtx(p.table, ctx)
+	p.call(req, 1, "tools/call", `{"name":"echo"}`)
+	p.call(req, 2, "tools/call", `{"name":"echo"}`) // still awaited below
+	if r := p.answer(resultLine(1)); bytes.Count(r.Result, []byte("colibri-bulk-")) != 2 {
+		t.Fatalf("the first answer was not lifted: %.200s", r.Result)
+	}
+	if r := p.answer(resultLine(1)); bytes.Contains(r.Result, []byte("colibri-bulk-")) {
+		t.Fatalf("the second answer to call 1 was lifted: %.200s", r.Result)
+	}
+	if n := p.table.Len(); n != 2 {
+		t.Fatalf("%d strings in the table, want the first answer's 2", n)
+	}
+	end()
+	p.waitEmpty()
 }
