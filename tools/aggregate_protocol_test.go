@@ -182,21 +182,34 @@ func TestAggregateListOrder(t *testing.T) {
 }
 
 // The hosted lists read at start reach a caller that connected meanwhile
-// in one notifications/tools/list_changed, not one per server.
+// in one notifications/tools/list_changed, not one per server: the servers
+// answer one after the other, each once the one before has, and only once
+// the caller is connected (a gate each).
 func TestAggregateSettlesBeforeListChanged(t *testing.T) {
-	reg := newLive(map[string]*registry.Server{
-		"fast": appsServer(t, []map[string]any{plainTool}, 0),
-		"mid":  appsServer(t, []map[string]any{plainTool}, 300*time.Millisecond),
-		"slow": appsServer(t, []map[string]any{plainTool}, 700*time.Millisecond),
-	})
-	svc := newLiveService(t, reg, serviceOpts{aggregate: true, poll: -1})
+	order := []string{"fast", "mid", "slow"}
+	servers, gates := map[string]*registry.Server{}, map[string]string{}
+	for _, name := range order {
+		srv := appsServer(t, []map[string]any{plainTool}, 0)
+		gates[name] = filepath.Join(t.TempDir(), "gate")
+		srv.Env["FAKEMCP_GATE"] = gates[name]
+		servers[name] = srv
+	}
+	svc := newLiveService(t, newLive(servers), serviceOpts{aggregate: true, poll: -1})
 	cs, changed := connectWatching(t, svc)
-	got := waitFor(t, cs, changed, "every server's tools", func(m map[string]*mcp.Tool) bool {
+	for _, name := range order {
+		if err := os.WriteFile(gates[name], nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, name+"'s list to be answered", func() bool {
+			_, err := os.Stat(gates[name] + ".listed")
+			return err == nil
+		})
+	}
+	waitFor(t, cs, changed, "every server's tools", func(m map[string]*mcp.Tool) bool {
 		return m["fast__plain"] != nil && m["mid__plain"] != nil && m["slow__plain"] != nil
 	})
-	_ = got
 	// Any further notification would have come within go-sdk's debounce
-	// of the last list: the slow server's, already published.
+	// (10 ms) of the last change: the slow server's, already published.
 	extra := 0
 	deadline := time.After(300 * time.Millisecond)
 	for done := false; !done; {

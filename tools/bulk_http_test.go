@@ -33,6 +33,11 @@ import (
 // Large strings crossing the Streamable HTTP face by reference, driven with
 // raw HTTP as a careless or hostile caller drives it.
 
+// rawHostTimeout is the host's phase timeout behind rawHTTP: a call that
+// has not started its hosted server within it has failed, and its POST is
+// answered.
+const rawHostTimeout = 30 * time.Second
+
 // rawHTTP is colibri's HTTP face, as colibri-mcp serve --http wires it,
 // with a session opened by raw requests.
 type rawHTTP struct {
@@ -53,7 +58,7 @@ func newRawHTTP(t *testing.T, table *bulk.Table, reg *registry.Registry, opts to
 			t.Logf("colibri's log:\n%s", logs.String())
 		}
 	})
-	h := host.New(host.Options{Timeout: 30 * time.Second, TerminateGrace: 200 * time.Millisecond, Bulk: table, Logger: logger})
+	h := host.New(host.Options{Timeout: rawHostTimeout, TerminateGrace: 200 * time.Millisecond, Bulk: table, Logger: logger})
 	opts.Registry = func() (*registry.Registry, error) { return reg, nil }
 	opts.ConfigPath, opts.Host, opts.ExternalCall, opts.Bulk = "in-memory", h, true, table
 	if opts.Logger == nil {
@@ -216,15 +221,15 @@ func TestBulkHTTPCallerGoneBeforeTheCallIsForwarded(t *testing.T) {
 		resp.Body.Close()
 		outcome = fmt.Sprintf("%d %q", resp.StatusCode, b)
 	}()
+	// The call runs (colibri connects to the remote), or its POST is
+	// answered first: then it never will. (A call that cannot connect
+	// within the host's timeout is answered too; twice that is a hang.)
 	select {
-	case <-reached: // the call runs: colibri connects to the remote
-	case <-time.After(30 * time.Second):
-		select {
-		case <-sent:
-			t.Fatalf("the call never reached the remote; the POST got %s", outcome)
-		default:
-			t.Fatal("the call never reached the remote, and its POST is still open")
-		}
+	case <-reached:
+	case <-sent:
+		t.Fatalf("the call's POST was answered before the call reached the remote: %s", outcome)
+	case <-time.After(2 * rawHostTimeout):
+		t.Fatal("the call never reached the remote, and its POST is still open")
 	}
 	gone() // and the caller goes away
 	<-sent
@@ -367,17 +372,19 @@ func TestBulkHTTPCallerGoneLeavesTheWarmServerWorking(t *testing.T) {
 		resp.Body.Close()
 		outcome <- fmt.Sprintf("%d %q", resp.StatusCode, b)
 	}()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	// The call starts the warm server (it records its pid), or its POST is
+	// answered first: then it never will. (A call that cannot start it
+	// within the host's timeout is answered too; twice that is a hang.)
+	for hang := time.After(2 * rawHostTimeout); ; {
 		if ents, _ := os.ReadDir(pids); len(ents) > 0 {
 			break
 		}
-		if time.Now().After(deadline) {
-			select {
-			case o := <-outcome:
-				t.Fatalf("the call did not start the warm server; its POST got %s", o)
-			default:
-				t.Fatal("the call did not start the warm server within 10 s, and its POST is still open")
-			}
+		select {
+		case o := <-outcome:
+			t.Fatalf("the call's POST was answered before the call started the warm server: %s", o)
+		case <-hang:
+			t.Fatal("the call did not start the warm server, and its POST is still open")
+		case <-time.After(5 * time.Millisecond):
 		}
 	}
 	gone()

@@ -74,7 +74,10 @@ func newLiveService(t *testing.T, reg *liveRegistry, o serviceOpts) *tools.Servi
 }
 
 // connectWatching is connect, also returning a channel that receives each
-// notifications/tools/list_changed the client is sent.
+// notifications/tools/list_changed the client is sent. It returns once the
+// client is sure to be sent them: a 2026-07-28 client is sent them on a
+// subscriptions/listen it opens after connecting, once the server has
+// acknowledged it (a change before that is announced to nobody).
 func connectWatching(t *testing.T, svc *tools.Service) (*mcp.ClientSession, <-chan struct{}) {
 	t.Helper()
 	changed := make(chan struct{}, 64)
@@ -83,6 +86,7 @@ func connectWatching(t *testing.T, svc *tools.Service) (*mcp.ClientSession, <-ch
 	if err != nil {
 		t.Fatal(err)
 	}
+	acked := make(chan struct{}, 1)
 	client := mcp.NewClient(&mcp.Implementation{Name: "in-process", Version: "1"}, &mcp.ClientOptions{
 		// No capability (not even go-sdk's default roots): a persistent
 		// server's calls then share the one warm process whose list
@@ -95,6 +99,17 @@ func connectWatching(t *testing.T, svc *tools.Service) (*mcp.ClientSession, <-ch
 			}
 		},
 	})
+	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/subscriptions/acknowledged" {
+				select {
+				case acked <- struct{}{}:
+				default:
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
 	cs, err := client.Connect(t.Context(), ct, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +118,13 @@ func connectWatching(t *testing.T, svc *tools.Service) (*mcp.ClientSession, <-ch
 		cs.Close()
 		ss.Wait()
 	})
+	if cs.InitializeResult().ProtocolVersion >= "2026-07-28" {
+		select {
+		case <-acked:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the client's subscriptions/listen was never acknowledged")
+		}
+	}
 	return cs, changed
 }
 

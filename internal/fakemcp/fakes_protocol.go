@@ -88,7 +88,9 @@ var protocolFakes = map[string]func(){
 		}
 	},
 	// Lists the tools of FAKEMCP_TOOLS_FILE (a tools/list result, one
-	// JSON document) after FAKEMCP_LIST_DELAY_MS, answers a call with
+	// JSON document) after FAKEMCP_LIST_DELAY_MS, and once the file
+	// FAKEMCP_GATE exists when that is set (then it creates
+	// FAKEMCP_GATE.listed once it has answered), answers a call with
 	// "called NAME ARGS", and serves every ui:// resource it is asked for
 	// as HTML naming the URI (MCP Apps' text/html;profile=mcp-app).
 	"listed-apps": func() {
@@ -115,11 +117,17 @@ var protocolFakes = map[string]func(){
 				rawReply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{}},"serverInfo":{"name":"apps","version":"1"}}`)
 			case "tools/list":
 				time.Sleep(time.Duration(delay) * time.Millisecond)
+				awaitGate()
 				b, err := os.ReadFile(os.Getenv("FAKEMCP_TOOLS_FILE"))
 				if err != nil {
 					fatal(err)
 				}
 				rawReply(m.ID, strings.ReplaceAll(string(b), "\n", ""))
+				if gate := os.Getenv("FAKEMCP_GATE"); gate != "" {
+					if err := os.WriteFile(gate+".listed", nil, 0o644); err != nil {
+						fatal(err)
+					}
+				}
 			case "tools/call":
 				b, _ := json.Marshal("called " + m.Params.Name + " " + string(m.Params.Arguments))
 				rawReply(m.ID, fmt.Sprintf(`{"content":[{"type":"text","text":%s}]}`, b))

@@ -70,6 +70,18 @@ func lookup(name string) (func(), bool) {
 	return nil, false
 }
 
+// awaitGate returns once the file $FAKEMCP_GATE exists (at once when it is
+// not set): the test opens the gate by creating it.
+func awaitGate() {
+	gate := os.Getenv("FAKEMCP_GATE")
+	for gate != "" {
+		if _, err := os.Stat(gate); err == nil {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // record notes pid in $FAKEMCP_PIDS, when set.
 func record(pid int) {
 	if dir := os.Getenv("FAKEMCP_PIDS"); dir != "" {
@@ -178,12 +190,7 @@ var fakes = map[string]func(){
 	// Waits for the file $FAKEMCP_GATE before it serves: a test decides
 	// when this server answers.
 	"gated": func() {
-		for {
-			if _, err := os.Stat(os.Getenv("FAKEMCP_GATE")); err == nil {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		awaitGate()
 		servePolite()
 	},
 	// A tool whose name, description and result hold terminal escape

@@ -39,7 +39,8 @@ import (
 // *Registry, which is how a change is told from none). When what is offered
 // changes, the changed tools are added again (go-sdk's AddTool replaces a
 // tool of the same name) and the gone ones removed; go-sdk then sends one
-// debounced notifications/tools/list_changed to every session.
+// debounced notifications/tools/list_changed to every session, once the
+// whole change is made, however long it took (notify.go).
 //
 // In aggregate mode it also holds each server's last tool list, fills it in
 // the background (at start, for a new or edited entry, again after a failure
@@ -77,6 +78,11 @@ type Catalog struct {
 	pendingSince time.Time              // when pending last rose from zero
 	settled      chan struct{}          // closed when pending drops to zero
 	held         bool                   // a list heard while pending is not published yet
+
+	// One list_changed a publish (notify.go).
+	changes   uint64                        // publishes that changed the servers' tools
+	told      map[*mcp.ServerSession]uint64 // changes when each session was last sent a list_changed
+	toldBound int                           // told is pruned of ended sessions past it
 }
 
 // offer is one tool as the servers have it.
@@ -191,6 +197,7 @@ func New(opts Options) *Catalog {
 // on. The first attach starts the poll (and, in aggregate mode, the first
 // fill of every server's list).
 func (c *Catalog) Attach(server *mcp.Server) {
+	server.AddSendingMiddleware(c.coalesce)
 	c.mu.Lock()
 	c.servers = append(c.servers, server)
 	for name, o := range c.offered {
@@ -542,6 +549,7 @@ func (c *Catalog) publish() {
 	if c.lists != nil && !c.exposeHosted(want) {
 		keep = func(name string) bool { _, ok := c.routes[name]; return ok }
 	}
+	changed := false
 	for name, o := range want {
 		if o.sum == ([sha256.Size]byte{}) {
 			b, _ := json.Marshal(o.tool)
@@ -550,10 +558,14 @@ func (c *Catalog) publish() {
 		if old, ok := c.offered[name]; ok && old.sum == o.sum {
 			continue
 		}
+		changed = true
 		var err error
 		for _, server := range c.servers {
 			if err = add(server, o); err != nil {
 				break
+			}
+			if afterChange != nil {
+				afterChange()
 			}
 		}
 		if err != nil {
@@ -576,9 +588,13 @@ func (c *Catalog) publish() {
 		}
 	}
 	if len(gone) > 0 {
+		changed = true
 		for _, server := range c.servers {
 			server.RemoveTools(gone...)
 		}
+	}
+	if changed {
+		c.changes++ // (under c.mu, as the whole publish: notify.go)
 	}
 }
 
