@@ -51,8 +51,9 @@ func (o *Owner) adoptLocked(refs []Ref) {
 	}
 }
 
-// Done lets go of one hold on o (the face's); the last releases what o
-// owns. Each hold is let go once.
+// Done lets go of one hold on o: the face's (Own), or one of the two a
+// call takes (Join lets go of them itself); the last releases what o owns.
+// Each hold is let go once.
 func (o *Owner) Done() {
 	if o == nil {
 		return
