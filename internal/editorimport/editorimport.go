@@ -273,28 +273,11 @@ func write(o Options, source string, editorData []byte, res *editorconf.Result, 
 			return mistake(fmt.Errorf("import --apply: the secrets moved to ${NAME} (%s) would be left only in the editor's FILE.bak, where colibri does not read them: add --env-file F (written mode 0600, loaded by the colibri entry): nothing written", strings.Join(names, ", ")))
 		}
 	}
-	var added, kept []string
-	backup, err := regfile.Edit(registryPath, func(old []byte) ([]byte, error) {
-		// Entry by entry, as add does: the registry's own text is kept.
-		doc := old
-		added, kept = nil, nil
-		for _, e := range accepted {
-			next, err := regfile.AddServer(doc, e.Name, e.JSON(), false)
-			switch {
-			case errors.Is(err, regfile.ErrExists):
-				kept = append(kept, e.Name)
-				continue
-			case err != nil:
-				return nil, err
-			}
-			doc = next
-			added = append(added, e.Name)
-		}
-		if len(added) == 0 {
-			return nil, nil
-		}
-		return doc, nil
-	})
+	named := make([]regfile.Named, len(accepted))
+	for i, e := range accepted {
+		named[i] = regfile.Named{Name: e.Name, Entry: e.JSON()}
+	}
+	added, kept, backup, err := regfile.AddAll(registryPath, named)
 	if err != nil {
 		return editError(err)
 	}
