@@ -202,7 +202,7 @@ func (p *Pool) Status(server string) []Process {
 	var out []Process
 	for _, w := range ws {
 		w.mu.Lock()
-		if w.s != nil && !w.s.Upstream().Ended(0) {
+		if w.s != nil && !session.Ended(w.s.Upstream(), 0) {
 			up := time.Since(w.started)
 			caps := []string{}
 			if w.key.caps != "" {
@@ -227,7 +227,7 @@ func (w *Warm) get(ctx context.Context, caller *session.Caller) (*session.Sessio
 		case w.retired:
 			w.mu.Unlock()
 			return nil, &failure.Error{Kind: failure.KindUnavailable, Server: w.srv.Name, Err: errors.New("the server was shut down (registry edited or colibri exiting)")}
-		case w.s != nil && !w.s.Upstream().Ended(0):
+		case w.s != nil && !session.Ended(w.s.Upstream(), 0):
 			s := w.s
 			w.inflight++
 			if w.idle != nil {
@@ -367,7 +367,7 @@ func (w *Warm) Release(s *session.Session, err error) {
 		if w.s == s {
 			w.failures, w.cooldown = 0, 0
 		}
-	case e.Kind == failure.KindCrashed || e.Kind == failure.KindTooLarge || s.Upstream().Ended(0):
+	case e.Kind == failure.KindCrashed || e.Kind == failure.KindTooLarge || session.Ended(s.Upstream(), 0):
 		if w.s == s {
 			w.s = nil
 			w.failed(err)

@@ -28,24 +28,9 @@ type upstream struct {
 	once      sync.Once
 }
 
-func (u *upstream) end()                     { u.once.Do(func() { close(u.done) }) }
-func (u *upstream) Transport() mcp.Transport { return u.transport }
-func (u *upstream) Done() <-chan struct{}    { return u.done }
-func (u *upstream) Ended(d time.Duration) bool {
-	select {
-	case <-u.done:
-		return true
-	default:
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-u.done:
-		return true
-	case <-t.C:
-		return false
-	}
-}
+func (u *upstream) end()                                      { u.once.Do(func() { close(u.done) }) }
+func (u *upstream) Transport() mcp.Transport                  { return u.transport }
+func (u *upstream) Done() <-chan struct{}                     { return u.done }
 func (u *upstream) EndedWithError() bool                      { return false }
 func (u *upstream) DescribeEnd() string                       { return "exited with status 0" }
 func (u *upstream) BytesRead() int64                          { return 0 }
@@ -219,14 +204,14 @@ func TestRetainRetiresARemovedEntry(t *testing.T) {
 	o.mu.Unlock()
 
 	p.Retain(&registry.Registry{Servers: map[string]*registry.Server{"s": srv}})
-	if up.Ended(0) {
+	if session.Ended(up, 0) {
 		t.Fatal("an entry the registry kept was stopped")
 	}
 	if got := p.Status("s"); len(got) != 1 {
 		t.Errorf("status %+v, want its one warm process", got)
 	}
 	p.Retain(&registry.Registry{Servers: map[string]*registry.Server{}})
-	if !up.Ended(0) { // teardown runs in Background, here at once
+	if !session.Ended(up, 0) { // teardown runs in Background, here at once
 		t.Errorf("the removed entry's warm process was not stopped")
 	}
 	if got := p.Status("s"); len(got) != 0 {
@@ -256,14 +241,14 @@ func TestRetainLetsTheCallInFlightFinish(t *testing.T) {
 	up := o.last
 	o.mu.Unlock()
 	p.Retain(&registry.Registry{Servers: map[string]*registry.Server{}})
-	if up.Ended(0) {
+	if session.Ended(up, 0) {
 		t.Fatal("retiring the entry stopped the process under a request in flight")
 	}
 	if err := s.Ping(t.Context()); err != nil {
 		t.Errorf("the request in flight lost its server: %v", err)
 	}
 	w.Release(s, nil)
-	if !up.Ended(0) {
+	if !session.Ended(up, 0) {
 		t.Errorf("the retired process was not stopped when its last request released it")
 	}
 }

@@ -140,13 +140,13 @@ func (r *Upstream) RelayBelow(f func(method string, params json.RawMessage) bool
 
 func (r *Upstream) Done() <-chan struct{} { return r.endCh }
 
-func (r *Upstream) Ended(d time.Duration) bool { return closedWithin(r.endCh, d) }
-
 func (r *Upstream) EndedWithError() bool { return false }
 
 func (r *Upstream) DescribeEnd() string {
-	if r.Ended(0) {
+	select {
+	case <-r.endCh:
 		return r.why
+	default:
 	}
 	return "is still connected"
 }
@@ -397,24 +397,4 @@ func isCertError(err error) bool {
 func isNetError(err error) bool {
 	var ne interface{ Timeout() bool } // net.Error, *url.Error
 	return errors.As(err, &ne)
-}
-
-// closedWithin reports whether ch is closed, waiting at most d for it.
-func closedWithin(ch <-chan struct{}, d time.Duration) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-	}
-	if d <= 0 {
-		return false
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ch:
-		return true
-	case <-t.C:
-		return false
-	}
 }

@@ -46,25 +46,10 @@ func (u *fakeUpstream) end(withError bool) {
 
 func (u *fakeUpstream) Transport() mcp.Transport { return u.transport }
 func (u *fakeUpstream) Done() <-chan struct{}    { return u.done }
-func (u *fakeUpstream) Ended(d time.Duration) bool {
-	select {
-	case <-u.done:
-		return true
-	default:
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-u.done:
-		return true
-	case <-t.C:
-		return false
-	}
-}
-func (u *fakeUpstream) EndedWithError() bool { return u.Ended(0) && u.withError }
+func (u *fakeUpstream) EndedWithError() bool     { return Ended(u, 0) && u.withError }
 func (u *fakeUpstream) DescribeEnd() string {
 	switch {
-	case !u.Ended(0):
+	case !Ended(u, 0):
 		return "is still running"
 	case u.withError:
 		return "exited with status 3"

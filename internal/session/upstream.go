@@ -26,8 +26,6 @@ type Upstream interface {
 	// Done is closed once the upstream has ended: the process was reaped,
 	// or the remote session is gone for good.
 	Done() <-chan struct{}
-	// Ended reports whether it has ended, waiting at most d for it.
-	Ended(d time.Duration) bool
 	// EndedWithError reports whether it ended of its own accord with an
 	// error (a process's status other than 0): the phase under way ends at
 	// once rather than at its timeout.
@@ -88,4 +86,25 @@ type Connector interface {
 // connection (relayTransport).
 type RelayBelow interface {
 	RelayBelow(relay func(method string, params json.RawMessage) bool)
+}
+
+// Ended reports whether u has ended (its Done is closed), waiting at most d
+// for it: a process whose stdout just closed is usually a moment from exit.
+func Ended(u Upstream, d time.Duration) bool {
+	select {
+	case <-u.Done():
+		return true
+	default:
+	}
+	if d <= 0 {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-u.Done():
+		return true
+	case <-t.C:
+		return false
+	}
 }
