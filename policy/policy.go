@@ -33,6 +33,12 @@ type Set struct {
 	// Tools holds globs (Match: path.Match's syntax, where * also matches
 	// a /) on the hosted tool's name.
 	Tools *Globs `json:"tools,omitempty"`
+	// Prompts holds globs on a hosted prompt's name, read as Tools' are;
+	// Resources, globs on a hosted resource's URI (or a template's URI
+	// template), read by MatchURI. Both apply wherever colibri offers a
+	// hosted server's prompts and resources (serve --only: docs/protocol.md).
+	Prompts   *Globs `json:"prompts,omitempty"`
+	Resources *Globs `json:"resources,omitempty"`
 	// DenyDestructive denies a tool unless its annotations say
 	// readOnlyHint: true or destructiveHint: false.
 	DenyDestructive bool `json:"deny_destructive,omitempty"`
