@@ -30,8 +30,7 @@ func (e *Error) Error() string {
 	if file == "" {
 		file = "registry"
 	}
-	// The file once, then each problem at its location (CONTRACT.md
-	// section 3).
+	// The file once, then each problem at its location (docs/registry.md).
 	var b strings.Builder
 	b.WriteString(file)
 	b.WriteString(": ")

@@ -51,18 +51,17 @@ type Registry struct {
 	Path    string
 	Servers map[string]*Server
 	// Policy is the top-level "policy": it applies to every server,
-	// together with each server's own (CONTRACT.md section 9).
+	// together with each server's own (docs/operations.md#policy).
 	Policy *policy.Policy
 	// Sandbox is the top-level "sandbox", every command entry's default.
 	Sandbox *Sandbox
-	// Pin is the top-level "pin": every server's default (CONTRACT.md
-	// section 13); "" means PinEnforce.
+	// Pin is the top-level "pin": every server's default (docs/cli.md#pinned-tool-definitions); "" means PinEnforce.
 	Pin string
 	// PassEnv is the top-level "pass_env", every entry's default.
 	PassEnv []string
 }
 
-// The values of "pin" (CONTRACT.md section 13).
+// The values of "pin" (docs/cli.md#pinned-tool-definitions).
 const (
 	PinEnforce = "enforce"
 	PinWarn    = "warn"
@@ -129,10 +128,10 @@ type Server struct {
 
 	// Spare is how many started processes of a per_request server colibri
 	// keeps ready, nothing sent to them, so that a request skips the start
-	// (CONTRACT.md section 15); 0 keeps none.
+	// (docs/registry.md#spare-processes-ready-before-the-request); 0 keeps none.
 	Spare int `json:"spare,omitempty"`
 
-	// A remote server (CONTRACT.md section 3, "Remote servers"): URL is set
+	// A remote server (docs/registry.md#remote-servers-url): URL is set
 	// instead of Command.
 	URL       string `json:"url,omitempty"`
 	Transport string `json:"transport,omitempty"` // TransportStreamable (default), TransportSSE, TransportAuto

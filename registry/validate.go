@@ -86,7 +86,7 @@ func policyProblems(at string, p *policy.Policy) []Problem {
 }
 
 // prefixPattern is the rule for tool_prefix, also in the schema: the
-// characters of an aggregate tool name (CONTRACT.md section 4), at most 32
+// characters of an aggregate tool name (docs/cli.md#aggregate-mode), at most 32
 // of them, so that the hosted tool's own name keeps some room.
 const prefixPattern = `^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`
 
@@ -105,7 +105,7 @@ func validPrefix(p string) bool {
 	return true
 }
 
-// namePattern is the rule for server names (CONTRACT.md section 3), also in
+// namePattern is the rule for server names (docs/registry.md), also in
 // the schema.
 const namePattern = `^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`
 
@@ -198,7 +198,7 @@ func (s *Server) problems() []Problem {
 	return ps
 }
 
-// remoteProblems are the rule breaks of a url entry (CONTRACT.md section 3,
+// remoteProblems are the rule breaks of a url entry (docs/registry.md,
 // "Remote servers"), and of remote keys in a command entry.
 func (s *Server) remoteProblems(at func(string) string) []Problem {
 	var ps []Problem
