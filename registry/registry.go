@@ -168,6 +168,10 @@ type Server struct {
 	// means the top-level one. It is left out of the entry's JSON, as
 	// Policy is: a change of it restarts nothing.
 	Pin string `json:"-"`
+	// PinResources is the server's "pin_resources": its resources are
+	// pinned as well as its tools, prompts, templates and instructions
+	// (docs/security.md). Left out of the entry's JSON, as Pin is.
+	PinResources bool `json:"-"`
 	// PassEnv names colibri's variables (globs allowed) passed to the child
 	// as they are; the top-level one when the entry has none.
 	PassEnv []string `json:"pass_env,omitempty"`
@@ -440,8 +444,9 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 	}
 	var policies struct {
 		Servers map[string]struct {
-			Policy *policy.Policy `json:"policy"`
-			Pin    string         `json:"pin"`
+			Policy       *policy.Policy `json:"policy"`
+			Pin          string         `json:"pin"`
+			PinResources bool           `json:"pin_resources"`
 		} `json:"servers"`
 	}
 	err = json.Unmarshal(data, &file)
@@ -461,6 +466,7 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 		s.Name = name
 		s.Policy = policies.Servers[name].Policy
 		s.Pin = policies.Servers[name].Pin
+		s.PinResources = policies.Servers[name].PinResources
 		if s.PassEnv == nil {
 			s.PassEnv = file.PassEnv
 		}
