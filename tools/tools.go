@@ -500,7 +500,8 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 		return nil, &failure.Error{Kind: failure.KindUnknownTool, Server: server, Tool: toolname.Clip(name), Phase: failure.PhaseList,
 			Err: errors.New("colibri never calls a tool whose name breaks MCP's tool-name format: " + reason)}
 	}
-	if caller, err = s.guardCall(ctx, reg, srv, name, caller); err != nil {
+	gate, err := s.guardCall(ctx, reg, srv, name, caller)
+	if err != nil {
 		return nil, err
 	}
 	// The hosted server receives the arguments as the caller sent them
@@ -518,7 +519,7 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	if typed, ok := s.opts.Bulk.Typed(decoded).(map[string]any); ok {
 		decoded = typed
 	}
-	return s.opts.Host.CallTool(ctx, srv, name, &session.Arguments{Value: decoded, Raw: sent}, caller)
+	return s.opts.Host.CallTool(ctx, srv, name, &session.Arguments{Value: decoded, Raw: sent}, caller, gate)
 }
 
 // registry reads the registry a request runs under, as it is now.
