@@ -191,9 +191,11 @@ func Prepare(in Input) (*Plan, string, error) {
 		// The file too: a symbolic link (node_modules/.bin/x) is granted
 		// as what it points to, which may lie outside its folder.
 		for _, g := range []string{grant, o.file} {
-			if holds(g, protect) == "" && !slices.Contains(p.Auto, g) {
+			if holds(g, protect) == "" && !slices.Contains(p.Read, g) {
 				p.Read = append(p.Read, g)
-				p.Auto = append(p.Auto, g)
+				if !within(g, systemPlaces) { // shown: a system place is no news
+					p.Auto = append(p.Auto, g)
+				}
 			}
 		}
 	}
