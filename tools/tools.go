@@ -326,7 +326,7 @@ func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
 			info.Jail = &JailInfo{Name: j.Name, Path: j.Path, RootPath: j.RootPath, User: j.User, IP4: j.IP4}
 		}
 		if !srv.IsRemote() {
-			info.Sandbox, info.Confinement = srv.Confinement(), srv.ConfinementLine()
+			info.Sandbox, info.Confinement = srv.Confinement(), s.opts.Host.Confinement(srv)
 		}
 		if srv.IsPersistent() {
 			procs := s.opts.Host.Warm(name)
