@@ -126,8 +126,6 @@ var forbidden = map[string][]string{
 		module + "internal/opfile", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// Small leaf packages of hostile round three: pure, below everything.
 	"internal/suggest":    {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
-	"internal/toolname":   {module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
-	"internal/clip":       {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	"internal/listchange": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	// toolsearch ranks; it reads nothing and knows no MCP.
 	"internal/toolsearch": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
