@@ -330,7 +330,7 @@ func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
 			info.Jail = &JailInfo{Name: j.Name, Path: j.Path, RootPath: j.RootPath, User: j.User, IP4: j.IP4}
 		}
 		if !srv.IsRemote() {
-			info.Sandbox, info.Confinement = srv.Confinement(), srv.ConfinementLine()
+			info.Sandbox, info.Confinement = srv.Confinement(), s.opts.Host.Confinement(srv)
 		}
 		if srv.IsPersistent() {
 			procs := s.opts.Host.Warm(name)
@@ -502,7 +502,8 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 		return nil, &failure.Error{Kind: failure.KindUnknownTool, Server: server, Tool: clipToolName(name), Phase: failure.PhaseList,
 			Err: errors.New("colibri never calls a tool whose name breaks MCP's tool-name format: " + reason)}
 	}
-	if caller, err = s.guardCall(ctx, reg, srv, name, caller); err != nil {
+	gate, err := s.guardCall(ctx, reg, srv, name, caller)
+	if err != nil {
 		return nil, err
 	}
 	// The hosted server receives the arguments as the caller sent them
@@ -520,7 +521,7 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	if typed, ok := s.opts.Bulk.Typed(decoded).(map[string]any); ok {
 		decoded = typed
 	}
-	return s.opts.Host.CallTool(ctx, srv, name, &session.Arguments{Value: decoded, Raw: sent}, caller)
+	return s.opts.Host.CallTool(ctx, srv, name, &session.Arguments{Value: decoded, Raw: sent}, caller, gate)
 }
 
 // registry reads the registry a request runs under, as it is now.

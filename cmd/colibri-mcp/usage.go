@@ -37,6 +37,7 @@ var unitPlaceholders = map[string]string{
 	"audit-log":        "PATH",
 	"audit-key-file":   "PATH",
 	"metrics-addr":     "ADDR",
+	"allowed-host":     "NAME",
 }
 
 // printVersion prints the version, the commit and the Go version.

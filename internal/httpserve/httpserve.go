@@ -91,6 +91,11 @@ type Options struct {
 	// ShutdownTimeout bounds how long calls in flight may finish once ctx ends.
 	ShutdownTimeout time.Duration
 
+	// AllowedHosts are names a request's Host or Origin may give besides
+	// the served address, with any port (--allowed-host: a load balancer's
+	// or proxy's public name).
+	AllowedHosts []string
+
 	// Ready, when set, answers GET /readyz: ok, or the reason it is not
 	// (200 "ready" or 503 with the reason). Without it /readyz is ready.
 	Ready func() (ok bool, reason string)
@@ -247,7 +252,8 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 	})
 	sse := &sseHandler{server: s.opts.Server, maxBody: s.opts.MaxBodyBytes, timeout: s.opts.SessionTimeout, sessions: s.sessions, log: s.log}
 
-	guard := sameHost(listenHost, port)
+	guard := sameHost(listenHost, port, s.opts.AllowedHosts, false)
+	probe := sameHost(listenHost, port, s.opts.AllowedHosts, true)
 	wrap := func(h http.Handler) http.Handler {
 		if s.tokens != nil {
 			// go-sdk's middleware puts the TokenInfo where its transports
@@ -268,11 +274,14 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 		s.sessions.capRequests(s.lowerResponses(s.liftPOST(stateless))),
 		s.sessions.capStreamable(withRetry(s.lowerResponses(s.liftPOST(streamable)))))))
 	mux.Handle("/sse", wrap(s.lowerResponses(sse)))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+	// The probes keep to the Host rule too (a rebinding page could read
+	// the registry's error from /readyz), and also answer a request with
+	// no Host or an IP-literal one: health checks dial an address.
+	mux.Handle("GET /healthz", probe(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprint(w, "ok")
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+	})))
+	mux.Handle("GET /readyz", probe(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if s.opts.Ready != nil {
 			if ok, reason := s.opts.Ready(); !ok {
@@ -282,7 +291,7 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 			}
 		}
 		fmt.Fprint(w, "ready")
-	})
+	})))
 	return mux
 }
 
