@@ -260,7 +260,7 @@ func TestBinaryHoldsNoTestCode(t *testing.T) {
 		case imp == "testing", strings.HasPrefix(imp, module+"internal/testbuild"),
 			strings.HasPrefix(imp, module+"internal/procs"), strings.HasPrefix(imp, module+"internal/fakemcp"),
 			strings.HasPrefix(imp, module+"internal/bench"), strings.HasPrefix(imp, module+"internal/syncbuf"),
-			strings.HasPrefix(imp, module+"internal/oauthtest"):
+			strings.HasPrefix(imp, module+"internal/oauthtest"), strings.HasPrefix(imp, module+"internal/mcpregistry/registrytest"):
 			t.Errorf("colibri-mcp depends on %s, which is for tests and benchmarks only", imp)
 		}
 	}
@@ -375,7 +375,7 @@ func TestMakeInstall(t *testing.T) {
 // architecture's import graph leaves them out.
 var testOnly = map[string]bool{
 	"internal/fakemcp": true, "internal/testbuild": true, "internal/procs": true,
-	"internal/syncbuf": true, "internal/bench": true, "internal/oauthtest": true,
+	"internal/syncbuf": true, "internal/bench": true, "internal/oauthtest": true, "internal/mcpregistry/registrytest": true,
 	"examples/demo-server": true,
 }
 
