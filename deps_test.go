@@ -46,7 +46,8 @@ var forbidden = map[string][]string{
 		module + "policy", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"metrics": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
 		module + "policy", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	"internal/reqid": {module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
+	// reqctx is what a request's context carries: a principal and an id.
+	"internal/reqctx": {"os/exec", "net", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// policy is pure: rules in, a decision out; it knows no host, no SDK.
 	"policy": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
@@ -149,8 +150,6 @@ var forbidden = map[string][]string{
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// failure and principal are the vocabulary every layer shares: leaves.
 	"internal/failure": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
-		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	"internal/principal": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// describe is what a model reads of colibri's own tools: text from the
 	// registry, nothing that runs, records or decides.
@@ -334,16 +333,17 @@ func TestMakeInstall(t *testing.T) {
 		t.Fatalf("make install: %v\n%s", err, out)
 	}
 	for path, mode := range map[string]os.FileMode{
-		"usr/local/bin/colibri-mcp":                            0o755,
-		"usr/local/libexec/colibri-mcp/demo-mcp-server":        0o755,
-		"usr/local/etc/rc.d/colibri_mcp":                       0o555,
-		"usr/local/etc/colibri/external-mcp.json.sample":       0o644,
-		"usr/local/etc/newsyslog.conf.d/colibri_mcp.conf":      0o644,
-		"usr/local/share/man/man8/colibri-mcp.8":               0o644,
-		"usr/local/share/doc/colibri-mcp/registry.md":          0o644,
-		"usr/local/share/doc/colibri-mcp/freebsd.md":           0o644,
-		"usr/local/share/doc/colibri-mcp/registry.schema.json": 0o644,
-		"usr/local/share/doc/colibri-mcp/README.md":            0o644,
+		"usr/local/bin/colibri-mcp":                             0o755,
+		"usr/local/libexec/colibri-mcp/demo-mcp-server":         0o755,
+		"usr/local/etc/rc.d/colibri_mcp":                        0o555,
+		"usr/local/etc/colibri/external-mcp.json.sample":        0o644,
+		"usr/local/etc/newsyslog.conf.d/colibri_mcp.conf":       0o644,
+		"usr/local/share/man/man8/colibri-mcp.8":                0o644,
+		"usr/local/share/doc/colibri-mcp/registry.md":           0o644,
+		"usr/local/share/doc/colibri-mcp/freebsd.md":            0o644,
+		"usr/local/share/doc/colibri-mcp/registry.schema.json":  0o644,
+		"usr/local/share/doc/colibri-mcp/pins-lock.schema.json": 0o644,
+		"usr/local/share/doc/colibri-mcp/README.md":             0o644,
 	} {
 		st, err := os.Stat(filepath.Join(dest, path))
 		if err != nil {
