@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
 )
 
 // Version is the latest format of the pin file this colibri reads and
@@ -148,7 +148,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // readFile reads and checks the pin file at path; a missing file is an
 // empty one (nothing pinned yet), with a nil info.
 func readFile(path string) (*File, os.FileInfo, error) {
-	data, err := opfile.ReadFile(path, MaxFileBytes)
+	data, err := safefile.ReadFile(path, MaxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &File{Version: Version, Servers: map[string]map[string]*Set{}}, nil, nil
 	}
