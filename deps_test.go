@@ -330,16 +330,17 @@ func TestMakeInstall(t *testing.T) {
 		t.Fatalf("make install: %v\n%s", err, out)
 	}
 	for path, mode := range map[string]os.FileMode{
-		"usr/local/bin/colibri-mcp":                            0o755,
-		"usr/local/libexec/colibri-mcp/demo-mcp-server":        0o755,
-		"usr/local/etc/rc.d/colibri_mcp":                       0o555,
-		"usr/local/etc/colibri/external-mcp.json.sample":       0o644,
-		"usr/local/etc/newsyslog.conf.d/colibri_mcp.conf":      0o644,
-		"usr/local/share/man/man8/colibri-mcp.8":               0o644,
-		"usr/local/share/doc/colibri-mcp/registry.md":          0o644,
-		"usr/local/share/doc/colibri-mcp/freebsd.md":           0o644,
-		"usr/local/share/doc/colibri-mcp/registry.schema.json": 0o644,
-		"usr/local/share/doc/colibri-mcp/README.md":            0o644,
+		"usr/local/bin/colibri-mcp":                             0o755,
+		"usr/local/libexec/colibri-mcp/demo-mcp-server":         0o755,
+		"usr/local/etc/rc.d/colibri_mcp":                        0o555,
+		"usr/local/etc/colibri/external-mcp.json.sample":        0o644,
+		"usr/local/etc/newsyslog.conf.d/colibri_mcp.conf":       0o644,
+		"usr/local/share/man/man8/colibri-mcp.8":                0o644,
+		"usr/local/share/doc/colibri-mcp/registry.md":           0o644,
+		"usr/local/share/doc/colibri-mcp/freebsd.md":            0o644,
+		"usr/local/share/doc/colibri-mcp/registry.schema.json":  0o644,
+		"usr/local/share/doc/colibri-mcp/pins-lock.schema.json": 0o644,
+		"usr/local/share/doc/colibri-mcp/README.md":             0o644,
 	} {
 		st, err := os.Stat(filepath.Join(dest, path))
 		if err != nil {

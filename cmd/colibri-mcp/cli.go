@@ -296,6 +296,7 @@ type settings struct {
 	pinFile        string   // "" when there is no place for it (pinErr says why)
 	envFile        string   // --env-file / COLIBRI_MCP_ENV_FILE, loaded before anything else
 	pinErr         error
+	pins           *pin.Store // the pin file opened already, if it was (pinStore)
 
 	// Opened for the run (openAudit, serve), not parsed.
 	audit    *audit.Writer
@@ -512,7 +513,7 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		Digester:     s.digester,
 		Metrics:      s.metrics,
 		Bulk:         s.bulk,
-		Pins:         openPins(s),
+		Pins:         s.pinStore(),
 		HideFolders:  s.httpAddr != "", // callers over HTTP never learn the server's folders
 	})
 	return svc, h
