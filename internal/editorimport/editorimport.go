@@ -25,10 +25,10 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/atomicfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/editorconf"
 	"github.com/colibri-mcp/colibri-mcp/internal/editorconf/rewrite"
 	"github.com/colibri-mcp/colibri-mcp/internal/envfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/registry/regfile"
 )
@@ -462,11 +462,11 @@ func replaceEditorFile(o Options, path string, data, out []byte) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("import --apply: %w", err)
 	}
-	backup, err := atomicfile.Backup(target, data, st.Mode().Perm()&^0o077)
+	backup, err := safefile.Backup(target, data, st.Mode().Perm()&^0o077)
 	if err != nil {
 		return "", fmt.Errorf("import --apply: keeping %s: %w: the editor's file is unchanged", backup, err)
 	}
-	if err := atomicfile.Replace(target, out, st.Mode().Perm(), data); err != nil {
+	if err := safefile.Replace(target, out, st.Mode().Perm(), data); err != nil {
 		os.Remove(backup)
 		return "", fmt.Errorf("import --apply: %s: %w", path, err)
 	}
