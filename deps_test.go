@@ -18,7 +18,7 @@ import (
 
 const module = "github.com/colibri-mcp/colibri-mcp/"
 
-// The one-way imports of STYLE.md: cmd/colibri-mcp → internal/httpserve →
+// The one-way imports of docs/architecture.md: cmd/colibri-mcp → internal/httpserve →
 // tools → host → {jail, registry}. Each package lists what it must never import (prefixes).
 var forbidden = map[string][]string{
 	"registry": {"os/exec", module + "host", module + "jail", module + "tools", module + "cmd",
@@ -145,7 +145,7 @@ var forbidden = map[string][]string{
 	// toolsearch ranks; it reads nothing and knows no MCP.
 	"internal/toolsearch": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	// The engine below host (STYLE.md, the house): a child process and what
+	// The engine below host (docs/architecture.md#the-engine-below-host): a child process and what
 	// to run know no MCP; a session starts no process and reads no
 	// registry; the pool opens sessions only through its Options.Open; the
 	// remote upstream satisfies session.Upstream without importing it.
@@ -240,7 +240,7 @@ func TestImportRules(t *testing.T) {
 		for _, imp := range deps(t, "./"+pkg) {
 			for _, b := range bad {
 				if imp == b || strings.HasPrefix(imp, b+"/") || strings.HasPrefix(imp, b) && !strings.HasPrefix(b, module) {
-					t.Errorf("%s depends on %s: it must never (STYLE.md, the house)", pkg, imp)
+					t.Errorf("%s depends on %s: it must never (docs/architecture.md)", pkg, imp)
 				}
 			}
 		}

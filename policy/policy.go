@@ -1,5 +1,5 @@
 // Package policy decides which hosted tools a caller may see and call
-// (CONTRACT.md section 9). It is pure: rules, a tool's name and annotations
+// (docs/operations.md#policy). It is pure: rules, a tool's name and annotations
 // and the caller's principal go in, a decision and the rule that made it come
 // out. No I/O, no clock, nothing of the host.
 //
@@ -21,7 +21,7 @@ import "strconv"
 // applies to every server, or a server's own.
 type Policy struct {
 	Set
-	// Callers maps a principal (CONTRACT.md section 7: "stdio", a token's
+	// Callers maps a principal (docs/operations.md#who-is-calling-principals: "stdio", a token's
 	// NAME, "token:" + 12 hex digits) to rules that apply to that caller
 	// only, on top of the rest.
 	Callers map[string]*Set `json:"callers,omitempty"`

@@ -1,8 +1,7 @@
 package main
 
 // colibri-mcp auth login|status|logout SERVER: OAuth for a remote server
-// whose "oauth" entry uses the authorization_code grant (CONTRACT.md
-// sections 1 and 3). internal/oauth does the work; this file reads the
+// whose "oauth" entry uses the authorization_code grant (docs/cli.md and docs/registry.md). internal/oauth does the work; this file reads the
 // registry, finds the server and prints.
 
 import (

@@ -227,7 +227,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 var setVersionPrinter sync.Once
 
 // exitCodesHelp ends every command's help: scripts branch on these
-// (CONTRACT.md section 1).
+// (docs/cli.md#exit-codes).
 const exitCodesHelp = "\n\n" +
 	"Exit codes:\n" +
 	"  0  success\n" +
@@ -238,7 +238,7 @@ func jsonFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "json", Usage: "print the tool's structuredContent as JSON"}
 }
 
-// globalFlags are the settings of CONTRACT.md section 2. Each reads its
+// globalFlags are the settings of docs/registry.md#settings. Each reads its
 // variable; a flag on the command line wins. Durations and the gate are read
 // by readSettings, which knows the contract's own syntax for them.
 func globalFlags() []cli.Flag {

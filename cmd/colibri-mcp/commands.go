@@ -298,7 +298,7 @@ func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOpt
 	case "structured":
 		// The call tool passes the hosted result through, so its
 		// structuredContent is the hosted tool's own: null when the tool
-		// returns none (text only), as CONTRACT.md section 1 has it.
+		// returns none (text only), as docs/cli.md has it.
 		termview.JSON(stdout, res.StructuredContent)
 	case "result":
 		termview.JSON(stdout, res)

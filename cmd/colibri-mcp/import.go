@@ -1,7 +1,7 @@
 package main
 
 // colibri-mcp import: an editor's MCP configuration into the registry
-// (CONTRACT.md section 12). This file reads the flags; internal/editorimport
+// (docs/import.md). This file reads the flags; internal/editorimport
 // does the work.
 
 import (

@@ -1,5 +1,5 @@
 // Package settingparse reads the values of colibri's settings in the
-// syntax CONTRACT.md section 2 gives them, whether a flag or a variable
+// syntax docs/registry.md#settings gives them, whether a flag or a variable
 // holds them: a duration is integer milliseconds or a Go duration, positive;
 // a count is a positive integer; a switch is 1, true or yes, or 0, false, no
 // or empty (anything else is refused, never a silent off); and an
