@@ -673,14 +673,18 @@ func (o *only) touch(kind featureKind) {
 			return
 		}
 		o.server.AddTool(&mcp.Tool{Name: placeholder, InputSchema: map[string]any{"type": "object"}},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, errors.New("not a tool") })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return nil, errors.New("not a tool")
+			})
 		o.server.RemoveTools(placeholder)
 	case kindPrompts:
 		if o.caps.Prompts == nil || !o.caps.Prompts.ListChanged {
 			return
 		}
 		o.server.AddPrompt(&mcp.Prompt{Name: placeholder},
-			func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) { return nil, errors.New("not a prompt") })
+			func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return nil, errors.New("not a prompt")
+			})
 		o.server.RemovePrompts(placeholder)
 	case kindResources:
 		if o.caps.Resources == nil || !o.caps.Resources.ListChanged {
@@ -688,7 +692,9 @@ func (o *only) touch(kind featureKind) {
 		}
 		uri := "colibri-only:" + placeholder
 		o.server.AddResource(&mcp.Resource{URI: uri, Name: placeholder},
-			func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) { return nil, errors.New("not a resource") })
+			func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return nil, errors.New("not a resource")
+			})
 		o.server.RemoveResources(uri)
 	}
 }

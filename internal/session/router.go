@@ -118,8 +118,8 @@ type router struct {
 	byToken map[string]*route // by the progress token colibri gave the hosted call
 	active  []*route          // operations in flight, oldest first
 
-	onToolsChanged func() // told of notifications/tools/list_changed
-	notified func(method string, params json.RawMessage) // Config.Notified; set before the session opens
+	onToolsChanged func()                                      // told of notifications/tools/list_changed
+	notified       func(method string, params json.RawMessage) // Config.Notified; set before the session opens
 }
 
 // route is one operation in flight on a hosted session.
