@@ -1,5 +1,7 @@
 package tools
 
+//lint:file-ignore SA1019 serve --only relays logging between a caller and a hosted server on purpose: both sides still speak the protocol versions that have it (deprecated, not removed, in 2026-07-28).
+
 import (
 	"context"
 	"encoding/json"
@@ -148,8 +150,13 @@ func (o *only) entry() (*registry.Registry, *registry.Server, error) {
 	return reg, srv, nil
 }
 
-// callerOf describes the caller of req to the host. Its log is relayed
-// apart (notified), under the hosted server's own logger names.
+// callerOf describes the caller of req to the host. Every request of a
+// caller offers the hosted server that caller's capabilities, lists
+// included, so that a persistent server's requests all reach the one warm
+// process kept for them (the host keeps one per capability set): a
+// subscription made by one request is the process's that another's call
+// toggles. Its log is relayed apart (notified), under the hosted server's
+// own logger names.
 func (o *only) callerOf(ctx context.Context, ss *mcp.ServerSession, p mcp.Params) *session.Caller {
 	var meta map[string]any
 	var token any
@@ -345,7 +352,7 @@ func (o *only) listPrompts(ctx context.Context, r *mcp.ListPromptsRequest) (*mcp
 	if err != nil {
 		return nil, o.failed(ctx, err)
 	}
-	all, err := ask(o, ctx, srv, o.callerOf(ctx, r.Session, r.Params).Listing(), "prompts/list",
+	all, err := ask(o, ctx, srv, o.callerOf(ctx, r.Session, r.Params), "prompts/list",
 		func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Prompt, error) {
 			return pages(ctx, "prompts/list", func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
 				res, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
@@ -423,7 +430,7 @@ func (o *only) listResources(ctx context.Context, r *mcp.ListResourcesRequest) (
 	if err != nil {
 		return nil, o.failed(ctx, err)
 	}
-	all, err := ask(o, ctx, srv, o.callerOf(ctx, r.Session, r.Params).Listing(), "resources/list",
+	all, err := ask(o, ctx, srv, o.callerOf(ctx, r.Session, r.Params), "resources/list",
 		func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Resource, error) {
 			return pages(ctx, "resources/list", func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
 				res, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
@@ -451,7 +458,7 @@ func (o *only) listTemplates(ctx context.Context, r *mcp.ListResourceTemplatesRe
 	if err != nil {
 		return nil, o.failed(ctx, err)
 	}
-	all, err := ask(o, ctx, srv, o.callerOf(ctx, r.Session, r.Params).Listing(), "resources/templates/list",
+	all, err := ask(o, ctx, srv, o.callerOf(ctx, r.Session, r.Params), "resources/templates/list",
 		func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.ResourceTemplate, error) {
 			return pages(ctx, "resources/templates/list", func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
 				res, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
@@ -552,7 +559,7 @@ func (o *only) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
 		return &jsonrpc.Error{Code: codeRefused, Message: fmt.Sprintf(
 			"colibri: %s is per_request: each request starts its own process, gone once it answers, so nothing would send this resource's updates; a subscription needs a warm server (\"lifecycle\": \"persistent\")", o.name)}
 	}
-	_, err = ask(o, ctx, srv, nil, "resources/subscribe", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
+	_, err = ask(o, ctx, srv, o.callerOf(ctx, r.Session, r.Params), "resources/subscribe", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
 		return struct{}{}, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 	})
 	return err
@@ -566,7 +573,7 @@ func (o *only) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error
 	if !srv.IsPersistent() {
 		return nil // nothing was subscribed
 	}
-	_, err = ask(o, ctx, srv, nil, "resources/unsubscribe", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
+	_, err = ask(o, ctx, srv, o.callerOf(ctx, r.Session, r.Params), "resources/unsubscribe", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
 		return struct{}{}, cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: r.Params.URI})
 	})
 	return err
@@ -581,7 +588,7 @@ func (o *only) setLevel(ctx context.Context, r *mcp.ServerRequest[*mcp.SetLoggin
 	if err != nil || !srv.IsPersistent() || o.caps.Logging == nil {
 		return
 	}
-	_, err = ask(o, ctx, srv, nil, "logging/setLevel", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
+	_, err = ask(o, ctx, srv, o.callerOf(ctx, r.Session, r.Params), "logging/setLevel", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
 		if cs.InitializeResult().ProtocolVersion >= "2026-07-28" {
 			return struct{}{}, nil // no logging/setLevel: the level goes in each request's _meta
 		}
