@@ -95,18 +95,6 @@ var forbidden = map[string][]string{
 	// clihelp shapes the command tree's usage errors and help: cli alone.
 	"internal/clihelp": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk"},
-	// callargs reads a call's arguments: files and stdin, nothing of colibri's.
-	"internal/callargs": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
-		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	// settingparse and logformat are leaves of the command line's: values
-	// in, values out; a slog handler.
-	"internal/settingparse": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
-		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	"internal/logformat": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
-		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	// hup runs SIGHUP's actions: signals and a logger, nothing of colibri's above.
-	"internal/hup": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
-		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// sandbox is colibri's launcher too: it runs before execve(2) of every
 	// sandboxed server, so it stays small (no MCP, no registry, no network).
 	"internal/sandbox": {"os/exec", "net", "net/http", module + "cmd", module + "host", module + "jail", module + "registry",
@@ -138,10 +126,7 @@ var forbidden = map[string][]string{
 		module + "internal/opfile", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// Small leaf packages of hostile round three: pure, below everything.
 	"internal/suggest":    {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
-	"internal/toolname":   {module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
-	"internal/clip":       {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	"internal/listchange": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
-	"internal/coalesce":   {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	// toolsearch ranks; it reads nothing and knows no MCP.
 	"internal/toolsearch": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
@@ -217,7 +202,6 @@ var forbiddenDirect = map[string][]string{
 	"internal/editorconf/syntax":  {"os"}, // pure, as editorconf
 	"internal/editorconf/rewrite": {"os"},
 	"internal/termview":           {"os/exec", module + "host", module + "jail", module + "registry"}, // tools' answers, not the engine's
-	"internal/settingparse":       {"os"},                                                             // pure (fmt imports os, so only directly)
 	// tools/ split by what it provides.
 	"tools/describe": {"os", "os/exec"}, // text only: it reads no file, starts nothing
 	"tools/catalog":  {"os", "os/exec"}, // it reads no file and starts nothing itself

@@ -156,8 +156,9 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 	}
 	var policies struct {
 		Servers map[string]struct {
-			Policy *policy.Policy `json:"policy"`
-			Pin    string         `json:"pin"`
+			Policy       *policy.Policy `json:"policy"`
+			Pin          string         `json:"pin"`
+			PinResources bool           `json:"pin_resources"`
 		} `json:"servers"`
 	}
 	err = json.Unmarshal(data, &file)
@@ -177,6 +178,7 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 		s.Name = name
 		s.Policy = policies.Servers[name].Policy
 		s.Pin = policies.Servers[name].Pin
+		s.PinResources = policies.Servers[name].PinResources
 		if s.PassEnv == nil {
 			s.PassEnv = file.PassEnv
 		}

@@ -35,3 +35,22 @@ func TestPinKey(t *testing.T) {
 		t.Errorf("an unknown mode in code: %q, want enforce", got)
 	}
 }
+
+// "pin_resources" per server (docs/registry.md): off by default, true
+// where the entry says so; anything but a boolean is an error at its
+// location.
+func TestPinResourcesKey(t *testing.T) {
+	reg, err := registry.Parse(strings.NewReader(`{"servers": {
+		"a": {"command": "/bin/a"},
+		"b": {"command": "/bin/b", "pin_resources": true}}}`), "r.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reg.Servers["a"].PinResources || !reg.Servers["b"].PinResources {
+		t.Errorf("pin_resources: a %v, b %v; want false, true", reg.Servers["a"].PinResources, reg.Servers["b"].PinResources)
+	}
+	_, err = registry.Parse(strings.NewReader(`{"servers": {"a": {"command": "/bin/a", "pin_resources": "yes"}}}`), "r.json")
+	if err == nil || !strings.Contains(err.Error(), "/servers/a/pin_resources") {
+		t.Errorf("a pin_resources that is not a boolean: %v", err)
+	}
+}

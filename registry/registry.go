@@ -147,6 +147,10 @@ type Server struct {
 	// means the top-level one. It is left out of the entry's JSON, as
 	// Policy is: a change of it restarts nothing.
 	Pin string `json:"-"`
+	// PinResources is the server's "pin_resources": its resources are
+	// pinned as well as its tools, prompts, templates and instructions
+	// (docs/security.md). Left out of the entry's JSON, as Pin is.
+	PinResources bool `json:"-"`
 	// PassEnv names colibri's variables (globs allowed) passed to the child
 	// as they are; the top-level one when the entry has none.
 	PassEnv []string `json:"pass_env,omitempty"`

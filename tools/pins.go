@@ -11,7 +11,6 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
-	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools/record"
 )
@@ -56,7 +55,7 @@ func (s *Service) screen(ctx context.Context, reg *registry.Registry, srv *regis
 // (capsOf): serve --only lists with the caller's capabilities, as the
 // server would list to that caller directly.
 func (s *Service) screenFor(ctx context.Context, reg *registry.Registry, srv *registry.Server, caps string, tools []*mcp.Tool) (kept []*mcp.Tool, changed []pin.Change, err error) {
-	tools, _ = toolname.Split(tools)
+	tools, _ = splitToolNames(tools)
 	kept = s.allowedOf(ctx, reg, srv, tools)
 	v, err := s.pinVerdict(reg, srv, caps, tools)
 	if err != nil || len(v.Changed) == 0 {

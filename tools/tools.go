@@ -26,13 +26,11 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
-	"github.com/colibri-mcp/colibri-mcp/internal/clip"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/pool"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
-	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools/answer"
@@ -261,7 +259,7 @@ type ServerTools struct {
 	Error   *ErrorDetail `json:"error,omitempty"`
 	// Invalid are the tools left out for names that break MCP's
 	// tool-name format (SEP-986), with the reason.
-	Invalid []toolname.Invalid `json:"invalid,omitempty"`
+	Invalid []invalidTool `json:"invalid,omitempty"`
 }
 
 // ToolEntry is one hosted tool in list_tools: with detail "full", every
@@ -373,12 +371,12 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *sess
 			detail = DetailFull
 		}
 	}
-	list := func(srv *registry.Server) ([]*mcp.Tool, []pin.Change, []toolname.Invalid, error) {
+	list := func(srv *registry.Server) ([]*mcp.Tool, []pin.Change, []invalidTool, error) {
 		tools, err := s.opts.Host.ListTools(ctx, srv, caller)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		tools, invalid := toolname.Split(tools)
+		tools, invalid := splitToolNames(tools)
 		kept, changed, err := s.screen(ctx, reg, srv, tools)
 		return kept, onlyTool(changed, in.Tool), invalid, err
 	}
@@ -494,10 +492,10 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	if err != nil {
 		return nil, err
 	}
-	if reason := toolname.Check(name); reason != "" {
+	if reason := checkToolName(name); reason != "" {
 		// No tool colibri offers has such a name: refused before anything
 		// is started, whatever the policy.
-		return nil, &failure.Error{Kind: failure.KindUnknownTool, Server: server, Tool: toolname.Clip(name), Phase: failure.PhaseList,
+		return nil, &failure.Error{Kind: failure.KindUnknownTool, Server: server, Tool: clipToolName(name), Phase: failure.PhaseList,
 			Err: errors.New("colibri never calls a tool whose name breaks MCP's tool-name format: " + reason)}
 	}
 	if caller, err = s.guardCall(ctx, reg, srv, name, caller); err != nil {
@@ -555,7 +553,7 @@ func lookup(reg *registry.Registry, name string) (*registry.Server, error) {
 		hint = fmt.Sprintf("did you mean %q? %s", near, hint)
 	}
 	return nil, &failure.Error{Kind: failure.KindUnknownServer, Server: name,
-		Err:  fmt.Errorf("no server named %q in %s", clip.Name(name), orDefault(reg.Path, "the registry")),
+		Err:  fmt.Errorf("no server named %q in %s", failure.ClipName(name), orDefault(reg.Path, "the registry")),
 		Hint: hint}
 }
 

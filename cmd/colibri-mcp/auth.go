@@ -13,7 +13,6 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
-	"github.com/colibri-mcp/colibri-mcp/internal/settingparse"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 )
@@ -67,7 +66,7 @@ func authCommand(withSettings func(func(context.Context, *cli.Command, *settings
 					if err := clihelp.WantArgs(cmd, 1, 1); err != nil {
 						return err
 					}
-					wait, err := settingparse.Duration(cmd.String("wait"))
+					wait, err := parseDuration(cmd.String("wait"))
 					if err != nil {
 						return usage(fmt.Errorf("--wait: %v (%s)", err, clihelp.HelpHint(cmd)))
 					}
@@ -112,7 +111,7 @@ func authCommand(withSettings func(func(context.Context, *cli.Command, *settings
 // environment for ${NAME}, HOME and XDG_STATE_HOME; the per-phase timeout
 // for each request to an authorization server.
 func oauthOptions(s *settings) oauth.Options {
-	return oauth.Options{Logger: s.logger, Timeout: s.timeout, Getenv: settingparse.Lookup(s.environ)}
+	return oauth.Options{Logger: s.logger, Timeout: s.timeout, Getenv: lookupIn(s.environ)}
 }
 
 // authError maps internal/oauth's errors to exit codes: a server the

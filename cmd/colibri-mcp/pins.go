@@ -25,10 +25,10 @@ func openPins(s *settings) *pin.Store {
 		return pin.Unusable(s.pinErr)
 	}
 	m, log := s.metrics, s.logger
-	return pin.Open(s.pinFile, pin.Options{OnChange: func(server, caps, tool string, what []string) {
+	return pin.Open(s.pinFile, pin.Options{OnChange: func(kind pin.Kind, server, caps, name string, what []string) {
 		m.ToolChange(server)
-		log.Warn("a hosted tool's definition differs from its pin (colibri-mcp pins diff SERVER shows it)",
-			"server", server, "tool", tool, "changed", strings.Join(what, ","), "capabilities", caps,
+		log.Warn("a hosted server's definition differs from its pin (colibri-mcp pins diff SERVER shows it)",
+			"server", server, string(kind), name, "changed", strings.Join(what, ","), "capabilities", caps,
 			"pin_file", s.pinFile)
 	}})
 }

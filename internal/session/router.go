@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/clip"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/redact"
 )
 
@@ -299,7 +299,7 @@ func rpcError(err error) error {
 	case errors.As(err, &e) && e.Code != 0:
 		return e
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: clip.Message(err.Error())}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: failure.ClipMessage(err.Error())}
 }
 
 // clientOptions builds the hosted session's client: its capabilities are
