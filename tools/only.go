@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
@@ -81,13 +82,17 @@ func (s *Service) NewOnlyServer(ctx context.Context, name, version string) (*mcp
 		return nil, err
 	}
 	o := &only{s: s, name: name, caps: offered(init.Capabilities), notes: make(chan func(), onlyNotes)}
+	instructions, err := o.pinnedInstructions(ctx, srv, init.Instructions)
+	if err != nil {
+		return nil, err
+	}
 	impl := &mcp.Implementation{Name: name, Version: version}
 	if si := init.ServerInfo; si != nil {
 		impl = &mcp.Implementation{Name: si.Name, Title: si.Title, Version: si.Version, WebsiteURL: si.WebsiteURL}
 	}
 	opts := &mcp.ServerOptions{
 		Logger:       s.log,
-		Instructions: init.Instructions,
+		Instructions: instructions,
 		Capabilities: o.caps,
 	}
 	if r := o.caps.Resources; r != nil && r.Subscribe {
@@ -352,23 +357,21 @@ func (o *only) listPrompts(ctx context.Context, r *mcp.ListPromptsRequest) (*mcp
 	if err != nil {
 		return nil, o.failed(ctx, err)
 	}
-	all, err := ask(o, ctx, srv, o.callerOf(ctx, r.Session, r.Params), "prompts/list",
-		func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Prompt, error) {
-			return pages(ctx, "prompts/list", func(ctx context.Context, cursor string) ([]*mcp.Prompt, string, error) {
-				res, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
-				if err != nil {
-					return nil, "", err
-				}
-				return res.Prompts, res.NextCursor, nil
-			})
-		})
+	c := o.callerOf(ctx, r.Session, r.Params)
+	all, err := ask(o, ctx, srv, c, "prompts/list", listAllPrompts)
 	if err != nil {
 		return nil, err
+	}
+	pins, err := o.pinList(ctx, reg, srv, pin.KindPrompt, capsOf(c), func(st *pin.Store) (pin.Verdict, error) {
+		return st.CheckPrompts(srv.Name, capsOf(c), all)
+	})
+	if err != nil {
+		return nil, o.failed(ctx, err)
 	}
 	rules, who := reg.Rules(srv), principal.From(ctx)
 	kept := make([]*mcp.Prompt, 0, len(all))
 	for _, p := range all {
-		if p != nil && policy.DecidePrompt(rules, p.Name, who).Allow {
+		if p != nil && policy.DecidePrompt(rules, p.Name, who).Allow && !pins.hides(p.Name) {
 			kept = append(kept, p)
 		}
 	}
@@ -397,7 +400,25 @@ func (o *only) getHostedPrompt(ctx context.Context, r *mcp.GetPromptRequest) (*m
 	params := &mcp.GetPromptParams{Name: r.Params.Name, Arguments: r.Params.Arguments}
 	c := o.callerOf(ctx, r.Session, r.Params)
 	params.Meta = c.Meta
+	pinning := o.s.pinning(reg, srv)
 	return ask(o, ctx, srv, c, "prompts/get", func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
+		if pinning {
+			// The prompt as the server lists it now, against its pin:
+			// nothing is sent for one that changed.
+			all, err := listAllPrompts(ctx, cs)
+			if err != nil {
+				return nil, err
+			}
+			pins, err := o.pinList(ctx, reg, srv, pin.KindPrompt, capsOf(c), func(st *pin.Store) (pin.Verdict, error) {
+				return st.CheckPrompts(srv.Name, capsOf(c), all)
+			})
+			if err != nil {
+				return nil, err
+			}
+			if pins.hides(params.Name) {
+				return nil, definitionChanged(ctx, srv.Name, pin.KindPrompt, params.Name, pins.changed[params.Name])
+			}
+		}
 		return cs.GetPrompt(ctx, params)
 	})
 }
@@ -430,23 +451,21 @@ func (o *only) listResources(ctx context.Context, r *mcp.ListResourcesRequest) (
 	if err != nil {
 		return nil, o.failed(ctx, err)
 	}
-	all, err := ask(o, ctx, srv, o.callerOf(ctx, r.Session, r.Params), "resources/list",
-		func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Resource, error) {
-			return pages(ctx, "resources/list", func(ctx context.Context, cursor string) ([]*mcp.Resource, string, error) {
-				res, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
-				if err != nil {
-					return nil, "", err
-				}
-				return res.Resources, res.NextCursor, nil
-			})
-		})
+	c := o.callerOf(ctx, r.Session, r.Params)
+	all, err := ask(o, ctx, srv, c, "resources/list", listAllResources)
 	if err != nil {
 		return nil, err
+	}
+	pins, err := o.pinList(ctx, reg, srv, pin.KindResource, capsOf(c), func(st *pin.Store) (pin.Verdict, error) {
+		return st.CheckResources(srv.Name, capsOf(c), all)
+	})
+	if err != nil {
+		return nil, o.failed(ctx, err)
 	}
 	rules, who := reg.Rules(srv), principal.From(ctx)
 	kept := make([]*mcp.Resource, 0, len(all))
 	for _, res := range all {
-		if res != nil && policy.DecideResource(rules, res.URI, who).Allow {
+		if res != nil && policy.DecideResource(rules, res.URI, who).Allow && !pins.hides(res.URI) {
 			kept = append(kept, res)
 		}
 	}
@@ -458,23 +477,21 @@ func (o *only) listTemplates(ctx context.Context, r *mcp.ListResourceTemplatesRe
 	if err != nil {
 		return nil, o.failed(ctx, err)
 	}
-	all, err := ask(o, ctx, srv, o.callerOf(ctx, r.Session, r.Params), "resources/templates/list",
-		func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.ResourceTemplate, error) {
-			return pages(ctx, "resources/templates/list", func(ctx context.Context, cursor string) ([]*mcp.ResourceTemplate, string, error) {
-				res, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
-				if err != nil {
-					return nil, "", err
-				}
-				return res.ResourceTemplates, res.NextCursor, nil
-			})
-		})
+	c := o.callerOf(ctx, r.Session, r.Params)
+	all, err := ask(o, ctx, srv, c, "resources/templates/list", listAllTemplates)
 	if err != nil {
 		return nil, err
+	}
+	pins, err := o.pinList(ctx, reg, srv, pin.KindTemplate, capsOf(c), func(st *pin.Store) (pin.Verdict, error) {
+		return st.CheckTemplates(srv.Name, capsOf(c), all)
+	})
+	if err != nil {
+		return nil, o.failed(ctx, err)
 	}
 	rules, who := reg.Rules(srv), principal.From(ctx)
 	kept := make([]*mcp.ResourceTemplate, 0, len(all))
 	for _, t := range all {
-		if t != nil && policy.DecideTemplate(rules, t.URITemplate, who).Allow {
+		if t != nil && policy.DecideTemplate(rules, t.URITemplate, who).Allow && !pins.hides(t.URITemplate) {
 			kept = append(kept, t)
 		}
 	}
@@ -503,7 +520,23 @@ func (o *only) readHosted(ctx context.Context, r *mcp.ReadResourceRequest) (*mcp
 	}
 	c := o.callerOf(ctx, r.Session, r.Params)
 	params := &mcp.ReadResourceParams{URI: uri, Meta: c.Meta}
+	pinning := o.s.pinning(reg, srv) && srv.PinResources
 	res, err := ask(o, ctx, srv, c, "resources/read", func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
+		if pinning {
+			all, err := listAllResources(ctx, cs)
+			if err != nil {
+				return nil, err
+			}
+			pins, err := o.pinList(ctx, reg, srv, pin.KindResource, capsOf(c), func(st *pin.Store) (pin.Verdict, error) {
+				return st.CheckResources(srv.Name, capsOf(c), all)
+			})
+			if err != nil {
+				return nil, err
+			}
+			if pins.hides(uri) {
+				return nil, definitionChanged(ctx, srv.Name, pin.KindResource, uri, pins.changed[uri])
+			}
+		}
 		return cs.ReadResource(ctx, params)
 	})
 	if err == nil && (res == nil || res.Contents == nil) {

@@ -18,7 +18,8 @@ import (
 // Request sends one request of the session's client, do, on caller's
 // behalf within the call timeout (progress from the server extends it, as
 // for a call), and classifies what goes wrong as CallTool does, in phase
-// method. The server's own JSON-RPC error answer (prompt not found, a
+// method. A *failure.Error of do's own is returned as it is. The server's
+// own JSON-RPC error answer (prompt not found, a
 // resource it does not have) is returned as it is, a *jsonrpc.Error.
 func Request[R any](ctx context.Context, s *Session, caller *Caller, method string, do func(context.Context, *mcp.ClientSession) (R, error)) (R, error) {
 	var zero R
@@ -36,6 +37,10 @@ func Request[R any](ctx context.Context, s *Session, caller *Caller, method stri
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) && ctx.Err() == nil && !ph.Expired() && !s.up.Oversize() && s.up.ToolError(pctx) {
 		return zero, &jsonrpc.Error{Code: rpcErr.Code, Message: s.up.Secrets().Apply(rpcErr.Message), Data: rpcErr.Data}
+	}
+	var own *failure.Error
+	if errors.As(err, &own) {
+		return zero, own // do refused it itself (a pin, a bound), before or after its request
 	}
 	if err != nil {
 		return zero, s.classify(failure.Phase(method), err, ctx, ph, pctx)
