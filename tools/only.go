@@ -15,8 +15,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
-	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/policy"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -181,7 +180,7 @@ func (o *only) callerOf(ctx context.Context, ss *mcp.ServerSession, p mcp.Params
 // large strings (joinBulk) until its audit line is written.
 func (o *only) control(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		ctx = reqid.With(ctx, reqid.New())
+		ctx = reqctx.WithID(ctx, reqctx.NewID())
 		start := time.Now()
 		ctx, leave, handle := o.s.joinBulk(ctx, method, req, next)
 		defer leave()
@@ -281,7 +280,7 @@ func (o *only) failed(ctx context.Context, err error) error {
 // deniedBy is the failure of a request the policy refuses: its message
 // names what was refused, never the rule (the log says which).
 func (o *only) deniedBy(ctx context.Context, what string, d policy.Decision) error {
-	o.s.log.DebugContext(ctx, "policy denied a request", "server", o.name, "what", what, "principal", principal.From(ctx), "rule", d.Rule)
+	o.s.log.DebugContext(ctx, "policy denied a request", "server", o.name, "what", what, "principal", reqctx.Principal(ctx), "rule", d.Rule)
 	return &failure.Error{Kind: failure.KindDenied, Server: o.name,
 		Err: fmt.Errorf("policy denies %s on %s for this caller", what, o.name)}
 }
@@ -368,7 +367,7 @@ func (o *only) listPrompts(ctx context.Context, r *mcp.ListPromptsRequest) (*mcp
 	if err != nil {
 		return nil, o.failed(ctx, err)
 	}
-	rules, who := reg.Rules(srv), principal.From(ctx)
+	rules, who := reg.Rules(srv), reqctx.Principal(ctx)
 	kept := make([]*mcp.Prompt, 0, len(all))
 	for _, p := range all {
 		if p != nil && policy.DecidePrompt(rules, p.Name, who).Allow && !pins.hides(p.Name) {
@@ -392,7 +391,7 @@ func (o *only) getHostedPrompt(ctx context.Context, r *mcp.GetPromptRequest) (*m
 	if err != nil {
 		return nil, o.failed(ctx, err)
 	}
-	d := policy.DecidePrompt(reg.Rules(srv), r.Params.Name, principal.From(ctx))
+	d := policy.DecidePrompt(reg.Rules(srv), r.Params.Name, reqctx.Principal(ctx))
 	record.NoteOf(ctx).Decided(d)
 	if !d.Allow {
 		return nil, o.failed(ctx, o.deniedBy(ctx, "the prompt "+r.Params.Name, d))
@@ -462,7 +461,7 @@ func (o *only) listResources(ctx context.Context, r *mcp.ListResourcesRequest) (
 	if err != nil {
 		return nil, o.failed(ctx, err)
 	}
-	rules, who := reg.Rules(srv), principal.From(ctx)
+	rules, who := reg.Rules(srv), reqctx.Principal(ctx)
 	kept := make([]*mcp.Resource, 0, len(all))
 	for _, res := range all {
 		if res != nil && policy.DecideResource(rules, res.URI, who).Allow && !pins.hides(res.URI) {
@@ -488,7 +487,7 @@ func (o *only) listTemplates(ctx context.Context, r *mcp.ListResourceTemplatesRe
 	if err != nil {
 		return nil, o.failed(ctx, err)
 	}
-	rules, who := reg.Rules(srv), principal.From(ctx)
+	rules, who := reg.Rules(srv), reqctx.Principal(ctx)
 	kept := make([]*mcp.ResourceTemplate, 0, len(all))
 	for _, t := range all {
 		if t != nil && policy.DecideTemplate(rules, t.URITemplate, who).Allow && !pins.hides(t.URITemplate) {
@@ -513,7 +512,7 @@ func (o *only) readHosted(ctx context.Context, r *mcp.ReadResourceRequest) (*mcp
 		return nil, o.failed(ctx, err)
 	}
 	uri := r.Params.URI
-	d := policy.DecideResource(reg.Rules(srv), uri, principal.From(ctx))
+	d := policy.DecideResource(reg.Rules(srv), uri, reqctx.Principal(ctx))
 	record.NoteOf(ctx).Decided(d)
 	if !d.Allow {
 		return nil, o.failed(ctx, o.deniedBy(ctx, "the resource "+uri, d))
@@ -552,7 +551,7 @@ func (o *only) complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.Compl
 	if err != nil {
 		return nil, o.failed(ctx, err)
 	}
-	rules, who := reg.Rules(srv), principal.From(ctx)
+	rules, who := reg.Rules(srv), reqctx.Principal(ctx)
 	ref := r.Params.Ref
 	var d policy.Decision
 	what := ""
@@ -585,7 +584,7 @@ func (o *only) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
 		return o.failed(ctx, err)
 	}
 	uri := r.Params.URI
-	if d := policy.DecideResource(reg.Rules(srv), uri, principal.From(ctx)); !d.Allow {
+	if d := policy.DecideResource(reg.Rules(srv), uri, reqctx.Principal(ctx)); !d.Allow {
 		return o.failed(ctx, o.deniedBy(ctx, "the resource "+uri, d))
 	}
 	if !srv.IsPersistent() {
