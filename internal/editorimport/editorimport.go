@@ -125,7 +125,7 @@ func Run(o Options, stdout, stderr io.Writer) error {
 		}
 	}
 	abs, _ := filepath.Abs(path)
-	res, err := editorconf.Parse(data, format, editorconf.Options{Home: home, Workspace: editorconf.WorkspaceOf(abs), NetList: netList(), NoSandbox: noSandbox()})
+	res, err := editorconf.Parse(data, format, editorconf.Options{Home: home, Workspace: editorconf.WorkspaceOf(abs), NetList: NetList(), NoSandbox: noSandbox()})
 	if err != nil {
 		return mistake(fmt.Errorf("import: %s: %w", path, err))
 	}
@@ -145,9 +145,10 @@ func Run(o Options, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// netList reports whether this colibri's registry takes a list of
-// destinations in a sandbox's "net" (VS Code's allowedDomains become it).
-func netList() bool {
+// NetList reports whether this colibri's registry takes a list of
+// destinations in a sandbox's "net" (VS Code's allowedDomains become it,
+// and add --net writes one).
+func NetList() bool {
 	_, err := registry.Parse(strings.NewReader(`{"servers":{"x":{"command":"/bin/true","sandbox":{"net":["example.com"]}}}}`), "")
 	return err == nil
 }
