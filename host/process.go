@@ -20,7 +20,6 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/internal/strict"
-	"github.com/colibri-mcp/colibri-mcp/internal/unreadable"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -143,7 +142,7 @@ func (p *process) Diagnose(_ context.Context, e *failure.Error, phase failure.Ph
 	default:
 		e.Kind = failure.KindCrashed
 		e.Err = fmt.Errorf("the server broke the protocol during %s: %w", phase.Method(), err)
-		if msg, number, ok := unreadable.Describe(err); ok {
+		if msg, number, ok := failure.DescribeUnreadable(err); ok {
 			// A value colibri could not read, said without the decoder's
 			// Go types; a number beyond 64 bits is too large for it
 			// (docs/protocol.md).

@@ -383,6 +383,11 @@ func (h *Host) Check(srv *registry.Server) error {
 	return err
 }
 
+// Confinement says in one line how srv's processes are confined, as this
+// kernel and srv's command make its sandbox (launch.Builder.Confinement):
+// what check and the servers tool show.
+func (h *Host) Confinement(srv *registry.Server) string { return h.launch.Confinement(srv) }
+
 // Retain shuts down the warm processes and spares of servers that reg no
 // longer has, or whose entry changed (they start again, as edited, on next
 // use), and starts the spares of entries new to the host.

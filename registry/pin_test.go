@@ -7,7 +7,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
-// "pin" top-level and per server (CONTRACT.md sections 3 and 13): a
+// "pin" top-level and per server (docs/registry.md and docs/cli.md#pinned-tool-definitions): a
 // server's own replaces the top-level one; the default is enforce; a value
 // that is not enforce, warn or off is an error at its location.
 func TestPinKey(t *testing.T) {
@@ -33,5 +33,24 @@ func TestPinKey(t *testing.T) {
 	}
 	if got := (&registry.Registry{Pin: "loose"}).PinMode(nil); got != registry.PinEnforce {
 		t.Errorf("an unknown mode in code: %q, want enforce", got)
+	}
+}
+
+// "pin_resources" per server (docs/registry.md): off by default, true
+// where the entry says so; anything but a boolean is an error at its
+// location.
+func TestPinResourcesKey(t *testing.T) {
+	reg, err := registry.Parse(strings.NewReader(`{"servers": {
+		"a": {"command": "/bin/a"},
+		"b": {"command": "/bin/b", "pin_resources": true}}}`), "r.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reg.Servers["a"].PinResources || !reg.Servers["b"].PinResources {
+		t.Errorf("pin_resources: a %v, b %v; want false, true", reg.Servers["a"].PinResources, reg.Servers["b"].PinResources)
+	}
+	_, err = registry.Parse(strings.NewReader(`{"servers": {"a": {"command": "/bin/a", "pin_resources": "yes"}}}`), "r.json")
+	if err == nil || !strings.Contains(err.Error(), "/servers/a/pin_resources") {
+		t.Errorf("a pin_resources that is not a boolean: %v", err)
 	}
 }

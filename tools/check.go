@@ -73,7 +73,7 @@ func (s *Service) Check(ctx context.Context, opts CheckOptions) *CheckResult {
 	var wg sync.WaitGroup
 	for i, name := range names {
 		srv := reg.Servers[name]
-		r := CheckServer{Server: name, OK: true, Confinement: srv.ConfinementLine(), Spare: srv.Spare}
+		r := CheckServer{Server: name, OK: true, Confinement: s.opts.Host.Confinement(srv), Spare: srv.Spare}
 		if err := s.opts.Host.Check(srv); err != nil {
 			r.OK, r.Error = false, Detail(err)
 			done(i, r)

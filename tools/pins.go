@@ -11,12 +11,11 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
-	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools/record"
 )
 
-// Pinned tool definitions (CONTRACT.md section 13): every list colibri
+// Pinned tool definitions (docs/cli.md#pinned-tool-definitions): every list colibri
 // shows or calls from passes pinVerdict, through screen (list_tools,
 // aggregate mode) or guardCall's Caller.Allow (each call, on the very list
 // it is checked against), so that no path serves an unpinned definition.
@@ -49,7 +48,7 @@ func (s *Service) pinVerdict(reg *registry.Registry, srv *registry.Server, caps 
 // warn, flagged. Every list colibri offers passes here: list_tools,
 // aggregate mode, and the query's.
 func (s *Service) screen(ctx context.Context, reg *registry.Registry, srv *registry.Server, tools []*mcp.Tool) (kept []*mcp.Tool, changed []pin.Change, err error) {
-	tools, _ = toolname.Split(tools)
+	tools, _ = splitToolNames(tools)
 	kept = s.allowedOf(ctx, reg, srv, tools)
 	v, err := s.pinVerdict(reg, srv, pin.NoCaps, tools)
 	if err != nil || len(v.Changed) == 0 {

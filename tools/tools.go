@@ -26,13 +26,11 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
-	"github.com/colibri-mcp/colibri-mcp/internal/clip"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/pool"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
-	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools/answer"
@@ -43,7 +41,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/tools/record"
 )
 
-// The tools' names (CONTRACT.md section 4).
+// The tools' names (docs/protocol.md).
 const (
 	ServersTool   = describe.ServersTool
 	ListToolsTool = describe.ListToolsTool
@@ -64,7 +62,7 @@ type Options struct {
 	Logger *slog.Logger
 
 	// Aggregate also exposes every hosted tool as a tool of colibri's own,
-	// PREFIX__TOOL (--aggregate, CONTRACT.md section 4).
+	// PREFIX__TOOL (--aggregate, docs/cli.md#aggregate-mode).
 	Aggregate bool
 	// RegistryPoll is how often a serving colibri looks at the registry
 	// file (one stat) to notice an edit between requests; every request
@@ -76,7 +74,7 @@ type Options struct {
 	// Zero means DefaultListWait.
 	ListWait time.Duration
 	// Audit, when set, gets one record per call of a hosted tool
-	// (CONTRACT.md section 10); Digester digests their arguments (nil:
+	// (docs/operations.md#audit-log); Digester digests their arguments (nil:
 	// plain SHA-256). Metrics, when set, counts and times (section 11).
 	Audit    *audit.Writer
 	Digester *audit.Digester
@@ -92,7 +90,7 @@ type Options struct {
 	// the server's folders (the operator's log keeps them).
 	HideFolders bool
 	// Pins, when set, are the pinned tool definitions every hosted list is
-	// checked against (CONTRACT.md section 13; the registry's "pin" says
+	// checked against (docs/cli.md#pinned-tool-definitions; the registry's "pin" says
 	// what a change does), and one more source list_tools' query searches
 	// without contacting a server. nil pins nothing.
 	Pins *pin.Store
@@ -198,7 +196,7 @@ type ServerInfo struct {
 	// and each one's pid and uptime.
 	Warm *WarmInfo `json:"warm,omitempty"`
 	// Spare is shown for per_request servers with "spare": how many
-	// started processes wait for a request (CONTRACT.md section 15).
+	// started processes wait for a request (docs/registry.md#spare-processes-ready-before-the-request).
 	Spare *SpareInfo `json:"spare,omitempty"`
 }
 
@@ -225,7 +223,7 @@ type JailInfo struct {
 	IP4      string `json:"ip4,omitempty"`
 }
 
-// ListToolsInput is what list_tools takes (CONTRACT.md section 4); every
+// ListToolsInput is what list_tools takes (docs/protocol.md); every
 // field is optional.
 type ListToolsInput struct {
 	// Server lists one server; "" lists every server, concurrently.
@@ -261,7 +259,7 @@ type ServerTools struct {
 	Error   *ErrorDetail `json:"error,omitempty"`
 	// Invalid are the tools left out for names that break MCP's
 	// tool-name format (SEP-986), with the reason.
-	Invalid []toolname.Invalid `json:"invalid,omitempty"`
+	Invalid []invalidTool `json:"invalid,omitempty"`
 }
 
 // ToolEntry is one hosted tool in list_tools: with detail "full", every
@@ -328,7 +326,7 @@ func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
 			info.Jail = &JailInfo{Name: j.Name, Path: j.Path, RootPath: j.RootPath, User: j.User, IP4: j.IP4}
 		}
 		if !srv.IsRemote() {
-			info.Sandbox, info.Confinement = srv.Confinement(), srv.ConfinementLine()
+			info.Sandbox, info.Confinement = srv.Confinement(), s.opts.Host.Confinement(srv)
 		}
 		if srv.IsPersistent() {
 			procs := s.opts.Host.Warm(name)
@@ -350,7 +348,7 @@ func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
 }
 
 // ListTools lists the tools of one server, or of every server concurrently
-// when in.Server is "" (CONTRACT.md section 4: "tool" and "detail"). With
+// when in.Server is "" (docs/protocol.md: "tool" and "detail"). With
 // one server, its failure is the error, and so is a tool it does not list
 // (unknown_tool, naming the closest and those it has); with all, each
 // failure is reported in its entry, and only servers that list in.Tool are
@@ -373,12 +371,12 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *sess
 			detail = DetailFull
 		}
 	}
-	list := func(srv *registry.Server) ([]*mcp.Tool, []pin.Change, []toolname.Invalid, error) {
+	list := func(srv *registry.Server) ([]*mcp.Tool, []pin.Change, []invalidTool, error) {
 		tools, err := s.opts.Host.ListTools(ctx, srv, caller)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		tools, invalid := toolname.Split(tools)
+		tools, invalid := splitToolNames(tools)
 		kept, changed, err := s.screen(ctx, reg, srv, tools)
 		return kept, onlyTool(changed, in.Tool), invalid, err
 	}
@@ -494,10 +492,10 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	if err != nil {
 		return nil, err
 	}
-	if reason := toolname.Check(name); reason != "" {
+	if reason := checkToolName(name); reason != "" {
 		// No tool colibri offers has such a name: refused before anything
 		// is started, whatever the policy.
-		return nil, &failure.Error{Kind: failure.KindUnknownTool, Server: server, Tool: toolname.Clip(name), Phase: failure.PhaseList,
+		return nil, &failure.Error{Kind: failure.KindUnknownTool, Server: server, Tool: clipToolName(name), Phase: failure.PhaseList,
 			Err: errors.New("colibri never calls a tool whose name breaks MCP's tool-name format: " + reason)}
 	}
 	if caller, err = s.guardCall(ctx, reg, srv, name, caller); err != nil {
@@ -555,7 +553,7 @@ func lookup(reg *registry.Registry, name string) (*registry.Server, error) {
 		hint = fmt.Sprintf("did you mean %q? %s", near, hint)
 	}
 	return nil, &failure.Error{Kind: failure.KindUnknownServer, Server: name,
-		Err:  fmt.Errorf("no server named %q in %s", clip.Name(name), orDefault(reg.Path, "the registry")),
+		Err:  fmt.Errorf("no server named %q in %s", failure.ClipName(name), orDefault(reg.Path, "the registry")),
 		Hint: hint}
 }
 

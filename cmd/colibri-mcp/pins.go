@@ -18,17 +18,17 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
-// openPins is the run's pin file (CONTRACT.md section 13): each change
+// openPins is the run's pin file (docs/cli.md#pinned-tool-definitions): each change
 // first seen is counted and logged at warn.
 func openPins(s *settings) *pin.Store {
 	if s.pinErr != nil {
 		return pin.Unusable(s.pinErr)
 	}
 	m, log := s.metrics, s.logger
-	return pin.Open(s.pinFile, pin.Options{OnChange: func(server, caps, tool string, what []string) {
+	return pin.Open(s.pinFile, pin.Options{OnChange: func(kind pin.Kind, server, caps, name string, what []string) {
 		m.ToolChange(server)
-		log.Warn("a hosted tool's definition differs from its pin (colibri-mcp pins diff SERVER shows it)",
-			"server", server, "tool", tool, "changed", strings.Join(what, ","), "capabilities", caps,
+		log.Warn("a hosted server's definition differs from its pin (colibri-mcp pins diff SERVER shows it)",
+			"server", server, string(kind), name, "changed", strings.Join(what, ","), "capabilities", caps,
 			"pin_file", s.pinFile)
 	}})
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/launch"
-	"github.com/colibri-mcp/colibri-mcp/internal/settingparse"
 )
 
 // sandboxWiring tells the host its launcher (colibri-sandbox installed
@@ -18,7 +17,7 @@ func sandboxWiring(opts *host.Options, s *settings) {
 	if exe, err := os.Executable(); err == nil {
 		opts.Launcher = launch.LauncherFor(exe)
 	}
-	getenv := settingparse.Lookup(s.environ)
+	getenv := lookupIn(s.environ)
 	protect := []string{s.configPath, s.tokenFile, s.auditLog, s.auditKeyFile, s.pinFile, s.envFile}
 	if s.pinFile != "" {
 		protect = append(protect, s.pinFile+".lock") // internal/pin's lock, beside the file

@@ -1,8 +1,10 @@
 // Package failure is colibri's vocabulary of failure: the contract's error
-// kinds (CONTRACT.md section 4), the phase of a request that failed, and the
+// kinds (docs/registry.md#error-kinds), the phase of a request that failed, and the
 // one error type that carries both with the server, tool, a hint and what a
 // retry may do. Every layer that hosts or judges a call returns it; the faces
-// turn it into a tool result or an exit code.
+// turn it into a tool result or an exit code. What a failure quotes is cut
+// short first (Clip, clip.go), and a value the decoder could not read is said
+// without Go type names (DescribeUnreadable, unreadable.go).
 //
 //	err := &failure.Error{Kind: failure.KindTimeout, Server: "git", Phase: failure.PhaseCall,
 //		Err: errors.New("phase timed out"), Hint: "raise call_timeout_ms"}
@@ -14,15 +16,13 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/colibri-mcp/colibri-mcp/internal/clip"
 )
 
 // Kind is what went wrong, in the words of colibri's contract. Callers act on
 // it; the message is for people.
 type Kind string
 
-// The error kinds of colibri's contract (CONTRACT.md, section 4).
+// The error kinds of colibri's contract (docs/registry.md#error-kinds).
 const (
 	KindConfig           Kind = "config"
 	KindUnknownServer    Kind = "unknown_server"
@@ -102,13 +102,13 @@ type Retry struct {
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	// A denial says only that the policy denies it (CONTRACT.md section 9),
+	// A denial says only that the policy denies it (docs/operations.md#policy),
 	// in a message that names the tool and server itself.
 	if e.Server != "" && e.Kind != KindDenied {
 		// Names are a caller's or a hosted server's: quoted clipped.
-		fmt.Fprintf(&b, "server %q", clip.Name(e.Server))
+		fmt.Fprintf(&b, "server %q", ClipName(e.Server))
 		if e.Tool != "" {
-			fmt.Fprintf(&b, " tool %q", clip.Name(e.Tool))
+			fmt.Fprintf(&b, " tool %q", ClipName(e.Tool))
 		}
 		if e.Phase != "" {
 			fmt.Fprintf(&b, " (%s)", e.Phase)

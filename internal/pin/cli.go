@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 )
@@ -68,7 +67,7 @@ func (s *Store) ShowDiff(w io.Writer, server string, asJSON bool) error {
 	} else {
 		WriteDiff(w, server, diffs)
 		if len(diffs) > 0 {
-			fmt.Fprintf(w, "\naccept with: colibri-mcp pins accept %s [TOOL…]\n", server)
+			fmt.Fprintf(w, "\naccept with: colibri-mcp pins accept %s [NAME…] (tool:NAME, prompt:NAME, template:URITEMPLATE, resource:URI, instructions, or a bare name of any kind)\n", server)
 		}
 	}
 	return s.Reviewed(server, diffs)
@@ -86,7 +85,7 @@ func (s *Store) AcceptShown(w io.Writer, server string, registry []string, names
 	switch {
 	case errors.As(err, &unreviewed):
 		if len(accepted) > 0 {
-			fmt.Fprintf(w, "%s: accepted %s\n", server, strings.Join(accepted, ", "))
+			fmt.Fprintf(w, "%s: accepted %s\n", server, describeTaken(accepted))
 		}
 		return err
 	case errors.Is(err, ErrNothingPending):
@@ -99,7 +98,7 @@ func (s *Store) AcceptShown(w io.Writer, server string, registry []string, names
 	case err != nil:
 		return err
 	}
-	fmt.Fprintf(w, "%s: accepted %s\n", server, strings.Join(accepted, ", "))
+	fmt.Fprintf(w, "%s: accepted %s\n", server, describeTaken(accepted))
 	return nil
 }
 

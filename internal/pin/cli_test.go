@@ -44,7 +44,7 @@ func TestPinsCommandsWork(t *testing.T) {
 		t.Fatalf("ShowDiff: %v\n%s", err, out.String())
 	}
 	out.Reset()
-	if err := store.AcceptShown(&out, "demo", nil, nil); err != nil || out.String() != "demo: accepted echo\n" {
+	if err := store.AcceptShown(&out, "demo", nil, nil); err != nil || out.String() != "demo: accepted tool:echo\n" {
 		t.Errorf("accept after the diff: %v, %q", err, out.String())
 	}
 	out.Reset()

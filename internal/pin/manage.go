@@ -13,7 +13,8 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 )
 
-// NotFoundError is a server or tool the pin file does not know; Near is the
+// NotFoundError is a server, or a definition (What "tool", "prompt", …,
+// "definition" for a bare name), the pin file does not know; Near is the
 // closest name it does know ("" when none is close).
 type NotFoundError struct {
 	What, Name, Server, Near string
@@ -25,7 +26,7 @@ func (e *NotFoundError) Error() string {
 	if e.What == "server" {
 		fmt.Fprintf(&b, "no pins for server %q", e.Name)
 	} else {
-		fmt.Fprintf(&b, "server %q has no pinned or changed tool %q", e.Server, e.Name)
+		fmt.Fprintf(&b, "server %q has no pinned or changed %s %q", e.Server, e.What, e.Name)
 	}
 	if e.Near != "" {
 		fmt.Fprintf(&b, ": did you mean %q?", e.Near)
@@ -40,8 +41,11 @@ func notFound(what, server, name string, known []string) *NotFoundError {
 // ErrNothingPending is Accept with no change to accept.
 var ErrNothingPending = errors.New("no change to accept")
 
-// Change is one tool that differs from its pin (list_tools' "changed").
+// Change is one definition that differs from its pin (list_tools'
+// "changed": tools only, Kind left out).
 type Change struct {
+	// Kind is set for a definition other than a tool's (`pins --json`).
+	Kind Kind     `json:"kind,omitempty"`
 	Name string   `json:"name"`
 	What []string `json:"what"`
 }
@@ -66,13 +70,37 @@ type SetPins struct {
 	Capabilities string    `json:"capabilities"`
 	Pinned       time.Time `json:"pinned"`
 	Tools        []ToolPin `json:"tools"`
-	Changed      []Change  `json:"changed"`
+	// The other kinds pinned, when any is: prompts by name, templates by
+	// uriTemplate, resources by uri, the instructions.
+	Prompts      []ToolPin `json:"prompts,omitempty"`
+	Templates    []ToolPin `json:"templates,omitempty"`
+	Resources    []ToolPin `json:"resources,omitempty"`
+	Instructions []ToolPin `json:"instructions,omitempty"`
+	// Changed are the definitions of every kind pending (Kind set for all
+	// but tools).
+	Changed []Change `json:"changed"`
 }
 
-// ToolPin is one pinned tool.
+// ToolPin is one pinned definition: a tool's or prompt's name, a
+// template's uriTemplate, a resource's uri, InstructionsName.
 type ToolPin struct {
 	Name   string `json:"name"`
 	Digest string `json:"digest"`
+}
+
+// pinsOf is where SetPins lists kind k's pins.
+func (p *SetPins) pinsOf(k Kind) *[]ToolPin {
+	switch k {
+	case KindPrompt:
+		return &p.Prompts
+	case KindTemplate:
+		return &p.Templates
+	case KindResource:
+		return &p.Resources
+	case KindInstructions:
+		return &p.Instructions
+	}
+	return &p.Tools
 }
 
 // Servers are the servers the pin file has pins for, in order.
@@ -106,11 +134,19 @@ func (s *Store) Report(server string) ([]ServerPins, error) {
 		for _, caps := range sortedKeys(sets) {
 			set := sets[caps]
 			p := SetPins{Capabilities: caps, Pinned: set.Pinned, Tools: []ToolPin{}, Changed: []Change{}}
-			for _, t := range sortedKeys(set.Tools) {
-				p.Tools = append(p.Tools, ToolPin{Name: t, Digest: set.Tools[t].Digest})
-			}
-			for _, t := range sortedKeys(set.Pending) {
-				p.Changed = append(p.Changed, Change{Name: t, What: set.Pending[t].What})
+			for _, k := range Kinds {
+				pinned, pending := set.pins(k)
+				list := p.pinsOf(k)
+				for _, name := range sortedKeys(pinned) {
+					*list = append(*list, ToolPin{Name: name, Digest: pinned[name].Digest})
+				}
+				for _, name := range sortedKeys(pending) {
+					c := Change{Kind: k, Name: name, What: pending[name].What}
+					if k == KindTool {
+						c.Kind = ""
+					}
+					p.Changed = append(p.Changed, c)
+				}
 			}
 			sp.Sets = append(sp.Sets, p)
 		}
@@ -119,16 +155,16 @@ func (s *Store) Report(server string) ([]ServerPins, error) {
 	return out, nil
 }
 
-// Accept makes the pending definitions of server's tools (of those named,
-// or all when none is) its pins, in every capability set. It returns the
-// tools accepted. A name the pin file does not know is a *NotFoundError
-// with the closest one; a known tool with no change is ErrNothingPending
-// when nothing at all is accepted.
+// Accept makes the pending definitions of server (those the selectors
+// take, or all when none is given; see ParseSelector) its pins, in every
+// capability set. It returns what it took. A selector the pin file does
+// not know is a *NotFoundError with the closest name; a known definition
+// with no change is ErrNothingPending when nothing at all is accepted.
 //
 // Accept takes what is pending now, whether or not anyone saw it: `pins
 // accept` uses AcceptReviewed.
-func (s *Store) Accept(server string, tools ...string) ([]string, error) {
-	return s.accept(server, false, tools)
+func (s *Store) Accept(server string, selectors ...string) ([]Taken, error) {
+	return s.accept(server, false, selectors)
 }
 
 // AcceptReviewed is Accept of the pending definitions that Reviewed marked
@@ -137,15 +173,15 @@ func (s *Store) Accept(server string, tools ...string) ([]string, error) {
 // benign while an operator looks): that one is not accepted, and the
 // accept fails with an *UnreviewedError naming it, after accepting the
 // others.
-func (s *Store) AcceptReviewed(server string, tools ...string) ([]string, error) {
-	return s.accept(server, true, tools)
+func (s *Store) AcceptReviewed(server string, selectors ...string) ([]Taken, error) {
+	return s.accept(server, true, selectors)
 }
 
 // UnreviewedError is AcceptReviewed's refusal of changes that `pins diff`
 // did not show (or that changed since it did).
 type UnreviewedError struct {
 	Server string
-	Tools  []string
+	Tools  []string // as selectors: tool:NAME, prompt:NAME, …
 }
 
 func (e *UnreviewedError) Error() string {
@@ -164,11 +200,8 @@ func (s *Store) Reviewed(server string, diffs []ToolDiff) error {
 	return s.update(func(f *File) bool {
 		changed := false
 		for _, d := range diffs {
-			set := f.Servers[server][d.Caps]
-			if set == nil {
-				continue
-			}
-			if q := set.Pending[d.Name]; q != nil && q.Digest == d.Digest && !q.Reviewed {
+			_, pending := f.Servers[server][d.Caps].pins(d.kind())
+			if q := pending[d.Name]; q != nil && q.Digest == d.Digest && !q.Reviewed {
 				q.Reviewed = true
 				changed = true
 			}
@@ -177,13 +210,17 @@ func (s *Store) Reviewed(server string, diffs []ToolDiff) error {
 	})
 }
 
-func (s *Store) accept(server string, reviewed bool, tools []string) ([]string, error) {
+func (s *Store) accept(server string, reviewed bool, selectors []string) ([]Taken, error) {
+	sel := make([]Selector, len(selectors))
+	for i, a := range selectors {
+		sel[i] = ParseSelector(a)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.known(server); err != nil {
 		return nil, err
 	}
-	var accepted, unreviewed []string
+	var accepted, unreviewed []Taken
 	err := s.update(func(f *File) bool {
 		accepted, unreviewed = nil, nil
 		sets, ok := f.Servers[server]
@@ -192,18 +229,22 @@ func (s *Store) accept(server string, reviewed bool, tools []string) ([]string, 
 		}
 		for _, caps := range sortedKeys(sets) {
 			set := sets[caps]
-			for _, name := range sortedKeys(set.Pending) {
-				if len(tools) > 0 && !slices.Contains(tools, name) {
-					continue
+			for _, k := range Kinds {
+				_, pending := set.pins(k)
+				for _, name := range sortedKeys(pending) {
+					if !selected(sel, k, name) {
+						continue
+					}
+					q := pending[name]
+					if reviewed && !q.Reviewed {
+						unreviewed = append(unreviewed, Taken{Kind: k, Name: name})
+						continue
+					}
+					pinnedP, pendingP := set.maps(k)
+					(*pinnedP)[name] = &Entry{Digest: q.Digest, Definition: q.Definition}
+					delete(*pendingP, name)
+					accepted = append(accepted, Taken{Kind: k, Name: name})
 				}
-				q := set.Pending[name]
-				if reviewed && !q.Reviewed {
-					unreviewed = append(unreviewed, name)
-					continue
-				}
-				set.Tools[name] = &Entry{Digest: q.Digest, Definition: q.Definition}
-				delete(set.Pending, name)
-				accepted = append(accepted, name)
 			}
 		}
 		return len(accepted) > 0
@@ -215,30 +256,63 @@ func (s *Store) accept(server string, reviewed bool, tools []string) ([]string, 
 	if !ok {
 		return nil, notFound("server", "", server, sortedKeys(s.file.Servers))
 	}
-	known := map[string]bool{}
-	for _, set := range sets {
-		for name := range set.Tools {
-			known[name] = true
-		}
-		for name := range set.Pending {
-			known[name] = true
+	for _, one := range sel {
+		if err := knownIn(sets, server, one); err != nil {
+			return sortTaken(accepted), err
 		}
 	}
-	for _, name := range tools {
-		if !known[name] {
-			return accepted, notFound("tool", server, name, sortedKeys(known))
-		}
-	}
-	slices.Sort(accepted)
-	accepted = slices.Compact(accepted)
+	accepted = sortTaken(accepted)
 	if len(unreviewed) > 0 {
-		slices.Sort(unreviewed)
-		return accepted, &UnreviewedError{Server: server, Tools: slices.Compact(unreviewed)}
+		unreviewed = sortTaken(unreviewed)
+		names := make([]string, len(unreviewed))
+		for i, u := range unreviewed {
+			names[i] = u.String()
+		}
+		return accepted, &UnreviewedError{Server: server, Tools: names}
 	}
 	if len(accepted) == 0 {
 		return nil, ErrNothingPending
 	}
 	return accepted, nil
+}
+
+// knownIn fails with a *NotFoundError when no kind sel takes holds its
+// name, pinned or pending, in any of sets.
+func knownIn(sets map[string]*Set, server string, sel Selector) error {
+	known := map[string]bool{}
+	for _, set := range sets {
+		for _, k := range Kinds {
+			if sel.Kind != "" && sel.Kind != k {
+				continue
+			}
+			pinned, pending := set.pins(k)
+			for _, m := range []map[string]*Entry{pinned, pending} {
+				for name := range m {
+					if name == sel.Name {
+						return nil
+					}
+					known[name] = true
+				}
+			}
+		}
+	}
+	what := string(sel.Kind)
+	if what == "" {
+		what = "definition"
+	}
+	return notFound(what, server, sel.Name, sortedKeys(known))
+}
+
+// sortTaken is taken in kind order, then by name, each once.
+func sortTaken(taken []Taken) []Taken {
+	rank := func(k Kind) int { return slices.Index(Kinds, k) }
+	slices.SortFunc(taken, func(a, b Taken) int {
+		if c := rank(a.Kind) - rank(b.Kind); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return slices.Compact(taken)
 }
 
 // Reset forgets every pin of server: its next listing is pinned afresh.

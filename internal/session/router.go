@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/clip"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/redact"
 )
 
@@ -275,7 +275,7 @@ func forward[R any](r *router, ctx context.Context, has func(*Caller) bool, ask 
 
 // rpcError is err as the hosted server is answered: a JSON-RPC error with
 // the caller's own code, or else -32603 (a plain Go error would go out with
-// code 0, which no JSON-RPC peer expects; CONTRACT.md section 4).
+// code 0, which no JSON-RPC peer expects; docs/protocol.md).
 func rpcError(err error) error {
 	var e *jsonrpc.Error
 	switch {
@@ -284,7 +284,7 @@ func rpcError(err error) error {
 	case errors.As(err, &e) && e.Code != 0:
 		return e
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: clip.Message(err.Error())}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: failure.ClipMessage(err.Error())}
 }
 
 // clientOptions builds the hosted session's client: its capabilities are

@@ -68,7 +68,6 @@ var (
 		// sampling's tool use and results (2025-11-25)
 		"id": plain, "input": nil, "toolUseId": plain, "content": nil, "structuredContent": nil, "isError": plain,
 	})
-	contentList = list(content)
 
 	toolAnnotations = obj(map[string]*shape{
 		"title": plain, "readOnlyHint": plain, "destructiveHint": plain, "idempotentHint": plain, "openWorldHint": plain,

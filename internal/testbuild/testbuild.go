@@ -59,8 +59,7 @@ func MustDir() string {
 
 // IsolatePins points every colibri this test binary runs (in-process, or a
 // child that inherits its environment) at a pin file in dir
-// (COLIBRI_MCP_PIN_FILE), never at the machine's default (CONTRACT.md
-// section 2: /var/db/colibri/pins.json as root, which is how CI runs), so
+// (COLIBRI_MCP_PIN_FILE), never at the machine's default (docs/registry.md#settings: /var/db/colibri/pins.json as root, which is how CI runs), so
 // that a test run never changes what the next run, or the operator's
 // service, trusts. A test that wants pins of its own sets the variable
 // again in its child's environment (the last value wins). Call it from

@@ -1,13 +1,14 @@
-// Package toolname checks a hosted tool's name against MCP's tool-name
+// checkToolName checks a hosted tool's name against MCP's tool-name
 // format (SEP-986: 1 to 128 characters, each an ASCII letter, a digit, `_`,
 // `-`, `.` or `/`). A hosted server chooses its names: one outside the
 // format may hold look-alike letters (a Cyrillic "е" in "dеlete_user") that
 // slip past a deny glob, so colibri never offers or calls such a tool, and
 // says why.
 //
-//	tools, invalid := toolname.Split(listed) // invalid: [{"name", "reason"}]
-//	if reason := toolname.Check(name); reason != "" { /* refuse the call */ }
-package toolname
+//	tools, invalid := splitToolNames(listed) // invalid: [{"name", "reason"}]
+//	if reason := checkToolName(name); reason != "" { /* refuse the call */ }
+
+package tools
 
 import (
 	"fmt"
@@ -16,29 +17,29 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// MaxLen is the longest name the format allows, in characters.
-const MaxLen = 128
+// maxToolNameLen is the longest name the format allows, in characters.
+const maxToolNameLen = 128
 
-// MaxListed bounds the invalid tools Split names, and MaxShown each name as
+// MaxListed bounds the invalid tools splitToolNames names, and MaxShown each name as
 // shown: a server may list many, and long, bad names.
 const (
 	MaxListed = 50
-	MaxShown  = MaxLen
+	MaxShown  = maxToolNameLen
 )
 
-// Invalid is a tool left out for its name.
-type Invalid struct {
+// invalidTool is a tool left out for its name.
+type invalidTool struct {
 	Name   string `json:"name"`
 	Reason string `json:"reason"`
 }
 
-// Check returns why name breaks the tool-name format, or "".
-func Check(name string) string {
+// checkToolName returns why name breaks the tool-name format, or "".
+func checkToolName(name string) string {
 	if name == "" {
 		return "the name is empty"
 	}
-	if len(name) > MaxLen {
-		return fmt.Sprintf("the name is longer than %d characters", MaxLen)
+	if len(name) > maxToolNameLen {
+		return fmt.Sprintf("the name is longer than %d characters", maxToolNameLen)
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
@@ -51,13 +52,13 @@ func Check(name string) string {
 	return ""
 }
 
-// Split returns the tools whose names keep to the format (tools itself
+// splitToolNames returns the tools whose names keep to the format (tools itself
 // when all do) and, for at most MaxListed others, their names (clipped)
 // with the reason.
-func Split(tools []*mcp.Tool) (valid []*mcp.Tool, invalid []Invalid) {
+func splitToolNames(tools []*mcp.Tool) (valid []*mcp.Tool, invalid []invalidTool) {
 	bad := 0
 	for _, t := range tools {
-		if Check(t.Name) != "" {
+		if checkToolName(t.Name) != "" {
 			bad++
 		}
 	}
@@ -66,24 +67,24 @@ func Split(tools []*mcp.Tool) (valid []*mcp.Tool, invalid []Invalid) {
 	}
 	valid = make([]*mcp.Tool, 0, len(tools)-bad)
 	for _, t := range tools {
-		reason := Check(t.Name)
+		reason := checkToolName(t.Name)
 		if reason == "" {
 			valid = append(valid, t)
 			continue
 		}
 		if len(invalid) < MaxListed {
-			invalid = append(invalid, Invalid{Name: Clip(t.Name), Reason: reason})
+			invalid = append(invalid, invalidTool{Name: clipToolName(t.Name), Reason: reason})
 		}
 	}
 	if bad > MaxListed {
-		invalid = append(invalid, Invalid{Name: "…", Reason: fmt.Sprintf("and %d more tools with invalid names", bad-MaxListed)})
+		invalid = append(invalid, invalidTool{Name: "…", Reason: fmt.Sprintf("and %d more tools with invalid names", bad-MaxListed)})
 	}
 	return valid, invalid
 }
 
-// Clip shortens a name to MaxShown characters, marking the cut with "…",
+// clipToolName shortens a name to MaxShown characters, marking the cut with "…",
 // and replaces bytes that are not UTF-8.
-func Clip(name string) string {
+func clipToolName(name string) string {
 	if !utf8.ValidString(name) {
 		name = string([]rune(name)) // invalid bytes become U+FFFD
 	}

@@ -1,4 +1,4 @@
-package toolname
+package tools
 
 import (
 	"strings"
@@ -13,8 +13,8 @@ func TestCheck(t *testing.T) {
 		"": false, strings.Repeat("x", 129): false, "dеlete_user": false, // Cyrillic е
 		"a b": false, "héllo": false, "a\x00b": false, "tool:x": false,
 	} {
-		if got := Check(name) == ""; got != valid {
-			t.Errorf("Check(%.20q) valid = %v, want %v (%s)", name, got, valid, Check(name))
+		if got := checkToolName(name) == ""; got != valid {
+			t.Errorf("checkToolName(%.20q) valid = %v, want %v (%s)", name, got, valid, checkToolName(name))
 		}
 	}
 }
@@ -25,7 +25,7 @@ func TestSplitBounded(t *testing.T) {
 		tools = append(tools, &mcp.Tool{Name: strings.Repeat("é", 10000)})
 	}
 	tools = append(tools, &mcp.Tool{Name: "ok"})
-	valid, invalid := Split(tools)
+	valid, invalid := splitToolNames(tools)
 	if len(valid) != 1 || len(invalid) != MaxListed+1 {
 		t.Fatalf("%d valid, %d invalid", len(valid), len(invalid))
 	}

@@ -1,31 +1,32 @@
-// Package clip shortens the strings a caller or a hosted server chose
+// Clip and its kin shorten the strings a caller or a hosted server chose
 // before colibri quotes them back (a server or tool name in an error, an
 // error's whole message), so that an answer stays a few KiB whatever was
 // sent: an 8 MB server name once came back five times over.
 //
-//	msg := fmt.Sprintf("no server named %q", clip.Name(name))
-package clip
+//	msg := fmt.Sprintf("no server named %q", ClipName(name))
+
+package failure
 
 import (
 	"strings"
 	"unicode/utf8"
 )
 
-// NameBytes bounds a quoted name (the audit log's bound too); MessageBytes
+// ClipNameBytes bounds a quoted name (the audit log's bound too); ClipMessageBytes
 // bounds a whole error message, which may quote several names and a hint.
 const (
-	NameBytes    = 256
-	MessageBytes = 16 << 10
+	ClipNameBytes    = 256
+	ClipMessageBytes = 16 << 10
 )
 
-// Name is s cut to NameBytes bytes at a character boundary, marked "…".
-func Name(s string) string { return To(s, NameBytes) }
+// ClipName is s cut to ClipNameBytes bytes at a character boundary, marked "…".
+func ClipName(s string) string { return Clip(s, ClipNameBytes) }
 
-// Message is s cut to MessageBytes bytes at a character boundary, marked "…".
-func Message(s string) string { return To(s, MessageBytes) }
+// ClipMessage is s cut to ClipMessageBytes bytes at a character boundary, marked "…".
+func ClipMessage(s string) string { return Clip(s, ClipMessageBytes) }
 
-// To is s cut to at most n bytes at a character boundary, then "…".
-func To(s string, n int) string {
+// Clip is s cut to at most n bytes at a character boundary, then "…".
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

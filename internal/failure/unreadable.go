@@ -1,10 +1,11 @@
-// Package unreadable says, in a user's words, why a hosted server's message
+// DescribeUnreadable says, in a user's words, why a hosted server's message
 // could not be decoded: which JSON value, where, and what was expected,
 // without the Go type names of the decoder's own error (a model reading
 // "Go struct field mcp.wireContent of type float64" learns nothing).
 //
-//	if msg, number, ok := unreadable.Describe(err); ok { … }
-package unreadable
+//	if msg, number, ok := DescribeUnreadable(err); ok { … }
+
+package failure
 
 import (
 	"encoding/json"
@@ -12,28 +13,26 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-
-	"github.com/colibri-mcp/colibri-mcp/internal/clip"
 )
 
-// Describe reports whether err is a value the decoder could not read, and
+// DescribeUnreadable reports whether err is a value the decoder could not read, and
 // if so says which (msg) and whether it was a number beyond what a 64-bit
 // integer or float holds (number).
-func Describe(err error) (msg string, number, ok bool) {
+func DescribeUnreadable(err error) (msg string, number, ok bool) {
 	var te *json.UnmarshalTypeError
 	if !errors.As(err, &te) {
 		return "", false, false
 	}
-	value := clip.To(strings.Trim(strings.TrimSuffix(strings.TrimPrefix(te.Value, "number "), " overflows"), `"`), 40)
+	value := Clip(strings.Trim(strings.TrimSuffix(strings.TrimPrefix(te.Value, "number "), " overflows"), `"`), 40)
 	where := ""
 	if te.Field != "" {
-		where = " at " + clip.Name(te.Field)
+		where = " at " + ClipName(te.Field)
 	}
 	want := jsonType(te.Type)
 	if want == "number" && looksNumeric(value) {
 		return fmt.Sprintf("the server sent the number %s%s, beyond what colibri can hold (a 64-bit number)", value, where), true, true
 	}
-	return fmt.Sprintf("the server sent %s%s where %s was expected", clip.To(te.Value, 40), where, article(want)), false, true
+	return fmt.Sprintf("the server sent %s%s where %s was expected", Clip(te.Value, 40), where, article(want)), false, true
 }
 
 func looksNumeric(s string) bool {

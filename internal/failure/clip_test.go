@@ -1,4 +1,4 @@
-package clip
+package failure
 
 import (
 	"strings"
@@ -16,12 +16,12 @@ func TestTo(t *testing.T) {
 		{"abcdef", 3, "abc…"},
 		{"ééé", 3, "é…"}, // never half a character
 	} {
-		if got := To(tc.s, tc.n); got != tc.want {
-			t.Errorf("To(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		if got := Clip(tc.s, tc.n); got != tc.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
 		}
 	}
-	if got := Name(strings.Repeat("é", 1<<20)); len(got) > NameBytes+3 || !utf8.ValidString(got) {
-		t.Errorf("Name kept %d bytes", len(got))
+	if got := ClipName(strings.Repeat("é", 1<<20)); len(got) > ClipNameBytes+3 || !utf8.ValidString(got) {
+		t.Errorf("ClipName kept %d bytes", len(got))
 	}
 }
 
