@@ -102,15 +102,26 @@ func Check(msg []byte, side Side) (fixed []byte, p *Problem) {
 	return nil, nil
 }
 
+// Value reads one JSON value of someone else's (a tool's arguments) for
+// what any reader could read differently in it: a key twice in an object,
+// invalid UTF-8 or an escaped lone surrogate. Its numbers and the case of
+// its keys are its owner's; the Pointer is relative to the value.
+func Value(v []byte) *Problem {
+	w := walker{msg: v, anyNumber: true}
+	w.value(nil)
+	return w.problem
+}
+
 type walker struct {
-	msg     []byte
-	pos     int
-	side    Side
-	path    []string // the JSON pointer's segments, unescaped
-	params  bool     // below params, result or error
-	depth   int
-	problem *Problem
-	repairs []span // strings of content text to repair, in order
+	msg       []byte
+	pos       int
+	side      Side
+	anyNumber bool     // numbers are not read (Value)
+	path      []string // the JSON pointer's segments, unescaped
+	params    bool     // below params, result or error
+	depth     int
+	problem   *Problem
+	repairs   []span // strings of content text to repair, in order
 }
 
 type span struct{ start, end int } // a string token's bytes, quotes included
@@ -426,6 +437,9 @@ func (w *walker) number(s *shape) {
 		break
 	}
 	w.pos = i
+	if w.anyNumber {
+		return
+	}
 	num := string(w.msg[start:i])
 	if s == integer {
 		if strings.ContainsAny(num, ".eE") {

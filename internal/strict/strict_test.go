@@ -114,3 +114,24 @@ func TestTruncatedNeverPanics(t *testing.T) {
 		Check([]byte(msg[:i]), FromServer)
 	}
 }
+
+func TestValue(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":[1,{"b":"x"}],"n":1e400}`: "",
+		`{"a":[1,{"b":"x\ud800"}]}`:     "/a/1/b",
+		"{\"a\":{\"b\xff\":1}}":         "/a/b\xff",
+		`{"k":{"x":1,"x":2}}`:           "/k/x",
+		`"\udc00"`:                      "",
+	} {
+		p := Value([]byte(in))
+		switch {
+		case want == "" && p != nil && in != `"\udc00"`:
+			t.Errorf("%s: %v", in, p)
+		case want != "" && (p == nil || p.Pointer != want):
+			t.Errorf("%s: %v, want a problem at %s", in, p, want)
+		}
+	}
+	if p := Value([]byte(`"\udc00"`)); p == nil || p.Pointer != "" {
+		t.Errorf("a lone surrogate at the top: %v", p)
+	}
+}
