@@ -116,15 +116,22 @@ type walker struct {
 	msg       []byte
 	pos       int
 	side      Side
-	anyNumber bool     // numbers are not read (Value)
-	path      []string // the JSON pointer's segments, unescaped
-	params    bool     // below params, result or error
+	anyNumber bool  // numbers are not read (Value)
+	path      []seg // the JSON pointer's segments, made a string only for a problem
+	params    bool  // below params, result or error
 	depth     int
 	problem   *Problem
 	repairs   []span // strings of content text to repair, in order
 }
 
 type span struct{ start, end int } // a string token's bytes, quotes included
+
+// seg is one segment of the JSON pointer: an object's key (a view of the
+// message, or the key decoded), or an array's index.
+type seg struct {
+	key   []byte
+	index int
+}
 
 func (w *walker) fail(format string, args ...any) {
 	if w.problem != nil {
@@ -133,8 +140,12 @@ func (w *walker) fail(format string, args ...any) {
 	var b strings.Builder
 	for _, s := range w.path {
 		b.WriteByte('/')
-		s = strings.ReplaceAll(s, "~", "~0")
-		b.WriteString(strings.ReplaceAll(s, "/", "~1"))
+		if s.key == nil {
+			b.WriteString(strconv.Itoa(s.index))
+			continue
+		}
+		k := strings.ReplaceAll(string(s.key), "~", "~0")
+		b.WriteString(strings.ReplaceAll(k, "/", "~1"))
 	}
 	w.problem = &Problem{Pointer: b.String(), Reason: fmt.Sprintf(format, args...), InParams: w.params}
 }
@@ -271,88 +282,68 @@ func (w *walker) object(s *shape) {
 	if !w.enter() {
 		return
 	}
-	defer func() { w.depth-- }()
 	w.pos = w.skipSpace(w.pos + 1) // past '{'
-	// The keys read so far, to find one twice: a small object is searched,
-	// a large one mapped.
-	var seen []string
+	// The keys read so far, to find one twice: a small object's are
+	// searched (views of the message, no copy), a large one's mapped.
+	var seenBuf [8][]byte
+	seen := seenBuf[:0]
 	var large map[string]struct{}
 	for w.problem == nil {
 		if w.pos >= len(w.msg) {
 			w.fail("unexpected end of the message")
-			return
+			break
 		}
 		if w.msg[w.pos] == '}' {
 			w.pos++
-			return
+			break
 		}
 		if w.msg[w.pos] != '"' {
 			w.fail("an object key must be a string")
-			return
+			break
 		}
 		end, hasEscape := w.stringEnd(w.pos)
 		if end < 0 {
 			w.fail("unterminated string")
-			return
+			break
 		}
-		raw := w.msg[w.pos:end]
-		var key string
+		key := w.msg[w.pos+1 : end-1]
 		if hasEscape {
-			k, ok := decodeString(raw)
+			k, ok := decodeString(w.msg[w.pos:end])
 			if !ok {
-				w.path = append(w.path, string(raw[1:len(raw)-1]))
+				w.path = append(w.path, seg{key: key})
 				w.fail("an object key holds an escaped lone surrogate")
-				return
+				break
 			}
-			key = k
-		} else {
-			key = string(raw[1 : len(raw)-1])
+			key = []byte(k)
 		}
-		w.path = append(w.path, key)
-		if !utf8.ValidString(key) {
+		w.path = append(w.path, seg{key: key})
+		if !utf8.Valid(key) {
 			w.fail("an object key is not valid UTF-8")
-			return
+			break
 		}
-		if large != nil {
-			if _, dup := large[key]; dup {
-				w.fail("key %q appears twice in one object (readers keep either value)", key)
-				return
-			}
-			large[key] = struct{}{}
-		} else {
-			for _, k := range seen {
-				if k == key {
-					w.fail("key %q appears twice in one object (readers keep either value)", key)
-					return
-				}
-			}
-			if seen = append(seen, key); len(seen) > 16 {
-				large = make(map[string]struct{}, 32)
-				for _, k := range seen {
-					large[k] = struct{}{}
-				}
-				seen = nil
-			}
+		if w.twice(&seen, &large, key) {
+			w.fail("key %q appears twice in one object (readers keep either value)", key)
+			break
 		}
 		var child *shape
 		if s != nil && s.fields != nil {
 			var known bool
-			child, known = s.fields[key]
+			child, known = s.fields[string(key)] // (no copy: a map lookup)
 			if !known {
-				if f, ok := s.variantOf(key); ok {
+				if f, ok := s.variantOf(string(key)); ok {
 					w.fail("key %q differs only in case (or after a NUL) from %q, which MCP defines here", key, f)
-					return
+					break
 				}
 			}
 		}
 		w.pos = w.skipSpace(end)
 		if w.pos >= len(w.msg) || w.msg[w.pos] != ':' {
 			w.fail("expected ':' after an object key")
-			return
+			break
 		}
 		w.pos++
 		wasParams := w.params
-		if len(w.path) == 1 && (key == "params" || key == "result" || key == "error") {
+		if len(w.path) == 1 && (string(key) == "params" || string(key) == "result" || string(key) == "error") {
 			w.params = true
 		}
 		if child == skip {
@@ -363,19 +354,45 @@ func (w *walker) object(s *shape) {
 			w.value(child)
 		}
 		w.params = wasParams
+		if w.problem != nil {
+			break
+		}
 		w.path = w.path[:len(w.path)-1]
 		w.pos = w.skipSpace(w.pos)
 		if w.pos < len(w.msg) && w.msg[w.pos] == ',' {
 			w.pos = w.skipSpace(w.pos + 1)
 		}
 	}
+	w.depth--
+}
+
+// twice reports whether key was seen in this object already, and notes it.
+func (w *walker) twice(seen *[][]byte, large *map[string]struct{}, key []byte) bool {
+	if *large != nil {
+		if _, dup := (*large)[string(key)]; dup {
+			return true
+		}
+		(*large)[string(key)] = struct{}{}
+		return false
+	}
+	for _, k := range *seen {
+		if bytes.Equal(k, key) {
+			return true
+		}
+	}
+	if *seen = append(*seen, key); len(*seen) > 16 {
+		*large = make(map[string]struct{}, 64)
+		for _, k := range *seen {
+			(*large)[string(k)] = struct{}{}
+		}
+	}
+	return false
 }
 
 func (w *walker) array(s *shape) {
 	if !w.enter() {
 		return
 	}
-	defer func() { w.depth-- }()
 	var elem *shape
 	if s != nil {
 		elem = s.elem
@@ -384,20 +401,24 @@ func (w *walker) array(s *shape) {
 	for i := 0; w.problem == nil; i++ {
 		if w.pos >= len(w.msg) {
 			w.fail("unexpected end of the message")
-			return
+			break
 		}
 		if w.msg[w.pos] == ']' {
 			w.pos++
-			return
+			break
 		}
-		w.path = append(w.path, strconv.Itoa(i))
+		w.path = append(w.path, seg{index: i})
 		w.value(elem)
+		if w.problem != nil {
+			break
+		}
 		w.path = w.path[:len(w.path)-1]
 		w.pos = w.skipSpace(w.pos)
 		if w.pos < len(w.msg) && w.msg[w.pos] == ',' {
 			w.pos = w.skipSpace(w.pos + 1)
 		}
 	}
+	w.depth--
 }
 
 func (w *walker) str(s *shape) {
@@ -440,25 +461,31 @@ func (w *walker) number(s *shape) {
 	if w.anyNumber {
 		return
 	}
-	num := string(w.msg[start:i])
+	num := w.msg[start:i]
+	// Most numbers are short integers: within range of every kind, read
+	// without parsing.
+	plainInt := bytes.IndexAny(num, ".eE") < 0
+	if plainInt && len(num) <= 15 {
+		return
+	}
 	if s == integer {
-		if strings.ContainsAny(num, ".eE") {
-			w.fail("%s must be an integer, written without fraction or exponent", num)
+		if !plainInt {
+			w.fail("%s must be an integer, written without fraction or exponent", clip(string(num)))
 			return
 		}
-		n, err := strconv.ParseInt(num, 10, 64)
+		n, err := strconv.ParseInt(string(num), 10, 64)
 		if err != nil || n > maxSafe || n < -maxSafe {
-			w.fail("%s is outside ±(2^53−1), where every reader reads an integer alike", num)
+			w.fail("%s is outside ±(2^53−1), where every reader reads an integer alike", clip(string(num)))
 		}
 		return
 	}
-	f, err := strconv.ParseFloat(num, 64)
+	f, err := strconv.ParseFloat(string(num), 64)
 	if err != nil {
-		w.fail("the number %s is out of range", clip(num))
+		w.fail("the number %s is out of range", clip(string(num)))
 		return
 	}
 	if s == safeNumber && (f > maxSafe || f < -maxSafe) {
-		w.fail("%s is outside ±(2^53−1)", clip(num))
+		w.fail("%s is outside ±(2^53−1)", clip(string(num)))
 	}
 }
 
