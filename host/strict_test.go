@@ -45,7 +45,7 @@ func TestCorpusFromTheServer(t *testing.T) {
 				phase = failure.PhaseList
 				_, err = h.ListTools(t.Context(), srv, nil)
 			default:
-				_, err = h.CallTool(t.Context(), srv, "any", nil, nil)
+				_, err = h.CallTool(t.Context(), srv, "any", nil, nil, nil)
 			}
 			switch {
 			case !it.Refuse && err != nil:
@@ -73,7 +73,7 @@ func TestHostedTextIsRepaired(t *testing.T) {
 	srv := fake("strict")
 	srv.Env["FAKEMCP_STRICT_AT"] = "tools/call"
 	srv.Env["FAKEMCP_STRICT_LINE"] = "{\"jsonrpc\":\"2.0\",\"id\":%ID%,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"caf\xe9 \\ud800.txt\"}]}}"
-	res, err := h.CallTool(t.Context(), srv, "any", nil, nil)
+	res, err := h.CallTool(t.Context(), srv, "any", nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

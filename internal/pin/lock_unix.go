@@ -15,15 +15,25 @@ import (
 )
 
 // trusted refuses a pin file that another user owns, or that group or
-// others may write: whoever can write it decides which tools colibri trusts.
-func trusted(st os.FileInfo) error {
+// others may write: whoever can write it decides which tools colibri
+// trusts. A lock (only ever read, shipped in an image) may be root's too,
+// and readable by all (0644).
+func trusted(st os.FileInfo, lock bool) error {
 	if st.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("is writable by group or others (mode %04o): whoever can write it decides which tools are trusted; run chmod 600 on it", st.Mode().Perm())
+		fix := "run chmod 600 on it"
+		if lock {
+			fix = "run chmod 644 on it"
+		}
+		return fmt.Errorf("is writable by group or others (mode %04o): whoever can write it decides which tools are trusted; %s", st.Mode().Perm(), fix)
 	}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
-		return fmt.Errorf("is owned by uid %d, not by this process's user (%d): whoever can write it decides which tools are trusted", sys.Uid, os.Geteuid())
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok || int(sys.Uid) == os.Geteuid() || (lock && sys.Uid == 0) {
+		return nil
 	}
-	return nil
+	if lock {
+		return fmt.Errorf("is owned by uid %d, neither root nor this process's user (%d): whoever owns it decides which tools are trusted; run chown root on it (or chown it to uid %d)", sys.Uid, os.Geteuid(), os.Geteuid())
+	}
+	return fmt.Errorf("is owned by uid %d, not by this process's user (%d): whoever can write it decides which tools are trusted", sys.Uid, os.Geteuid())
 }
 
 // lockWaits, when set (by a test), is called each time lock finds the lock
