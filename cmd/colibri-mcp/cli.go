@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/envfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
+	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
@@ -256,6 +258,7 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "retry-backoff", Usage: "first back-off, doubling: integer milliseconds or a Go duration", Value: "1000", Sources: cli.EnvVars("COLIBRI_MCP_RETRY_BACKOFF")},
 		&cli.StringFlag{Name: "audit-log", Usage: "append one JSON line per hosted call to this file (- for stderr); reopened on SIGHUP", Sources: cli.EnvVars("COLIBRI_MCP_AUDIT_LOG")},
 		&cli.StringFlag{Name: "audit-key-file", Usage: "the HMAC key of the audit log's argument digests", Sources: cli.EnvVars("COLIBRI_MCP_AUDIT_KEY_FILE")},
+		&cli.StringSliceFlag{Name: "allowed-host", Usage: "HTTP mode: a `NAME` a request's Host or Origin may give besides the served address (a proxy's public name; repeatable)", Sources: cli.EnvVars("COLIBRI_MCP_ALLOWED_HOSTS")},
 		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics at http://ADDR/metrics (beyond loopback only with --token-file)", Sources: cli.EnvVars("COLIBRI_MCP_METRICS_ADDR")},
 		&cli.StringFlag{Name: "pin-file", Usage: "the pinned tool definitions (default: $XDG_STATE_HOME/colibri-mcp/pins.json; /var/db/colibri/pins.json as root)", Sources: cli.EnvVars("COLIBRI_MCP_PIN_FILE")},
 	}
@@ -264,7 +267,7 @@ func globalFlags() []cli.Flag {
 // serveOnlyFlags mean something to serve alone: they are listed under
 // `serve --help`, and kept out of the other commands' help (colibri-mcp
 // --http ADDR, with no command, still serves).
-var serveOnlyFlags = []string{"http", "token-file", "session-timeout", "metrics-addr"}
+var serveOnlyFlags = []string{"http", "token-file", "session-timeout", "allowed-host", "metrics-addr"}
 
 // settings are the parsed, checked configuration of one run.
 type settings struct {
@@ -289,8 +292,9 @@ type settings struct {
 	auditLog       string
 	auditKeyFile   string
 	metricsAddr    string
-	pinFile        string // "" when there is no place for it (pinErr says why)
-	envFile        string // --env-file / COLIBRI_MCP_ENV_FILE, loaded before anything else
+	allowedHosts   []string // --allowed-host
+	pinFile        string   // "" when there is no place for it (pinErr says why)
+	envFile        string   // --env-file / COLIBRI_MCP_ENV_FILE, loaded before anything else
 	pinErr         error
 
 	// Opened for the run (openAudit, serve), not parsed.
@@ -325,6 +329,13 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 		auditKeyFile: cmd.String("audit-key-file"),
 		metricsAddr:  clihelp.FlagString(cmd, "metrics-addr"),
 		pinFile:      cmd.String("pin-file"),
+	}
+	for _, name := range cmd.StringSlice("allowed-host") {
+		name = strings.TrimSpace(name)
+		if err := httpserve.CheckAllowedHost(name); err != nil {
+			return nil, usage(err)
+		}
+		s.allowedHosts = append(s.allowedHosts, name)
 	}
 	if s.pinFile == "" {
 		s.pinFile, s.pinErr = pin.DefaultPath(os.Geteuid(), env)

@@ -37,10 +37,11 @@ func startMetrics(ctx context.Context, s *settings, h *host.Host) (*httpserve.Me
 	load := (&registry.Loader{Path: s.configPath}).Load
 	s.metrics.SetState(func() metrics.State { return hostState(load, h) })
 	ms, err := httpserve.NewMetrics(httpserve.MetricsOptions{
-		Addr:      s.metricsAddr,
-		Handler:   s.metrics.Handler(),
-		TokenFile: s.tokenFile,
-		Logger:    s.logger,
+		Addr:         s.metricsAddr,
+		Handler:      s.metrics.Handler(),
+		TokenFile:    s.tokenFile,
+		Logger:       s.logger,
+		AllowedHosts: s.allowedHosts,
 	})
 	if err != nil {
 		return nil, nil, usage(err)

@@ -22,6 +22,9 @@ type MetricsOptions struct {
 	TokenFile string
 	// Logger receives refusals at warn; nil discards.
 	Logger *slog.Logger
+	// AllowedHosts are the names a scrape's Host may give besides the
+	// served address, as for /mcp (Options.AllowedHosts).
+	AllowedHosts []string
 }
 
 // MetricsServer serves GET /metrics, listening from NewMetrics on.
@@ -62,7 +65,7 @@ func NewMetrics(opts MetricsOptions) (*MetricsServer, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.authorize(opts.Handler))
 	m.hs = &http.Server{
-		Handler:           sameHost(host, boundPort)(mux),
+		Handler:           sameHost(host, boundPort, opts.AllowedHosts, true)(mux),
 		ReadHeaderTimeout: DefaultReadHeaderTimeout,
 		ReadTimeout:       DefaultBodyTimeout,
 		WriteTimeout:      DefaultWriteTimeout,
