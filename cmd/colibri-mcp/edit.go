@@ -119,7 +119,7 @@ func addEntry(cmd *cli.Command) (string, *regfile.Entry, error) {
 		Env: cmd.StringSlice("env"), Headers: cmd.StringSlice("header"), BearerTokenEnv: cmd.String("bearer-token-env"), Persistent: cmd.Bool("persistent"),
 		Description: cmd.String("description"), Cwd: cmd.String("cwd"), Spare: int(cmd.Int("spare")), PassEnv: cmd.StringSlice("pass-env"),
 		Sandbox: cmd.Bool("sandbox"), Read: cmd.StringSlice("read"), Write: cmd.StringSlice("write"), NoNet: cmd.Bool("no-net"), Net: cmd.StringSlice("net"),
-		NetList: editorimport.NetList()})
+		NetList: importcmd.NetList()})
 	if err != nil {
 		return "", nil, usage(fmt.Errorf("add: %v (%s)", err, clihelp.HelpHint(cmd)))
 	}
