@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/textproto"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -269,6 +272,7 @@ func (r *Upstream) Diagnose(ctx context.Context, e *failure.Error, phase failure
 	var rpcErr *jsonrpc.Error
 	var redir *RedirectError
 	var failed error
+	var challenge string
 	switch {
 	case loginNeeded(&lr, err, netErr):
 		e.Kind = failure.KindUnauthorized
@@ -288,6 +292,14 @@ func (r *Upstream) Diagnose(ctx context.Context, e *failure.Error, phase failure
 		e.Kind = failure.KindUnauthorized
 		e.Err = fmt.Errorf("the server refused colibri's credentials during %s (HTTP %d %s)", method, status, http.StatusText(status))
 		e.Hint = "check bearer_token, headers or oauth for this server"
+	case status == 0 && malformedChallenge(netErr, &challenge):
+		// Go's HTTP client refuses a response whose headers hold control
+		// characters, before its status is known; a WWW-Authenticate
+		// header is a refusal of colibri's credentials all the same.
+		e.Kind = failure.KindUnauthorized
+		e.Err = fmt.Errorf("the server refused colibri's credentials during %s, with an authentication challenge that holds characters no HTTP header may (shown escaped): WWW-Authenticate: %s", method, challenge)
+		e.Hint = "check bearer_token, headers or oauth for this server"
+		r.log.Warn("the server refused colibri's credentials with a malformed authentication challenge", "method", method, "challenge", r.redact.Apply(challenge))
 	case errors.Is(err, mcp.ErrSessionMissing):
 		// "The server MAY terminate the session at any time, after which
 		// it MUST respond to requests containing that session ID with
@@ -371,6 +383,46 @@ func (r *Upstream) Diagnose(ctx context.Context, e *failure.Error, phase failure
 		e.Retry.Idempotent = true
 	}
 	e.Err = redactedErr{e.Err, r.redact}
+}
+
+// malformedChallenge finds, in err, Go's refusal of a response whose
+// WWW-Authenticate header holds characters no header may (HTTP/1:
+// textproto's "malformed MIME header line" quoting the line; HTTP/2: an
+// invalid value for "www-authenticate", not quoted), and sets challenge to
+// the header's value, control characters escaped, clipped.
+func malformedChallenge(err error, challenge *string) bool {
+	if err == nil {
+		return false
+	}
+	var pe textproto.ProtocolError
+	if errors.As(err, &pe) {
+		line, uerr := strconv.Unquote(strings.TrimPrefix(string(pe), "malformed MIME header line: "))
+		name, value, _ := strings.Cut(line, ":")
+		if uerr != nil || !strings.EqualFold(strings.TrimSpace(name), "WWW-Authenticate") {
+			return false
+		}
+		*challenge = failure.ClipMessage(escapeControls(strings.TrimSpace(value)))
+		return true
+	}
+	if strings.Contains(strings.ToLower(err.Error()), `invalid header field value for "www-authenticate"`) {
+		*challenge = "(its value is not passed on over HTTP/2)"
+		return true
+	}
+	return false
+}
+
+// escapeControls writes each control character of s (C0, DEL, C1) as
+// \xNN, so that a server's words reach no terminal or log as commands.
+func escapeControls(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x20 || r >= 0x7f && r < 0xa0 {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // redactedErr shows err with the upstream's secrets redacted, and still
