@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -33,6 +34,8 @@ type Upstream struct {
 	url    string // as shown: query values redacted
 	log    *slog.Logger
 	redact *redact.Set
+
+	connected atomic.Bool // initialize succeeded (Connected)
 
 	endOnce sync.Once
 	endCh   chan struct{}
@@ -158,6 +161,7 @@ func (r *Upstream) DescribeEnd() string {
 // version, and its end, which ends the upstream (the connection failed, or
 // colibri closed it).
 func (r *Upstream) Connected(cs *mcp.ClientSession) {
+	r.connected.Store(true)
 	r.conn.SetProtocolVersion(cs.InitializeResult().ProtocolVersion)
 	go func() {
 		cs.Wait()
@@ -168,8 +172,22 @@ func (r *Upstream) Connected(cs *mcp.ClientSession) {
 func (r *Upstream) BytesRead() int64 { return r.conn.BytesRead() }
 func (r *Upstream) Oversize() bool   { return r.conn.TooLarge() }
 
+// Track records the exchanges made under ctx. Before the session is
+// connected, ctx is the initialize phase's: once it ends unconnected (the
+// phase timed out, the caller left), the Conn closes, and every request
+// still in flight with it: go-sdk's Connect waits, before it returns its
+// error, for the notifications/cancelled it sends each timed-out request
+// (the server/discover probe's, initialize's), 5 s each on a server that
+// accepts and never answers, past the phase a user waits for.
 func (r *Upstream) Track(ctx context.Context) context.Context {
 	ctx, _ = Track(ctx)
+	if !r.connected.Load() {
+		context.AfterFunc(ctx, func() {
+			if !r.connected.Load() {
+				r.conn.Close()
+			}
+		})
+	}
 	return ctx
 }
 
