@@ -46,7 +46,8 @@ var forbidden = map[string][]string{
 		module + "policy", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"metrics": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
 		module + "policy", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	"internal/reqid": {module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
+	// reqctx is what a request's context carries: a principal and an id.
+	"internal/reqctx": {"os/exec", "net", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// policy is pure: rules in, a decision out; it knows no host, no SDK.
 	"policy": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
@@ -149,8 +150,6 @@ var forbidden = map[string][]string{
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// failure and principal are the vocabulary every layer shares: leaves.
 	"internal/failure": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
-		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	"internal/principal": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// describe is what a model reads of colibri's own tools: text from the
 	// registry, nothing that runs, records or decides.
@@ -261,7 +260,7 @@ func TestBinaryHoldsNoTestCode(t *testing.T) {
 		case imp == "testing", strings.HasPrefix(imp, module+"internal/testbuild"),
 			strings.HasPrefix(imp, module+"internal/procs"), strings.HasPrefix(imp, module+"internal/fakemcp"),
 			strings.HasPrefix(imp, module+"internal/bench"), strings.HasPrefix(imp, module+"internal/syncbuf"),
-			strings.HasPrefix(imp, module+"internal/oauthtest"):
+			strings.HasPrefix(imp, module+"internal/oauthtest"), strings.HasPrefix(imp, module+"internal/mcpregistry/registrytest"):
 			t.Errorf("colibri-mcp depends on %s, which is for tests and benchmarks only", imp)
 		}
 	}
@@ -376,7 +375,7 @@ func TestMakeInstall(t *testing.T) {
 // architecture's import graph leaves them out.
 var testOnly = map[string]bool{
 	"internal/fakemcp": true, "internal/testbuild": true, "internal/procs": true,
-	"internal/syncbuf": true, "internal/bench": true, "internal/oauthtest": true,
+	"internal/syncbuf": true, "internal/bench": true, "internal/oauthtest": true, "internal/mcpregistry/registrytest": true,
 	"examples/demo-server": true,
 }
 

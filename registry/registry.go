@@ -154,9 +154,27 @@ type Server struct {
 	// PassEnv names colibri's variables (globs allowed) passed to the child
 	// as they are; the top-level one when the entry has none.
 	PassEnv []string `json:"pass_env,omitempty"`
+	// Source is where the entry came from: the MCP Registry entry and the
+	// exact version add --from-registry wrote (docs/registry.md). A plain
+	// field of the entry's JSON, so that the fingerprint of a definition
+	// holds the release it was pinned from.
+	Source *Source `json:"source,omitempty"`
 	// Dir is the registry file's folder: a command entry's working
 	// directory when it names no cwd ("" for a registry without a file).
 	Dir string `json:"-"`
+}
+
+// Source is an entry's origin in an MCP Registry: the registry's URL, the
+// server's name there (io.github.owner/server) and the exact version.
+type Source struct {
+	Registry string `json:"registry"`
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+}
+
+// String is the origin as one reads it: NAME@VERSION from REGISTRY.
+func (s *Source) String() string {
+	return s.Name + "@" + s.Version + " from " + s.Registry
 }
 
 // Transports of a remote server.

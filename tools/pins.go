@@ -17,8 +17,8 @@ import (
 
 // Pinned tool definitions (docs/cli.md#pinned-tool-definitions): every list colibri
 // shows or calls from passes pinVerdict, through screen (list_tools,
-// aggregate mode) or guardCall's Caller.Allow (each call, on the very list
-// it is checked against), so that no path serves an unpinned definition.
+// aggregate mode) or guardCall's gate (each call, on the very list it is
+// checked against: callGate), so that no path serves an unpinned definition.
 
 // pinning reports whether srv's tool lists are checked against pins.
 func (s *Service) pinning(reg *registry.Registry, srv *registry.Server) bool {

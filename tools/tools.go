@@ -176,18 +176,21 @@ type ServersResult struct {
 // server) shows url, transport, header_keys and auth (none, bearer or
 // oauth) instead: header values and tokens never appear either.
 type ServerInfo struct {
-	Name        string    `json:"name"`
-	Command     string    `json:"command,omitzero"`
-	Args        []string  `json:"args,omitzero"`
-	EnvKeys     []string  `json:"env_keys,omitzero"`
-	URL         string    `json:"url,omitzero"`
-	Transport   string    `json:"transport,omitzero"`
-	HeaderKeys  []string  `json:"header_keys,omitzero"`
-	Auth        string    `json:"auth,omitzero"`
-	Cwd         string    `json:"cwd,omitempty"`
-	Description string    `json:"description,omitempty"`
-	Lifecycle   string    `json:"lifecycle"`
-	Jail        *JailInfo `json:"jail,omitempty"`
+	Name        string   `json:"name"`
+	Command     string   `json:"command,omitzero"`
+	Args        []string `json:"args,omitzero"`
+	EnvKeys     []string `json:"env_keys,omitzero"`
+	URL         string   `json:"url,omitzero"`
+	Transport   string   `json:"transport,omitzero"`
+	HeaderKeys  []string `json:"header_keys,omitzero"`
+	Auth        string   `json:"auth,omitzero"`
+	Cwd         string   `json:"cwd,omitempty"`
+	Description string   `json:"description,omitempty"`
+	// Source is where the entry came from, as add --from-registry wrote
+	// it: the MCP Registry, the server's name there and its version.
+	Source    *registry.Source `json:"source,omitempty"`
+	Lifecycle string           `json:"lifecycle"`
+	Jail      *JailInfo        `json:"jail,omitempty"`
 	// Sandbox is the entry's Linux sandbox, paths resolved; Confinement
 	// says in one line how its processes are confined.
 	Sandbox     *registry.Sandbox `json:"sandbox,omitempty"`
@@ -307,6 +310,7 @@ func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
 			EnvKeys:     srv.EnvKeys(),
 			Cwd:         srv.Cwd,
 			Description: srv.Description,
+			Source:      srv.Source,
 			Lifecycle:   registry.PerRequest,
 		}
 		if srv.IsPersistent() {
@@ -498,7 +502,8 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 		return nil, &failure.Error{Kind: failure.KindUnknownTool, Server: server, Tool: clipToolName(name), Phase: failure.PhaseList,
 			Err: errors.New("colibri never calls a tool whose name breaks MCP's tool-name format: " + reason)}
 	}
-	if caller, err = s.guardCall(ctx, reg, srv, name, caller); err != nil {
+	gate, err := s.guardCall(ctx, reg, srv, name, caller)
+	if err != nil {
 		return nil, err
 	}
 	// The hosted server receives the arguments as the caller sent them
@@ -516,7 +521,7 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	if typed, ok := s.opts.Bulk.Typed(decoded).(map[string]any); ok {
 		decoded = typed
 	}
-	return s.opts.Host.CallTool(ctx, srv, name, &session.Arguments{Value: decoded, Raw: sent}, caller)
+	return s.opts.Host.CallTool(ctx, srv, name, &session.Arguments{Value: decoded, Raw: sent}, caller, gate)
 }
 
 // registry reads the registry a request runs under, as it is now.

@@ -12,7 +12,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
@@ -128,7 +128,7 @@ func cmdPins(s *settings, server string, asJSON bool, stdout, stderr io.Writer) 
 }
 
 func cmdPinsDiff(ctx context.Context, s *settings, server string, asJSON bool, stdout, stderr io.Writer) error {
-	ctx = principal.With(ctx, principal.Stdio)
+	ctx = reqctx.WithPrincipal(ctx, reqctx.Stdio)
 	stdout, stderr = termview.Safe(stdout), termview.Safe(stderr)
 	store := openPins(s)
 	if err := store.Known(server, registryNames(s)); err != nil {

@@ -23,11 +23,15 @@ import (
 type Entry struct {
 	Command     string            `json:"command,omitempty"`
 	URL         string            `json:"url,omitempty"`
+	Transport   string            `json:"transport,omitempty"`
 	Args        []string          `json:"args,omitempty"`
 	Env         map[string]string `json:"env,omitempty"`
 	Headers     map[string]string `json:"headers,omitempty"`
 	BearerToken string            `json:"bearer_token,omitempty"`
+	Description string            `json:"description,omitempty"`
 	Lifecycle   string            `json:"lifecycle,omitempty"`
+	// Source is where add --from-registry took the entry from.
+	Source *registry.Source `json:"source,omitempty"`
 }
 
 // Add sets the server name to e in the registry at path (replacing one of
