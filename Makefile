@@ -16,7 +16,7 @@ FUZZTIME ?= 10000x
 # relays on purpose (sampling, roots, logging) are ignored per file, with the
 # reason, by //lint:file-ignore comments.
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
-FUZZ_TARGETS := FuzzWrap:./jail FuzzParse:./registry FuzzCallArguments:./tools/input FuzzExposedNames:./tools/catalog FuzzStripJSONC:./internal/editorconf FuzzDecide:./policy FuzzMatch:./policy FuzzCanonical:./audit FuzzMember:./internal/stdioserve FuzzLiftLower:./internal/bulk FuzzScanPath:./internal/bulk FuzzLiftCuts:./internal/bulk FuzzTrimSpace:./internal/lineconn
+FUZZ_TARGETS := FuzzWrap:./jail FuzzParse:./registry FuzzCallArguments:./tools/input FuzzExposedNames:./tools/catalog FuzzStripJSONC:./internal/editorconf FuzzDecide:./policy FuzzMatch:./policy FuzzCanonical:./audit FuzzMember:./internal/stdioserve FuzzLiftLower:./internal/bulk FuzzScanPath:./internal/bulk FuzzLiftCuts:./internal/bulk FuzzTrimSpace:./internal/lineconn FuzzCheck:./internal/strict
 
 .DEFAULT_GOAL := help
 .PHONY: help build demo test unit fuzz fuzz-long bench bench-go lint cross release peers install port-files install-test check-all clean conformance
@@ -99,7 +99,7 @@ install: ## install what `make build` built, the rc.d script, man page and sampl
 	chmod 0644 $(DESTDIR)$(PREFIX)/etc/colibri/external-mcp.json.sample
 	install -m 0644 etc/newsyslog.conf.d/colibri_mcp.conf $(DESTDIR)$(PREFIX)/etc/newsyslog.conf.d/colibri_mcp.conf
 	install -m 0644 man/colibri-mcp.8 $(DESTDIR)$(PREFIX)/share/man/man8/colibri-mcp.8
-	install -m 0644 README.md docs/*.md docs/registry.schema.json $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp/
+	install -m 0644 README.md docs/*.md docs/registry.schema.json docs/pins-lock.schema.json $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp/
 
 port-files: ## write the port's files/colibri_mcp.in from rc.d/colibri_mcp (a test checks they are in step)
 	sed 's|/usr/local|%%PREFIX%%|g' rc.d/colibri_mcp > ports/sysutils/colibri-mcp/files/colibri_mcp.in

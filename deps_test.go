@@ -110,9 +110,9 @@ var forbidden = map[string][]string{
 	"cmd/colibri-sandbox": {"fmt", "encoding", "net", "golang.org/x/", "github.com/landlock-lsm", "github.com/elastic",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli", module + "host", module + "jail", module + "registry",
 		module + "tools", module + "internal/proc"},
-	// Writing files people edit, and reading env files: no processes, no
-	// network, nothing of colibri's above them.
-	"internal/atomicfile": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+	// Opening, locking and writing files people name and edit, and reading
+	// env files: no processes, no network, nothing of colibri's above them.
+	"internal/safefile": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"internal/jsonsplice": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
@@ -122,9 +122,6 @@ var forbidden = map[string][]string{
 	// wired to it by cmd.
 	"internal/health": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "tools", module + "metrics",
 		module + "internal/httpserve", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	// flock locks a file it is handed: the OS alone.
-	"internal/flock": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
-		module + "internal/opfile", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// Small leaf packages of hostile round three: pure, below everything.
 	"internal/suggest":    {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	"internal/listchange": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
@@ -333,16 +330,17 @@ func TestMakeInstall(t *testing.T) {
 		t.Fatalf("make install: %v\n%s", err, out)
 	}
 	for path, mode := range map[string]os.FileMode{
-		"usr/local/bin/colibri-mcp":                            0o755,
-		"usr/local/libexec/colibri-mcp/demo-mcp-server":        0o755,
-		"usr/local/etc/rc.d/colibri_mcp":                       0o555,
-		"usr/local/etc/colibri/external-mcp.json.sample":       0o644,
-		"usr/local/etc/newsyslog.conf.d/colibri_mcp.conf":      0o644,
-		"usr/local/share/man/man8/colibri-mcp.8":               0o644,
-		"usr/local/share/doc/colibri-mcp/registry.md":          0o644,
-		"usr/local/share/doc/colibri-mcp/freebsd.md":           0o644,
-		"usr/local/share/doc/colibri-mcp/registry.schema.json": 0o644,
-		"usr/local/share/doc/colibri-mcp/README.md":            0o644,
+		"usr/local/bin/colibri-mcp":                             0o755,
+		"usr/local/libexec/colibri-mcp/demo-mcp-server":         0o755,
+		"usr/local/etc/rc.d/colibri_mcp":                        0o555,
+		"usr/local/etc/colibri/external-mcp.json.sample":        0o644,
+		"usr/local/etc/newsyslog.conf.d/colibri_mcp.conf":       0o644,
+		"usr/local/share/man/man8/colibri-mcp.8":                0o644,
+		"usr/local/share/doc/colibri-mcp/registry.md":           0o644,
+		"usr/local/share/doc/colibri-mcp/freebsd.md":            0o644,
+		"usr/local/share/doc/colibri-mcp/registry.schema.json":  0o644,
+		"usr/local/share/doc/colibri-mcp/pins-lock.schema.json": 0o644,
+		"usr/local/share/doc/colibri-mcp/README.md":             0o644,
 	} {
 		st, err := os.Stat(filepath.Join(dest, path))
 		if err != nil {

@@ -277,13 +277,13 @@ func TestHostileServers(t *testing.T) {
 }
 
 // A hosted result holding a number beyond float64 (1e400) is not "crashed"
-// with Go type names: the server sent a number colibri cannot hold, which
-// is too_large (docs/protocol.md).
+// with Go type names: readers read it differently (JavaScript: Infinity),
+// so strict reading refuses it as protocol, naming where (docs/protocol.md).
 func TestHostileUnreadableNumber(t *testing.T) {
 	h := newHarness(t, host.Options{})
 	_, err := h.CallTool(t.Context(), fake("huge-number"), "any", nil, nil, nil)
-	if k := failure.KindOf(err); k != failure.KindTooLarge || !strings.Contains(err.Error(), "1e400") {
-		t.Errorf("kind %s: %v; want too_large naming 1e400", k, err)
+	if k := failure.KindOf(err); k != failure.KindProtocol || !strings.Contains(err.Error(), "1e400") || !strings.Contains(err.Error(), "at /result/") {
+		t.Errorf("kind %s: %v; want protocol naming 1e400 and where", k, err)
 	}
 	if msg := err.Error(); strings.Contains(msg, "float64") || strings.Contains(msg, "Go value") || strings.Contains(msg, "mcp.") {
 		t.Errorf("the message names Go types: %s", msg)

@@ -66,7 +66,15 @@ const (
 	PinEnforce = "enforce"
 	PinWarn    = "warn"
 	PinOff     = "off"
+	// PinLocked, at the top level only, is enforce with the pin file as a
+	// lock: only ever read, and what it does not hold is not trusted
+	// (docs/security.md, locked pins). A server's own pin may then be
+	// warn or off only.
+	PinLocked = "locked"
 )
+
+// Locked reports whether the registry says "pin": "locked".
+func (r *Registry) Locked() bool { return r.Pin == PinLocked }
 
 // PinMode is what a change in srv's tool definitions does: its own "pin",
 // else the top-level one, else PinEnforce.
@@ -151,6 +159,8 @@ type Server struct {
 	// pinned as well as its tools, prompts, templates and instructions
 	// (docs/security.md). Left out of the entry's JSON, as Pin is.
 	PinResources bool `json:"-"`
+	// fingerprint is the entry's as the file wrote it (Fingerprint).
+	fingerprint *EntryFingerprint
 	// PassEnv names colibri's variables (globs allowed) passed to the child
 	// as they are; the top-level one when the entry has none.
 	PassEnv []string `json:"pass_env,omitempty"`

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -109,6 +110,8 @@ type Service struct {
 	levels caller.Levels
 	cat    *catalog.Catalog
 	rec    *record.Recorder
+	// pinsFor is the registry the pins were last configured with.
+	pinsFor atomic.Pointer[registry.Registry]
 }
 
 // New returns a Service. Close ends what serving started.
@@ -396,7 +399,7 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *sess
 		entries := s.pinnedOnly(reg, srv, s.entries(srv.Name, tools, in.Tool, detail))
 		if in.Tool != "" && len(entries) == 0 {
 			if len(changed) == 1 {
-				return nil, toolChanged(srv.Name, in.Tool, changed[0].What, false)
+				return nil, toolChanged(srv.Name, in.Tool, changed[0].What, false, s.pinsLocked())
 			}
 			return nil, host.UnknownTool(srv.Name, in.Tool, tools)
 		}

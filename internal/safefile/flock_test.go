@@ -1,6 +1,6 @@
 //go:build unix
 
-package flock
+package safefile
 
 import (
 	"errors"
@@ -23,15 +23,15 @@ func open(t *testing.T, path string) *os.File {
 // ErrHeld; once the first lets go, it gets the lock.
 func TestWaitIsBoundedAndExclusive(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "lock")
-	unlock, err := Wait(open(t, path), time.Now().Add(time.Second), nil)
+	unlock, err := Flock(open(t, path), time.Now().Add(time.Second), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waits := 0
 	start := time.Now()
-	_, err = Wait(open(t, path), time.Now().Add(50*time.Millisecond), func() { waits++ })
+	_, err = Flock(open(t, path), time.Now().Add(50*time.Millisecond), func() { waits++ })
 	if !errors.Is(err, ErrHeld) {
-		t.Fatalf("second Wait: %v, want ErrHeld", err)
+		t.Fatalf("second Flock: %v, want ErrHeld", err)
 	}
 	if waits == 0 {
 		t.Error("onWait was never called while the lock was held")
@@ -40,7 +40,7 @@ func TestWaitIsBoundedAndExclusive(t *testing.T) {
 		t.Errorf("gave up after %v", d)
 	}
 	unlock()
-	unlock2, err := Wait(open(t, path), time.Now().Add(time.Second), nil)
+	unlock2, err := Flock(open(t, path), time.Now().Add(time.Second), nil)
 	if err != nil {
 		t.Fatalf("after unlock: %v", err)
 	}

@@ -1,14 +1,12 @@
 //go:build unix
 
-package atomicfile
+package safefile
 
 import (
 	"errors"
 	"fmt"
 	"os"
 	"time"
-
-	"github.com/colibri-mcp/colibri-mcp/internal/flock"
 )
 
 // LockDir takes an exclusive flock(2) on the folder dir, which every
@@ -23,8 +21,8 @@ func LockDir(dir string, timeout time.Duration) (unlock func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	unlock, err = flock.Wait(f, time.Now().Add(timeout), nil)
-	if errors.Is(err, flock.ErrHeld) {
+	unlock, err = Flock(f, time.Now().Add(timeout), nil)
+	if errors.Is(err, ErrHeld) {
 		return nil, fmt.Errorf("another process has been editing a file in %s for more than %s", dir, timeout)
 	}
 	return unlock, err

@@ -1,6 +1,6 @@
 //go:build unix
 
-package flock
+package safefile
 
 import (
 	"errors"
@@ -13,11 +13,11 @@ import (
 // poll is how often a held lock is tried again.
 const poll = 10 * time.Millisecond
 
-// Wait takes an exclusive flock(2) on f, trying again every 10 ms until
+// Flock takes an exclusive flock(2) on f, trying again every 10 ms until
 // deadline; onWait, when set, is called each time the lock is found held.
 // On success, unlock releases the lock and closes f. On failure f is closed,
 // and the error wraps ErrHeld when the deadline passed.
-func Wait(f *os.File, deadline time.Time, onWait func()) (unlock func(), err error) {
+func Flock(f *os.File, deadline time.Time, onWait func()) (unlock func(), err error) {
 	fd := int(f.Fd())
 	for {
 		err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)

@@ -1,5 +1,5 @@
 //go:build !unix
 
-package opfile
+package safefile
 
 const extraFlags = 0

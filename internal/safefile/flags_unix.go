@@ -1,6 +1,6 @@
 //go:build unix
 
-package opfile
+package safefile
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package opfile
+package safefile
 
 import (
 	"errors"

@@ -1,12 +1,13 @@
-// Package atomicfile replaces a file a person also edits (the registry, an
+// ReadWithMode, Backup and Replace replace a file a person also edits (the registry, an
 // editor's MCP configuration, an env file) so that a reader sees the old
 // content or the new, never a part, an edit made meanwhile is never lost,
 // and the old content is kept beside it.
 //
-//	old, mode, err := atomicfile.Read(path, 4<<20)      // nil, 0 when absent
-//	backup, err := atomicfile.Backup(path, old, mode)    // FILE.bak, FILE.bak.1, …
-//	err = atomicfile.Replace(path, next, mode, old)      // refused if path no longer holds old
-package atomicfile
+//	old, mode, err := ReadWithMode(path, 4<<20)      // nil, 0 when absent
+//	backup, err := Backup(path, old, mode)    // FILE.bak, FILE.bak.1, …
+//	err = Replace(path, next, mode, old)      // refused if path no longer holds old
+
+package safefile
 
 import (
 	"bytes"
@@ -17,18 +18,16 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-
-	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
 )
 
 // ErrChanged is a file that no longer holds what was read from it: someone
 // edited it meanwhile, and writing would lose that edit.
 var ErrChanged = errors.New("the file changed since it was read (is it being edited?): nothing written; run the command again")
 
-// Read reads a regular file of at most limit bytes, and its permissions; a
+// ReadWithMode reads a regular file of at most limit bytes, and its permissions; a
 // file that does not exist is nil with no error.
-func Read(path string, limit int64) ([]byte, fs.FileMode, error) {
-	f, err := opfile.Open(path)
+func ReadWithMode(path string, limit int64) ([]byte, fs.FileMode, error) {
+	f, err := Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}
@@ -45,7 +44,7 @@ func Read(path string, limit int64) ([]byte, fs.FileMode, error) {
 		return nil, 0, fmt.Errorf("reading %s: %w", path, err)
 	}
 	if int64(len(data)) > limit {
-		return nil, 0, fmt.Errorf("%s: %w: more than %d bytes", path, opfile.ErrTooLarge, limit)
+		return nil, 0, fmt.Errorf("%s: %w: more than %d bytes", path, ErrTooLarge, limit)
 	}
 	return data, st.Mode().Perm(), nil
 }

@@ -1,6 +1,18 @@
-// Package opfile opens the files an operator names (token files, OAuth token
-// files, the audit log, env files, the pin file) so that a path that is not a
-// regular file is refused at once with a message, never waited on.
+// Package safefile is how colibri touches the files people name and edit,
+// so that a hostile or mistaken path cannot hang it, redirect it or lose an
+// edit:
+//
+//   - Open, OpenFile and ReadFile open the files an operator names (token
+//     files, OAuth token files, the audit log, env files, the pin file, the
+//     registry) so that a path that is not a regular file is refused at once
+//     with a message, never waited on (open.go);
+//   - Flock takes an exclusive flock(2) without ever blocking in the kernel,
+//     for the registry's editors, the pin file and the OAuth token files
+//     (flock.go);
+//   - ReadWithMode, Backup and Replace replace a file a person also edits
+//     (the registry, an editor's MCP configuration, an env file) so that a
+//     reader sees the old content or the new, never a part, and an edit made
+//     meanwhile is never lost (replace.go).
 //
 // open(2) of a FIFO blocks until its other end is opened, a device can have
 // effects of its own, and a symbolic link at the path may point anywhere the
@@ -8,9 +20,9 @@
 // link at the last component; what is read is what fstat checked on the open
 // descriptor.
 //
-//	data, err := opfile.ReadFile(path, 1<<20)
+//	data, err := safefile.ReadFile(path, 1<<20)
 //	if err != nil { return fmt.Errorf("reading the token file: %w", err) }
-package opfile
+package safefile
 
 import (
 	"errors"
