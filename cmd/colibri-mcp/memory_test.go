@@ -15,7 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 	"github.com/colibri-mcp/colibri-mcp/internal/testbuild"
 )
 
@@ -103,7 +103,7 @@ func TestHostileValueHeavyArgumentsMemory(t *testing.T) {
 			cs, pid := memoryColibri(t, reg, "--audit-log", filepath.Join(t.TempDir(), "audit.log"))
 			// Warm up: the first call starts what every call uses.
 			call(t, cs, "colibri_external_mcp_call_tool", map[string]any{"server": "f", "name": "any", "arguments": map[string]any{}})
-			before := procs.Memory(pid, "VmHWM")
+			before := proctable.Memory(pid, "VmHWM")
 			args := tc.args()
 			start := time.Now()
 			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
@@ -113,7 +113,7 @@ func TestHostileValueHeavyArgumentsMemory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			grew := procs.Memory(pid, "VmHWM") - before
+			grew := proctable.Memory(pid, "VmHWM") - before
 			t.Logf("4 MB of small values: peak RSS %d MB → +%d MB, %v, isError %v", before>>20, grew>>20, took, res.IsError)
 			if grew > 64<<20 {
 				t.Errorf("4 MB of small values grew colibri's peak RSS by %d MB, want at most 64 MB", grew>>20)
@@ -134,7 +134,7 @@ func TestHostileHugeNamesPeakRSS(t *testing.T) {
 	cs, pid := memoryColibri(t, writeRegistry(t, nil))
 	huge := strings.Repeat("s", 8<<20)
 	res := call(t, cs, "colibri_external_mcp_call_tool", map[string]any{"server": huge, "name": huge})
-	peak := procs.Memory(pid, "VmHWM")
+	peak := proctable.Memory(pid, "VmHWM")
 	t.Logf("8 MB server and tool names: peak RSS %d MB", peak>>20)
 	if !res.IsError {
 		t.Error("an 8 MB server name was not refused")
