@@ -377,7 +377,7 @@ var testOnly = map[string]bool{
 	"examples/demo-server": true,
 }
 
-// docs/architecture.md opens with the graph of colibri's own imports, one
+// docs/architecture.md's first code block is the graph of colibri's own imports, one
 // line a package ("A  →  B, C": A imports B and C directly). It must be the
 // graph the code has: every production package that imports another of
 // colibri's, with exactly those. On a mismatch the test prints the block the
