@@ -464,7 +464,7 @@ func (w *walker) number(s *shape) {
 	num := w.msg[start:i]
 	// Most numbers are short integers: within range of every kind, read
 	// without parsing.
-	plainInt := bytes.IndexAny(num, ".eE") < 0
+	plainInt := !bytes.ContainsAny(num, ".eE")
 	if plainInt && len(num) <= 15 {
 		return
 	}
