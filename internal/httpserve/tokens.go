@@ -12,8 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
+	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
 )
 
 // A token file holds one bearer token per line, as `TOKEN` or `NAME TOKEN`
@@ -60,7 +60,7 @@ func (t *tokenSet) load(path string) error {
 
 func parseTokenFile(path string) ([]credential, error) {
 	// Never wait in open(2) for a FIFO's writer: SIGHUP reloads this file.
-	f, err := opfile.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
 )
 
 // Version is the latest format of the pin file this colibri reads and
@@ -164,14 +164,14 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // file of kind lock whatever the registry says, the file must exist, and
 // root may own it and others read it (it ships in an image).
 func readFile(path string, locked bool) (*File, os.FileInfo, error) {
-	data, err := opfile.ReadFile(path, MaxFileBytes)
+	data, err := safefile.ReadFile(path, MaxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		if locked {
 			return nil, nil, &ConfigError{Path: path, Err: errLockMissing}
 		}
 		return &File{Version: Version, Servers: map[string]map[string]*Set{}}, nil, nil
 	}
-	if errors.Is(err, opfile.ErrNotRegular) && locked {
+	if errors.Is(err, safefile.ErrNotRegular) && locked {
 		return nil, nil, &ConfigError{Path: path, Err: fmt.Errorf("cannot be read as a lock (%w): put the file itself at that path (install -m 0644 pins.lock %s), not a link to it", err, path)}
 	}
 	if err != nil {

@@ -10,8 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/flock"
-	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
 )
 
 // trusted refuses a pin file that another user owns, or that group or
@@ -49,12 +48,12 @@ func lock(path string, timeout time.Duration) (unlock func(), err error) {
 		return nil, err
 	}
 	lp := path + ".lock"
-	f, err := opfile.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := safefile.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	unlock, err = flock.Wait(f, time.Now().Add(timeout), lockWaits)
-	if errors.Is(err, flock.ErrHeld) {
+	unlock, err = safefile.Flock(f, time.Now().Add(timeout), lockWaits)
+	if errors.Is(err, safefile.ErrHeld) {
 		return nil, fmt.Errorf("another process has held %s for more than %s", lp, timeout)
 	}
 	return unlock, err
