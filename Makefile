@@ -99,7 +99,7 @@ install: ## install what `make build` built, the rc.d script, man page and sampl
 	chmod 0644 $(DESTDIR)$(PREFIX)/etc/colibri/external-mcp.json.sample
 	install -m 0644 etc/newsyslog.conf.d/colibri_mcp.conf $(DESTDIR)$(PREFIX)/etc/newsyslog.conf.d/colibri_mcp.conf
 	install -m 0644 man/colibri-mcp.8 $(DESTDIR)$(PREFIX)/share/man/man8/colibri-mcp.8
-	install -m 0644 README.md docs/*.md docs/registry.schema.json $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp/
+	install -m 0644 README.md docs/*.md docs/registry.schema.json docs/pins-lock.schema.json $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp/
 
 port-files: ## write the port's files/colibri_mcp.in from rc.d/colibri_mcp (a test checks they are in step)
 	sed 's|/usr/local|%%PREFIX%%|g' rc.d/colibri_mcp > ports/sysutils/colibri-mcp/files/colibri_mcp.in

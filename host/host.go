@@ -17,6 +17,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -174,7 +175,8 @@ type Host struct {
 	spares  *spares      // per_request entries' started processes
 	waiting atomic.Int32 // requests waiting for a process slot
 	launch  *launch.Builder
-	watch   atomic.Pointer[func(*registry.Server, []*mcp.Tool)] // WatchLists
+	watch   atomic.Pointer[func(*registry.Server, []*mcp.Tool)]             // WatchLists
+	notify  atomic.Pointer[func(*registry.Server, string, json.RawMessage)] // WatchNotifications
 
 	versions *upver.Book // the protocol version each entry speaks
 
@@ -263,6 +265,15 @@ func New(opts Options) *Host {
 // on the host.
 func (h *Host) WatchLists(f func(srv *registry.Server, tools []*mcp.Tool)) {
 	h.watch.Store(&f)
+}
+
+// WatchNotifications sets f to be told of every notification a hosted
+// server sends on a session opened after the call (serve --only relays
+// list_changed, resources/updated and log messages this way, outside any
+// request). f runs on the goroutine that reads the server: it must be
+// quick, and must not wait on the host.
+func (h *Host) WatchNotifications(f func(srv *registry.Server, method string, params json.RawMessage)) {
+	h.notify.Store(&f)
 }
 
 // listed tells WatchLists' func of a list (nil: a stale one).

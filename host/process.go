@@ -17,7 +17,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/lineconn"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/redact"
-	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -60,11 +60,11 @@ func (p *process) CloseConn()                                { p.ClosePipes() }
 func (h *Host) start(ctx context.Context, srv *registry.Server, cmd *exec.Cmd, secrets *redact.Set) (*process, error) {
 	var attrs []any
 	startCtx := ctx // its "started" line names the request it starts for
-	if id := reqid.From(ctx); id != "" && !srv.IsPersistent() {
+	if id := reqctx.ID(ctx); id != "" && !srv.IsPersistent() {
 		// A per-request process belongs to one request: its lines carry
 		// that request's id. (A warm process serves many.)
-		attrs = []any{reqid.Key, id}
-		startCtx = reqid.With(ctx, "") // the id is on its logger already: once is enough
+		attrs = []any{reqctx.IDKey, id}
+		startCtx = reqctx.WithID(ctx, "") // the id is on its logger already: once is enough
 	}
 	c, err := proc.StartChild(cmd, proc.Options{
 		Server:     srv.Name,

@@ -9,7 +9,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/policy"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -21,7 +21,7 @@ import (
 // server listed them. Everything that shows or calls a hosted tool asks
 // here: list_tools, call_tool, the command line, aggregate mode.
 func (s *Service) allowed(ctx context.Context, reg *registry.Registry, srv *registry.Server, tool *mcp.Tool) policy.Decision {
-	return policy.Decide(reg.Rules(srv), tool.Name, annotations(tool), principal.From(ctx))
+	return policy.Decide(reg.Rules(srv), tool.Name, annotations(tool), reqctx.Principal(ctx))
 }
 
 // visible is tools less those whose names break the tool-name format
@@ -62,7 +62,7 @@ func (s *Service) guardCall(ctx context.Context, reg *registry.Registry, srv *re
 	}
 	note := record.NoteOf(ctx)
 	if !rules.Empty() {
-		d := policy.DecideByName(rules, name, principal.From(ctx))
+		d := policy.DecideByName(rules, name, reqctx.Principal(ctx))
 		note.Decided(d)
 		if !d.Allow {
 			return nil, s.denied(ctx, srv.Name, name, d)
@@ -123,7 +123,7 @@ func (g *callGate) admit(tool *mcp.Tool, list []*mcp.Tool, pins bool) error {
 // only that: which rule decided is for the operator (log and audit), not
 // for the caller to probe.
 func (s *Service) denied(ctx context.Context, server, tool string, d policy.Decision) error {
-	s.log.DebugContext(ctx, "policy denied a call", "server", server, "tool", tool, "principal", principal.From(ctx), "rule", d.Rule)
+	s.log.DebugContext(ctx, "policy denied a call", "server", server, "tool", tool, "principal", reqctx.Principal(ctx), "rule", d.Rule)
 	return &failure.Error{Kind: failure.KindDenied, Server: server, Tool: tool,
 		Err: fmt.Errorf("policy denies %s on %s for this caller", tool, server)}
 }

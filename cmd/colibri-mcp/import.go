@@ -30,14 +30,19 @@ const importDescription = "Reads the MCP servers of Claude Desktop or Cursor (\"
 	"colibri's environment (provider.env for the FreeBSD service). Values are never printed;\n" +
 	"--env-file F writes them into F (mode 0600), which --env-file F loads.\n\n" +
 	"With --write and --from, --apply also rewrites the editor's file (kept as FILE.bak): the\n" +
-	"imported servers removed, one \"colibri\" entry added that runs colibri with this registry.\n" +
+	"imported servers removed, one \"colibri\" entry added that runs colibri with this registry;\n" +
+	"--apply --each instead rewrites each imported server's own entry to run\n" +
+	"colibri-mcp serve --only NAME, so that the editor still shows and toggles them one by one.\n" +
+	"Without --external-call, those entries leave the call gate off (the tools are listed, not\n" +
+	"called); import says so.\n" +
 	"Without --external-config, --write writes ~/.config/colibri/external-mcp.json\n" +
 	"($XDG_CONFIG_HOME/colibri/…), or the system registry for root.\n\n" +
 	"Examples:\n" +
 	"  colibri-mcp import --from cursor\n" +
 	"  colibri-mcp import ~/.config/zed/settings.json --json > imported.json\n" +
 	"  colibri-mcp --external-config ~/.config/colibri/external-mcp.json import --from codex --write\n" +
-	"  colibri-mcp import --from claude --write --apply --env-file ~/.config/colibri/provider.env"
+	"  colibri-mcp import --from claude --write --apply --env-file ~/.config/colibri/provider.env\n" +
+	"  colibri-mcp import --from vscode --write --apply --each --external-call"
 
 func importFlags() []cli.Flag {
 	return []cli.Flag{
@@ -45,13 +50,14 @@ func importFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "write", Usage: "merge the entries into the registry (--external-config), keeping the old file as FILE.bak"},
 		&cli.BoolFlag{Name: "json", Usage: "print the entries as a registry document"},
 		&cli.BoolFlag{Name: "apply", Usage: "with --write and --from: also rewrite the editor's file (kept as FILE.bak): the imported servers removed, one colibri entry added"},
+		&cli.BoolFlag{Name: "each", Usage: "with --apply: rewrite each imported server's own entry to run colibri-mcp serve --only NAME instead of adding one colibri entry"},
 		&cli.StringFlag{Name: "env-file", Usage: "with --write: write the secrets moved to ${NAME} as NAME=value lines into `F` (mode 0600; refused if others may read it)"},
 	}
 }
 
 // importOptionsFrom reads import's arguments, checked.
 func importOptionsFrom(cmd *cli.Command) (o editorimport.Options, err error) {
-	o = editorimport.Options{File: cmd.Args().First(), Write: cmd.Bool("write"), JSON: cmd.Bool("json"), Apply: cmd.Bool("apply"), EnvFile: cmd.String("env-file")}
+	o = editorimport.Options{File: cmd.Args().First(), Write: cmd.Bool("write"), JSON: cmd.Bool("json"), Apply: cmd.Bool("apply"), Each: cmd.Bool("each"), EnvFile: cmd.String("env-file")}
 	if cmd.IsSet("from") {
 		o.From, err = editorimport.ParseFrom(cmd.String("from"))
 	}

@@ -16,7 +16,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 )
 
 // newLogHandler is the handler for format ("text" or "json") at level, writing to w;
@@ -25,9 +25,9 @@ func newLogHandler(format string, level slog.Level, w io.Writer) (slog.Handler, 
 	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: millis}
 	switch format {
 	case "text":
-		return reqid.Handler(demoteSDK{slog.NewTextHandler(w, opts)}), true
+		return reqctx.Handler(demoteSDK{slog.NewTextHandler(w, opts)}), true
 	case "json":
-		return reqid.Handler(demoteSDK{slog.NewJSONHandler(w, opts)}), true
+		return reqctx.Handler(demoteSDK{slog.NewJSONHandler(w, opts)}), true
 	}
 	return nil, false
 }

@@ -32,7 +32,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 )
 
 // Defaults of the bounds that have no flag (docs/security.md lists them).
@@ -260,7 +260,7 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 			// look: a session remembers its opener's UserID and answers 403
 			// to anyone else.
 			h = auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
-				return &auth.TokenInfo{UserID: principal.From(ctx)}, nil
+				return &auth.TokenInfo{UserID: reqctx.Principal(ctx)}, nil
 			}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 		}
 		h = s.bodyDeadline(h)
@@ -306,7 +306,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				return
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(principal.With(r.Context(), who)))
+		next.ServeHTTP(w, r.WithContext(reqctx.WithPrincipal(r.Context(), who)))
 	})
 }
 
@@ -400,7 +400,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			}
 			attrs := []any{"status", rw.status, "remote", r.RemoteAddr, "method", r.Method, "path", r.URL.Path,
 				"reason", strings.TrimSpace(string(rw.reason))}
-			if p := principal.From(r.Context()); p != "" {
+			if p := reqctx.Principal(r.Context()); p != "" {
 				attrs = append(attrs, "principal", p)
 			}
 			if unlogged > 0 {

@@ -21,7 +21,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 )
 
@@ -45,7 +45,7 @@ func newMCPServer(log *slog.Logger) *mcp.Server {
 		if req.Extra != nil && req.Extra.TokenInfo != nil {
 			userID = req.Extra.TokenInfo.UserID
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: principal.From(ctx) + "|" + userID}}}, nil, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: reqctx.Principal(ctx) + "|" + userID}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "big"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct{ N int }) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("z", in.N)}}}, nil, nil

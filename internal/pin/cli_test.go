@@ -40,7 +40,7 @@ func TestPinsCommandsWork(t *testing.T) {
 		t.Errorf("accept before any diff: %v, want *UnreviewedError", err)
 	}
 	out.Reset()
-	if err := store.ShowDiff(&out, "demo", false); err != nil || !strings.Contains(out.String(), "accept with: colibri-mcp pins accept demo") {
+	if err := store.ShowDiff(&out, "demo", false, ""); err != nil || !strings.Contains(out.String(), "accept with: colibri-mcp pins accept demo") {
 		t.Fatalf("ShowDiff: %v\n%s", err, out.String())
 	}
 	out.Reset()

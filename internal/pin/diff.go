@@ -65,6 +65,11 @@ func (s *Store) Diff(server string) ([]ToolDiff, error) {
 	if err := s.refresh(); err != nil {
 		return nil, err
 	}
+	if s.locked() {
+		// Nothing is recorded under a lock: what the lists read by this
+		// process showed that the lock does not trust.
+		return s.diffLocked(server), nil
+	}
 	sets, ok := s.file.Servers[server]
 	if !ok {
 		return nil, notFound("server", "", server, sortedKeys(s.file.Servers))

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
 )
 
 // Version is the latest format of the pin file this colibri reads and
@@ -35,6 +35,10 @@ const MaxFileBytes = 64 << 20
 type File struct {
 	Version int                        `json:"version"`
 	Servers map[string]map[string]*Set `json:"servers"`
+
+	// lock is the file's content when it is of kind "lock" (Servers is
+	// then empty): only ever read.
+	lock *Lock
 }
 
 // Set is the pins of one server for one set of capabilities offered.
@@ -47,6 +51,11 @@ type Set struct {
 	// (or are new), by name: the last one seen of each. `pins accept`
 	// makes them the pins.
 	Pending map[string]*Entry `json:"pending,omitempty"`
+
+	// Entry is the fingerprint of the server's registry entry when the set
+	// was pinned, or last accepted: a later entry that differs is an
+	// upgrade (pins diff says which members changed).
+	Entry *Fingerprint `json:"registry_entry,omitempty"`
 
 	// The other kinds, each like Tools and Pending (absent: never seen;
 	// a version 1 file has none): prompts by name, templates by
@@ -147,10 +156,19 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 
 // readFile reads and checks the pin file at path; a missing file is an
 // empty one (nothing pinned yet), with a nil info.
-func readFile(path string) (*File, os.FileInfo, error) {
-	data, err := opfile.ReadFile(path, MaxFileBytes)
+// Under a lock (locked: the registry says "pin": "locked"), and for a
+// file of kind lock whatever the registry says, the file must exist, and
+// root may own it and others read it (it ships in an image).
+func readFile(path string, locked bool) (*File, os.FileInfo, error) {
+	data, err := safefile.ReadFile(path, MaxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
+		if locked {
+			return nil, nil, &ConfigError{Path: path, Err: errLockMissing}
+		}
 		return &File{Version: Version, Servers: map[string]map[string]*Set{}}, nil, nil
+	}
+	if errors.Is(err, safefile.ErrNotRegular) && locked {
+		return nil, nil, &ConfigError{Path: path, Err: fmt.Errorf("cannot be read as a lock (%w): put the file itself at that path (install -m 0644 pins.lock %s), not a link to it", err, path)}
 	}
 	if err != nil {
 		return nil, nil, &ConfigError{Path: path, Err: fmt.Errorf("cannot be read (colibri will not treat it as empty, which would trust every tool again): %w", err)}
@@ -159,11 +177,11 @@ func readFile(path string) (*File, os.FileInfo, error) {
 	if err != nil {
 		return nil, nil, &ConfigError{Path: path, Err: err}
 	}
-	if err := trusted(st); err != nil {
-		return nil, nil, &ConfigError{Path: path, Err: err}
-	}
 	f, err := parse(data)
 	if err != nil {
+		return nil, nil, &ConfigError{Path: path, Err: err}
+	}
+	if err := trusted(st, locked || f.lock != nil); err != nil {
 		return nil, nil, &ConfigError{Path: path, Err: err}
 	}
 	return f, st, nil
@@ -172,7 +190,8 @@ func readFile(path string) (*File, os.FileInfo, error) {
 // parse decodes and checks a pin file's content.
 func parse(data []byte) (*File, error) {
 	var head struct {
-		Version *int `json:"version"`
+		Version *int   `json:"version"`
+		Kind    string `json:"kind"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("is not valid JSON (%v): restore it from a backup, or move it away to pin every server again from its next listing", err)
@@ -184,6 +203,14 @@ func parse(data []byte) (*File, error) {
 		return nil, fmt.Errorf("was written by a newer colibri-mcp (format version %d; this one reads %d): upgrade colibri-mcp, or give this one a pin file of its own (--pin-file)", *head.Version, Version)
 	case *head.Version < 1:
 		return nil, fmt.Errorf("has format version %d, which no colibri-mcp writes", *head.Version)
+	case head.Kind == LockKind:
+		l, err := parseLock(data)
+		if err != nil {
+			return nil, err
+		}
+		return &File{Version: *head.Version, Servers: map[string]map[string]*Set{}, lock: l}, nil
+	case head.Kind != "":
+		return nil, fmt.Errorf("is of kind %q, which this colibri-mcp does not know (it reads pin files and locks, kind %q)", head.Kind, LockKind)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if *head.Version == 1 {
@@ -203,7 +230,7 @@ func parse(data []byte) (*File, error) {
 				continue
 			}
 			if *head.Version == 1 {
-				if set.Prompts != nil || set.Templates != nil || set.Resources != nil || set.Instructions != nil {
+				if set.Entry != nil || set.Prompts != nil || set.Templates != nil || set.Resources != nil || set.Instructions != nil {
 					return nil, fmt.Errorf("server %q: a version 1 pin file holds pins of prompts, templates, resources or instructions, which only version 2 has: it was edited by hand, or is not a colibri-mcp pin file", server)
 				}
 				if set.Tools == nil {
@@ -232,7 +259,7 @@ func parse(data []byte) (*File, error) {
 func version(f *File) int {
 	for _, sets := range f.Servers {
 		for _, set := range sets {
-			if set.Tools == nil || set.Prompts != nil || set.Templates != nil || set.Resources != nil || set.Instructions != nil {
+			if set.Tools == nil || set.Entry != nil || set.Prompts != nil || set.Templates != nil || set.Resources != nil || set.Instructions != nil {
 				return Version
 			}
 		}
@@ -255,38 +282,48 @@ func write(path string, f *File) (os.FileInfo, error) {
 		// already keep their pins; this record fails (config).
 		return nil, fmt.Errorf("the pins would pass %d bytes (a server lists that much?); nothing was written", MaxFileBytes)
 	}
+	if err := writeAtomic(path, append(data, '\n'), 0o600); err != nil {
+		return nil, err
+	}
+	return os.Lstat(path)
+}
+
+// writeAtomic replaces the file at path with data: a temporary file in the
+// same folder (of mode), synced, renamed over the old one, and the folder
+// synced. Missing folders are made 0700.
+func writeAtomic(path string, data []byte, mode os.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
+		return err
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer os.Remove(tmp.Name()) // gone after the rename; a leftover otherwise
-	if err := tmp.Chmod(0o600); err != nil {
+	if err := tmp.Chmod(mode); err != nil {
 		tmp.Close()
-		return nil, err
+		return err
 	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return nil, err
+		return err
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return nil, err
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return nil, err
+		return err
 	}
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()
 		d.Close()
 	}
-	return os.Lstat(path)
+	return nil
 }
 
 // sameFile reports whether a and b are the same version of the file: the

@@ -164,7 +164,7 @@ func TestAcceptBySelector(t *testing.T) {
 		t.Errorf("accept of an unchanged prompt: %v, want nothing pending", err)
 	}
 	var out strings.Builder
-	store.ShowDiff(&out, "s", false)
+	store.ShowDiff(&out, "s", false, "")
 	out.Reset()
 	if err := store.AcceptShown(&out, "s", nil, []string{"echo"}); err != nil || out.String() != "s: accepted tool:echo, prompt:echo\n" {
 		t.Errorf("AcceptShown of a bare name: %v, %q; want what it took", err, out.String())

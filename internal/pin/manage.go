@@ -110,7 +110,7 @@ func (s *Store) Servers() ([]string, error) {
 	if err := s.refresh(); err != nil {
 		return nil, err
 	}
-	return sortedKeys(s.file.Servers), nil
+	return s.serverNames(), nil
 }
 
 // Report describes the pins of server, or of every server when it is "".
@@ -120,12 +120,15 @@ func (s *Store) Report(server string) ([]ServerPins, error) {
 	if err := s.refresh(); err != nil {
 		return nil, err
 	}
-	names := sortedKeys(s.file.Servers)
+	names := s.serverNames()
 	if server != "" {
-		if _, ok := s.file.Servers[server]; !ok {
+		if !slices.Contains(names, server) {
 			return nil, notFound("server", "", server, names)
 		}
 		names = []string{server}
+	}
+	if s.file.lock != nil {
+		return reportLock(s.file.lock, names), nil
 	}
 	out := []ServerPins{}
 	for _, name := range names {
@@ -197,6 +200,9 @@ func (s *Store) Reviewed(server string, diffs []ToolDiff) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.locked() {
+		return nil // a lock is never written: what a diff shows under it is accepted where the lock is made
+	}
 	return s.update(func(f *File) bool {
 		changed := false
 		for _, d := range diffs {
@@ -217,15 +223,34 @@ func (s *Store) accept(server string, reviewed bool, selectors []string) ([]Take
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
+	if s.locked() {
+		return nil, s.lockedError()
+	}
 	if err := s.known(server); err != nil {
 		return nil, err
 	}
+	entry := s.cfg.Entries[server]
 	var accepted, unreviewed []Taken
+	recorded := false
 	err := s.update(func(f *File) bool {
-		accepted, unreviewed = nil, nil
+		accepted, unreviewed, recorded = nil, nil, false
 		sets, ok := f.Servers[server]
 		if !ok {
 			return false
+		}
+		if entry != nil && len(sel) == 0 {
+			// Accepting a server's changes is accepting its registry entry
+			// as it is now (an upgrade reviewed), even when no definition
+			// changed with it.
+			for _, set := range sets {
+				if set.Entry == nil || set.Entry.Digest != entry.Digest {
+					set.Entry = entry
+					recorded = true
+				}
+			}
 		}
 		for _, caps := range sortedKeys(sets) {
 			set := sets[caps]
@@ -241,13 +266,18 @@ func (s *Store) accept(server string, reviewed bool, selectors []string) ([]Take
 						continue
 					}
 					pinnedP, pendingP := set.maps(k)
-					(*pinnedP)[name] = &Entry{Digest: q.Digest, Definition: q.Definition}
+					(*pinnedP)[name] = &Entry{Digest: q.Digest, Definition: q.Definition, Reviewed: true} // a person took it: the lock marks it reviewed
 					delete(*pendingP, name)
 					accepted = append(accepted, Taken{Kind: k, Name: name})
 				}
 			}
 		}
-		return len(accepted) > 0
+		if len(accepted) > 0 && entry != nil {
+			for _, set := range sets {
+				set.Entry = entry
+			}
+		}
+		return len(accepted) > 0 || recorded
 	})
 	if err != nil {
 		return nil, err
@@ -271,9 +301,47 @@ func (s *Store) accept(server string, reviewed bool, selectors []string) ([]Take
 		return accepted, &UnreviewedError{Server: server, Tools: names}
 	}
 	if len(accepted) == 0 {
+		if recorded {
+			return nil, ErrEntryRecorded
+		}
 		return nil, ErrNothingPending
 	}
 	return accepted, nil
+}
+
+// ErrEntryRecorded is Accept with no change to accept, which recorded the
+// server's registry entry as it is now (an upgrade that changed no
+// definition): it is ErrNothingPending too.
+var ErrEntryRecorded = fmt.Errorf("%w; the registry entry as it is now is recorded with the pins", ErrNothingPending)
+
+// EntryChange says how server's registry entry now (Configure's) stands
+// against the one its pins were made with: changed lists the members that
+// differ (nil: the same), known is false when the pins hold none (pinned
+// by an older colibri, or no Configure).
+func (s *Store) EntryChange(server string) (changed []string, known bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return nil, false, err
+	}
+	now := s.cfg.Entries[server]
+	var then *Fingerprint
+	if s.file.lock != nil {
+		if ls := s.file.lock.Servers[server]; ls != nil {
+			then = ls.RegistryEntry
+		}
+	} else {
+		sets := s.file.Servers[server]
+		for _, caps := range sortedKeys(sets) {
+			if e := sets[caps].Entry; e != nil && (then == nil || caps == NoCaps) {
+				then = e
+			}
+		}
+	}
+	if then == nil || now == nil {
+		return nil, false, nil
+	}
+	return then.changed(now), true, nil
 }
 
 // knownIn fails with a *NotFoundError when no kind sel takes holds its
@@ -319,6 +387,12 @@ func sortTaken(taken []Taken) []Taken {
 func (s *Store) Reset(server string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return err
+	}
+	if s.locked() {
+		return s.lockedError()
+	}
 	if err := s.known(server); err != nil {
 		return err
 	}
@@ -343,8 +417,8 @@ func (s *Store) known(server string) error {
 	if err := s.refresh(); err != nil {
 		return err
 	}
-	if _, ok := s.file.Servers[server]; !ok {
-		return notFound("server", "", server, sortedKeys(s.file.Servers))
+	if names := s.serverNames(); !slices.Contains(names, server) {
+		return notFound("server", "", server, names)
 	}
 	return nil
 }
@@ -366,6 +440,9 @@ func (s *Store) Definitions(server string) ([]Definition, error) {
 	defer s.mu.Unlock()
 	if err := s.refresh(); err != nil {
 		return nil, err
+	}
+	if s.file.lock != nil {
+		return lockDefinitions(s.file.lock, server), nil
 	}
 	sets := s.file.Servers[server]
 	capsOrder := sortedKeys(sets)

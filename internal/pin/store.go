@@ -47,11 +47,15 @@ type Store struct {
 	broken error // Unusable's
 
 	mu       sync.Mutex
-	file     *File          // as last read or written; nil until then
-	info     os.FileInfo    // of that version (nil: there was no file)
-	readErr  error          // the last read's failure, for that version
-	gen      uint64         // bumped whenever the pins in memory change
-	digests  map[any]string // by weak.Pointer: a list let go of is not kept alive here
+	cfg      Config
+	file     *File // as last read or written; nil until then
+	view     *Lock // lockView's, of generation viewGen
+	viewGen  uint64
+	observed map[observedKey]map[string]*observed // under a lock: what lists showed that it does not trust
+	info     os.FileInfo                          // of that version (nil: there was no file)
+	readErr  error                                // the last read's failure, for that version
+	gen      uint64                               // bumped whenever the pins in memory change
+	digests  map[any]string                       // by weak.Pointer: a list let go of is not kept alive here
 	verdicts map[verdictKey]verdictEntry
 }
 
@@ -70,12 +74,40 @@ func Open(path string, opts Options) *Store {
 // Path is the pin file's path.
 func (s *Store) Path() string { return s.path }
 
+// Config is what the pins are told of the registry, by whoever reads it
+// (tools at each new version of the registry, the command line once).
+type Config struct {
+	// Locked: the registry says "pin": "locked". The pin file is only
+	// ever read, and what it does not hold is not trusted (a file of kind
+	// lock is read so whatever the registry says).
+	Locked bool
+	// Entries are the fingerprints of the registry's entries, by server:
+	// recorded with a server's first pins and with each accept, and
+	// compared by `pins diff` and `check`.
+	Entries map[string]*Fingerprint
+}
+
+// Configure tells the pins what the registry says now. What was judged
+// under another Locked is judged again.
+func (s *Store) Configure(c Config) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.Locked != s.cfg.Locked {
+		s.gen++
+		s.file, s.info, s.readErr = nil, nil, nil // read again, under the rules of a lock (or not)
+	}
+	s.cfg = c
+}
+
 // Verdict is a list compared with its pins: the definitions that changed,
 // by name (a tool's or prompt's name, a template's uriTemplate, a
 // resource's uri, InstructionsName), with what changed in each (WhatNew
 // for one not pinned). A definition not in Changed is as pinned.
 type Verdict struct {
 	Changed map[string][]string
+	// Locked: judged against a lock, where a definition it does not hold
+	// is "not in the locked pin file" rather than new.
+	Locked bool
 }
 
 // verdictKey names one list: lists are shared and never changed once read
@@ -208,6 +240,11 @@ func check[T definition](s *Store, kind Kind, server, caps string, list []*T) (V
 		b.keys[i] = keyOf(d)
 		b.digests[i] = digestOf(s, d)
 	}
+	if s.locked() {
+		v := s.judgeLocked(server, caps, b)
+		s.remember(key, v)
+		return v, nil
+	}
 	set := s.file.Servers[server][caps]
 	if !set.seen(kind) && len(list) == 0 {
 		// An empty first list trusts nothing: a server that lists its
@@ -217,17 +254,24 @@ func check[T definition](s *Store, kind Kind, server, caps string, list []*T) (V
 	if !set.seen(kind) || s.stale(set, b) {
 		// First sighting, or news to record: under the lock, against the
 		// file as it is now (another process may have pinned it first).
-		if err := s.update(func(f *File) bool { return record(f, server, caps, b, s.opts.Now(), s.opts.OnChange) }); err != nil {
+		entry := s.cfg.Entries[server]
+		if err := s.update(func(f *File) bool { return record(f, server, caps, b, entry, s.opts.Now(), s.opts.OnChange) }); err != nil {
 			return Verdict{}, err
 		}
 		set = s.file.Servers[server][caps]
 	}
 	v := judge(set, b)
+	s.remember(key, v)
+	return v, nil
+}
+
+// remember keeps v as the verdict of the list key names, for the pins as
+// they are now.
+func (s *Store) remember(key verdictKey, v Verdict) {
 	if s.verdicts == nil || len(s.verdicts) >= maxVerdicts {
 		s.verdicts = map[verdictKey]verdictEntry{}
 	}
 	s.verdicts[key] = verdictEntry{gen: s.gen, v: v}
-	return v, nil
 }
 
 // batch is one list being judged: each definition's key and digest, in
@@ -287,7 +331,7 @@ func (s *Store) stale(set *Set, b batch) bool {
 // pins of its kind (in any capability set), the pins the server has
 // elsewhere when caps is new to it, and then each change not yet pending
 // in this form. It reports whether f changed.
-func record(f *File, server, caps string, b batch, now time.Time, onChange func(Kind, string, string, string, []string)) bool {
+func record(f *File, server, caps string, b batch, entry *Fingerprint, now time.Time, onChange func(Kind, string, string, string, []string)) bool {
 	sets := f.Servers[server]
 	if sets == nil {
 		sets = map[string]*Set{}
@@ -296,7 +340,7 @@ func record(f *File, server, caps string, b batch, now time.Time, onChange func(
 	set := sets[caps]
 	changed := false
 	if set == nil {
-		set = &Set{Pinned: now.UTC()}
+		set = &Set{Pinned: now.UTC(), Entry: entry}
 		sets[caps] = set
 		changed = true
 	}
@@ -477,7 +521,7 @@ func (s *Store) refresh() error {
 			return s.readErr
 		}
 	}
-	f, info, err := readFile(s.path)
+	f, info, err := readFile(s.path, s.cfg.Locked)
 	s.gen++
 	s.info = st
 	if err != nil {
@@ -499,6 +543,9 @@ func (s *Store) update(change func(*File) bool) error {
 	if s.broken != nil {
 		return s.broken
 	}
+	if s.locked() {
+		return s.lockedError() // never written, no lock file made beside it
+	}
 	s.mu.Unlock()
 	unlock, err := lock(s.path, s.opts.LockTimeout)
 	s.mu.Lock()
@@ -506,11 +553,16 @@ func (s *Store) update(change func(*File) bool) error {
 		return &ConfigError{Path: s.path, Err: fmt.Errorf("cannot be locked: %w", err)}
 	}
 	defer unlock()
-	f, info, err := readFile(s.path)
+	f, info, err := readFile(s.path, s.cfg.Locked)
 	if err != nil {
 		s.readErr = err
 		s.gen++
 		return err
+	}
+	if f.lock != nil {
+		s.file, s.info, s.readErr = f, info, nil
+		s.gen++
+		return s.lockedError() // replaced by a lock since it was read
 	}
 	s.file, s.info, s.readErr = f, info, nil
 	s.gen++
