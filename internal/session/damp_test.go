@@ -1,5 +1,7 @@
 package session
 
+//lint:file-ignore SA1019 colibri relays logging between a caller and a hosted server on purpose: both sides still speak the protocol versions that have it (deprecated, not removed, in 2026-07-28).
+
 import (
 	"context"
 	"fmt"
