@@ -514,7 +514,11 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	// they could mean something else to it than what was checked.
 	decoded, sent, err := input.Arguments(args)
 	if err != nil {
-		return nil, &failure.Error{Kind: failure.KindInvalidArguments, Server: server, Tool: name, Phase: failure.PhaseCall, Err: err}
+		kind := failure.KindInvalidArguments
+		if errors.Is(err, input.ErrTooManyValues) {
+			kind = failure.KindTooLarge
+		}
+		return nil, &failure.Error{Kind: kind, Server: server, Tool: name, Phase: failure.PhaseCall, Err: err}
 	}
 	// Strings lifted into the bulk table stay references: the host's schema
 	// check reads their values only when the schema looks at what a string

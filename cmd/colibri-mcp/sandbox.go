@@ -6,13 +6,15 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/launch"
+	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 )
 
 // sandboxWiring tells the host its launcher (colibri-sandbox installed
 // beside this binary, else this binary, re-executed: launch.LauncherFor) and
 // colibri's own files, which no sandbox may grant: the registry, the token,
 // audit, key, pin and env files, and the state folder (pins, OAuth tokens,
-// the sandboxes' homes).
+// the sandboxes' homes); each entry's oauth.token_file comes with the
+// registry (registry.Server.TokenFiles).
 func sandboxWiring(opts *host.Options, s *settings) {
 	if exe, err := os.Executable(); err == nil {
 		opts.Launcher = launch.LauncherFor(exe)
@@ -29,8 +31,11 @@ func sandboxWiring(opts *host.Options, s *settings) {
 		state = filepath.Join(home, ".local", "state", "colibri-mcp")
 	}
 	opts.StateDir = state
-	if state != "" {
-		protect = append(protect, filepath.Join(state, "pins.json"), filepath.Join(state, "oauth"), filepath.Join(state, "home"))
+	// The whole state folder (pins, OAuth tokens, the sandboxes' homes and
+	// temporary folders), and root's default place for OAuth tokens.
+	protect = append(protect, state)
+	if os.Geteuid() == 0 {
+		protect = append(protect, oauth.DefaultRootDir)
 	}
 	for _, p := range protect {
 		if p != "" && p != "-" {

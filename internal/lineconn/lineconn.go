@@ -35,6 +35,7 @@ import (
 	sdkjson "github.com/segmentio/encoding/json"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/strict"
 )
 
 // Transport is one connection over Reader (messages in) and Writer
@@ -56,6 +57,10 @@ type Transport struct {
 	// go-sdk's decoder (relayed), so that a flood of them costs colibri
 	// what the relay makes of them and little more.
 	Relay func(method string, params json.RawMessage) bool
+	// Repaired, if set, is told of each message whose content text held
+	// invalid UTF-8 or a lone surrogate, replaced with U+FFFD before it
+	// was read (internal/strict): for the log.
+	Repaired func()
 }
 
 // Connect implements mcp.Transport. It starts the goroutine that reads.
@@ -67,6 +72,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		closed:   make(chan struct{}),
 		bulk:     t.Bulk,
 		relay:    t.Relay,
+		repaired: t.Repaired,
 	}
 	// Reads happen on a goroutine of their own so that Read can return when
 	// its context ends or the connection is closed, as IOTransport's do.
@@ -84,6 +90,8 @@ type conn struct {
 	w io.WriteCloser
 
 	wmu sync.Mutex // one whole message per Write
+
+	repaired func()
 
 	incoming  chan msgOrErr
 	closed    chan struct{}
@@ -157,12 +165,21 @@ const maxRelayedLine = 16 << 10
 // server's flood of 400,000 progress and log notifications cost colibri
 // 7 s of CPU in that alone (docs/protocol.md, "Notifications are damped").
 // A line that is not exactly such a notification is left to decode, which
-// refuses what go-sdk refuses.
+// refuses what go-sdk or internal/strict refuses.
 func (c *conn) relayed(parts [][]byte) (asked, taken bool) {
 	if c.relay == nil || len(parts) != 1 || len(parts[0]) > maxRelayedLine || !bytes.Contains(parts[0], []byte("notifications/")) {
 		return false, false
 	}
 	line := parts[0]
+	// What go-sdk would read one way and the caller's parser another is
+	// refused as in decode; invalid text is repaired as there.
+	fixed, problem := strict.Check(line, strict.FromServer)
+	if problem != nil {
+		return false, false // decode refuses it
+	}
+	if fixed != nil {
+		line = fixed
+	}
 	var m struct {
 		Version string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -176,6 +193,9 @@ func (c *conn) relayed(parts [][]byte) (asked, taken bool) {
 	rest, err := sdkjson.Parse(line, &m, sdkjson.ZeroCopy|sdkjson.DontMatchCaseInsensitiveStructFields)
 	if err != nil || len(bytes.TrimSpace(rest)) > 0 || m.Version != "2.0" || m.ID != nil || m.Method == "" {
 		return false, false
+	}
+	if fixed != nil {
+		c.noteRepaired()
 	}
 	return true, c.relay(m.Method, m.Params)
 }
@@ -205,6 +225,18 @@ func (c *conn) decode(parts [][]byte) (jsonrpc.Message, error) {
 		c.bulk.Release(refs...)
 		return nil, ErrBatch
 	}
+	// What go-sdk would read one way and the caller's parser another is
+	// refused before anything reads it (docs/protocol.md, "Strict
+	// reading"); invalid text in a result is repaired instead.
+	fixed, problem := strict.Check(text, strict.FromServer)
+	if problem != nil {
+		c.bulk.Release(refs...)
+		return nil, problem
+	}
+	if fixed != nil {
+		text = fixed
+		c.noteRepaired()
+	}
 	msg, err := jsonrpc.DecodeMessage(text)
 	r, ok := msg.(*jsonrpc.Response)
 	if ok && err == nil {
@@ -213,11 +245,24 @@ func (c *conn) decode(parts [][]byte) (jsonrpc.Message, error) {
 		}
 	}
 	if refs != nil {
-		// Not the answer to a call whose request is still held: whole.
+		// Not the answer to a call whose request is still held: whole
+		// (repaired as above: its text was checked lifted).
 		c.bulk.Release(refs...)
-		msg, err = jsonrpc.DecodeMessage(Join(parts))
+		whole := Join(parts)
+		if fixed, problem := strict.Check(whole, strict.FromServer); problem != nil {
+			return nil, problem
+		} else if fixed != nil {
+			whole = fixed
+		}
+		msg, err = jsonrpc.DecodeMessage(whole)
 	}
 	return msg, err
+}
+
+func (c *conn) noteRepaired() {
+	if c.repaired != nil {
+		c.repaired()
+	}
 }
 
 // expect notes a tools/call written for the request s: its result's large

@@ -92,6 +92,7 @@ func TestRelayRefusesWhatGoSDKRefuses(t *testing.T) {
 		"truncated":     `{"jsonrpc":"2.0","method":"notifications/progress","params":{`,
 		"a bad string":  `{"jsonrpc":"2.0","method":"notifications/progress","params":{"a":"\x"}}`,
 		"a stray comma": `{"jsonrpc":"2.0","method":"notifications/progress","params":{},}`,
+		"a key twice":   `{"jsonrpc":"2.0","method":"notifications/progress","method":"notifications/message","params":{}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, relayed := relayOn(t, ok+line+"\n"+ok)
