@@ -89,14 +89,16 @@ func progressToken(raw json.RawMessage) (string, bool) {
 // its pace (it then replaces the one held before it, and a timer delivers
 // it when the pace allows). It is called with r.mu held.
 func (rt *route) holdProgress(r *router, raw json.RawMessage) bool {
+	if rt.heldProgress != nil {
+		rt.heldProgress = raw // the flush timer is set: only the latest is kept
+		return true
+	}
 	now := r.clock()
-	if rt.heldProgress == nil && rt.progress.allow(now, progressEvery, progressBurst) {
+	if rt.progress.allow(now, progressEvery, progressBurst) {
 		return false
 	}
 	rt.heldProgress = raw
-	if rt.flush == nil {
-		rt.flush = time.AfterFunc(rt.progress.wait(now, progressEvery, progressBurst), func() { r.flushProgress(rt) })
-	}
+	rt.flush = time.AfterFunc(rt.progress.wait(now, progressEvery, progressBurst), func() { r.flushProgress(rt) })
 	return true
 }
 
