@@ -311,7 +311,7 @@ func TestRemoteMissingVariableIsConfig(t *testing.T) {
 	srv.BearerToken = "${NOT_SET}"
 	_, err := h.ListTools(t.Context(), srv, nil)
 	e := wantKind(t, err, failure.KindConfig, failure.PhaseSpawn)
-	if !strings.Contains(e.Error(), "bearer_token: ${NOT_SET} refers to a variable that is not set") || !strings.Contains(e.Hint, "set the variable in colibri's environment") {
+	if !strings.Contains(e.Error(), "bearer_token: ${NOT_SET} refers to a variable that is not set") || !strings.Contains(e.Hint, "--env-file F") {
 		t.Errorf("err = %v", e)
 	}
 }

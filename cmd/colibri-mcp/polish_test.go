@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 )
 
 // --args that is not JSON: the message says where it stops being JSON.
@@ -83,7 +85,7 @@ func TestCallInterruptedExits130(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	// Sent once the call is on its way to the server.
-	waitFor(t, "the server to start", func() bool { return strings.Contains(stderr.String(), "msg=started") })
+	testwait.Eventually(t, "the server to start", func() bool { return strings.Contains(stderr.String(), "msg=started") })
 	cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

@@ -117,7 +117,7 @@ func expandHint(err error) string {
 	var ctl *registry.ControlCharError
 	switch {
 	case errors.As(err, &missing):
-		return "set the variable in colibri's environment, or write $$ for a literal $"
+		return registry.MissingVarHint
 	case errors.As(err, &ctl):
 		return "the variable's value must be one line: remove the line break or other control character from it in colibri's environment (often a trailing newline from the file it was read from)"
 	}
