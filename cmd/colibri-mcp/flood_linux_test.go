@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/testbuild"
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 )
 
 // cpuOf is the CPU time process pid has used so far (utime + stime, from
@@ -111,7 +112,7 @@ func TestHostileNotificationFlood(t *testing.T) {
 	}
 	// colibri logs it before it answers, but its stderr is read apart from
 	// its stdout: wait for it.
-	waitFor(t, "colibri's own log to say it dropped the server's log messages", func() bool {
+	testwait.Eventually(t, "colibri's own log to say it dropped the server's log messages", func() bool {
 		return strings.Contains(stderr.String(), "dropped log messages of the server")
 	})
 	if used > time.Second {
