@@ -74,6 +74,11 @@ func (s *Service) Check(ctx context.Context, opts CheckOptions) *CheckResult {
 	for i, name := range names {
 		srv := reg.Servers[name]
 		r := CheckServer{Server: name, OK: true, Confinement: srv.ConfinementLine(), Spare: srv.Spare}
+		if err := s.stateProblem(reg, srv); err != nil {
+			r.OK, r.Error = false, Detail(err)
+			done(i, r)
+			continue
+		}
 		if err := s.opts.Host.Check(srv); err != nil {
 			r.OK, r.Error = false, Detail(err)
 			done(i, r)
@@ -115,4 +120,15 @@ func (r *CheckResult) Failed() int {
 		}
 	}
 	return n
+}
+
+// stateProblem is srv's want of a state folder as a config failure, or nil.
+func (s *Service) stateProblem(reg *registry.Registry, srv *registry.Server) error {
+	if s.opts.StateProblem == nil {
+		return nil
+	}
+	if err := s.opts.StateProblem(reg, srv); err != nil {
+		return &failure.Error{Kind: failure.KindConfig, Server: srv.Name, Err: err}
+	}
+	return nil
 }

@@ -22,9 +22,9 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
 	"github.com/colibri-mcp/colibri-mcp/internal/logformat"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
-	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/settingparse"
+	"github.com/colibri-mcp/colibri-mcp/internal/statedir"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -259,7 +259,8 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "audit-log", Usage: "append one JSON line per hosted call to this file (- for stderr); reopened on SIGHUP", Sources: cli.EnvVars("COLIBRI_MCP_AUDIT_LOG")},
 		&cli.StringFlag{Name: "audit-key-file", Usage: "the HMAC key of the audit log's argument digests", Sources: cli.EnvVars("COLIBRI_MCP_AUDIT_KEY_FILE")},
 		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics at http://ADDR/metrics (beyond loopback only with --token-file)", Sources: cli.EnvVars("COLIBRI_MCP_METRICS_ADDR")},
-		&cli.StringFlag{Name: "pin-file", Usage: "the pinned tool definitions (default: $XDG_STATE_HOME/colibri-mcp/pins.json; /var/db/colibri/pins.json as root)", Sources: cli.EnvVars("COLIBRI_MCP_PIN_FILE")},
+		&cli.StringFlag{Name: "pin-file", Usage: "the pinned tool definitions (default: STATE_DIR/pins.json)", Sources: cli.EnvVars("COLIBRI_MCP_PIN_FILE")},
+		&cli.StringFlag{Name: "state-dir", Usage: "the one folder colibri writes at run time: pins, OAuth tokens, the sandboxes' homes (default: $XDG_STATE_HOME/colibri-mcp, ~/.local/state/colibri-mcp; " + statedir.RootDefault + " as root)", Sources: cli.EnvVars("COLIBRI_MCP_STATE_DIR")},
 	}
 }
 
@@ -294,6 +295,8 @@ type settings struct {
 	pinFile        string // "" when there is no place for it (pinErr says why)
 	envFile        string // --env-file / COLIBRI_MCP_ENV_FILE, loaded before anything else
 	pinErr         error
+	state          *statedir.Dir // --state-dir, or the default; state.Err when it cannot be used
+	pinsInState    bool          // no --pin-file: the pin file is STATE_DIR/pins.json
 
 	// Opened for the run (openAudit, serve), not parsed.
 	audit    *audit.Writer
@@ -328,8 +331,9 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 		metricsAddr:  clihelp.FlagString(cmd, "metrics-addr"),
 		pinFile:      cmd.String("pin-file"),
 	}
+	s.state = statedir.Resolve(cmd.String("state-dir"), os.Geteuid(), env)
 	if s.pinFile == "" {
-		s.pinFile, s.pinErr = pin.DefaultPath(os.Geteuid(), env)
+		s.pinFile, s.pinErr, s.pinsInState = s.state.Join("pins.json"), s.state.Err, true
 	}
 	s.configNamed = s.configPath != ""
 	s.root = asRoot(ctx)
@@ -455,6 +459,12 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 	if s.health != nil {
 		s.loadRegistry = func() (*registry.Registry, error) {
 			reg, err := loader.Load()
+			if err == nil {
+				// A registry that needs an unusable state folder is not
+				// ready either, though every entry that does not need it
+				// is served (docs/operations.md).
+				s.health.ObserveState(s.state.Problem(reg, s.pinsInState))
+			}
 			s.health.Observe(err) // the operator's log keeps the whole error
 			return reg, err
 		}
@@ -505,6 +515,15 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		Bulk:         s.bulk,
 		Pins:         openPins(s),
 		HideFolders:  s.httpAddr != "", // callers over HTTP never learn the server's folders
+		StateProblem: func(reg *registry.Registry, srv *registry.Server) error {
+			if s.state.Err == nil {
+				return nil
+			}
+			if what := statedir.Needs(reg, srv, s.pinsInState); what != "" {
+				return fmt.Errorf("%w (needed for %s)", s.state.Err, what)
+			}
+			return nil
+		},
 	})
 	return svc, h
 }

@@ -2,11 +2,9 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/launch"
-	"github.com/colibri-mcp/colibri-mcp/internal/settingparse"
 )
 
 // sandboxWiring tells the host its launcher (colibri-sandbox installed
@@ -18,20 +16,13 @@ func sandboxWiring(opts *host.Options, s *settings) {
 	if exe, err := os.Executable(); err == nil {
 		opts.Launcher = launch.LauncherFor(exe)
 	}
-	getenv := settingparse.Lookup(s.environ)
 	protect := []string{s.configPath, s.tokenFile, s.auditLog, s.auditKeyFile, s.pinFile, s.envFile}
 	if s.pinFile != "" {
 		protect = append(protect, s.pinFile+".lock") // internal/pin's lock, beside the file
 	}
-	state := ""
-	if v, ok := getenv("XDG_STATE_HOME"); ok && filepath.IsAbs(v) {
-		state = filepath.Join(v, "colibri-mcp")
-	} else if home, err := os.UserHomeDir(); err == nil {
-		state = filepath.Join(home, ".local", "state", "colibri-mcp")
-	}
-	opts.StateDir = state
-	if state != "" {
-		protect = append(protect, filepath.Join(state, "pins.json"), filepath.Join(state, "oauth"), filepath.Join(state, "home"))
+	opts.StateDir, opts.StateErr = s.state.Path, s.state.Err
+	if s.state.Path != "" {
+		protect = append(protect, s.state.Join("pins.json"), s.state.Join("oauth"), s.state.Join("home"))
 	}
 	for _, p := range protect {
 		if p != "" && p != "-" {
