@@ -18,7 +18,7 @@ import (
 
 const module = "github.com/colibri-mcp/colibri-mcp/"
 
-// The one-way imports of STYLE.md: cmd/colibri-mcp → internal/httpserve →
+// The one-way imports of docs/architecture.md: cmd/colibri-mcp → internal/httpserve →
 // tools → host → {jail, registry}. Each package lists what it must never import (prefixes).
 var forbidden = map[string][]string{
 	"registry": {"os/exec", module + "host", module + "jail", module + "tools", module + "cmd",
@@ -95,18 +95,6 @@ var forbidden = map[string][]string{
 	// clihelp shapes the command tree's usage errors and help: cli alone.
 	"internal/clihelp": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk"},
-	// callargs reads a call's arguments: files and stdin, nothing of colibri's.
-	"internal/callargs": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
-		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	// settingparse and logformat are leaves of the command line's: values
-	// in, values out; a slog handler.
-	"internal/settingparse": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
-		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	"internal/logformat": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
-		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	// hup runs SIGHUP's actions: signals and a logger, nothing of colibri's above.
-	"internal/hup": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
-		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// sandbox is colibri's launcher too: it runs before execve(2) of every
 	// sandboxed server, so it stays small (no MCP, no registry, no network).
 	"internal/sandbox": {"os/exec", "net", "net/http", module + "cmd", module + "host", module + "jail", module + "registry",
@@ -141,11 +129,10 @@ var forbidden = map[string][]string{
 	"internal/toolname":   {module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	"internal/clip":       {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	"internal/listchange": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
-	"internal/coalesce":   {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	// toolsearch ranks; it reads nothing and knows no MCP.
 	"internal/toolsearch": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	// The engine below host (STYLE.md, the house): a child process and what
+	// The engine below host (docs/architecture.md#the-engine-below-host): a child process and what
 	// to run know no MCP; a session starts no process and reads no
 	// registry; the pool opens sessions only through its Options.Open; the
 	// remote upstream satisfies session.Upstream without importing it.
@@ -217,7 +204,6 @@ var forbiddenDirect = map[string][]string{
 	"internal/editorconf/syntax":  {"os"}, // pure, as editorconf
 	"internal/editorconf/rewrite": {"os"},
 	"internal/termview":           {"os/exec", module + "host", module + "jail", module + "registry"}, // tools' answers, not the engine's
-	"internal/settingparse":       {"os"},                                                             // pure (fmt imports os, so only directly)
 	// tools/ split by what it provides.
 	"tools/describe": {"os", "os/exec"}, // text only: it reads no file, starts nothing
 	"tools/catalog":  {"os", "os/exec"}, // it reads no file and starts nothing itself
@@ -240,7 +226,7 @@ func TestImportRules(t *testing.T) {
 		for _, imp := range deps(t, "./"+pkg) {
 			for _, b := range bad {
 				if imp == b || strings.HasPrefix(imp, b+"/") || strings.HasPrefix(imp, b) && !strings.HasPrefix(b, module) {
-					t.Errorf("%s depends on %s: it must never (STYLE.md, the house)", pkg, imp)
+					t.Errorf("%s depends on %s: it must never (docs/architecture.md)", pkg, imp)
 				}
 			}
 		}

@@ -1,4 +1,4 @@
-// Package audit writes colibri's audit log (CONTRACT.md section 10): one
+// Package audit writes colibri's audit log (docs/operations.md#audit-log): one
 // JSON line per call of a hosted tool, whatever became of it (allowed,
 // denied, refused by the gate, failed, cancelled), appended to a file of
 // mode 0600 that is reopened on SIGHUP so that newsyslog(8) can rotate it.
@@ -36,8 +36,7 @@ const (
 	Cancelled = "cancelled"  // the caller cancelled it
 )
 
-// Record is one line of the audit log: exactly the fields of CONTRACT.md
-// section 10. Fields that do not apply to a call are left out.
+// Record is one line of the audit log: exactly the fields of docs/operations.md#audit-log. Fields that do not apply to a call are left out.
 type Record struct {
 	TS          time.Time `json:"ts"`
 	ID          string    `json:"id"`

@@ -470,7 +470,7 @@ func rpcCode(t *testing.T, got string) int {
 	return e.Code
 }
 
-// validCode: what colibri may send (CONTRACT.md section 4): a standard
+// validCode: what colibri may send (docs/protocol.md): a standard
 // code (−32603 for a refusal of its own) or −32000…−32019; never 0.
 func validCode(c int) bool {
 	return c == -32700 || c >= -32603 && c <= -32600 || c >= -32019 && c <= -32000

@@ -148,7 +148,7 @@ const (
 	DefaultCooldownMax      = time.Minute
 )
 
-// Defaults of the contract (CONTRACT.md section 2).
+// Defaults of the contract (docs/registry.md#settings).
 const (
 	DefaultTimeout        = 30 * time.Second
 	DefaultMaxProcs       = 32

@@ -30,8 +30,7 @@ shift
 exec "$@"
 `
 
-// cwd with jail.name runs "jexec -d CWD NAME COMMAND ARGS…" (CONTRACT.md
-// section 6): the directory goes to jexec, never to the process colibri
+// cwd with jail.name runs "jexec -d CWD NAME COMMAND ARGS…" (docs/freebsd.md#confining-hosted-servers-in-jails): the directory goes to jexec, never to the process colibri
 // starts (whose working directory would be a host path).
 func TestJailNameWithCwd(t *testing.T) {
 	dir := t.TempDir()

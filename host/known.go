@@ -17,7 +17,7 @@ import (
 // cache's lifetime (5 minutes), for a per-request server and a warm one
 // alike; nil when it is not known. It starts nothing: it is how a policy
 // reads a tool's annotations before deciding whether anything may start
-// (CONTRACT.md section 9), and how labels are checked against the hosted
+// (docs/operations.md#policy), and how labels are checked against the hosted
 // lists. A list taken from a different registry entry of the same name is
 // not known.
 func (h *Host) KnownTools(srv *registry.Server) []*mcp.Tool {

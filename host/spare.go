@@ -12,7 +12,7 @@ import (
 )
 
 // spares are the started processes of per_request entries with "spare"
-// (CONTRACT.md section 15), kept by internal/spare. This file wires the
+// (docs/registry.md#spare-processes-ready-before-the-request), kept by internal/spare. This file wires the
 // keeper to the host: a spare is built by internal/launch and started by start, exactly as
 // a request's process is (the same environment, jail, and whatever
 // confinement launch adds), holding a process slot that it takes only

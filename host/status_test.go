@@ -14,7 +14,7 @@ import (
 
 // OnRequest is told of each request sent to a hosted server, with its
 // outcome; OnRetry of each retry; Status says whether the last start
-// succeeded. (The metrics of CONTRACT.md section 11.)
+// succeeded. (The metrics of docs/operations.md#metrics.)
 func TestObserversAndStatus(t *testing.T) {
 	var mu sync.Mutex
 	var seen, retries []string

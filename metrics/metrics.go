@@ -1,5 +1,5 @@
-// Package metrics is colibri's Prometheus metrics (CONTRACT.md section
-// 11), on a registry of its own (never the client library's global one),
+// Package metrics is colibri's Prometheus metrics (docs/operations.md#metrics),
+// on a registry of its own (never the client library's global one),
 // served by Handler for a scraper.
 //
 //	m := metrics.New(metrics.Options{Version: "1.2.0", Commit: "abc1234", State: state})
@@ -66,7 +66,7 @@ type ServerState struct {
 	Spares *SpareState
 }
 
-// SpareState is a server's spare processes (CONTRACT.md section 15).
+// SpareState is a server's spare processes (docs/registry.md#spare-processes-ready-before-the-request).
 type SpareState struct {
 	Ready        int
 	Hits, Misses uint64
@@ -250,7 +250,7 @@ func (m *Metrics) PolicyDenial(server string) {
 }
 
 // ToolChange counts one change of a hosted tool's definition against its
-// pin: first seen, or a call refused for it (CONTRACT.md section 13).
+// pin: first seen, or a call refused for it (docs/cli.md#pinned-tool-definitions).
 func (m *Metrics) ToolChange(server string) {
 	if m != nil {
 		m.pinChanges.WithLabelValues(server).Inc()

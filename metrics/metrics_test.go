@@ -62,7 +62,7 @@ func TestSeries(t *testing.T) {
 		t.Errorf("scrape:\n%s", got)
 	}
 	// Its own registry, with client_golang's Go runtime and process
-	// collectors on it (CONTRACT.md section 11), and nothing of its own put
+	// collectors on it (docs/operations.md#metrics), and nothing of its own put
 	// on the library's global one.
 	if !strings.Contains(got, "go_goroutines ") || !strings.Contains(got, "process_cpu_seconds_total ") {
 		t.Error("the scrape lacks the Go runtime or process collectors")

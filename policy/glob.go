@@ -16,7 +16,7 @@ func Match(pattern, name string) (bool, error) {
 	if _, err := path.Match(pattern, ""); err != nil { // checks the whole pattern
 		return false, err
 	}
-	// Without regard to case (CONTRACT.md section 9): a hosted server
+	// Without regard to case (docs/operations.md#policy): a hosted server
 	// chooses its names, and "*delete*" must deny "Delete_user" and
 	// "DELETE" too.
 	return glob(FoldASCII(pattern), FoldASCII(name)), nil

@@ -1,5 +1,5 @@
 // Package policy decides which hosted tools a caller may see and call
-// (CONTRACT.md section 9). It is pure: rules, a tool's name and annotations
+// (docs/operations.md#policy). It is pure: rules, a tool's name and annotations
 // and the caller's principal go in, a decision and the rule that made it come
 // out. No I/O, no clock, nothing of the host.
 //
@@ -21,7 +21,7 @@ import "strconv"
 // applies to every server, or a server's own.
 type Policy struct {
 	Set
-	// Callers maps a principal (CONTRACT.md section 7: "stdio", a token's
+	// Callers maps a principal (docs/operations.md#who-is-calling-principals: "stdio", a token's
 	// NAME, "token:" + 12 hex digits) to rules that apply to that caller
 	// only, on top of the rest.
 	Callers map[string]*Set `json:"callers,omitempty"`
@@ -33,6 +33,12 @@ type Set struct {
 	// Tools holds globs (Match: path.Match's syntax, where * also matches
 	// a /) on the hosted tool's name.
 	Tools *Globs `json:"tools,omitempty"`
+	// Prompts holds globs on a hosted prompt's name, read as Tools' are;
+	// Resources, globs on a hosted resource's URI (or a template's URI
+	// template), read by MatchURI. Both apply wherever colibri offers a
+	// hosted server's prompts and resources (serve --only: docs/protocol.md).
+	Prompts   *Globs `json:"prompts,omitempty"`
+	Resources *Globs `json:"resources,omitempty"`
 	// DenyDestructive denies a tool unless its annotations say
 	// readOnlyHint: true or destructiveHint: false.
 	DenyDestructive bool `json:"deny_destructive,omitempty"`

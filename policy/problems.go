@@ -48,20 +48,24 @@ func (p *Policy) Problems() []Problem {
 }
 
 func (s *Set) problems(at string) []Problem {
-	if s.Tools == nil {
-		return nil
-	}
 	var ps []Problem
-	check := func(list string, patterns []string) {
+	check := func(kind, list string, patterns []string) {
 		for i, pat := range patterns {
 			if _, err := path.Match(pat, ""); err != nil {
-				ps = append(ps, Problem{at + "/tools/" + list + "/" + strconv.Itoa(i),
+				ps = append(ps, Problem{at + "/" + kind + "/" + list + "/" + strconv.Itoa(i),
 					fmt.Sprintf("%q is not a valid glob (path.Match: %v): check its brackets and backslashes", pat, err)})
 			}
 		}
 	}
-	check("allow", s.Tools.Allow)
-	check("deny", s.Tools.Deny)
+	for _, k := range []struct {
+		kind string
+		g    *Globs
+	}{{"tools", s.Tools}, {"prompts", s.Prompts}, {"resources", s.Resources}} {
+		if k.g != nil {
+			check(k.kind, "allow", k.g.Allow)
+			check(k.kind, "deny", k.g.Deny)
+		}
+	}
 	return ps
 }
 

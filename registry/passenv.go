@@ -7,7 +7,7 @@ import (
 )
 
 // passEnvProblems checks pass_env: each a name or a glob (path.Match) with a
-// literal start, none that looks secret (CONTRACT.md section 3: secrets go
+// literal start, none that looks secret (docs/registry.md: secrets go
 // through env and ${NAME}, where the registry says which variable goes
 // where).
 func passEnvProblems(at string, names []string) []Problem {

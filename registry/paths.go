@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// UserPath is the per-user registry (CONTRACT.md section 2):
+// UserPath is the per-user registry (docs/registry.md#settings):
 // $XDG_CONFIG_HOME/colibri/external-mcp.json, or
 // ~/.config/colibri/external-mcp.json; "" when neither variable is set (or
 // holds a relative path, which the XDG spec says to ignore).

@@ -7,7 +7,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
-// "pin" top-level and per server (CONTRACT.md sections 3 and 13): a
+// "pin" top-level and per server (docs/registry.md and docs/cli.md#pinned-tool-definitions): a
 // server's own replaces the top-level one; the default is enforce; a value
 // that is not enforce, warn or off is an error at its location.
 func TestPinKey(t *testing.T) {

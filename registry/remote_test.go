@@ -8,7 +8,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
-// Remote ("url") entries: each rule of CONTRACT.md section 3, with the
+// Remote ("url") entries: each rule of docs/registry.md, with the
 // exact message at its JSON location.
 func TestRemoteEntries(t *testing.T) {
 	const at = "/servers/r"

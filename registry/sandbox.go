@@ -11,7 +11,7 @@ import (
 	"unicode"
 )
 
-// Sandbox is an entry's Linux confinement (CONTRACT.md section 14), or the
+// Sandbox is an entry's Linux confinement (docs/security.md#on-linux-a-sandboxed-server-keeps-to-what-its-entry-grants), or the
 // top-level default. In a parsed registry, a command entry's Sandbox is the
 // one that applies to it (its own, else the top-level one), with its paths
 // resolved, and nil when none applies or the entry opts out with false.
@@ -180,7 +180,7 @@ func onceEach(ps []Problem) []Problem {
 }
 
 // ConfinementLine says in one line how the entry's processes are confined
-// (CONTRACT.md section 14): "sandboxed: read …, write …, net off",
+// (docs/security.md#on-linux-a-sandboxed-server-keeps-to-what-its-entry-grants): "sandboxed: read …, write …, net off",
 // "jail mcp0", or "unconfined: can read everything colibri can".
 func (s *Server) ConfinementLine() string {
 	switch sb := s.Confinement(); {

@@ -18,7 +18,7 @@ import (
 )
 
 // controls is the outermost receiving middleware of colibri's own server
-// (CONTRACT.md sections 10 and 11). Every request gets an id in its
+// (docs/operations.md: audit log, request ids). Every request gets an id in its
 // context, which every log line about it carries; every call of a hosted
 // tool gets one audit line and is counted, whatever becomes of it (the
 // gate's refusal, a denial, invalid input, an unknown server, a failure, a

@@ -28,7 +28,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
-// The fields of CONTRACT.md section 10, and no others.
+// The fields of docs/operations.md#audit-log, and no others.
 var auditFields = []string{"ts", "id", "principal", "transport", "client", "server", "tool", "exposed_name", "policy",
 	"args", "outcome", "error_kind", "phase", "http_status", "attempts", "duration_ms", "result_bytes"}
 

@@ -16,7 +16,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/tools/record"
 )
 
-// Pinned tool definitions (CONTRACT.md section 13): every list colibri
+// Pinned tool definitions (docs/cli.md#pinned-tool-definitions): every list colibri
 // shows or calls from passes pinVerdict, through screen (list_tools,
 // aggregate mode) or guardCall's Caller.Allow (each call, on the very list
 // it is checked against), so that no path serves an unpinned definition.

@@ -15,7 +15,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/tools/record"
 )
 
-// allowed is the policy's one decision (CONTRACT.md section 9) on tool of
+// allowed is the policy's one decision (docs/operations.md#policy) on tool of
 // srv for the caller of ctx, read from the tool's annotations as the hosted
 // server listed them. Everything that shows or calls a hosted tool asks
 // here: list_tools, call_tool, the command line, aggregate mode.

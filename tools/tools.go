@@ -43,7 +43,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/tools/record"
 )
 
-// The tools' names (CONTRACT.md section 4).
+// The tools' names (docs/protocol.md).
 const (
 	ServersTool   = describe.ServersTool
 	ListToolsTool = describe.ListToolsTool
@@ -64,7 +64,7 @@ type Options struct {
 	Logger *slog.Logger
 
 	// Aggregate also exposes every hosted tool as a tool of colibri's own,
-	// PREFIX__TOOL (--aggregate, CONTRACT.md section 4).
+	// PREFIX__TOOL (--aggregate, docs/cli.md#aggregate-mode).
 	Aggregate bool
 	// RegistryPoll is how often a serving colibri looks at the registry
 	// file (one stat) to notice an edit between requests; every request
@@ -76,7 +76,7 @@ type Options struct {
 	// Zero means DefaultListWait.
 	ListWait time.Duration
 	// Audit, when set, gets one record per call of a hosted tool
-	// (CONTRACT.md section 10); Digester digests their arguments (nil:
+	// (docs/operations.md#audit-log); Digester digests their arguments (nil:
 	// plain SHA-256). Metrics, when set, counts and times (section 11).
 	Audit    *audit.Writer
 	Digester *audit.Digester
@@ -92,7 +92,7 @@ type Options struct {
 	// the server's folders (the operator's log keeps them).
 	HideFolders bool
 	// Pins, when set, are the pinned tool definitions every hosted list is
-	// checked against (CONTRACT.md section 13; the registry's "pin" says
+	// checked against (docs/cli.md#pinned-tool-definitions; the registry's "pin" says
 	// what a change does), and one more source list_tools' query searches
 	// without contacting a server. nil pins nothing.
 	Pins *pin.Store
@@ -203,7 +203,7 @@ type ServerInfo struct {
 	// and each one's pid and uptime.
 	Warm *WarmInfo `json:"warm,omitempty"`
 	// Spare is shown for per_request servers with "spare": how many
-	// started processes wait for a request (CONTRACT.md section 15).
+	// started processes wait for a request (docs/registry.md#spare-processes-ready-before-the-request).
 	Spare *SpareInfo `json:"spare,omitempty"`
 }
 
@@ -230,7 +230,7 @@ type JailInfo struct {
 	IP4      string `json:"ip4,omitempty"`
 }
 
-// ListToolsInput is what list_tools takes (CONTRACT.md section 4); every
+// ListToolsInput is what list_tools takes (docs/protocol.md); every
 // field is optional.
 type ListToolsInput struct {
 	// Server lists one server; "" lists every server, concurrently.
@@ -355,7 +355,7 @@ func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
 }
 
 // ListTools lists the tools of one server, or of every server concurrently
-// when in.Server is "" (CONTRACT.md section 4: "tool" and "detail"). With
+// when in.Server is "" (docs/protocol.md: "tool" and "detail"). With
 // one server, its failure is the error, and so is a tool it does not list
 // (unknown_tool, naming the closest and those it has); with all, each
 // failure is reported in its entry, and only servers that list in.Tool are

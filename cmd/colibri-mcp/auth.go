@@ -1,8 +1,7 @@
 package main
 
 // colibri-mcp auth login|status|logout SERVER: OAuth for a remote server
-// whose "oauth" entry uses the authorization_code grant (CONTRACT.md
-// sections 1 and 3). internal/oauth does the work; this file reads the
+// whose "oauth" entry uses the authorization_code grant (docs/cli.md and docs/registry.md). internal/oauth does the work; this file reads the
 // registry, finds the server and prints.
 
 import (
@@ -14,7 +13,6 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
-	"github.com/colibri-mcp/colibri-mcp/internal/settingparse"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -69,7 +67,7 @@ func authCommand(withSettings func(func(context.Context, *cli.Command, *settings
 					if err := clihelp.WantArgs(cmd, 1, 1); err != nil {
 						return err
 					}
-					wait, err := settingparse.Duration(cmd.String("wait"))
+					wait, err := parseDuration(cmd.String("wait"))
 					if err != nil {
 						return usage(fmt.Errorf("--wait: %v (%s)", err, clihelp.HelpHint(cmd)))
 					}
@@ -114,7 +112,7 @@ func authCommand(withSettings func(func(context.Context, *cli.Command, *settings
 // environment for ${NAME}, HOME and XDG_STATE_HOME; the per-phase timeout
 // for each request to an authorization server.
 func oauthOptions(s *settings) oauth.Options {
-	return oauth.Options{Logger: s.logger, Timeout: s.timeout, Getenv: settingparse.Lookup(s.environ), Dir: s.state.Join("oauth")}
+	return oauth.Options{Logger: s.logger, Timeout: s.timeout, Getenv: lookupIn(s.environ), Dir: s.state.Join("oauth")}
 }
 
 // authState refuses a server whose token file would be in a state folder

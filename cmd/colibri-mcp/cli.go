@@ -20,10 +20,8 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/envfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
-	"github.com/colibri-mcp/colibri-mcp/internal/logformat"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
-	"github.com/colibri-mcp/colibri-mcp/internal/settingparse"
 	"github.com/colibri-mcp/colibri-mcp/internal/statedir"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
@@ -226,7 +224,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 var setVersionPrinter sync.Once
 
 // exitCodesHelp ends every command's help: scripts branch on these
-// (CONTRACT.md section 1).
+// (docs/cli.md#exit-codes).
 const exitCodesHelp = "\n\n" +
 	"Exit codes:\n" +
 	"  0  success\n" +
@@ -237,7 +235,7 @@ func jsonFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "json", Usage: "print the tool's structuredContent as JSON"}
 }
 
-// globalFlags are the settings of CONTRACT.md section 2. Each reads its
+// globalFlags are the settings of docs/registry.md#settings. Each reads its
 // variable; a flag on the command line wins. Durations and the gate are read
 // by readSettings, which knows the contract's own syntax for them.
 func globalFlags() []cli.Flag {
@@ -318,7 +316,7 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 		}
 		environ = append(slices.Clip(environ), vars...)
 	}
-	env := settingparse.Lookup(environ)
+	env := lookupIn(environ)
 	s := &settings{
 		environ:      environ,
 		envFile:      cmd.Root().String("env-file"),
@@ -351,22 +349,22 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 	if s.aggregate, err = boolSetting(cmd, env, "aggregate", "COLIBRI_MCP_AGGREGATE"); err != nil {
 		return nil, err
 	}
-	if s.timeout, err = setting(cmd, "timeout", "COLIBRI_MCP_TIMEOUT", settingparse.Duration); err != nil {
+	if s.timeout, err = setting(cmd, "timeout", "COLIBRI_MCP_TIMEOUT", parseDuration); err != nil {
 		return nil, err
 	}
-	if s.retryBackoff, err = setting(cmd, "retry-backoff", "COLIBRI_MCP_RETRY_BACKOFF", settingparse.Duration); err != nil {
+	if s.retryBackoff, err = setting(cmd, "retry-backoff", "COLIBRI_MCP_RETRY_BACKOFF", parseDuration); err != nil {
 		return nil, err
 	}
-	if s.sessionTimeout, err = setting(cmd, "session-timeout", "COLIBRI_MCP_SESSION_TIMEOUT", settingparse.Duration); err != nil {
+	if s.sessionTimeout, err = setting(cmd, "session-timeout", "COLIBRI_MCP_SESSION_TIMEOUT", parseDuration); err != nil {
 		return nil, err
 	}
-	if s.maxProcs, err = setting(cmd, "max-procs", "COLIBRI_MCP_MAX_PROCS", settingparse.PositiveInt[int]); err != nil {
+	if s.maxProcs, err = setting(cmd, "max-procs", "COLIBRI_MCP_MAX_PROCS", parsePositive[int]); err != nil {
 		return nil, err
 	}
-	if s.maxResultBytes, err = setting(cmd, "max-result-bytes", "COLIBRI_MCP_MAX_RESULT_BYTES", settingparse.PositiveInt[int64]); err != nil {
+	if s.maxResultBytes, err = setting(cmd, "max-result-bytes", "COLIBRI_MCP_MAX_RESULT_BYTES", parsePositive[int64]); err != nil {
 		return nil, err
 	}
-	if s.retries, err = setting(cmd, "retries", "COLIBRI_MCP_RETRIES", settingparse.PositiveInt[int]); err != nil {
+	if s.retries, err = setting(cmd, "retries", "COLIBRI_MCP_RETRIES", parsePositive[int]); err != nil {
 		return nil, err
 	}
 	v, _ := env("COLIBRI_JAIL_PRIV_MODE")
@@ -395,7 +393,7 @@ func boolSetting(cmd *cli.Command, env func(string) (string, bool), flag, variab
 		return cmd.Bool(flag), nil
 	}
 	if v, ok := env(variable); ok {
-		b, err := settingparse.Bool(variable, v)
+		b, err := parseBool(variable, v)
 		if err != nil {
 			return false, usage(err)
 		}
@@ -420,7 +418,7 @@ func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, usage(fmt.Errorf("--log-level / COLIBRI_MCP_LOG_LEVEL: %q: must be debug, info, warn or error", level))
 	}
-	if h, ok := logformat.New(format, l, w); ok {
+	if h, ok := newLogHandler(format, l, w); ok {
 		return slog.New(h), nil
 	}
 	return nil, usage(fmt.Errorf("--log-format / COLIBRI_MCP_LOG_FORMAT: %q: must be text or json", format))
@@ -428,7 +426,7 @@ func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 
 // getenv is one of colibri's variables ("" when unset).
 func (s *settings) getenv(name string) string {
-	v, _ := settingparse.Lookup(s.environ)(name)
+	v, _ := lookupIn(s.environ)(name)
 	return v
 }
 

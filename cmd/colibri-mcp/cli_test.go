@@ -22,7 +22,7 @@ func runCLI(t *testing.T, env []string, args ...string) (int, string, string) {
 	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
 }
 
-// Settings of CONTRACT.md section 2: a bad value is a configuration error
+// Settings of docs/registry.md#settings: a bad value is a configuration error
 // (exit 2) that names the flag and its variable.
 func TestCLISettingsErrors(t *testing.T) {
 	t.Parallel() // a long test of its own process: it runs beside the others (docs/testing.md)

@@ -15,7 +15,6 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
-	"github.com/colibri-mcp/colibri-mcp/internal/callargs"
 	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/gcpace"
@@ -26,8 +25,6 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
-	"github.com/colibri-mcp/colibri-mcp/internal/hup"
-	"github.com/colibri-mcp/colibri-mcp/internal/settingparse"
 	"github.com/colibri-mcp/colibri-mcp/internal/stdioserve"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/tools"
@@ -60,7 +57,7 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	s.bulk = bulk.New(bulk.DefaultMin)
 	// A small heap is collected at 32 MiB, unless the operator set GOGC
 	// (internal/gcpace); under a GOMEMLIMIT too.
-	defer gcpace.Serve(settingparse.Lookup(s.environ))()
+	defer gcpace.Serve(lookupIn(s.environ))()
 	s.serving = true
 	s.health = health.New(health.Options{Logger: s.logger, Valid: s.metrics.RegistryValid, Invalid: s.metrics.RegistryError})
 	svc, h := newService(s)
@@ -70,9 +67,9 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	for _, w := range hardening {
 		s.logger.Warn(w)
 	}
-	var onHUP hup.Actions
+	var onHUP hupActions
 	if s.audit != nil && s.auditLog != "-" {
-		onHUP = append(onHUP, hup.Action{What: "audit log reopened (" + s.auditLog + ")", Do: func() error {
+		onHUP = append(onHUP, hupAction{What: "audit log reopened (" + s.auditLog + ")", Do: func() error {
 			if err := s.audit.Reopen(); err != nil {
 				return err
 			}
@@ -92,7 +89,7 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 		defer wait()
 		defer stopMetrics()
 		if s.tokenFile != "" {
-			onHUP = append(onHUP, hup.Action{What: "token file reloaded for metrics (" + s.tokenFile + ")", Do: ms.ReloadTokens})
+			onHUP = append(onHUP, hupAction{What: "token file reloaded for metrics (" + s.tokenFile + ")", Do: ms.ReloadTokens})
 		}
 	}
 	if s.httpAddr != "" {
@@ -251,7 +248,7 @@ func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOpt
 	case "structured":
 		// The call tool passes the hosted result through, so its
 		// structuredContent is the hosted tool's own: null when the tool
-		// returns none (text only), as CONTRACT.md section 1 has it.
+		// returns none (text only), as docs/cli.md has it.
 		termview.JSON(stdout, res.StructuredContent)
 	case "result":
 		termview.JSON(stdout, res)
@@ -297,7 +294,7 @@ func callOptionsFrom(cmd *cli.Command, stdin io.Reader) (callOptions, error) {
 		file = new(cmd.String("args-file"))
 	}
 	var err error
-	if o.args, err = callargs.Read(inline, file, stdin); err != nil {
+	if o.args, err = readCallArgs(inline, file, stdin); err != nil {
 		return bad("%v", err)
 	}
 	return o, nil

@@ -1,7 +1,7 @@
 package main
 
 // Production controls end to end: the policy, the audit log, metrics and
-// request ids (CONTRACT.md sections 9, 10 and 11).
+// request ids (docs/operations.md: policy, audit log, metrics and request ids).
 
 import (
 	"encoding/json"
@@ -21,7 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The fields of CONTRACT.md section 10, and no others.
+// The fields of docs/operations.md#audit-log, and no others.
 var auditFields = []string{"ts", "id", "principal", "transport", "client", "server", "tool", "exposed_name", "policy",
 	"args", "outcome", "error_kind", "phase", "http_status", "attempts", "duration_ms", "result_bytes"}
 
@@ -285,7 +285,7 @@ func TestHTTPProductionControls(t *testing.T) {
 		}
 		for k := range l {
 			if !slices.Contains(auditFields, k) {
-				t.Errorf("line %d: field %q is not in CONTRACT.md section 10", i, k)
+				t.Errorf("line %d: field %q is not in docs/operations.md#audit-log", i, k)
 			}
 		}
 		id := str(l["id"])

@@ -41,7 +41,7 @@ func fakeEntry(name string, env map[string]any, extra map[string]any) map[string
 
 // check --probe prints each server's line as it finishes, the stderr tail
 // under a failure, and a summary; a server that exits with an error status
-// during initialize is not tried again (CONTRACT.md sections 1 and 4).
+// during initialize is not tried again (docs/registry.md#error-kinds).
 func TestCheckProbeStreams(t *testing.T) {
 	pids := t.TempDir()
 	gate := filepath.Join(t.TempDir(), "open")

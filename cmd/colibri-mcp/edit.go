@@ -1,7 +1,8 @@
 package main
 
 // colibri-mcp init, add and remove: a registry of one's own without editing
-// JSON by hand (CONTRACT.md section 1). registry/regfile validates, keeps
+// JSON by hand (docs/cli.md#a-registry-of-ones-own-init-add-remove).
+// registry/regfile validates, keeps
 // FILE.bak and replaces the file atomically; this file reads flags and
 // prints.
 

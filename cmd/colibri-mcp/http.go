@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
-	"github.com/colibri-mcp/colibri-mcp/internal/hup"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
@@ -22,7 +21,7 @@ func maxMessage(s *settings) int64 { return min(s.maxResultBytes, math.MaxInt64-
 
 // serveHTTP serves colibri's HTTP face (internal/httpserve) until ctx ends.
 // SIGHUP runs onHUP, and re-reads the token file.
-func serveHTTP(ctx context.Context, s *settings, svc *tools.Service, onHUP hup.Actions) error {
+func serveHTTP(ctx context.Context, s *settings, svc *tools.Service, onHUP hupActions) error {
 	server := svc.NewServer(version)
 	s.metrics.SetSessions(func() (n int) {
 		for range server.Sessions() {
@@ -49,13 +48,13 @@ func serveHTTP(ctx context.Context, s *settings, svc *tools.Service, onHUP hup.A
 		return usage(err)
 	}
 	if s.tokenFile != "" {
-		onHUP = append(onHUP, hup.Action{What: "token file reloaded (" + s.tokenFile + ")", Do: srv.ReloadTokens})
+		onHUP = append(onHUP, hupAction{What: "token file reloaded (" + s.tokenFile + ")", Do: srv.ReloadTokens})
 	}
 	if len(onHUP) == 0 {
 		// Caught all the same: SIGHUP's default action ends the process at
 		// once, and `service colibri_mcp reload` sends it with or without a
 		// token file.
-		onHUP = append(onHUP, hup.Action{What: "no token file to reload (--token-file / COLIBRI_MCP_TOKEN_FILE is not set)", Do: func() error { return nil }})
+		onHUP = append(onHUP, hupAction{What: "no token file to reload (--token-file / COLIBRI_MCP_TOKEN_FILE is not set)", Do: func() error { return nil }})
 	}
 	defer onHUP.Watch(s.logger)()
 	if err := srv.Serve(ctx); err != nil {

@@ -1,7 +1,7 @@
 package main
 
 // colibri-mcp import: an editor's MCP configuration into the registry
-// (CONTRACT.md section 12). This file reads the flags; internal/editorimport
+// (docs/import.md). This file reads the flags; internal/editorimport
 // does the work.
 
 import (
@@ -16,7 +16,6 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
 	"github.com/colibri-mcp/colibri-mcp/internal/editorconf"
 	"github.com/colibri-mcp/colibri-mcp/internal/editorimport"
-	"github.com/colibri-mcp/colibri-mcp/internal/settingparse"
 	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 )
 
@@ -66,7 +65,7 @@ func importOptionsFrom(cmd *cli.Command) (o editorimport.Options, err error) {
 }
 
 func cmdImport(ctx context.Context, s *settings, o editorimport.Options, stdout, stderr io.Writer) error {
-	env := settingparse.Lookup(s.environ)
+	env := lookupIn(s.environ)
 	o.Getenv = func(k string) string { v, _ := env(k); return v }
 	o.Registry, o.ExternalCall, o.Self = s.writePath(), s.externalCall, editorimport.Self()
 	o.BeforeApply, _ = ctx.Value(beforeApplyKey{}).(func())

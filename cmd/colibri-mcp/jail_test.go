@@ -98,7 +98,7 @@ func (f *jailFixture) take(t *testing.T) []recorded {
 	return out
 }
 
-// The argv of every form of CONTRACT.md section 6, recorded by the fakes,
+// The argv of every form of docs/freebsd.md#confining-hosted-servers-in-jails, recorded by the fakes,
 // equals the contract's line exactly; list and call work through each; and
 // nothing of the jail, grandchildren included, outlives the request.
 func TestJailForms(t *testing.T) {

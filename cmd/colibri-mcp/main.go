@@ -89,7 +89,7 @@ func harden() {
 	}
 }
 
-// Exit codes (CONTRACT.md section 1).
+// Exit codes (docs/cli.md#exit-codes).
 const (
 	exitOK     = 0
 	exitFailed = 1 // the operation ran and failed

@@ -18,7 +18,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
 
-// openPins is the run's pin file (CONTRACT.md section 13): each change
+// openPins is the run's pin file (docs/cli.md#pinned-tool-definitions): each change
 // first seen is counted and logged at warn.
 func openPins(s *settings) *pin.Store {
 	if s.pinErr != nil {

@@ -20,8 +20,8 @@ import (
 )
 
 // unitPlaceholders name what a global flag's value is, so that --help shows
-// `--timeout D` and `--max-procs N` rather than `string` (CONTRACT.md
-// section 2). Kept apart from globalFlags so that adding a flag there stays a
+// `--timeout D` and `--max-procs N` rather than `string` (docs/cli.md#settings). Kept
+// apart from globalFlags so that adding a flag there stays a
 // one-line change.
 var unitPlaceholders = map[string]string{
 	"external-config":  "PATH",

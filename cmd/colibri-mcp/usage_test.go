@@ -34,7 +34,7 @@ func runHereIn(t *testing.T, stdin io.Reader, env []string, args ...string) (int
 
 // Typos never serve: every usage error is exit 2, one line on stderr that
 // names what was probably meant and the help to read, and nothing on stdout
-// (CONTRACT.md section 1).
+// (docs/cli.md#mistakes).
 func TestCLIUsageErrors(t *testing.T) {
 	reg := writeRegistry(t, nil)
 	for _, tc := range []struct {

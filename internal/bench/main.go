@@ -80,7 +80,7 @@ func main() {
 	}
 
 	// Both sides run the hosted server with the same small environment:
-	// colibri's explicit child environment (CONTRACT.md section 3). In
+	// colibri's explicit child environment (docs/registry.md#env-and-name). In
 	// particular NODE_EXTRA_CA_CERTS is not set on either side.
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 

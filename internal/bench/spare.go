@@ -12,8 +12,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/procs"
 )
 
-// spareRows measures per-request calls that find a spare (CONTRACT.md
-// section 15): one call a second through colibri with "spare": 1 against a
+// spareRows measures per-request calls that find a spare (docs/registry.md#spare-processes-ready-before-the-request): one call a second through colibri with "spare": 1 against a
 // direct client that spawns, initializes and calls, and against one that
 // initializes and calls a process it started a second earlier (the floor of
 // a fresh process); bursts with "spare": 2; and the CPU of idle spares.

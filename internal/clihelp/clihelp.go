@@ -1,5 +1,5 @@
 // Package clihelp makes colibri's urfave/cli command tree answer a
-// mistake the way CONTRACT.md section 1 wants: one line (on stderr, through
+// mistake the way docs/cli.md#mistakes wants: one line (on stderr, through
 // the error returned), naming what was probably meant, with the help to
 // read next, and nothing on stdout — which, for serve, is the MCP channel
 // an editor parses. It also holds the help command that refuses a topic it

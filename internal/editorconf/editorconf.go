@@ -65,7 +65,7 @@ func (f Format) Describe() string {
 	return string(f)
 }
 
-// Entry is one server in the registry's shape (CONTRACT.md section 3): a
+// Entry is one server in the registry's shape (docs/registry.md): a
 // command entry, or a url entry for a remote server. It marshals to exactly
 // the JSON the registry holds, keys in the order docs/registry.md lists them.
 type Entry struct {

@@ -1,5 +1,5 @@
 // Package failure is colibri's vocabulary of failure: the contract's error
-// kinds (CONTRACT.md section 4), the phase of a request that failed, and the
+// kinds (docs/registry.md#error-kinds), the phase of a request that failed, and the
 // one error type that carries both with the server, tool, a hint and what a
 // retry may do. Every layer that hosts or judges a call returns it; the faces
 // turn it into a tool result or an exit code.
@@ -22,7 +22,7 @@ import (
 // it; the message is for people.
 type Kind string
 
-// The error kinds of colibri's contract (CONTRACT.md, section 4).
+// The error kinds of colibri's contract (docs/registry.md#error-kinds).
 const (
 	KindConfig           Kind = "config"
 	KindUnknownServer    Kind = "unknown_server"
@@ -101,7 +101,7 @@ type Retry struct {
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	// A denial says only that the policy denies it (CONTRACT.md section 9),
+	// A denial says only that the policy denies it (docs/operations.md#policy),
 	// in a message that names the tool and server itself.
 	if e.Server != "" && e.Kind != KindDenied {
 		// Names are a caller's or a hosted server's: quoted clipped.

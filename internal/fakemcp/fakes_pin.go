@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// pinFakes: Fakes whose tool definitions change between or during sessions (CONTRACT.md section 13).
+// pinFakes: Fakes whose tool definitions change between or during sessions (docs/cli.md#pinned-tool-definitions).
 var pinFakes = map[string]func(){
 	// Lists the tools written in $PIN_TOOLS (a JSON list of MCP tool
 	// definitions: name, title, description, inputSchema, outputSchema,

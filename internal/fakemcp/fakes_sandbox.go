@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// sandboxFakes: Fakes that try to break out of the Linux sandbox (CONTRACT.md section 14).
+// sandboxFakes: Fakes that try to break out of the Linux sandbox (docs/security.md#on-linux-a-sandboxed-server-keeps-to-what-its-entry-grants).
 var sandboxFakes = map[string]func(){
 	// prisoner tries, on request, what a sandbox forbids; its tool "try"
 	// answers "ok: …" when the attempt worked and "denied: ERR" when the

@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// spareFakes: Fakes for spare processes (CONTRACT.md section 15).
+// spareFakes: Fakes for spare processes (docs/registry.md#spare-processes-ready-before-the-request).
 var spareFakes = map[string]func(){
 	// A well-behaved server that witnesses when it was first written to:
 	// with $FAKEMCP_EARLY set, if its first bytes on stdin arrive while the file $FAKEMCP_MARKER does

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// The child's environment (CONTRACT.md section 3): the few names, then
+// The child's environment (docs/registry.md#env-and-name): the few names, then
 // pass_env, then the entry's env; nothing else, and never a secret-looking
 // name through a glob.
 func TestChildEnvPassEnv(t *testing.T) {

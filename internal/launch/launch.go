@@ -1,5 +1,5 @@
 // Package launch decides what to run for a registry entry: the child's
-// explicit environment (CONTRACT.md section 3), its command found on the
+// explicit environment (docs/registry.md#env-and-name), its command found on the
 // child's PATH, wrapped for its FreeBSD jail (jail.Wrap) or its sandbox
 // (internal/sandbox), and its working directory, as an *exec.Cmd that is
 // built, never started; and the secrets ${NAME} put into it, for redaction.
@@ -99,7 +99,7 @@ func cutVar(kv, name string) (string, bool) {
 }
 
 // childEnvNames are the only variables of colibri's own environment that
-// reach a hosted server (CONTRACT.md section 3); LC_* is matched by prefix.
+// reach a hosted server (docs/registry.md#env-and-name); LC_* is matched by prefix.
 var childEnvNames = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR"}
 
 // childEnv builds the hosted server's environment: the contract's few

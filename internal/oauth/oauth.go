@@ -1,7 +1,7 @@
 // Package oauth gives remote upstreams their OAuth 2.1 credentials, as go-sdk
 // [auth.OAuthHandler]s, and runs `colibri-mcp auth login|status|logout`.
 //
-// Two grants (CONTRACT.md section 3, "oauth"):
+// Two grants (docs/oauth.md):
 //
 //   - client_credentials runs unattended: the token endpoint is discovered
 //     from the server's protected-resource metadata (RFC 9728) and the

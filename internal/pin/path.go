@@ -8,7 +8,7 @@ import (
 // DefaultRootPath is root's pin file (FreeBSD's place for a daemon's state).
 const DefaultRootPath = "/var/db/colibri/pins.json"
 
-// DefaultPath is the pin file of CONTRACT.md section 2 for a process of
+// DefaultPath is the pin file of docs/registry.md#settings for a process of
 // effective user euid: /var/db/colibri/pins.json for root, else
 // $XDG_STATE_HOME/colibri-mcp/pins.json ($HOME/.local/state when
 // XDG_STATE_HOME is unset or not absolute, as the XDG base directory

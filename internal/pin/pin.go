@@ -1,7 +1,7 @@
 // Package pin is colibri's defence against a hosted server that changes what
 // its tools say after they were trusted (a "rug pull": a poisoned
 // description, a widened schema, a flipped readOnlyHint, a tool renamed to
-// slip past a pin by name; CONTRACT.md section 13).
+// slip past a pin by name; docs/cli.md#pinned-tool-definitions).
 //
 // The first list a server gives for a set of capabilities offered is pinned:
 // each tool's canonical definition (name, title, description, inputSchema,

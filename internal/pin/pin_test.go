@@ -38,7 +38,7 @@ func newStore(t *testing.T) (*pin.Store, string) {
 	return pin.Open(path, pin.Options{}), path
 }
 
-// Each rug pull of CONTRACT.md section 13 is a change, named by what
+// Each rug pull of docs/cli.md#pinned-tool-definitions is a change, named by what
 // changed; a removed tool is none; a change of _meta or icons alone is none.
 func TestCheckFlagsEachKindOfChange(t *testing.T) {
 	cases := []struct {

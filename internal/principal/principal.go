@@ -9,8 +9,8 @@ package principal
 
 import "context"
 
-// Stdio is the caller's principal over stdio (CONTRACT.md section
-// 7), and of the command line's own calls and lists (`colibri-mcp call`,
+// Stdio is the caller's principal over stdio (docs/operations.md#who-is-calling-principals),
+// and of the command line's own calls and lists (`colibri-mcp call`,
 // `list-tools`, `describe`, `check --probe`): a local user, who could as well
 // run colibri over stdio. (The contract names three kinds of principal and
 // two transports; the command line is not a fourth.)

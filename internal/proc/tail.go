@@ -8,7 +8,7 @@ import (
 )
 
 // StderrTailBytes bounds what is kept of a hosted server's stderr for error
-// reports (CONTRACT.md: "at most 4 KiB").
+// reports (docs/registry.md#error-kinds: "at most 4 KiB").
 const StderrTailBytes = 4 << 10
 
 // maxStderrLine bounds one logged line; a longer one is cut, so that a server

@@ -238,8 +238,7 @@ type credentialsRefused interface {
 	CredentialsRefused() bool
 }
 
-// diagnose applies the contract's rules for remote servers (CONTRACT.md
-// section 4, "Retries"): initialize and tools/list are retried on
+// diagnose applies the contract's rules for remote servers (docs/registry.md#error-kinds, "retried"): initialize and tools/list are retried on
 // connection errors, 408, 429, 500, 502, 503, 504 and an expired session;
 // tools/call only when the request surely never reached the server (not
 // written, 429, 503, expired session), or, for a tool that declares

@@ -1,6 +1,6 @@
 // Package reqid gives each request colibri serves an id, carried in its
 // context, so that every log line about the request can be found by it
-// (CONTRACT.md section 11: the audit line's "id" is the same).
+// (docs/operations.md#request-ids-and-trace-context: the audit line's "id" is the same).
 //
 //	ctx = reqid.With(ctx, reqid.New())
 //	log := slog.New(reqid.Handler(inner)) // adds request_id from the context

@@ -1,5 +1,5 @@
 // Package sandbox confines a hosted server on Linux with the kernel's own
-// unprivileged mechanisms (CONTRACT.md section 14): Landlock for the
+// unprivileged mechanisms (docs/security.md#on-linux-a-sandboxed-server-keeps-to-what-its-entry-grants): Landlock for the
 // filesystem, TCP and the scoping of signals and abstract Unix sockets,
 // a seccomp filter for the sockets Landlock does not cover, no_new_privs,
 // an empty capability set, and resource limits.

@@ -275,7 +275,7 @@ func forward[R any](r *router, ctx context.Context, has func(*Caller) bool, ask 
 
 // rpcError is err as the hosted server is answered: a JSON-RPC error with
 // the caller's own code, or else -32603 (a plain Go error would go out with
-// code 0, which no JSON-RPC peer expects; CONTRACT.md section 4).
+// code 0, which no JSON-RPC peer expects; docs/protocol.md).
 func rpcError(err error) error {
 	var e *jsonrpc.Error
 	switch {

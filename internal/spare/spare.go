@@ -1,5 +1,5 @@
 // Package spare keeps processes started ahead of the requests that will use
-// them (CONTRACT.md section 15): for each registry entry with "spare": N, up
+// them (docs/registry.md#spare-processes-ready-before-the-request): for each registry entry with "spare": N, up
 // to N started processes that nothing has been sent to, handed out one per
 // request (the request then runs as any per-request one, and tears the
 // process down) and replaced in the background.

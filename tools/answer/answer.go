@@ -1,5 +1,5 @@
 // Package answer shapes what colibri answers a call with: its own failure
-// as the contract's colibri_error (CONTRACT.md section 5: isError, a text
+// as the contract's colibri_error (docs/registry.md#error-kinds: isError, a text
 // "colibri: KIND: …" that ends with the server's last stderr lines, and
 // structuredContent {"colibri_error": …}, every string clipped), and a
 // result whose structuredContent is a value.
@@ -115,7 +115,7 @@ var absPath = regexp.MustCompile(`(^|[\s"'(=])/[^\s"'(),;]*`)
 
 // WithoutFolders is msg with each absolute path cut to its last element:
 // what callers over HTTP read names the file, never a folder of the
-// machine colibri runs on (CONTRACT.md section 7; the operator's log keeps
+// machine colibri runs on (docs/security.md#the-network-face; the operator's log keeps
 // the whole path).
 func WithoutFolders(msg string) string {
 	return absPath.ReplaceAllStringFunc(msg, func(m string) string {

@@ -120,7 +120,7 @@ func (l *Levels) Get(ss *mcp.ServerSession) mcp.LoggingLevel {
 }
 
 // traceKeys are the W3C trace context keys a caller's _meta may carry to
-// the hosted request (CONTRACT.md section 11).
+// the hosted request (docs/operations.md#request-ids-and-trace-context).
 var traceKeys = []string{"traceparent", "tracestate", "baggage"}
 
 // maxTraceValue bounds each value passed on: W3C's limits are far below it

@@ -20,8 +20,8 @@ type NameRequest struct {
 	Prefix string // the server's tool_prefix, or its name
 }
 
-// MaxNameLen is the longest tool name an editor accepts (CONTRACT.md
-// section 4: ^[A-Za-z0-9_-]{1,64}$).
+// MaxNameLen is the longest tool name an editor accepts (docs/cli.md#aggregate-mode:
+// ^[A-Za-z0-9_-]{1,64}$).
 const MaxNameLen = 64
 
 // hashLen is the hex digits of the suffix a shortened or colliding name gets.

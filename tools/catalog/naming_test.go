@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// validName is what every editor accepts (CONTRACT.md section 4).
+// validName is what every editor accepts (docs/cli.md#aggregate-mode).
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 func req(server, prefix, tool string) NameRequest {

@@ -20,7 +20,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
-// The tools' names (CONTRACT.md section 4).
+// The tools' names (docs/protocol.md).
 const (
 	ServersTool   = "colibri_external_mcp_servers"
 	ListToolsTool = "colibri_external_mcp_list_tools"

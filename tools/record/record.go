@@ -1,6 +1,6 @@
 // Package record writes what became of each call of a hosted tool, however
 // it ended (the gate's refusal, a denial, invalid input, an unknown server,
-// a failure, a cancellation): one audit line (CONTRACT.md section 10), its
+// a failure, a cancellation): one audit line (docs/operations.md#audit-log), its
 // metrics (section 11) and a debug line, from the Note that the call's
 // layers fill in on its way (the policy's decision, the pins' verdict).
 //

@@ -1,4 +1,4 @@
-package logformat
+package main
 
 import (
 	"bytes"
@@ -16,9 +16,9 @@ func TestDurationsInMilliseconds(t *testing.T) {
 		"text": {"wait_ms=1500", "took_ms=0.25", "idle_ms=60000"},
 	} {
 		var b bytes.Buffer
-		h, ok := New(format, slog.LevelInfo, &b)
+		h, ok := newLogHandler(format, slog.LevelInfo, &b)
 		if !ok {
-			t.Fatalf("New(%q): refused", format)
+			t.Fatalf("newLogHandler(%q): refused", format)
 		}
 		slog.New(h).Info("x", "wait", 1500*time.Millisecond, "took", 250*time.Microsecond, "idle_ms", time.Minute)
 		for _, w := range want {
@@ -27,7 +27,7 @@ func TestDurationsInMilliseconds(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := New("xml", slog.LevelInfo, &bytes.Buffer{}); ok {
-		t.Error("New(xml): accepted")
+	if _, ok := newLogHandler("xml", slog.LevelInfo, &bytes.Buffer{}); ok {
+		t.Error("newLogHandler(xml): accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package callargs
+package main
 
 import (
 	"bytes"
@@ -12,13 +12,13 @@ import (
 // A flag's JSON that is not JSON is said at its line and column, and the
 // text around the place; JSON says nothing.
 func TestJSONProblem(t *testing.T) {
-	if p := JSONProblem([]byte(`{"a": [1, 2]}`)); p != "" {
+	if p := jsonProblem([]byte(`{"a": [1, 2]}`)); p != "" {
 		t.Errorf("valid JSON: %q", p)
 	}
-	if p := JSONProblem([]byte("{\"message\":\n \"hi\",}")); !strings.Contains(p, "line 2, column 7 (offset 18)") || !strings.Contains(p, `near "{\"message\":\n \"hi\",}"`) {
+	if p := jsonProblem([]byte("{\"message\":\n \"hi\",}")); !strings.Contains(p, "line 2, column 7 (offset 18)") || !strings.Contains(p, `near "{\"message\":\n \"hi\",}"`) {
 		t.Errorf("a stray comma: %q", p)
 	}
-	if p := JSONProblem([]byte(`{"a": `)); p == "" {
+	if p := jsonProblem([]byte(`{"a": `)); p == "" {
 		t.Error("cut short: no problem")
 	}
 }
@@ -47,7 +47,7 @@ func TestRead(t *testing.T) {
 		{name: "bad inline", inline: ptr(`{"a":`), err: "--args: not valid JSON: "},
 		{name: "bad stdin", path: ptr("-"), stdin: "{,}", err: "--args-file -: not valid JSON: invalid character ',' "},
 	} {
-		got, err := Read(tc.inline, tc.path, strings.NewReader(tc.stdin))
+		got, err := readCallArgs(tc.inline, tc.path, strings.NewReader(tc.stdin))
 		if tc.err != "" {
 			if err == nil || !strings.HasPrefix(err.Error(), tc.err) {
 				t.Errorf("%s: %v, want %q", tc.name, err, tc.err)
@@ -71,19 +71,19 @@ func (e *endless) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// More than Max bytes is refused after reading Max+1, never all of it.
+// More than maxCallArgs bytes is refused after reading maxCallArgs+1, never all of it.
 func TestReadBounded(t *testing.T) {
 	in := &endless{}
-	_, err := Read(nil, ptr("-"), in)
+	_, err := readCallArgs(nil, ptr("-"), in)
 	if err == nil || !strings.Contains(err.Error(), "larger than 67108864 bytes") {
 		t.Fatalf("endless stdin: %v", err)
 	}
-	if in.read > Max+64<<10 {
-		t.Errorf("read %d bytes for a bound of %d", in.read, Max)
+	if in.read > maxCallArgs+64<<10 {
+		t.Errorf("read %d bytes for a bound of %d", in.read, maxCallArgs)
 	}
-	// Exactly Max bytes of JSON pass.
-	exact := append(bytes.Repeat([]byte(" "), Max-2), '{', '}')
-	if got, err := Read(nil, ptr("-"), io.MultiReader(bytes.NewReader(exact))); err != nil || string(got) != "{}" {
-		t.Errorf("Max bytes: %.20s, %v", got, err)
+	// Exactly maxCallArgs bytes of JSON pass.
+	exact := append(bytes.Repeat([]byte(" "), maxCallArgs-2), '{', '}')
+	if got, err := readCallArgs(nil, ptr("-"), io.MultiReader(bytes.NewReader(exact))); err != nil || string(got) != "{}" {
+		t.Errorf("maxCallArgs bytes: %.20s, %v", got, err)
 	}
 }

@@ -1,12 +1,13 @@
-// Package logformat is colibri's slog handler: text or JSON lines (to
+// newLogHandler is colibri's slog handler: text or JSON lines (to
 // stderr, main's choice), a duration written as milliseconds under a key
 // ending in _ms (as the audit log's duration_ms), the MCP SDK's info lines
 // lowered to debug, and each line logged with a request's context carrying
 // its request id (internal/reqid).
 //
-//	h, ok := logformat.New("json", slog.LevelInfo, os.Stderr)
+//	h, ok := newLogHandler("json", slog.LevelInfo, os.Stderr)
 //	logger := slog.New(h)
-package logformat
+
+package main
 
 import (
 	"context"
@@ -18,9 +19,9 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
 )
 
-// New is the handler for format ("text" or "json") at level, writing to w;
+// newLogHandler is the handler for format ("text" or "json") at level, writing to w;
 // false for another format.
-func New(format string, level slog.Level, w io.Writer) (slog.Handler, bool) {
+func newLogHandler(format string, level slog.Level, w io.Writer) (slog.Handler, bool) {
 	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: millis}
 	switch format {
 	case "text":

@@ -1,4 +1,4 @@
-package coalesce
+package main
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ func TestKickCoalesces(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan int, 10)
 	n, inside := 0, 0
-	r := New(func() {
+	r := newCoalescer(func() {
 		inside++
 		if inside > 1 {
 			t.Error("two runs at once")

@@ -1,14 +1,15 @@
-// Package settingparse reads the values of colibri's settings in the
-// syntax CONTRACT.md section 2 gives them, whether a flag or a variable
+// parseDuration, parsePositive, parseBool and lookupIn read the values of
+// colibri's settings in the syntax docs/registry.md#settings gives them, whether a flag or a variable
 // holds them: a duration is integer milliseconds or a Go duration, positive;
 // a count is a positive integer; a switch is 1, true or yes, or 0, false, no
 // or empty (anything else is refused, never a silent off); and an
 // environment is read as os.LookupEnv reads the process's.
 //
-//	d, err := settingparse.Duration("45s")      // also "45000"
-//	on, err := settingparse.Bool("COLIBRI_MCP_AGGREGATE", "yes")
-//	v, ok := settingparse.Lookup(environ)("HOME")
-package settingparse
+//	d, err := parseDuration("45s")      // also "45000"
+//	on, err := parseBool("COLIBRI_MCP_AGGREGATE", "yes")
+//	v, ok := lookupIn(environ)("HOME")
+
+package main
 
 import (
 	"fmt"
@@ -18,9 +19,9 @@ import (
 	"time"
 )
 
-// Duration reads the contract's duration syntax: a bare integer is
+// parseDuration reads the contract's duration syntax: a bare integer is
 // milliseconds, anything else a Go duration; it must be positive.
-func Duration(s string) (time.Duration, error) {
+func parseDuration(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	var d time.Duration
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
@@ -37,8 +38,8 @@ func Duration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// PositiveInt reads a positive integer.
-func PositiveInt[T int | int64](s string) (T, error) {
+// parsePositive reads a positive integer.
+func parsePositive[T int | int64](s string) (T, error) {
 	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	if err != nil || n <= 0 {
 		return 0, fmt.Errorf("%q: must be a positive integer", s)
@@ -46,10 +47,10 @@ func PositiveInt[T int | int64](s string) (T, error) {
 	return T(n), nil
 }
 
-// Bool reads a boolean variable the contract's way: on for 1, true or
+// parseBool reads a boolean variable the contract's way: on for 1, true or
 // yes; off for 0, false, no or empty; anything else ("on", "enabled") is a
 // configuration error rather than a silent off.
-func Bool(variable, value string) (bool, error) {
+func parseBool(variable, value string) (bool, error) {
 	switch strings.ToLower(strings.TrimSpace(value)) {
 	case "1", "true", "yes":
 		return true, nil
@@ -59,9 +60,9 @@ func Bool(variable, value string) (bool, error) {
 	return false, fmt.Errorf("%s=%s: not understood: use 1, true or yes to turn it on; 0, false, no or empty to turn it off", variable, value)
 }
 
-// Lookup reads environ (NAME=value entries, the last of a name winning) as
+// lookupIn reads environ (NAME=value entries, the last of a name winning) as
 // os.LookupEnv reads the process's.
-func Lookup(environ []string) func(string) (string, bool) {
+func lookupIn(environ []string) func(string) (string, bool) {
 	return func(name string) (string, bool) {
 		for i := len(environ) - 1; i >= 0; i-- {
 			if v, ok := strings.CutPrefix(environ[i], name+"="); ok {

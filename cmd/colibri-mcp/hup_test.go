@@ -1,4 +1,4 @@
-package hup
+package main
 
 import (
 	"errors"
@@ -17,7 +17,7 @@ import (
 func TestWatch(t *testing.T) {
 	var log syncbuf.Buffer
 	ran := make(chan string, 4)
-	stop := Actions{
+	stop := hupActions{
 		{What: "first", Do: func() error { ran <- "first"; return errors.New("no such file") }},
 		{What: "second", Do: func() error { ran <- "second"; return nil }},
 	}.Watch(slog.New(slog.NewTextHandler(&log, nil)))

@@ -1,13 +1,14 @@
-// Package callargs reads the arguments of one tool call from the command
+// readCallArgs reads the arguments of one tool call from the command
 // line: inline JSON (--args), or a file or stdin (--args-file PATH, - for
-// stdin) read up to Max bytes, and says where text stops being JSON, at
+// stdin) read up to maxCallArgs bytes, and says where text stops being JSON, at
 // its line and column. Nothing given is {}.
 //
-//	args, err := callargs.Read(nil, &path, os.Stdin) // --args-file PATH
+//	args, err := readCallArgs(nil, &path, os.Stdin) // --args-file PATH
 //	if err != nil { // "--args-file PATH: not valid JSON: … at line 2, column 7 …"
 //		return err
 //	}
-package callargs
+
+package main
 
 import (
 	"bytes"
@@ -18,14 +19,14 @@ import (
 	"os"
 )
 
-// Max bounds what --args-file reads: arguments are JSON for one tool call,
+// maxCallArgs bounds what --args-file reads: arguments are JSON for one tool call,
 // and a mistaken path (/dev/zero) must not exhaust memory.
-const Max = 64 << 20
+const maxCallArgs = 64 << 20
 
-// Read returns the arguments: inline (--args) when it is given, else what
+// readCallArgs returns the arguments: inline (--args) when it is given, else what
 // the file (--args-file; "-" reads stdin) holds, trimmed, else {}. nil is
 // a flag not given. Giving both is refused.
-func Read(inline, file *string, stdin io.Reader) (json.RawMessage, error) {
+func readCallArgs(inline, file *string, stdin io.Reader) (json.RawMessage, error) {
 	args, source := json.RawMessage("{}"), "--args"
 	switch {
 	case inline != nil && file != nil:
@@ -44,24 +45,24 @@ func Read(inline, file *string, stdin io.Reader) (json.RawMessage, error) {
 			defer f.Close()
 			r = f
 		}
-		b, err := io.ReadAll(io.LimitReader(r, Max+1))
+		b, err := io.ReadAll(io.LimitReader(r, maxCallArgs+1))
 		if err != nil {
 			return nil, fmt.Errorf("--args-file %s: %v", path, err)
 		}
-		if len(b) > Max {
-			return nil, fmt.Errorf("--args-file %s: larger than %d bytes", path, Max)
+		if len(b) > maxCallArgs {
+			return nil, fmt.Errorf("--args-file %s: larger than %d bytes", path, maxCallArgs)
 		}
 		args = json.RawMessage(bytes.TrimSpace(b))
 	}
-	if problem := JSONProblem(args); problem != "" {
+	if problem := jsonProblem(args); problem != "" {
 		return nil, fmt.Errorf("%s: not valid JSON: %s", source, problem)
 	}
 	return args, nil
 }
 
-// JSONProblem says where data stops being JSON ("" when it is JSON): the
+// jsonProblem says where data stops being JSON ("" when it is JSON): the
 // line, column and byte, and the text around it.
-func JSONProblem(data []byte) string {
+func jsonProblem(data []byte) string {
 	var v any
 	err := json.Unmarshal(data, &v)
 	if err == nil {

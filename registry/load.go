@@ -1,0 +1,216 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/colibri-mcp/colibri-mcp/policy"
+)
+
+// Load reads and validates the registry file at path. It reads a regular
+// file only, of at most MaxFileSize bytes: a FIFO, a device or a directory
+// at path is refused at once, never waited on.
+func Load(path string) (*Registry, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Parse(f, path)
+}
+
+// openRegular opens path for reading if it is a regular file. The file is
+// opened with O_NONBLOCK, so that a FIFO with no writer (perhaps swapped in
+// after a stat) cannot block the open, and then checked with fstat on the
+// descriptor itself: what is read is what was checked.
+func openRegular(path string) (*os.File, error) {
+	fail := func(err error) (*os.File, error) {
+		return nil, &Error{File: path, Problems: []Problem{{Message: readProblem(err)}}, Err: err}
+	}
+	// Stat first: opening a device can have effects of its own (a terminal
+	// may become the controlling one), so only what looks regular is opened.
+	st, err := os.Stat(path)
+	if err == nil {
+		err = regular(st)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	f, err := openChecked(path)
+	if err != nil {
+		return fail(err)
+	}
+	return f, nil
+}
+
+// openChecked opens path without blocking and keeps it only if the open
+// descriptor is a regular file of at most MaxFileSize bytes.
+func openChecked(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil {
+		err = regular(st)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// errNotRegular is a registry path that names something other than a
+// regular file.
+var errNotRegular = errors.New("not a regular file")
+
+func regular(st os.FileInfo) error {
+	switch {
+	case st.Mode().IsRegular():
+	case st.IsDir():
+		return fmt.Errorf("%w: it is a directory", errNotRegular)
+	case st.Mode()&os.ModeNamedPipe != 0:
+		return fmt.Errorf("%w: it is a FIFO, which colibri never reads (it could block every request)", errNotRegular)
+	default:
+		return fmt.Errorf("%w: its mode is %s", errNotRegular, st.Mode().Type())
+	}
+	if st.Size() > MaxFileSize {
+		return fmt.Errorf("%w: %d bytes, more than the limit of %d", errTooLarge, st.Size(), MaxFileSize)
+	}
+	return nil
+}
+
+var errTooLarge = errors.New("the registry file is too large")
+
+func readProblem(err error) string {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return missingProblem(nil)
+	case errors.Is(err, os.ErrPermission):
+		return "the registry file cannot be read: permission denied"
+	case errors.Is(err, errNotRegular):
+		return "the registry path is " + err.Error()
+	case errors.Is(err, errTooLarge):
+		return err.Error()
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return "reading the registry file: " + pe.Err.Error()
+	}
+	return "reading the registry file: " + err.Error()
+}
+
+// MaxFileSize bounds what Parse reads (4 MiB): a registry is a few
+// kilobytes, and a hostile or mistaken file must not exhaust memory.
+const MaxFileSize = 4 << 20
+
+// Parse reads a registry from r. path names the file in errors and is the
+// folder that relative commands resolve against; it may be "" for a reader
+// with no file behind it, and then relative commands resolve against the
+// working directory.
+func Parse(r io.Reader, path string) (*Registry, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+	if err != nil {
+		return nil, &Error{File: path, Problems: []Problem{{Message: "reading the registry: " + err.Error()}}, Err: err}
+	}
+	if len(data) > MaxFileSize {
+		return nil, &Error{File: path, Problems: []Problem{{Message: fmt.Sprintf("the registry is larger than %d bytes", MaxFileSize)}}}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return nil, &Error{File: path, Problems: []Problem{{Message: syntaxProblem(data, err)}}, Err: err}
+	}
+	if dups := duplicateKeys(data); len(dups) > 0 {
+		return nil, &Error{File: path, Problems: dups}
+	}
+	if err := compiled.Validate(doc); err != nil {
+		var ve *jsonschema.ValidationError
+		if !errors.As(err, &ve) {
+			return nil, &Error{File: path, Problems: []Problem{{Message: err.Error()}}, Err: err}
+		}
+		problems := append(nameProblems(doc), schemaProblems(ve, true)...)
+		slices.SortStableFunc(problems, func(a, b Problem) int { return strings.Compare(a.Location, b.Location) })
+		if shape := editorShape(doc); shape != "" {
+			problems = append([]Problem{{Message: fmt.Sprintf("this looks like an editor's MCP configuration (%s), not a colibri registry: `colibri-mcp import` converts one into registry entries", shape)}}, problems...)
+		}
+		return nil, &Error{File: path, Problems: problems}
+	}
+
+	var file struct {
+		Servers map[string]*Server `json:"servers"`
+		Policy  *policy.Policy     `json:"policy"`
+		Sandbox *Sandbox           `json:"sandbox"`
+		Pin     string             `json:"pin"`
+		PassEnv []string           `json:"pass_env"`
+	}
+	var policies struct {
+		Servers map[string]struct {
+			Policy *policy.Policy `json:"policy"`
+			Pin    string         `json:"pin"`
+		} `json:"servers"`
+	}
+	err = json.Unmarshal(data, &file)
+	if err == nil {
+		err = json.Unmarshal(data, &policies)
+	}
+	if err != nil {
+		// The schema accepted the document, so this is a mismatch between the
+		// schema and the Go types: a bug of ours, reported as such.
+		return nil, &Error{File: path, Problems: []Problem{{Message: "internal: decoding a valid registry: " + err.Error()}}, Err: err}
+	}
+	reg := &Registry{Path: path, Servers: file.Servers, Policy: file.Policy, Sandbox: file.Sandbox, Pin: file.Pin, PassEnv: file.PassEnv}
+	if reg.Servers == nil {
+		reg.Servers = map[string]*Server{}
+	}
+	for name, s := range reg.Servers {
+		s.Name = name
+		s.Policy = policies.Servers[name].Policy
+		s.Pin = policies.Servers[name].Pin
+		if s.PassEnv == nil {
+			s.PassEnv = file.PassEnv
+		}
+		s.resolve(path)
+		s.applySandbox(file.Sandbox, registryDir(path))
+	}
+	if err := reg.Validate(); err != nil {
+		return nil, err
+	}
+	return reg, nil
+}
+
+// resolve makes a relative command (one with a "/") and a relative cwd
+// absolute, against the folder of the registry file. A jailed server's
+// paths are inside the jail and stay as they are.
+func (s *Server) resolve(file string) {
+	if s.Jail != nil {
+		return
+	}
+	dir := "."
+	if file != "" {
+		dir = filepath.Dir(file)
+		if abs, err := filepath.Abs(dir); err == nil && s.URL == "" {
+			s.Dir = abs
+		}
+	}
+	if !filepath.IsAbs(s.Command) && strings.Contains(s.Command, "/") {
+		if abs, err := filepath.Abs(filepath.Join(dir, s.Command)); err == nil {
+			s.Command = abs
+		}
+	}
+	if s.Cwd != "" && !filepath.IsAbs(s.Cwd) {
+		if abs, err := filepath.Abs(filepath.Join(dir, s.Cwd)); err == nil {
+			s.Cwd = abs
+		}
+	}
+}
