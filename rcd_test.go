@@ -322,6 +322,10 @@ func TestNewsyslogAuditLine(t *testing.T) {
 	if strings.Contains(fields[6], "C") {
 		t.Errorf("audit line flags %q: C would create an empty audit log when auditing is off", fields[6])
 	}
+	// B: no turnover line in a file that holds a hash chain of audit lines.
+	if !strings.Contains(fields[6], "B") {
+		t.Errorf("audit line flags %q: without B newsyslog writes a line into the audit log", fields[6])
+	}
 	if !strings.Contains(string(rcd), `child_pidfile="/var/run/${name}.pid"`) || !strings.Contains(string(rcd), "/var/log/colibri_mcp_audit.log") {
 		t.Error("rc.d/colibri_mcp no longer writes the pidfile newsyslog signals, or suggests another audit log path")
 	}

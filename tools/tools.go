@@ -101,6 +101,10 @@ type Options struct {
 	// would be there, and it cannot be used); Check reports it per server.
 	// Requests meet the same words where they use the folder.
 	StateProblem func(reg *registry.Registry, srv *registry.Server) error
+	// Instance is this colibri's name (--instance): an HTTP session id
+	// begins with it, so that a load balancer in front of several
+	// instances can route a session by prefix (docs/scaling.md).
+	Instance string
 }
 
 // Defaults of Options.

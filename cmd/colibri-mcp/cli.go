@@ -201,6 +201,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			},
 			authCommand(withSettings, stdout, stderr),
 			pinsCommand(withSettings, stdout, stderr),
+			auditCommand(stdin, stdout, stderr),
 		}, editCommands(withSettings, stdout, completeNames(environ, false))...), []*cli.Command{
 			{
 				Name:        "help",
@@ -258,6 +259,7 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "audit-key-file", Usage: "the HMAC key of the audit log's argument digests", Sources: cli.EnvVars("COLIBRI_MCP_AUDIT_KEY_FILE")},
 		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics at http://ADDR/metrics (beyond loopback only with --token-file)", Sources: cli.EnvVars("COLIBRI_MCP_METRICS_ADDR")},
 		&cli.StringFlag{Name: "pin-file", Usage: "the pinned tool definitions (default: STATE_DIR/pins.json)", Sources: cli.EnvVars("COLIBRI_MCP_PIN_FILE")},
+		&cli.StringFlag{Name: "instance", Usage: "this instance's `NAME` in audit and log lines, and the start of its HTTP session ids, for several instances behind one address (default: the host name)", Sources: cli.EnvVars("COLIBRI_MCP_INSTANCE")},
 		&cli.StringFlag{Name: "state-dir", Usage: "the one folder colibri writes at run time: pins, OAuth tokens, the sandboxes' homes (default: $XDG_STATE_HOME/colibri-mcp, ~/.local/state/colibri-mcp; " + statedir.RootDefault + " as root)", Sources: cli.EnvVars("COLIBRI_MCP_STATE_DIR")},
 	}
 }
@@ -295,6 +297,7 @@ type settings struct {
 	pinErr         error
 	state          *statedir.Dir // --state-dir, or the default; state.Err when it cannot be used
 	pinsInState    bool          // no --pin-file: the pin file is STATE_DIR/pins.json
+	instance       string        // --instance, or the host name
 
 	// Opened for the run (openAudit, serve), not parsed.
 	audit    *audit.Writer
@@ -330,6 +333,10 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 		pinFile:      cmd.String("pin-file"),
 	}
 	s.state = statedir.Resolve(cmd.String("state-dir"), os.Geteuid(), env)
+	var err error
+	if s.instance, err = instanceName(cmd.String("instance")); err != nil {
+		return nil, usage(err)
+	}
 	if s.pinFile == "" {
 		s.pinFile, s.pinErr, s.pinsInState = s.state.Join("pins.json"), s.state.Err, true
 	}
@@ -341,7 +348,6 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 			return err == nil
 		})
 	}
-	var err error
 	// The gate: the flag wins when given; otherwise the variable.
 	if s.externalCall, err = boolSetting(cmd, env, "external-call", "COLIBRI_MCP_EXTERNAL_CALL"); err != nil {
 		return nil, err
@@ -513,6 +519,7 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		Bulk:         s.bulk,
 		Pins:         openPins(s),
 		HideFolders:  s.httpAddr != "", // callers over HTTP never learn the server's folders
+		Instance:     s.instance,
 		StateProblem: func(reg *registry.Registry, srv *registry.Server) error {
 			if s.state.Err == nil {
 				return nil
@@ -524,4 +531,49 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		},
 	})
 	return svc, h
+}
+
+// instanceName is --instance checked (letters, digits, '.', '_' and '-',
+// at most 64, starting with a letter or digit: it begins HTTP session ids
+// and audit chains), or with none given the host name made such a name.
+func instanceName(given string) (string, error) {
+	if given != "" {
+		if !validInstance(given) {
+			return "", fmt.Errorf("--instance / COLIBRI_MCP_INSTANCE %q: want at most 64 letters, digits, '.', '_' or '-', starting with a letter or digit", given)
+		}
+		return given, nil
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		return "colibri", nil
+	}
+	b := []byte(host)
+	for i, c := range b {
+		if !instanceByte(c) {
+			b[i] = '-'
+		}
+	}
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	if name := string(b); validInstance(name) {
+		return name, nil
+	}
+	return "colibri", nil
+}
+
+func validInstance(s string) bool {
+	if s == "" || len(s) > 64 || s[0] == '.' || s[0] == '_' || s[0] == '-' {
+		return false
+	}
+	for i := range len(s) {
+		if !instanceByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func instanceByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
 }

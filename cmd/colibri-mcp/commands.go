@@ -39,6 +39,9 @@ func watchRegistry(ctx context.Context, s *settings) (stop func()) {
 // serve runs colibri's MCP server over stdio (or HTTP with --http) until the
 // client leaves or a signal arrives, then tears every hosted process down.
 func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.Writer) error {
+	// Several instances behind one address share a log pipeline: each line
+	// says whose it is.
+	s.logger = s.logger.With("instance", s.instance)
 	if s.httpAddr != "" {
 		// Over HTTP a session id is a credential: keep it out of info logs.
 		s.logger = slog.New(httpserve.QuietSessionIDs(s.logger.Handler()))
@@ -51,6 +54,9 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	if s.metricsAddr != "" {
 		v, c := clihelp.BuildVersion(version, commit, debug.ReadBuildInfo) // as --version says them
 		s.metrics = metrics.New(metrics.Options{Version: v, Commit: c})
+		if w := s.audit; w != nil {
+			s.metrics.SetAuditChain(func() int64 { return w.Head().Lines })
+		}
 	}
 	// Large strings cross either face by reference (internal/bulk): the
 	// face lowers every message it writes.
