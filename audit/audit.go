@@ -115,7 +115,7 @@ type Writer struct {
 	f       *os.File // nil when w is stderr
 	closed  bool
 	warning string // about the file last opened (Warning)
-	chain   chain    // this process's hash chain (chain.go)
+	chain   chain  // this process's hash chain (chain.go)
 }
 
 // Options are a Writer's chain settings; the zero value is an unkeyed
