@@ -29,6 +29,9 @@ type CheckServer struct {
 	// (with Probe); under pin: enforce they fail the check.
 	Changed []pin.Change `json:"changed,omitempty"`
 	Spare   int          `json:"spare,omitempty"` // started processes kept ready (serve keeps them)
+	// RunTime are the variables (${NAME}) the entry reads where it runs:
+	// check --root reports them, never reading the build host's.
+	RunTime []string `json:"set_at_run_time,omitempty"`
 }
 
 // CheckOptions say what Check does and whom it tells as it goes.

@@ -23,6 +23,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/statedir"
+	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -100,7 +101,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				Description: "Examples:\n" +
 					"  colibri-mcp servers\n" +
 					"  colibri-mcp --external-config ./external-mcp.json servers --json" + exitCodesHelp,
-				Flags: []cli.Flag{jsonFlag()},
+				Flags: append([]cli.Flag{jsonFlag()}, rootFlags()...),
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
 					if err := clihelp.WantArgs(cmd, 0, 0); err != nil {
 						return err
@@ -171,13 +172,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				Description: "Examples:\n" +
 					"  colibri-mcp check\n" +
 					"  colibri-mcp check --probe" + exitCodesHelp,
-				Flags: []cli.Flag{
+				Flags: append([]cli.Flag{
 					&cli.BoolFlag{Name: "probe", Usage: "start (or connect to) each server and list its tools, printing each server's line as it finishes"},
 					jsonFlag(),
-				},
+				}, rootFlags()...),
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
 					if err := clihelp.WantArgs(cmd, 0, 0); err != nil {
 						return err
+					}
+					if s.image != nil {
+						if cmd.Bool("probe") {
+							return usage(fmt.Errorf("check: --probe with --root: an image's servers do not run on the build host; check the image's paths without --probe, and probe on the image (%s)", clihelp.HelpHint(cmd)))
+						}
+						return checkImage(s, cmd.Bool("json"), termview.Safe(stdout))
 					}
 					return cmdCheck(ctx, s, cmd.Bool("probe"), cmd.Bool("json"), stdout)
 				}),
@@ -298,6 +305,7 @@ type settings struct {
 	state          *statedir.Dir // --state-dir, or the default; state.Err when it cannot be used
 	pinsInState    bool          // no --pin-file: the pin file is STATE_DIR/pins.json
 	instance       string        // --instance, or the host name
+	image          *image        // --root's image, else nil
 
 	// Opened for the run (openAudit, serve), not parsed.
 	audit    *audit.Writer
@@ -312,7 +320,9 @@ type settings struct {
 
 func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*settings, error) {
 	// The env file first: its variables are colibri's own from here on.
-	if f := cmd.Root().String("env-file"); f != "" { // import has an --env-file of its own
+	// With --root it is the image's, read where the image runs: ${NAME}s
+	// are reported, never expanded from the build host.
+	if f := cmd.Root().String("env-file"); f != "" && !(hasFlag(cmd, "root") && cmd.String("root") != "") { // import has an --env-file of its own
 		vars, err := envfile.Load(f)
 		if err != nil {
 			return nil, usage(fmt.Errorf("--env-file / COLIBRI_MCP_ENV_FILE: %w", err))
@@ -336,6 +346,9 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 	var err error
 	if s.instance, err = instanceName(cmd.String("instance")); err != nil {
 		return nil, usage(err)
+	}
+	if err := applyRoot(cmd, s); err != nil {
+		return nil, err
 	}
 	if s.pinFile == "" {
 		s.pinFile, s.pinErr, s.pinsInState = s.state.Join("pins.json"), s.state.Err, true
@@ -460,6 +473,10 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 	loader := &registry.Loader{Path: s.configPath, Tried: s.configTried}
 	s.loadRegistry = loader.Load
 	configShown := s.configPath
+	if s.image != nil {
+		s.loadRegistry = func() (*registry.Registry, error) { return loadImageRegistry(s) }
+		configShown = s.image.registry
+	}
 	if s.health != nil {
 		s.loadRegistry = func() (*registry.Registry, error) {
 			reg, err := loader.Load()
