@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/envfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
+	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/statedir"
@@ -255,6 +257,7 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "timeout", Usage: "per-phase timeout: integer milliseconds or a Go duration", Value: "30000", Sources: cli.EnvVars("COLIBRI_MCP_TIMEOUT")},
 		&cli.StringFlag{Name: "http", Usage: "serve Streamable HTTP on `ADDR` instead of stdio", Sources: cli.EnvVars("COLIBRI_MCP_HTTP")},
 		&cli.StringFlag{Name: "token-file", Usage: "bearer tokens for HTTP, one per line", Sources: cli.EnvVars("COLIBRI_MCP_TOKEN_FILE")},
+		&cli.StringSliceFlag{Name: "allowed-host", Usage: "HTTP: a `NAME` (or NAME:PORT) besides --http's address that requests may name in Host and Origin: a load balancer's public name (repeat; COLIBRI_MCP_ALLOWED_HOSTS, comma-separated)", Sources: cli.EnvVars("COLIBRI_MCP_ALLOWED_HOSTS")},
 		&cli.StringFlag{Name: "log-level", Usage: "debug, info, warn or error", Value: "info", Sources: cli.EnvVars("COLIBRI_MCP_LOG_LEVEL")},
 		&cli.StringFlag{Name: "log-format", Usage: "text or json (always to stderr)", Value: "text", Sources: cli.EnvVars("COLIBRI_MCP_LOG_FORMAT")},
 		&cli.StringFlag{Name: "max-procs", Usage: "hosted processes alive at once", Value: "32", Sources: cli.EnvVars("COLIBRI_MCP_MAX_PROCS")},
@@ -274,7 +277,7 @@ func globalFlags() []cli.Flag {
 // serveOnlyFlags mean something to serve alone: they are listed under
 // `serve --help`, and kept out of the other commands' help (colibri-mcp
 // --http ADDR, with no command, still serves).
-var serveOnlyFlags = []string{"http", "token-file", "session-timeout", "metrics-addr"}
+var serveOnlyFlags = []string{"http", "token-file", "allowed-host", "session-timeout", "metrics-addr"}
 
 // settings are the parsed, checked configuration of one run.
 type settings struct {
@@ -306,6 +309,7 @@ type settings struct {
 	pinsInState    bool          // no --pin-file: the pin file is STATE_DIR/pins.json
 	instance       string        // --instance, or the host name
 	image          *image        // --root's image, else nil
+	allowedHosts   []string      // --allowed-host
 
 	// Opened for the run (openAudit, serve), not parsed.
 	audit    *audit.Writer
@@ -349,6 +353,14 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 	}
 	if err := applyRoot(cmd, s); err != nil {
 		return nil, err
+	}
+	for _, h := range cmd.StringSlice("allowed-host") {
+		if h = strings.TrimSpace(h); h != "" {
+			s.allowedHosts = append(s.allowedHosts, h)
+		}
+	}
+	if err := httpserve.CheckAllowedHosts(s.allowedHosts); err != nil {
+		return nil, usage(err)
 	}
 	if s.pinFile == "" {
 		s.pinFile, s.pinErr, s.pinsInState = s.state.Join("pins.json"), s.state.Err, true

@@ -53,10 +53,11 @@ func startMetrics(ctx context.Context, s *settings, h *host.Host) (*httpserve.Me
 	load := (&registry.Loader{Path: s.configPath}).Load
 	s.metrics.SetState(func() metrics.State { return hostState(load, h) })
 	ms, err := httpserve.NewMetrics(httpserve.MetricsOptions{
-		Addr:      s.metricsAddr,
-		Handler:   s.metrics.Handler(),
-		TokenFile: s.tokenFile,
-		Logger:    s.logger,
+		Addr:         s.metricsAddr,
+		AllowedHosts: s.allowedHosts,
+		Handler:      s.metrics.Handler(),
+		TokenFile:    s.tokenFile,
+		Logger:       s.logger,
 	})
 	if err != nil {
 		return nil, nil, usage(err)

@@ -30,8 +30,9 @@ func serveHTTP(ctx context.Context, s *settings, svc *tools.Service, onHUP hupAc
 		return n
 	})
 	srv, err := httpserve.New(httpserve.Options{
-		Addr:   s.httpAddr,
-		Server: server,
+		Addr:         s.httpAddr,
+		AllowedHosts: s.allowedHosts,
+		Server:       server,
 		Ready: func() (bool, string) {
 			s.loadRegistry() // read now: the answer is the file as it is
 			return s.health.Ready()

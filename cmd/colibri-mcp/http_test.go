@@ -535,3 +535,32 @@ func TestHostileHTTPEchoClipped(t *testing.T) {
 		t.Errorf("isError %v, an answer of %d bytes", res.IsError, len(b))
 	}
 }
+
+// --allowed-host names a load balancer's public name: a request through it
+// (its Host and Origin) is served, any other name still refused; a value
+// that is not a host name is a usage error.
+func TestHTTPAllowedHost(t *testing.T) {
+	t.Parallel()
+	c := startHTTP(t, "127.0.0.1:0", "--allowed-host", "mcp.example.com", "--allowed-host", "127.0.0.1:8750")
+	for name, h := range map[string]map[string]string{
+		"balancer name, any port": {"Host": "mcp.example.com:443", "Origin": "https://mcp.example.com"},
+		"balancer name":           {"Host": "MCP.example.com"},
+		"balancer address:port":   {"Host": "127.0.0.1:8750"},
+	} {
+		if code := post(t, c.url, h); code == http.StatusForbidden {
+			t.Errorf("%s: refused", name)
+		}
+	}
+	for name, h := range map[string]map[string]string{
+		"another name":                {"Host": "attacker.example"},
+		"allowed address, other port": {"Host": "127.0.0.1:8751"},
+		"foreign Origin":              {"Host": "mcp.example.com", "Origin": "https://attacker.example"},
+	} {
+		if code := post(t, c.url, h); code != http.StatusForbidden {
+			t.Errorf("%s: %d, want 403", name, code)
+		}
+	}
+	if code, _, stderr := runCLI(t, []string{"COLIBRI_MCP_ALLOWED_HOSTS=https://mcp.example.com"}, "serve", "--http", "127.0.0.1:0"); code != 2 || !strings.Contains(stderr, "--allowed-host") {
+		t.Errorf("a URL as --allowed-host: exit %d %s", code, stderr)
+	}
+}

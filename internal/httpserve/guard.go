@@ -1,6 +1,7 @@
 package httpserve
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -22,12 +23,21 @@ func isLoopback(host string) bool {
 // came from another site's page (Sec-Fetch-Site). On an address that listens
 // everywhere, a request that arrived through a loopback interface must still
 // name a loopback host, as go-sdk's own protection has it.
-func sameHost(listenHost, port string) func(http.Handler) http.Handler {
+//
+// allowed are the other names a request may give (--allowed-host: a load
+// balancer's or a proxy's public name, docs/scaling.md): NAME for any port,
+// NAME:PORT for that one.
+func sameHost(listenHost, port string, allowed []string) func(http.Handler) http.Handler {
 	anyHost := listenHost == "" || net.ParseIP(listenHost) != nil && net.ParseIP(listenHost).IsUnspecified()
 	ok := func(hostport string, viaLoopback bool) bool {
 		h, p, err := net.SplitHostPort(hostport)
 		if err != nil {
 			h, p = hostport, "80"
+		}
+		for _, a := range allowed {
+			if strings.EqualFold(a, strings.Trim(h, "[]")) || strings.EqualFold(a, net.JoinHostPort(strings.Trim(h, "[]"), p)) {
+				return true
+			}
 		}
 		if p != port {
 			return false
@@ -69,6 +79,21 @@ func sameHost(listenHost, port string) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// CheckAllowedHosts refuses an --allowed-host that is not a host name or
+// address, with an optional port.
+func CheckAllowedHosts(names []string) error {
+	for _, n := range names {
+		h, _, err := net.SplitHostPort(n)
+		if err != nil {
+			h = n
+		}
+		if h == "" || strings.ContainsAny(n, "/@ \t") || strings.Contains(n, "://") {
+			return fmt.Errorf("--allowed-host / COLIBRI_MCP_ALLOWED_HOSTS %q: want a host name or address, with an optional :PORT (the balancer's public name)", n)
+		}
+	}
+	return nil
 }
 
 // originHostPort is the host:port an Origin header names, with the scheme's

@@ -54,6 +54,10 @@ const AnonymousPrincipal = "anonymous"
 type Options struct {
 	// Addr is HOST:PORT to listen on; PORT 0 picks a free port.
 	Addr string
+	// AllowedHosts are the names besides Addr's that a request's Host and
+	// Origin may give (--allowed-host): a load balancer's public name, NAME
+	// or NAME:PORT.
+	AllowedHosts []string
 	// Server is the MCP server every session is served by.
 	Server *mcp.Server
 	// TokenFile, when set, is the bearer tokens (see tokens.go for the
@@ -247,7 +251,7 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 	})
 	sse := &sseHandler{server: s.opts.Server, maxBody: s.opts.MaxBodyBytes, timeout: s.opts.SessionTimeout, sessions: s.sessions, log: s.log}
 
-	guard := sameHost(listenHost, port)
+	guard := sameHost(listenHost, port, s.opts.AllowedHosts)
 	wrap := func(h http.Handler) http.Handler {
 		if s.tokens != nil {
 			// go-sdk's middleware puts the TokenInfo where its transports

@@ -15,6 +15,8 @@ import (
 type MetricsOptions struct {
 	// Addr is HOST:PORT; PORT 0 picks a free port.
 	Addr string
+	// AllowedHosts are as Options' (--allowed-host).
+	AllowedHosts []string
 	// Handler serves GET /metrics.
 	Handler http.Handler
 	// TokenFile, when set, is the same bearer tokens as /mcp; without it
@@ -62,7 +64,7 @@ func NewMetrics(opts MetricsOptions) (*MetricsServer, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.authorize(opts.Handler))
 	m.hs = &http.Server{
-		Handler:           sameHost(host, boundPort)(mux),
+		Handler:           sameHost(host, boundPort, opts.AllowedHosts)(mux),
 		ReadHeaderTimeout: DefaultReadHeaderTimeout,
 		ReadTimeout:       DefaultBodyTimeout,
 		WriteTimeout:      DefaultWriteTimeout,
