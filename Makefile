@@ -19,7 +19,7 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZ_TARGETS := FuzzWrap:./jail FuzzParse:./registry FuzzCallArguments:./tools/input FuzzExposedNames:./tools/catalog FuzzStripJSONC:./internal/editorconf FuzzDecide:./policy FuzzMatch:./policy FuzzCanonical:./audit FuzzMember:./internal/stdioserve FuzzLiftLower:./internal/bulk FuzzScanPath:./internal/bulk FuzzLiftCuts:./internal/bulk FuzzTrimSpace:./internal/lineconn
 
 .DEFAULT_GOAL := help
-.PHONY: help build demo test unit fuzz fuzz-long bench bench-go lint cross release peers install port-files install-test check-all clean conformance
+.PHONY: help build demo test unit fuzz fuzz-long bench bench-go lint cross release peers install port-files install-test fleet check-all clean conformance
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -113,6 +113,14 @@ install: ## install what `make build` (or `make release`: BIN=dist/freebsd-amd64
 
 port-files: ## write the port's files/colibri_mcp.in from rc.d/colibri_mcp (a test checks they are in step)
 	sed 's|/usr/local|%%PREFIX%%|g' rc.d/colibri_mcp > ports/sysutils/colibri-mcp/files/colibri_mcp.in
+
+# haproxy is a Debian package: installed here when missing and run as root
+# (apt-get), otherwise the target says what to install and stops, passing.
+fleet: peers ## three colibri instances behind a real HAProxy, clients of both protocol versions (docs/scaling.md; not part of make test)
+	@if ! command -v haproxy >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then apt-get install -y haproxy || exit 1; \
+		else echo "make fleet: haproxy is missing: apt-get install haproxy (Debian), pkg install haproxy (FreeBSD); skipping"; exit 0; fi; fi; \
+	COLIBRI_TEST_FLEET=1 $(GO) test -count=1 -timeout 10m -run '^TestFleet$$' -v .
 
 install-test: ## check make install's places on a scratch DESTDIR, and of make release's FreeBSD binaries (not part of make test)
 	COLIBRI_TEST_INSTALL=1 $(GO) test -count=1 -run '^TestMakeInstall$$' .
