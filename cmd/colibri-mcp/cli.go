@@ -310,6 +310,9 @@ type settings struct {
 	instance       string        // --instance, or the host name
 	image          *image        // --root's image, else nil
 	allowedHosts   []string      // --allowed-host
+	logLevel       slog.Level    // the logger's, for serve's (with instance=)
+	logFormat      string
+	logTo          io.Writer
 
 	// Opened for the run (openAudit, serve), not parsed.
 	audit    *audit.Writer
@@ -414,6 +417,8 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 	if s.logger, err = newLogger(level, cmd.String("log-format"), cmd.Root().ErrWriter); err != nil {
 		return nil, err
 	}
+	s.logLevel.UnmarshalText([]byte(level)) // newLogger checked it
+	s.logFormat, s.logTo = cmd.String("log-format"), cmd.Root().ErrWriter
 	return s, nil
 }
 

@@ -40,8 +40,10 @@ func watchRegistry(ctx context.Context, s *settings) (stop func()) {
 // client leaves or a signal arrives, then tears every hosted process down.
 func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.Writer) error {
 	// Several instances behind one address share a log pipeline: each line
-	// says whose it is.
-	s.logger = s.logger.With("instance", s.instance)
+	// says whose it is (last, after the request id).
+	if h, ok := newInstanceLogHandler(s.logFormat, s.logLevel, s.logTo, s.instance); ok {
+		s.logger = slog.New(h)
+	}
 	if s.httpAddr != "" {
 		// Over HTTP a session id is a credential: keep it out of info logs.
 		s.logger = slog.New(httpserve.QuietSessionIDs(s.logger.Handler()))
