@@ -107,7 +107,7 @@ install: ## install what `make build` (or `make release`: BIN=dist/freebsd-amd64
 	chmod 0644 $(DESTDIR)$(PREFIX)/etc/colibri/external-mcp.json.sample
 	install -m 0644 etc/newsyslog.conf.d/colibri_mcp.conf $(DESTDIR)$(PREFIX)/etc/newsyslog.conf.d/colibri_mcp.conf
 	install -m 0644 man/colibri-mcp.8 $(DESTDIR)$(PREFIX)/share/man/man8/colibri-mcp.8
-	install -m 0644 README.md docs/*.md docs/registry.schema.json $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp/
+	install -m 0644 README.md docs/*.md docs/registry.schema.json docs/pins-lock.schema.json $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp/
 	@if [ -n "$(DESTDIR)" ] && [ "$$(id -u)" != 0 ]; then \
 		scripts/metalog.sh "$(DESTDIR)" "$(PREFIX)" > "$(DESTDIR)/METALOG" && echo "wrote $(DESTDIR)/METALOG (mtree, root:wheel)"; fi
 

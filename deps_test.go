@@ -48,7 +48,8 @@ var forbidden = map[string][]string{
 		module + "policy", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"metrics": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
 		module + "policy", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	"internal/reqid": {module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
+	// reqctx is what a request's context carries: a principal and an id.
+	"internal/reqctx": {"os/exec", "net", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// policy is pure: rules in, a decision out; it knows no host, no SDK.
 	"policy": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
@@ -111,9 +112,9 @@ var forbidden = map[string][]string{
 	"cmd/colibri-sandbox": {"fmt", "encoding", "net", "golang.org/x/", "github.com/landlock-lsm", "github.com/elastic",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli", module + "host", module + "jail", module + "registry",
 		module + "tools", module + "internal/proc"},
-	// Writing files people edit, and reading env files: no processes, no
-	// network, nothing of colibri's above them.
-	"internal/atomicfile": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+	// Opening, locking and writing files people name and edit, and reading
+	// env files: no processes, no network, nothing of colibri's above them.
+	"internal/safefile": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"internal/jsonsplice": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
@@ -123,13 +124,8 @@ var forbidden = map[string][]string{
 	// wired to it by cmd.
 	"internal/health": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "tools", module + "metrics",
 		module + "internal/httpserve", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	// flock locks a file it is handed: the OS alone.
-	"internal/flock": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
-		module + "internal/opfile", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// Small leaf packages of hostile round three: pure, below everything.
 	"internal/suggest":    {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
-	"internal/toolname":   {module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
-	"internal/clip":       {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	"internal/listchange": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	// toolsearch ranks; it reads nothing and knows no MCP.
 	"internal/toolsearch": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
@@ -153,8 +149,6 @@ var forbidden = map[string][]string{
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// failure and principal are the vocabulary every layer shares: leaves.
 	"internal/failure": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
-		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	"internal/principal": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// describe is what a model reads of colibri's own tools: text from the
 	// registry, nothing that runs, records or decides.
@@ -265,7 +259,7 @@ func TestBinaryHoldsNoTestCode(t *testing.T) {
 		case imp == "testing", strings.HasPrefix(imp, module+"internal/testbuild"),
 			strings.HasPrefix(imp, module+"internal/procs"), strings.HasPrefix(imp, module+"internal/fakemcp"),
 			strings.HasPrefix(imp, module+"internal/bench"), strings.HasPrefix(imp, module+"internal/syncbuf"),
-			strings.HasPrefix(imp, module+"internal/oauthtest"):
+			strings.HasPrefix(imp, module+"internal/oauthtest"), strings.HasPrefix(imp, module+"internal/mcpregistry/registrytest"):
 			t.Errorf("colibri-mcp depends on %s, which is for tests and benchmarks only", imp)
 		}
 	}
@@ -338,16 +332,17 @@ func TestMakeInstall(t *testing.T) {
 		t.Fatalf("make install: %v\n%s", err, out)
 	}
 	for path, mode := range map[string]os.FileMode{
-		"usr/local/bin/colibri-mcp":                            0o755,
-		"usr/local/libexec/colibri-mcp/demo-mcp-server":        0o755,
-		"usr/local/etc/rc.d/colibri_mcp":                       0o555,
-		"usr/local/etc/colibri/external-mcp.json.sample":       0o644,
-		"usr/local/etc/newsyslog.conf.d/colibri_mcp.conf":      0o644,
-		"usr/local/share/man/man8/colibri-mcp.8":               0o644,
-		"usr/local/share/doc/colibri-mcp/registry.md":          0o644,
-		"usr/local/share/doc/colibri-mcp/freebsd.md":           0o644,
-		"usr/local/share/doc/colibri-mcp/registry.schema.json": 0o644,
-		"usr/local/share/doc/colibri-mcp/README.md":            0o644,
+		"usr/local/bin/colibri-mcp":                             0o755,
+		"usr/local/libexec/colibri-mcp/demo-mcp-server":         0o755,
+		"usr/local/etc/rc.d/colibri_mcp":                        0o555,
+		"usr/local/etc/colibri/external-mcp.json.sample":        0o644,
+		"usr/local/etc/newsyslog.conf.d/colibri_mcp.conf":       0o644,
+		"usr/local/share/man/man8/colibri-mcp.8":                0o644,
+		"usr/local/share/doc/colibri-mcp/registry.md":           0o644,
+		"usr/local/share/doc/colibri-mcp/freebsd.md":            0o644,
+		"usr/local/share/doc/colibri-mcp/registry.schema.json":  0o644,
+		"usr/local/share/doc/colibri-mcp/pins-lock.schema.json": 0o644,
+		"usr/local/share/doc/colibri-mcp/README.md":             0o644,
 	} {
 		st, err := os.Stat(filepath.Join(dest, path))
 		if err != nil {
@@ -441,7 +436,7 @@ func testInstallFreeBSDImage(t *testing.T, make func(args ...string) (string, er
 // architecture's import graph leaves them out.
 var testOnly = map[string]bool{
 	"internal/fakemcp": true, "internal/testbuild": true, "internal/procs": true,
-	"internal/syncbuf": true, "internal/bench": true, "internal/oauthtest": true,
+	"internal/syncbuf": true, "internal/bench": true, "internal/oauthtest": true, "internal/mcpregistry/registrytest": true,
 	"examples/demo-server": true,
 }
 

@@ -24,7 +24,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
 )
 
 // Outcomes of a call.
@@ -166,7 +166,7 @@ func openLog(path string) (f *os.File, warning string, err error) {
 	// A FIFO, a device or a symbolic link at the path is refused at once
 	// (opfile): a link could aim the log's appends at any file colibri may
 	// write, and a FIFO would block the open.
-	f, err = opfile.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err = safefile.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, "", fmt.Errorf("opening the audit log: %w", err)
 	}

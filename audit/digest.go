@@ -10,7 +10,7 @@ import (
 	"hash"
 	"io"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
 )
 
 // Args is how a call's arguments appear in the log: a digest of their
@@ -65,7 +65,7 @@ const maxKeyBytes = 64 << 10
 // ends with a newline). warning is set when the file is readable by group
 // or others, who could then test guesses against the log's digests.
 func LoadKey(path string) (key []byte, warning string, err error) {
-	f, err := opfile.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, "", fmt.Errorf("--audit-key-file / COLIBRI_MCP_AUDIT_KEY_FILE: %w", err)
 	}

@@ -45,14 +45,14 @@ func TestRemoteCallWithALostStringIsNotSent(t *testing.T) {
 		t.Fatalf("nothing lifted from %d bytes", len(msg))
 	}
 	// Held: the remote server gets the string itself.
-	res, err := h.CallTool(t.Context(), far, "echo", &session.Arguments{Value: map[string]any{"message": "checked"}, Raw: lifted}, nil)
+	res, err := h.CallTool(t.Context(), far, "echo", &session.Arguments{Value: map[string]any{"message": "checked"}, Raw: lifted}, nil, nil)
 	if err != nil || res.IsError || received() != msg {
 		t.Fatalf("with the string held: %v %+v; the server got %d bytes", err, res, len(received()))
 	}
 	// Released: the call fails before it is sent.
 	got.Store("")
 	table.Release(refs...)
-	_, err = h.CallTool(t.Context(), far, "echo", &session.Arguments{Value: map[string]any{"message": "checked"}, Raw: lifted}, nil)
+	_, err = h.CallTool(t.Context(), far, "echo", &session.Arguments{Value: map[string]any{"message": "checked"}, Raw: lifted}, nil, nil)
 	if failure.KindOf(err) != failure.KindInternal {
 		t.Errorf("with the string lost: kind %s (%v), want internal", failure.KindOf(err), err)
 	}

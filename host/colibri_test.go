@@ -82,8 +82,7 @@ func TestColibriHostsColibri(t *testing.T) {
 	})
 	srv := &registry.Server{Name: "colibri", URL: url, BearerToken: "${UPSTREAM_TOKEN}"}
 	res, err := h.CallTool(t.Context(), srv, "colibri_external_mcp_call_tool", session.ArgumentsOf(
-		map[string]any{"server": "ok", "name": "echo", "arguments": map[string]any{"message": "through two colibris"}}),
-		nil)
+		map[string]any{"server": "ok", "name": "echo", "arguments": map[string]any{"message": "through two colibris"}}), nil, nil)
 
 	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "Echo: through two colibris" {
 		t.Fatalf("call through colibri: %v %+v", err, res)

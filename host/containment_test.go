@@ -104,7 +104,7 @@ func TestRespawningRunnerDoesNotOutlive(t *testing.T) {
 	srv := fake("review-runner")
 	srv.Env["FAKEMCP_PIDS"] = pids
 	// The call runs for 1.5 s: the runner has many generations by then.
-	if _, err := h.CallTool(t.Context(), srv, "sleep", session.ArgumentsOf(map[string]any{"ms": 1500}), nil); err != nil {
+	if _, err := h.CallTool(t.Context(), srv, "sleep", session.ArgumentsOf(map[string]any{"ms": 1500}), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	h.Close()
@@ -240,7 +240,7 @@ func TestSecretRedactedInCallErrorsAndLogs(t *testing.T) {
 		defer mu.Unlock()
 		logged = append(logged, p.Data.(string))
 	}, LogLevel: "debug"}
-	res, err := h.CallTool(t.Context(), srv, "any", session.ArgumentsOf(map[string]any{}), caller)
+	res, err := h.CallTool(t.Context(), srv, "any", session.ArgumentsOf(map[string]any{}), caller, nil)
 	var got string
 	if err != nil {
 		got = err.Error()
@@ -383,7 +383,7 @@ func TestListingRequestNeverReachesACall(t *testing.T) {
 	a, b := newAskingCaller("from a", false), newAskingCaller("from b", false)
 	resA := make(chan string, 1)
 	go func() {
-		res, err := h.CallTool(t.Context(), srv, "ask", session.ArgumentsOf(map[string]any{"go": goFile, "started": started, "done": done}), &a.Caller)
+		res, err := h.CallTool(t.Context(), srv, "ask", session.ArgumentsOf(map[string]any{"go": goFile, "started": started, "done": done}), &a.Caller, nil)
 		if err != nil {
 			resA <- err.Error()
 			return
@@ -396,7 +396,7 @@ func TestListingRequestNeverReachesACall(t *testing.T) {
 	}
 	// B calls a tool the cached list lacks: colibri lists afresh, on B's
 	// behalf, while A's call is in flight.
-	_, err := h.CallTool(t.Context(), srv, "nope", nil, &b.Caller)
+	_, err := h.CallTool(t.Context(), srv, "nope", nil, &b.Caller, nil)
 	t.Logf("B's call: %v; asked a=%d b=%d", err, a.asked.Load(), b.asked.Load())
 	if a.asked.Load() != 0 {
 		t.Errorf("caller A was asked (elicitation \"re-enter your password\") during caller B's listing")
@@ -411,7 +411,7 @@ func TestListingRequestNeverReachesACall(t *testing.T) {
 func TestCallForwardsToItsCaller(t *testing.T) {
 	h := newHarness(t, host.Options{})
 	caller := newAskingCaller("sampled by the caller", false)
-	res, err := h.CallTool(t.Context(), fake("ask-caller"), "ask", nil, &caller.Caller)
+	res, err := h.CallTool(t.Context(), fake("ask-caller"), "ask", nil, &caller.Caller, nil)
 	if got := text(t, res, err); !strings.Contains(got, "sampled by the caller") {
 		t.Errorf("result %q", got)
 	}
@@ -431,7 +431,7 @@ func TestSharedWarmServerRefusesAmbiguousRequests(t *testing.T) {
 	for i, c := range []*askingCaller{a, b} {
 		inflight.Go(func() {
 			args := map[string]any{"go": goFile, "started": filepath.Join(dir, strconv.Itoa(i)), "done": filepath.Join(dir, "done")}
-			res, err := h.CallTool(t.Context(), srv, "ask", session.ArgumentsOf(args), &c.Caller)
+			res, err := h.CallTool(t.Context(), srv, "ask", session.ArgumentsOf(args), &c.Caller, nil)
 			results <- text(t, res, err)
 		})
 	}
@@ -500,7 +500,7 @@ func TestHostileRefusedRequestCode(t *testing.T) {
 	for i, c := range []*askingCaller{a, b} {
 		inflight.Go(func() {
 			args := map[string]any{"go": goFile, "started": filepath.Join(dir, strconv.Itoa(i)), "done": filepath.Join(dir, "done")}
-			res, err := h.CallTool(t.Context(), srv, "ask", session.ArgumentsOf(args), &c.Caller)
+			res, err := h.CallTool(t.Context(), srv, "ask", session.ArgumentsOf(args), &c.Caller, nil)
 			results <- text(t, res, err)
 		})
 	}
@@ -528,7 +528,7 @@ func TestUnansweredRequestEndsWithItsCall(t *testing.T) {
 	caller := newAskingCaller("", true)
 	srv := fake("ask-caller")
 	srv.CallTimeout = 500
-	_, err := h.CallTool(t.Context(), srv, "ask", nil, &caller.Caller)
+	_, err := h.CallTool(t.Context(), srv, "ask", nil, &caller.Caller, nil)
 	wantKind(t, err, failure.KindTimeout, failure.PhaseCall)
 	start := time.Now()
 	h.Close()
@@ -543,7 +543,7 @@ func TestCloseIsABarrier(t *testing.T) {
 	started := filepath.Join(t.TempDir(), "started")
 	done := make(chan error, 1)
 	go func() {
-		_, err := h.CallTool(context.Background(), fake("ok"), "sleep", session.ArgumentsOf(map[string]any{"ms": 60_000, "started": started}), nil)
+		_, err := h.CallTool(context.Background(), fake("ok"), "sleep", session.ArgumentsOf(map[string]any{"ms": 60_000, "started": started}), nil, nil)
 		done <- err
 	}()
 	waitFile(t, started, 10*time.Second)
@@ -584,7 +584,7 @@ func TestSlowCallerDoesNotStallOthers(t *testing.T) {
 	}}
 	slowDone := make(chan error, 1)
 	go func() {
-		_, err := h.CallTool(t.Context(), srv, "progress", session.ArgumentsOf(map[string]any{"steps": 1000}), slow)
+		_, err := h.CallTool(t.Context(), srv, "progress", session.ArgumentsOf(map[string]any{"steps": 1000}), slow, nil)
 		slowDone <- err
 	}()
 	for deadline := time.Now().Add(10 * time.Second); got.Load() == 0; time.Sleep(5 * time.Millisecond) {

@@ -109,7 +109,7 @@ func TestEverythingOverHTTP(t *testing.T) {
 
 			// A big message, both ways: 3 MiB of arguments, echoed back.
 			big := strings.Repeat("b", 3<<20)
-			res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": big}), nil)
+			res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": big}), nil, nil)
 			if err != nil || res.Content[0].(*mcp.TextContent).Text != "Echo: "+big {
 				t.Fatalf("big echo: %v", err)
 			}
@@ -122,7 +122,7 @@ func TestEverythingOverHTTP(t *testing.T) {
 				progress = append(progress, p.Progress)
 				mu.Unlock()
 			}}
-			if _, err := h.CallTool(t.Context(), srv, "trigger-long-running-operation", session.ArgumentsOf(map[string]any{"duration": 0.3, "steps": 3}), caller); err != nil {
+			if _, err := h.CallTool(t.Context(), srv, "trigger-long-running-operation", session.ArgumentsOf(map[string]any{"duration": 0.3, "steps": 3}), caller, nil); err != nil {
 				t.Fatalf("long-running: %v", err)
 			}
 			mu.Lock()
@@ -135,7 +135,7 @@ func TestEverythingOverHTTP(t *testing.T) {
 			sampler := &session.Caller{CreateMessage: func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 				return &mcp.CreateMessageResult{Model: "test", Role: "assistant", Content: &mcp.TextContent{Text: "sampled-answer"}}, nil
 			}}
-			res, err = h.CallTool(t.Context(), srv, "trigger-sampling-request", session.ArgumentsOf(map[string]any{"prompt": "hi"}), sampler)
+			res, err = h.CallTool(t.Context(), srv, "trigger-sampling-request", session.ArgumentsOf(map[string]any{"prompt": "hi"}), sampler, nil)
 			if err != nil || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "sampled-answer") {
 				t.Errorf("sampling: %v %v", res, err)
 			}
@@ -150,7 +150,7 @@ func TestEverythingOverHTTP(t *testing.T) {
 				cancel()
 			}()
 			start := time.Now()
-			_, err = h.CallTool(ctx, srv, "trigger-long-running-operation", session.ArgumentsOf(map[string]any{"duration": 30, "steps": 300}), canceller)
+			_, err = h.CallTool(ctx, srv, "trigger-long-running-operation", session.ArgumentsOf(map[string]any{"duration": 30, "steps": 300}), canceller, nil)
 			wantKind(t, err, failure.KindCancelled, failure.PhaseCall)
 			within(t, start, 5*time.Second)
 		})

@@ -160,7 +160,7 @@ func TestRemoteGETStreamLogReachesTheCall(t *testing.T) {
 			once.Do(func() { close(heard) })
 		}
 	}}
-	res, err := h.CallTool(t.Context(), remoteSrv(hs.URL), "aside", session.ArgumentsOf(map[string]any{"message": "x"}), caller)
+	res, err := h.CallTool(t.Context(), remoteSrv(hs.URL), "aside", session.ArgumentsOf(map[string]any{"message": "x"}), caller, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestRemoteGETStream405(t *testing.T) {
 	if tools, err := h.ListTools(t.Context(), srv, nil); err != nil || len(tools) != 3 {
 		t.Fatalf("list: %v, %d tools", err, len(tools))
 	}
-	res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil)
+	res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil, nil)
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "echo: hi" {
 		t.Fatalf("call: %v", err)
 	}
@@ -211,7 +211,7 @@ func TestRemoteGETStreamUnanswered(t *testing.T) {
 	})
 	h := newHarness(t, host.Options{Timeout: 3 * time.Second})
 	srv := warmRemote(p.url)
-	res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil)
+	res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil, nil)
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "echo: hi" {
 		t.Fatalf("call: %v", err)
 	}
@@ -220,7 +220,7 @@ func TestRemoteGETStreamUnanswered(t *testing.T) {
 	default:
 		t.Fatal("the call was answered before colibri dropped the unanswered GET")
 	}
-	if _, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "again"}), nil); err != nil {
+	if _, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "again"}), nil, nil); err != nil {
 		t.Fatalf("a second call on the warm session: %v", err)
 	}
 	if n := p.count("initialize"); n != 1 {
@@ -262,12 +262,12 @@ func TestRemoteGETStreamTooLarge(t *testing.T) {
 	}
 	h := newHarness(t, host.Options{MaxResultBytes: 64 << 10})
 	srv := warmRemote(p.url)
-	if _, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "1"}), nil); err != nil {
+	if _, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "1"}), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	close(flood)
 	await(t, p.gone, "the GET stream cut at the bound")
-	res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "2"}), nil)
+	res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "2"}), nil, nil)
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "echo: 2" {
 		t.Fatalf("the call after the flood: %v", err)
 	}
@@ -318,7 +318,7 @@ func TestRemoteGETStreamEndsWithTheSession(t *testing.T) {
 	h := newHarness(t, host.Options{})
 	srv := remoteSrv(p.url)
 	srv.Lifecycle = registry.PerRequest
-	if _, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "x"}), nil); err != nil {
+	if _, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "x"}), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	await(t, p.seen, "the per-request session's GET stream opened")
@@ -360,7 +360,7 @@ func TestRemoteGETStreamFlood(t *testing.T) {
 	})
 	h := newHarness(t, host.Options{})
 	srv := warmRemote(p.url)
-	if _, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "before"}), nil); err != nil {
+	if _, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "before"}), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	close(flood)
@@ -372,7 +372,7 @@ func TestRemoteGETStreamFlood(t *testing.T) {
 	// A caller that takes logs: each call is the one operation they go to.
 	caller := &session.Caller{LogLevel: "debug", Log: func(context.Context, *mcp.LoggingMessageParams) {}}
 	for i := range 3 {
-		res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": fmt.Sprint(i)}), caller)
+		res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": fmt.Sprint(i)}), caller, nil)
 		if err != nil || res.Content[0].(*mcp.TextContent).Text != fmt.Sprintf("echo: %d", i) {
 			t.Fatalf("call %d during the flood: %v", i, err)
 		}
@@ -408,7 +408,7 @@ func TestEverythingGETStream(t *testing.T) {
 		},
 	}
 	srv := &registry.Server{Name: "everything", URL: url}
-	if _, err := h.CallTool(t.Context(), srv, "trigger-long-running-operation", session.ArgumentsOf(map[string]any{"duration": 3, "steps": 3}), caller); err != nil {
+	if _, err := h.CallTool(t.Context(), srv, "trigger-long-running-operation", session.ArgumentsOf(map[string]any{"duration": 3, "steps": 3}), caller, nil); err != nil {
 		t.Fatal(err)
 	}
 	select {

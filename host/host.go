@@ -6,7 +6,7 @@
 //
 //	h := host.New(host.Options{Timeout: 30 * time.Second, Logger: logger})
 //	defer h.Close()
-//	res, err := h.CallTool(ctx, srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil)
+//	res, err := h.CallTool(ctx, srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil, nil)
 //	if err != nil {
 //		kind := failure.KindOf(err) // timeout, crashed, spawn, …
 //	}

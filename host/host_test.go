@@ -163,7 +163,7 @@ func TestListAndCall(t *testing.T) {
 	if got := strings.Join(names, ","); !strings.Contains(got, "echo") || !strings.Contains(got, "hang") {
 		t.Errorf("tools = %s", got)
 	}
-	res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil)
+	res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestChildEnvironmentIsExplicit(t *testing.T) {
 	h := newHarness(t, host.Options{Environ: func() []string { return environ }})
 	srv := fake("ok")
 	srv.Env["FROM_REGISTRY"] = "${COLIBRI_TOKEN}-$$"
-	res, err := h.CallTool(t.Context(), srv, "env", nil, nil)
+	res, err := h.CallTool(t.Context(), srv, "env", nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestHostileServers(t *testing.T) {
 			if tc.tool == "" {
 				_, err = h.ListTools(t.Context(), srv, nil)
 			} else {
-				_, err = h.CallTool(t.Context(), srv, tc.tool, nil, nil)
+				_, err = h.CallTool(t.Context(), srv, tc.tool, nil, nil, nil)
 			}
 			// The phase's timeout, and slack for a start on a loaded
 			// machine: far below the 30 s a hang would take without it.
@@ -281,7 +281,7 @@ func TestHostileServers(t *testing.T) {
 // is too_large (docs/protocol.md).
 func TestHostileUnreadableNumber(t *testing.T) {
 	h := newHarness(t, host.Options{})
-	_, err := h.CallTool(t.Context(), fake("huge-number"), "any", nil, nil)
+	_, err := h.CallTool(t.Context(), fake("huge-number"), "any", nil, nil, nil)
 	if k := failure.KindOf(err); k != failure.KindTooLarge || !strings.Contains(err.Error(), "1e400") {
 		t.Errorf("kind %s: %v; want too_large naming 1e400", k, err)
 	}
@@ -292,7 +292,7 @@ func TestHostileUnreadableNumber(t *testing.T) {
 
 func TestStderrFloodIsBounded(t *testing.T) {
 	h := newHarness(t, host.Options{})
-	_, err := h.CallTool(t.Context(), fake("stderr-flood"), "crash", nil, nil)
+	_, err := h.CallTool(t.Context(), fake("stderr-flood"), "crash", nil, nil, nil)
 	e := wantKind(t, err, failure.KindCrashed, failure.PhaseCall)
 	if len(e.StderrTail) > 4096 {
 		t.Errorf("stderr_tail is %d bytes, want at most 4096", len(e.StderrTail))
@@ -304,7 +304,7 @@ func TestStderrFloodIsBounded(t *testing.T) {
 
 func TestTooLargeKillsAtTheLimit(t *testing.T) {
 	h := newHarness(t, host.Options{MaxResultBytes: 1 << 20})
-	res, err := h.CallTool(t.Context(), fake("ok"), "big", session.ArgumentsOf(map[string]any{"bytes": 900_000}), nil)
+	res, err := h.CallTool(t.Context(), fake("ok"), "big", session.ArgumentsOf(map[string]any{"bytes": 900_000}), nil, nil)
 	if err != nil {
 		t.Fatalf("a result under the limit failed: %v", err)
 	}
@@ -312,17 +312,17 @@ func TestTooLargeKillsAtTheLimit(t *testing.T) {
 		t.Errorf("result of %d bytes, want 900000", n)
 	}
 	start := time.Now()
-	_, err = h.CallTool(t.Context(), fake("ok"), "flood", nil, nil)
+	_, err = h.CallTool(t.Context(), fake("ok"), "flood", nil, nil, nil)
 	within(t, start, 2*time.Second)
 	wantKind(t, err, failure.KindTooLarge, failure.PhaseCall)
 }
 
 func TestUnknownToolAndInvalidArguments(t *testing.T) {
 	h := newHarness(t, host.Options{})
-	_, err := h.CallTool(t.Context(), fake("ok"), "nope", nil, nil)
+	_, err := h.CallTool(t.Context(), fake("ok"), "nope", nil, nil, nil)
 	wantKind(t, err, failure.KindUnknownTool, failure.PhaseList)
 
-	_, err = h.CallTool(t.Context(), fake("ok"), "echo", session.ArgumentsOf(map[string]any{"message": 42}), nil)
+	_, err = h.CallTool(t.Context(), fake("ok"), "echo", session.ArgumentsOf(map[string]any{"message": 42}), nil, nil)
 	e := wantKind(t, err, failure.KindInvalidArguments, failure.PhaseCall)
 	if !strings.Contains(e.Error(), "arguments/message") {
 		t.Errorf("message %q should name the JSON location arguments/message", e.Error())
@@ -354,7 +354,7 @@ func TestIdempotentCallIsRetriedAfterCrash(t *testing.T) {
 	h := newHarness(t, host.Options{})
 	srv := fake("ok")
 	srv.Env["CRASH_ONCE_MARKER"] = filepath.Join(t.TempDir(), "crashed")
-	res, err := h.CallTool(t.Context(), srv, "crash-idempotent", nil, nil)
+	res, err := h.CallTool(t.Context(), srv, "crash-idempotent", nil, nil, nil)
 	if err != nil {
 		t.Fatalf("idempotent tool was not retried after its process died: %v", err)
 	}
@@ -372,7 +372,7 @@ func TestCancelledByCaller(t *testing.T) {
 	started := filepath.Join(t.TempDir(), "started")
 	done := make(chan error, 1)
 	go func() {
-		_, err := h.CallTool(ctx, fake("ok"), "sleep", session.ArgumentsOf(map[string]any{"ms": 60_000, "started": started}), nil)
+		_, err := h.CallTool(ctx, fake("ok"), "sleep", session.ArgumentsOf(map[string]any{"ms": 60_000, "started": started}), nil, nil)
 		done <- err
 	}()
 	waitFile(t, started, 10*time.Second) // the call runs on the server
@@ -391,7 +391,7 @@ func TestCancelledRequestStartsNoProcess(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	for _, srv := range []*registry.Server{fake("ok"), persistent("ok")} {
-		_, err := h.CallTool(ctx, srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil)
+		_, err := h.CallTool(ctx, srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil, nil)
 		if failure.KindOf(err) != failure.KindCancelled {
 			t.Errorf("%s (%s): kind %s (%v), want cancelled", srv.Name, srv.Lifecycle, failure.KindOf(err), err)
 		}
@@ -420,7 +420,7 @@ func TestOverloaded(t *testing.T) {
 	done := make(chan error, 1)
 	started := filepath.Join(t.TempDir(), "started")
 	go func() {
-		_, err := h.CallTool(ctx, fake("ok"), "sleep", session.ArgumentsOf(map[string]any{"ms": 60_000, "started": started}), nil)
+		_, err := h.CallTool(ctx, fake("ok"), "sleep", session.ArgumentsOf(map[string]any{"ms": 60_000, "started": started}), nil, nil)
 		done <- err
 	}()
 	waitFile(t, started, 10*time.Second) // the first request holds the only slot
@@ -458,7 +458,7 @@ func TestTimedOutCallToATrickleReaderIsAnswered(t *testing.T) {
 	srv.CallTimeout = 1000
 	srv.Env = map[string]string{"FAKEMCP_READ": "65536", "FAKEMCP_EVERY_MS": "500"}
 	start := time.Now()
-	_, err := h.CallTool(t.Context(), srv, "any", session.ArgumentsOf(map[string]any{"payload": strings.Repeat("p", 8<<20)}), nil)
+	_, err := h.CallTool(t.Context(), srv, "any", session.ArgumentsOf(map[string]any{"payload": strings.Repeat("p", 8<<20)}), nil, nil)
 	wantKind(t, err, failure.KindTimeout, failure.PhaseCall)
 	// The call's timeout, the 10 s ceiling, and slack for a loaded machine.
 	within(t, start, 20*time.Second)
@@ -471,11 +471,11 @@ func TestListCacheNeverRefusesByItself(t *testing.T) {
 	srv := fake("ok")
 	marker := filepath.Join(t.TempDir(), "late")
 	srv.Env["LATE_TOOL_MARKER"] = marker
-	if _, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "x"}), nil); err != nil {
+	if _, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "x"}), nil, nil); err != nil {
 		t.Fatal(err) // lists (no "late"), and caches that list
 	}
 	os.WriteFile(marker, nil, 0o600) // the next process of the same server has "late"
-	res, err := h.CallTool(t.Context(), srv, "late", nil, nil)
+	res, err := h.CallTool(t.Context(), srv, "late", nil, nil, nil)
 	if err != nil {
 		t.Fatalf("a tool missing from the cached list was refused: %v", err)
 	}
@@ -483,7 +483,7 @@ func TestListCacheNeverRefusesByItself(t *testing.T) {
 		t.Errorf("result %q", got)
 	}
 	os.Remove(marker)
-	_, err = h.CallTool(t.Context(), srv, "late", nil, nil)
+	_, err = h.CallTool(t.Context(), srv, "late", nil, nil, nil)
 	wantKind(t, err, failure.KindUnknownTool, failure.PhaseList)
 }
 
@@ -557,7 +557,7 @@ func TestNoGoroutineGrowth(t *testing.T) {
 			if c.tool == "echo" {
 				args = map[string]any{"message": "x"}
 			}
-			_, err = h.CallTool(t.Context(), srv, c.tool, session.ArgumentsOf(args), nil)
+			_, err = h.CallTool(t.Context(), srv, c.tool, session.ArgumentsOf(args), nil, nil)
 		}
 		if c.kind == "" && err != nil {
 			t.Errorf("%s %s: %v", c.fake, c.tool, err)
@@ -580,7 +580,7 @@ func TestNoGoroutineGrowth(t *testing.T) {
 // list the call itself read: one process, not a second one for the hint.
 func TestUnknownToolNamesTheTools(t *testing.T) {
 	h := newHarness(t, host.Options{})
-	_, err := h.CallTool(t.Context(), fake("ok"), "ecko", nil, nil)
+	_, err := h.CallTool(t.Context(), fake("ok"), "ecko", nil, nil, nil)
 	e := wantKind(t, err, failure.KindUnknownTool, failure.PhaseList)
 	if !strings.Contains(e.Error(), `did you mean "echo"? its tools: any, big, count, crash, crash-idempotent, cwd, echo, env, flood, grow, hang, mirror, pid`) {
 		t.Errorf("message %q should suggest echo and name the tools", e.Error())
@@ -651,7 +651,7 @@ func TestWatchLists(t *testing.T) {
 	}
 
 	srv := persistent("ok")
-	if _, err := h.CallTool(t.Context(), srv, "grow", session.ArgumentsOf(map[string]any{"name": "grown"}), nil); err != nil {
+	if _, err := h.CallTool(t.Context(), srv, "grow", session.ArgumentsOf(map[string]any{"name": "grown"}), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := next(); got.server != srv.Name || slices.Contains(got.tools, "grown") {
@@ -668,35 +668,58 @@ func TestWatchLists(t *testing.T) {
 	}
 }
 
-// A caller's Allow is asked before anything starts, on the list the host
-// holds (held), and again on the list the call is checked against: a tool
-// the policy or the pins refuse on the held list starts no process; one
-// refused only on the fresh list is refused before tools/call is sent.
-func TestAllowAskedBeforeAnythingStarts(t *testing.T) {
+// The gate is asked before anything starts, on the list the host holds
+// (BeforeStart), and again on the list the call is checked against
+// (BeforeSend): a tool the policy or the pins refuse on the held list
+// starts no process; one refused only on the fresh list is refused before
+// tools/call is sent.
+func TestGateAskedBeforeAnythingStarts(t *testing.T) {
 	h := newHarness(t, host.Options{})
 	srv := fake("ok")
 	if _, err := h.ListTools(t.Context(), srv, nil); err != nil { // the host now holds its list
 		t.Fatal(err)
 	}
 	listed := len(h.spawned())
-	var asked []bool
-	refuse := func(onHeld bool) *session.Caller {
-		return &session.Caller{Allow: func(tool *mcp.Tool, list []*mcp.Tool, held bool) error {
-			asked = append(asked, held)
-			if held == onHeld {
-				return &failure.Error{Kind: failure.KindDenied, Server: srv.Name, Tool: tool.Name, Err: errors.New("no")}
-			}
-			return nil
-		}}
+	g := &refusingGate{server: srv.Name}
+	g.onHeld = true
+	_, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil, g)
+	if failure.KindOf(err) != failure.KindDenied || len(h.spawned()) != listed || !slices.Equal(g.asked, []string{"start"}) {
+		t.Fatalf("refused on the held list: kind %q, %d processes started, asked %v; want denied, none started, asked once before the start",
+			failure.KindOf(err), len(h.spawned())-listed, g.asked)
 	}
-	_, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), refuse(true))
-	if failure.KindOf(err) != failure.KindDenied || len(h.spawned()) != listed || !slices.Equal(asked, []bool{true}) {
-		t.Fatalf("refused on the held list: kind %q, %d processes started, asked %v; want denied, none started, asked once on the held list",
-			failure.KindOf(err), len(h.spawned())-listed, asked)
-	}
-	asked = nil
-	_, err = h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), refuse(false))
-	if failure.KindOf(err) != failure.KindDenied || !slices.Equal(asked, []bool{true, false}) {
-		t.Fatalf("refused on the fresh list: kind %q, asked %v; want denied, asked on the held list then the fresh one", failure.KindOf(err), asked)
+	g.asked, g.onHeld = nil, false
+	_, err = h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil, g)
+	if failure.KindOf(err) != failure.KindDenied || !slices.Equal(g.asked, []string{"start", "send"}) {
+		t.Fatalf("refused on the fresh list: kind %q, asked %v; want denied, asked before the start then before the send", failure.KindOf(err), g.asked)
 	}
 }
+
+// refusingGate records where it is asked, and refuses before the start
+// (onHeld) or before the send.
+type refusingGate struct {
+	server string
+	onHeld bool
+	asked  []string
+}
+
+func (g *refusingGate) refuse(tool *mcp.Tool) error {
+	return &failure.Error{Kind: failure.KindDenied, Server: g.server, Tool: tool.Name, Err: errors.New("no")}
+}
+
+func (g *refusingGate) BeforeStart(tool *mcp.Tool, _ []*mcp.Tool) error {
+	g.asked = append(g.asked, "start")
+	if g.onHeld {
+		return g.refuse(tool)
+	}
+	return nil
+}
+
+func (g *refusingGate) BeforeSend(tool *mcp.Tool, _ []*mcp.Tool) error {
+	g.asked = append(g.asked, "send")
+	if !g.onHeld {
+		return g.refuse(tool)
+	}
+	return nil
+}
+
+func (g *refusingGate) Nameable(list []*mcp.Tool) []*mcp.Tool { return list }

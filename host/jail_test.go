@@ -47,7 +47,7 @@ func TestJailNameWithCwd(t *testing.T) {
 	if err := (&registry.Registry{Servers: map[string]*registry.Server{"jailed": srv}}).Validate(); err != nil {
 		t.Fatalf("the registry refuses cwd with jail.name: %v", err)
 	}
-	res, err := h.CallTool(t.Context(), srv, "cwd", nil, nil)
+	res, err := h.CallTool(t.Context(), srv, "cwd", nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func oauthHost(t *testing.T, dir string, logs *syncbuf.Buffer) *harness {
 
 func whoami(t *testing.T, h *harness, srv *registry.Server) (string, error) {
 	t.Helper()
-	res, err := h.CallTool(t.Context(), srv, "whoami", nil, nil)
+	res, err := h.CallTool(t.Context(), srv, "whoami", nil, nil, nil)
 	if err != nil {
 		return "", err
 	}
@@ -105,7 +105,7 @@ func TestRemoteOAuthClientCredentials(t *testing.T) {
 	bad := remoteSrv(p.URL)
 	bad.Name = "badsecret"
 	bad.OAuth = &registry.OAuth{Grant: registry.GrantClientCredentials, ClientID: "colibri", ClientSecret: "${BAD_SECRET}"}
-	_, err = h.CallTool(t.Context(), bad, "whoami", nil, nil)
+	_, err = h.CallTool(t.Context(), bad, "whoami", nil, nil, nil)
 	e := wantKind(t, err, failure.KindUnauthorized, failure.PhaseInitialize)
 	if e.Attempts > 1 || !strings.Contains(e.Error(), "the token endpoint answered 401 invalid_client") {
 		t.Errorf("err = %v (attempts %d, http_status %d); want the token endpoint's refusal, once", e, e.Attempts, e.HTTPStatus)
@@ -133,7 +133,7 @@ func TestRemoteOAuthAuthorizationCode(t *testing.T) {
 	// (A Host that waited would end at its phase timeout, as kind timeout;
 	// one that retried would say attempts > 1. No wall-clock bound: a
 	// loaded machine may be slow to answer even at once.)
-	_, err := h.CallTool(t.Context(), srv, "whoami", nil, nil)
+	_, err := h.CallTool(t.Context(), srv, "whoami", nil, nil, nil)
 	e := wantKind(t, err, failure.KindUnauthorized, failure.PhaseInitialize)
 	if got := e.Err.Error(); got != "remote needs a login: run colibri-mcp auth login remote" || e.Attempts > 1 {
 		t.Errorf("message %q (attempts %d); want exactly the login command, once", got, e.Attempts)

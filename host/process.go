@@ -16,10 +16,9 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/lineconn"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/redact"
-	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
-	"github.com/colibri-mcp/colibri-mcp/internal/unreadable"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -49,11 +48,11 @@ func (p *process) CloseConn()                                { p.ClosePipes() }
 func (h *Host) start(ctx context.Context, srv *registry.Server, cmd *exec.Cmd, secrets *redact.Set) (*process, error) {
 	var attrs []any
 	startCtx := ctx // its "started" line names the request it starts for
-	if id := reqid.From(ctx); id != "" && !srv.IsPersistent() {
+	if id := reqctx.ID(ctx); id != "" && !srv.IsPersistent() {
 		// A per-request process belongs to one request: its lines carry
 		// that request's id. (A warm process serves many.)
-		attrs = []any{reqid.Key, id}
-		startCtx = reqid.With(ctx, "") // the id is on its logger already: once is enough
+		attrs = []any{reqctx.IDKey, id}
+		startCtx = reqctx.WithID(ctx, "") // the id is on its logger already: once is enough
 	}
 	c, err := proc.StartChild(cmd, proc.Options{
 		Server:     srv.Name,
@@ -126,7 +125,7 @@ func (p *process) Diagnose(_ context.Context, e *failure.Error, phase failure.Ph
 	default:
 		e.Kind = failure.KindCrashed
 		e.Err = fmt.Errorf("the server broke the protocol during %s: %w", phase.Method(), err)
-		if msg, number, ok := unreadable.Describe(err); ok {
+		if msg, number, ok := failure.DescribeUnreadable(err); ok {
 			// A value colibri could not read, said without the decoder's
 			// Go types; a number beyond 64 bits is too large for it
 			// (docs/protocol.md).

@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -33,7 +33,7 @@ func TestSandboxCleanupLineNamesTheProcessAndItsRequest(t *testing.T) {
 	}
 	cmd := &exec.Cmd{Path: truePath, Args: sandbox.Argv(truePath, &sandbox.Plan{Tmp: filepath.Join(file, "tmp")}, []string{truePath})}
 	srv := &registry.Server{Name: "boxed", Command: truePath}
-	p, err := h.start(reqid.With(t.Context(), "0123456789abcdef"), srv, cmd, nil)
+	p, err := h.start(reqctx.WithID(t.Context(), "0123456789abcdef"), srv, cmd, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

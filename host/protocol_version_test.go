@@ -107,7 +107,7 @@ func TestUpstreamModernInputRequestRelayed(t *testing.T) {
 		}
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "ada"}}, nil
 	}}
-	res, err := h.CallTool(t.Context(), srv, "ask", nil, caller)
+	res, err := h.CallTool(t.Context(), srv, "ask", nil, caller, nil)
 	got := text(t, res, err)
 	if asked != 1 || !strings.Contains(got, `"ada"`) {
 		t.Errorf("asked %d times; result %s", asked, got)
@@ -132,7 +132,7 @@ func TestUpstreamNeverOffersTasks(t *testing.T) {
 			return nil, nil
 		},
 	}
-	res, err := h.CallTool(t.Context(), fake("modern-only"), "seen", nil, caller)
+	res, err := h.CallTool(t.Context(), fake("modern-only"), "seen", nil, caller, nil)
 	got := text(t, res, err)
 	if strings.Contains(got, "tasks") || !strings.Contains(got, "elicitation") {
 		t.Errorf("capabilities offered: %s", got)

@@ -181,7 +181,7 @@ func TestRemoteListAndCall(t *testing.T) {
 		if err != nil || len(tools) != 3 {
 			t.Fatalf("%s: list: %v, %d tools", lifecycle, err, len(tools))
 		}
-		res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil)
+		res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil, nil)
 		if err != nil {
 			t.Fatalf("%s: call: %v", lifecycle, err)
 		}
@@ -212,7 +212,7 @@ func TestRemoteHeadersSentNeverShown(t *testing.T) {
 	srv := remoteSrv(p.srv.URL)
 	srv.Headers = map[string]string{"X-Api-Key": "${API_KEY}", "X-Toolsets": "repos"}
 	srv.BearerToken = "${TOKEN}"
-	_, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil)
+	_, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil, nil)
 	e := wantKind(t, err, failure.KindUnreachable, failure.PhaseCall)
 	if e.HTTPStatus != http.StatusBadRequest || e.Attempts > 1 {
 		t.Errorf("http_status %d, attempts %d; want 400, not retried", e.HTTPStatus, e.Attempts)
@@ -284,7 +284,7 @@ func TestRemoteQueryTokenNeverShown(t *testing.T) {
 	var logs syncbuf.Buffer
 	h := newHarness(t, host.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	srv := remoteSrv(p.srv.URL + "/mcp?key=q-s3cr3t-value")
-	_, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil)
+	_, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil, nil)
 	wantKind(t, err, failure.KindUnreachable, failure.PhaseCall)
 	h.Close()
 	if !strings.Contains(err.Error(), "key=[redacted]") || !strings.Contains(logs.String(), `url="`+p.srv.URL+`/mcp?key=[redacted]"`) {
@@ -352,7 +352,7 @@ func TestRemote503IsRetried(t *testing.T) {
 		return nil
 	}
 	h := newHarness(t, host.Options{})
-	res, err := h.CallTool(t.Context(), remoteSrv(p.srv.URL), "echo", session.ArgumentsOf(map[string]any{"message": "again"}), nil)
+	res, err := h.CallTool(t.Context(), remoteSrv(p.srv.URL), "echo", session.ArgumentsOf(map[string]any{"message": "again"}), nil, nil)
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "echo: again" {
 		t.Fatalf("call: %v %v", res, err)
 	}
@@ -368,7 +368,7 @@ func TestRemote503IsRetried(t *testing.T) {
 		}
 		return nil
 	}
-	_, err = h.CallTool(t.Context(), remoteSrv(p2.srv.URL), "echo", session.ArgumentsOf(map[string]any{"message": "again"}), nil)
+	_, err = h.CallTool(t.Context(), remoteSrv(p2.srv.URL), "echo", session.ArgumentsOf(map[string]any{"message": "again"}), nil, nil)
 	e := wantKind(t, err, failure.KindUnreachable, failure.PhaseCall)
 	if e.HTTPStatus != 503 || e.Attempts != 3 || p2.count("tools/call") != 3 {
 		t.Errorf("http_status %d, attempts %d, sent %d; want 503, 3, 3", e.HTTPStatus, e.Attempts, p2.count("tools/call"))
@@ -468,7 +468,7 @@ func TestRemoteResetAfterWrite(t *testing.T) {
 	h := newHarness(t, host.Options{})
 	srv := remoteSrv(p.srv.URL)
 	// A plain tool may have run: not called again.
-	_, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "once"}), nil)
+	_, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "once"}), nil, nil)
 	e := wantKind(t, err, failure.KindUnreachable, failure.PhaseCall)
 	if e.Attempts > 1 || p.count("tools/call") != 1 {
 		t.Errorf("attempts %d, sent %d: a plain tool was called again after a reset", e.Attempts, p.count("tools/call"))
@@ -476,7 +476,7 @@ func TestRemoteResetAfterWrite(t *testing.T) {
 	// A readOnly tool is called again.
 	p2 := newProxy(t)
 	p2.fault = p.fault
-	res, err := h.CallTool(t.Context(), remoteSrv(p2.srv.URL), "look", session.ArgumentsOf(map[string]any{"message": "twice"}), nil)
+	res, err := h.CallTool(t.Context(), remoteSrv(p2.srv.URL), "look", session.ArgumentsOf(map[string]any{"message": "twice"}), nil, nil)
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "look: twice" || p2.count("tools/call") != 2 {
 		t.Errorf("readOnly call after a reset: %v, sent %d", err, p2.count("tools/call"))
 	}
@@ -502,7 +502,7 @@ func TestRemoteHangTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "x"}), nil)
+	_, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "x"}), nil, nil)
 	wantKind(t, err, failure.KindTimeout, failure.PhaseCall)
 	// Without call_timeout_ms the call would run to the phase timeout (a
 	// minute): 10 s tells that apart with room for a loaded machine.
@@ -515,11 +515,11 @@ func TestRemoteRestartedServerIsReinitialized(t *testing.T) {
 	var retries atomic.Int32
 	h := newHarness(t, host.Options{OnRetry: func(string, failure.Phase) { retries.Add(1) }})
 	srv := remoteSrv(p.srv.URL)
-	if _, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "1"}), nil); err != nil {
+	if _, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "1"}), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	p.restart() // colibri's session id now gets 404
-	res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "2"}), nil)
+	res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "2"}), nil, nil)
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "echo: 2" {
 		t.Fatalf("call after the restart: %v", err)
 	}
@@ -536,10 +536,10 @@ func TestRemoteTooLarge(t *testing.T) {
 	p := newProxy(t)
 	h := newHarness(t, host.Options{MaxResultBytes: 64 << 10})
 	srv := remoteSrv(p.srv.URL)
-	if _, err := h.CallTool(t.Context(), srv, "big", session.ArgumentsOf(map[string]any{"bytes": 32 << 10}), nil); err != nil {
+	if _, err := h.CallTool(t.Context(), srv, "big", session.ArgumentsOf(map[string]any{"bytes": 32 << 10}), nil, nil); err != nil {
 		t.Fatalf("a result under the limit: %v", err)
 	}
-	_, err := h.CallTool(t.Context(), srv, "big", session.ArgumentsOf(map[string]any{"bytes": 128 << 10}), nil)
+	_, err := h.CallTool(t.Context(), srv, "big", session.ArgumentsOf(map[string]any{"bytes": 128 << 10}), nil, nil)
 	wantKind(t, err, failure.KindTooLarge, failure.PhaseCall)
 }
 
@@ -674,7 +674,7 @@ func TestRemoteCancellationIsForwarded(t *testing.T) {
 		cancelledAt <- time.Now()
 		cancel()
 	}()
-	_, err := h.CallTool(ctx, remoteSrv(p.srv.URL), "echo", session.ArgumentsOf(map[string]any{"message": "x"}), nil)
+	_, err := h.CallTool(ctx, remoteSrv(p.srv.URL), "echo", session.ArgumentsOf(map[string]any{"message": "x"}), nil, nil)
 	wantKind(t, err, failure.KindCancelled, failure.PhaseCall)
 	// Timed from the cancellation, not from a start that connecting under
 	// load may make slow; a call that ignored it would run to its timeout.
@@ -696,13 +696,13 @@ func TestRemoteCircuitOpens(t *testing.T) {
 	h := newHarness(t, host.Options{Retries: 1, CircuitThreshold: 3, Cooldown: time.Hour, CooldownMax: time.Hour})
 	srv := remoteSrv(p.srv.URL)
 	for range 3 {
-		_, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "x"}), nil)
+		_, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "x"}), nil, nil)
 		if e := wantKind(t, err, failure.KindUnreachable, failure.PhaseInitialize); e.HTTPStatus != http.StatusServiceUnavailable {
 			t.Fatalf("http_status %d, want 503", e.HTTPStatus)
 		}
 	}
 	sent := p.count("initialize")
-	_, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "x"}), nil)
+	_, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "x"}), nil, nil)
 	wantKind(t, err, failure.KindUnavailable, "")
 	if n := p.count("initialize"); n != sent {
 		t.Errorf("an open circuit sent %d more initialize requests, want none", n-sent)
@@ -728,7 +728,7 @@ func TestRemoteKeepalive(t *testing.T) {
 		t.Helper()
 		srv := remoteSrv(p.srv.URL)
 		srv.Name, srv.KeepaliveMS = name, keepalive
-		if _, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "x"}), nil); err != nil {
+		if _, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": "x"}), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

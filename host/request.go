@@ -47,18 +47,25 @@ func (h *Host) ListTools(ctx context.Context, srv *registry.Server, caller *sess
 //
 // A call is retried only when it surely never reached the tool, or when the
 // tool declares readOnlyHint or idempotentHint and its process died.
-func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, args *session.Arguments, caller *session.Caller) (*mcp.CallToolResult, error) {
+//
+// caller is the relay (where the server's notifications and requests go);
+// gate is asked whether the call may go ahead (nil: it may), before
+// anything starts and before tools/call is sent (Gate).
+func (h *Host) CallTool(ctx context.Context, srv *registry.Server, name string, args *session.Arguments, caller *session.Caller, gate Gate) (*mcp.CallToolResult, error) {
+	if gate == nil {
+		gate = openGate{}
+	}
 	ctx, leave, err := h.enter(ctx, srv.Name)
 	if err != nil {
 		return nil, err
 	}
 	defer leave()
-	if err := h.admitHeld(srv, name, caller); err != nil {
+	if err := h.admitHeld(srv, name, caller, gate); err != nil {
 		return nil, err // refused before anything starts
 	}
 	defer h.refillSpares(srv)
 	for attempts := 1; ; attempts++ {
-		res, tool, err := h.callOnce(ctx, srv, name, args, caller)
+		res, tool, err := h.callOnce(ctx, srv, name, args, caller, gate)
 		var e *failure.Error
 		if err == nil || !errors.As(err, &e) || !retryCall(e, tool) || attempts >= h.opts.Retries ||
 			e.Retry.After > srv.CallTimeoutOr(h.opts.Timeout) {
@@ -130,23 +137,23 @@ func (h *Host) lease(ctx context.Context, srv *registry.Server, caller *session.
 
 // callOnce is one attempt of CallTool: lease a session, call, give it back.
 // It returns the tool it called, for the retry decision.
-func (h *Host) callOnce(ctx context.Context, srv *registry.Server, name string, args *session.Arguments, caller *session.Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
+func (h *Host) callOnce(ctx context.Context, srv *registry.Server, name string, args *session.Arguments, caller *session.Caller, gate Gate) (*mcp.CallToolResult, *mcp.Tool, error) {
 	l, err := h.lease(ctx, srv, caller, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	res, tool, err := h.callOn(ctx, srv, l, name, args, caller)
+	res, tool, err := h.callOn(ctx, srv, l, name, args, caller, gate)
 	l.end(err)
 	return res, tool, err
 }
 
-// callOn finds the tool in the lease's list, checks the arguments, and
-// calls it. A list from a cache is asked again before colibri refuses a
-// call, or passes on the server's own refusal of it.
-func (h *Host) callOn(ctx context.Context, srv *registry.Server, l *lease, name string, args *session.Arguments, caller *session.Caller) (*mcp.CallToolResult, *mcp.Tool, error) {
+// callOn finds the tool in the lease's list, asks the gate and checks the
+// arguments (vet), and calls it. A list from a cache is asked again before
+// colibri refuses a call, or passes on the server's own refusal of it.
+func (h *Host) callOn(ctx context.Context, srv *registry.Server, l *lease, name string, args *session.Arguments, caller *session.Caller, gate Gate) (*mcp.CallToolResult, *mcp.Tool, error) {
 	tools := l.tools
 	tool := findTool(tools, name)
-	argErr := h.vet(ctx, srv.Name, name, tools, args, caller)
+	argErr := h.vet(ctx, srv.Name, name, tools, args, gate)
 	if argErr != nil && l.cached && failure.KindOf(argErr) != failure.KindDenied && failure.KindOf(argErr) != failure.KindToolChanged {
 		// The cache may be behind the server: ask it before refusing.
 		var err error
@@ -154,7 +161,7 @@ func (h *Host) callOn(ctx context.Context, srv *registry.Server, l *lease, name 
 			return nil, nil, err
 		}
 		tool = findTool(tools, name)
-		argErr = h.vet(ctx, srv.Name, name, tools, args, caller)
+		argErr = h.vet(ctx, srv.Name, name, tools, args, gate)
 	}
 	if argErr != nil {
 		return nil, tool, argErr
@@ -166,7 +173,7 @@ func (h *Host) callOn(ctx context.Context, srv *registry.Server, l *lease, name 
 		// a cached list, the list may be what is wrong: ask again.
 		if l.cached {
 			if tools, lerr := l.relist(ctx); lerr == nil && findTool(tools, name) == nil {
-				return nil, nil, UnknownTool(srv.Name, name, caller.Visible(tools))
+				return nil, nil, UnknownTool(srv.Name, name, gate.Nameable(tools))
 			}
 		}
 		return remote.Result(name), tool, nil
@@ -175,37 +182,37 @@ func (h *Host) callOn(ctx context.Context, srv *registry.Server, l *lease, name 
 }
 
 // vet refuses a call that must not be made: to a tool that the server's
-// list, have, lacks, to one the caller's policy denies (Caller.Allow), or
-// with arguments the tool's inputSchema rejects. The policy judges before
-// the schema, so that a caller learns nothing of a tool it may not call: an
-// invalid_arguments message would say that the tool exists, and what it
-// takes.
-func (h *Host) vet(ctx context.Context, server, name string, have []*mcp.Tool, args *session.Arguments, caller *session.Caller) error {
+// list, have, lacks, to one the gate refuses on that list
+// (Gate.BeforeSend: the policy, the pins), or with arguments the tool's
+// inputSchema rejects. The gate judges before the schema, so that a caller
+// learns nothing of a tool it may not call: an invalid_arguments message
+// would say that the tool exists, and what it takes.
+func (h *Host) vet(ctx context.Context, server, name string, have []*mcp.Tool, args *session.Arguments, gate Gate) error {
 	tool := findTool(have, name)
 	if tool == nil {
-		return UnknownTool(server, name, caller.Visible(have))
+		return UnknownTool(server, name, gate.Nameable(have))
 	}
-	if err := caller.Admit(tool, have, false); err != nil {
+	if err := gate.BeforeSend(tool, have); err != nil {
 		return err
 	}
 	return h.schemas.Check(ctx, server, tool, args.Checked())
 }
 
-// admitHeld asks the caller's Allow about tool name on the list the host
-// holds of srv, when it holds one that has the tool: a call the policy or
-// the pins refuse is refused before anything starts. What passes is asked
-// again on the list the call is checked against (vet). A list read for a
-// caller offering capabilities is not held for one that offers none: a
-// server may list its tools differently to a client that can sample or
-// elicit, and the plain caller's pins would be checked on another list
-// than its own.
-func (h *Host) admitHeld(srv *registry.Server, name string, caller *session.Caller) error {
+// admitHeld asks the gate about tool name on the list the host holds of
+// srv (Gate.BeforeStart), when it holds one that has the tool: a call the
+// policy or the pins refuse is refused before anything starts. What passes
+// is asked again on the list the call is checked against (vet). A list
+// read for a caller offering capabilities is not held for one that offers
+// none: a server may list its tools differently to a client that can
+// sample or elicit, and the plain caller's pins would be checked on
+// another list than its own.
+func (h *Host) admitHeld(srv *registry.Server, name string, caller *session.Caller, gate Gate) error {
 	held, plain := h.known.getPlain(srv, time.Now())
 	if !plain && caller.Capabilities() == "" {
 		return nil
 	}
 	if t := findTool(held, name); t != nil {
-		return caller.Admit(t, held, true)
+		return gate.BeforeStart(t, held)
 	}
 	return nil
 }
@@ -385,6 +392,11 @@ func (h *Host) Check(srv *registry.Server) error {
 	_, _, err := h.launch.Command(srv)
 	return err
 }
+
+// Confinement says in one line how srv's processes are confined, as this
+// kernel and srv's command make its sandbox (launch.Builder.Confinement):
+// what check and the servers tool show.
+func (h *Host) Confinement(srv *registry.Server) string { return h.launch.Confinement(srv) }
 
 // Retain shuts down the warm processes and spares of servers that reg no
 // longer has, or whose entry changed (they start again, as edited, on next

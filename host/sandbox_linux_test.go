@@ -1,6 +1,9 @@
 package host_test
 
 import (
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -9,6 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -77,5 +82,133 @@ func TestSandboxNetOffRefusesEveryFamily(t *testing.T) {
 	netlink := map[string]any{"op": "socket", "addr": strconv.Itoa(syscall.AF_NETLINK) + "/" + strconv.Itoa(syscall.SOCK_RAW)}
 	if got := w.try(t, confined, netlink); !strings.HasPrefix(got, "ok: ") {
 		t.Errorf("confined AF_NETLINK: %s, want ok", got)
+	}
+}
+
+// unixListener is a suite-made pathname socket posing as one of the user's
+// (a D-Bus bus, an ssh-agent). Its listening socket is non-blocking and
+// nothing accepts in the background: a connect(2) to a Unix stream socket
+// completes into the backlog before it returns, so accepted() counts
+// exactly the connections made until then.
+type unixListener struct {
+	path string
+	fd   int
+}
+
+func listenUnix(t *testing.T, path string) *unixListener {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(fd, 16); err != nil {
+		t.Fatal(err)
+	}
+	return &unixListener{path: path, fd: fd}
+}
+
+// accepted accepts and closes the connections waiting, and says how many.
+func (l *unixListener) accepted(t *testing.T) int {
+	t.Helper()
+	for n := 0; ; n++ {
+		c, _, err := unix.Accept4(l.fd, unix.SOCK_CLOEXEC)
+		if err == unix.EAGAIN {
+			return n
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		unix.Close(c)
+	}
+}
+
+// Whatever net says (here its default, true), a sandboxed server reaches no
+// pathname Unix socket outside its write paths and its unix list: not the
+// session bus (whose systemd runs any command outside the sandbox), not the
+// user's ssh-agent. Below Landlock ABI 9 seccomp refuses every Unix socket;
+// from 9 Landlock refuses the path. Stream and seqpacket pairs keep
+// working, datagram pairs do not.
+func TestSandboxRefusesUnixSockets(t *testing.T) {
+	w := newSandboxWorld(t, host.Options{})
+	bus := listenUnix(t, filepath.Join(w.notGranted, "run", "user", "1000", "bus"))
+	agent := listenUnix(t, filepath.Join(w.notGranted, "ssh-XXXXabcd", "agent.4242"))
+	confined := prisoner(&registry.Sandbox{Write: []string{w.granted}})
+	for _, l := range []*unixListener{bus, agent} {
+		args := map[string]any{"op": "unix", "path": l.path}
+		if got := w.try(t, prisoner(nil), args); got != "ok: connected" || l.accepted(t) != 1 {
+			t.Fatalf("unconfined %s: %s; want ok and one connection (else this proves nothing)", l.path, got)
+		}
+		if got := w.try(t, confined, args); !strings.Contains(got, "operation not permitted") && !strings.Contains(got, "permission denied") {
+			t.Errorf("confined %s: %s, want denied", l.path, got)
+		}
+		if n := l.accepted(t); n != 0 {
+			t.Errorf("%s got %d connections from the confined server, want none", l.path, n)
+		}
+	}
+	for _, typ := range []string{"stream", "seqpacket"} {
+		if got := w.try(t, confined, map[string]any{"op": "pair", "addr": typ}); got != "ok: ping" {
+			t.Errorf("confined %s socket pair: %s, want ok: ping", typ, got)
+		}
+	}
+	dgram := map[string]any{"op": "pair", "addr": "dgram"}
+	if got := w.try(t, prisoner(nil), dgram); got != "ok: ping" {
+		t.Fatalf("unconfined datagram pair: %s", got)
+	}
+	if got := w.try(t, confined, dgram); !strings.Contains(got, "operation not permitted") {
+		t.Errorf("confined datagram pair: %s, want operation not permitted", got)
+	}
+}
+
+// A unix grant: from Landlock ABI 9 the granted socket alone is reachable;
+// below it the kernel cannot tell socket paths apart, so the entry fails
+// kind sandbox and starts nothing, and with best_effort every pathname
+// socket is reachable, warned once and said by the confinement line.
+func TestSandboxUnixGrant(t *testing.T) {
+	logs := &lockedBuffer{}
+	w := newSandboxWorld(t, host.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	db := listenUnix(t, filepath.Join(w.notGranted, "pg", ".s.PGSQL.5432"))
+	bus := listenUnix(t, filepath.Join(w.notGranted, "bus"))
+	grant := &registry.Sandbox{Unix: []string{db.path}, At: "/servers/prisoner/sandbox"}
+	reach := func(srv *registry.Server, l *unixListener) string {
+		return w.try(t, srv, map[string]any{"op": "unix", "path": l.path})
+	}
+	if sandbox.DetectABI() >= 9 {
+		if got := reach(prisoner(grant), db); got != "ok: connected" {
+			t.Errorf("the granted socket: %s", got)
+		}
+		if got := reach(prisoner(grant), bus); !strings.Contains(got, "permission denied") {
+			t.Errorf("another socket: %s, want permission denied", got)
+		}
+		return
+	}
+	_, err := w.h.ListTools(t.Context(), prisoner(grant), nil)
+	if e := wantKind(t, err, failure.KindSandbox, failure.PhaseSpawn); !strings.Contains(e.Error(), `"unix"`) || !strings.Contains(e.Error(), "ABI 9") {
+		t.Errorf("message %q should name unix and the ABI it needs", e.Error())
+	}
+	if n := len(w.h.spawned()); n != 0 {
+		t.Errorf("%d processes started, want none", n)
+	}
+	be := *grant
+	be.BestEffort = true
+	for range 2 {
+		if got := reach(prisoner(&be), db); got != "ok: connected" {
+			t.Errorf("best effort, the granted socket: %s", got)
+		}
+	}
+	if got := reach(prisoner(&be), bus); got != "ok: connected" {
+		t.Errorf("best effort, another socket: %s, want ok (all or nothing below ABI 9)", got)
+	}
+	if n := strings.Count(logs.String(), "every pathname Unix socket is reachable"); n != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", n, logs.String())
+	}
+	if line := w.h.Confinement(prisoner(&be)); !strings.Contains(line, "unix "+db.path) || !strings.Contains(line, "every pathname Unix socket is reachable") {
+		t.Errorf("confinement line %q should name the grant and say every socket is reachable", line)
 	}
 }

@@ -75,7 +75,7 @@ func prisoner(sb *registry.Sandbox) *registry.Server {
 // try asks the prisoner to do op and returns its answer: "ok: …" or "denied: …".
 func (w *sandboxWorld) try(t *testing.T, srv *registry.Server, args map[string]any) string {
 	t.Helper()
-	res, err := w.h.CallTool(t.Context(), srv, "try", session.ArgumentsOf(args), nil)
+	res, err := w.h.CallTool(t.Context(), srv, "try", session.ArgumentsOf(args), nil, nil)
 	if err != nil {
 		t.Fatalf("try %v: %v", args, err)
 	}
@@ -231,7 +231,7 @@ func TestSandboxLimits(t *testing.T) {
 	if got := w.try(t, prisoner(nil), map[string]any{"op": "alloc", "mb": 400}); !strings.HasPrefix(got, "ok: ") {
 		t.Fatalf("unconfined alloc: %s", got)
 	}
-	_, err := w.h.CallTool(t.Context(), mem, "try", session.ArgumentsOf(map[string]any{"op": "alloc", "mb": 400}), nil)
+	_, err := w.h.CallTool(t.Context(), mem, "try", session.ArgumentsOf(map[string]any{"op": "alloc", "mb": 400}), nil, nil)
 	if e := wantKind(t, err, failure.KindCrashed, failure.PhaseCall); !strings.Contains(e.Error(), "max_memory_mb 160") {
 		t.Errorf("message %q should name the limit", e.Error())
 	}
@@ -250,14 +250,14 @@ func TestSandboxLimits(t *testing.T) {
 	cpu := prisoner(&registry.Sandbox{MaxCPUSeconds: 1})
 	cpu.CallTimeout = 20000
 	start := time.Now()
-	_, err = w.h.CallTool(t.Context(), cpu, "try", session.ArgumentsOf(map[string]any{"op": "spin"}), nil)
+	_, err = w.h.CallTool(t.Context(), cpu, "try", session.ArgumentsOf(map[string]any{"op": "spin"}), nil, nil)
 	if e := wantKind(t, err, failure.KindCrashed, failure.PhaseCall); !strings.Contains(e.Error(), "max_cpu_seconds 1") {
 		t.Errorf("message %q should name the limit", e.Error())
 	}
 	within(t, start, 10*time.Second)
 	free := prisoner(nil)
 	free.CallTimeout = 1500
-	_, err = w.h.CallTool(t.Context(), free, "try", session.ArgumentsOf(map[string]any{"op": "spin"}), nil)
+	_, err = w.h.CallTool(t.Context(), free, "try", session.ArgumentsOf(map[string]any{"op": "spin"}), nil, nil)
 	wantKind(t, err, failure.KindTimeout, failure.PhaseCall)
 }
 

@@ -40,7 +40,7 @@ func TestHostileInputSchema(t *testing.T) {
 			cpu := cpuTime(t)
 			for i := range 2 {
 				start := time.Now()
-				res, err := h.CallTool(t.Context(), srv, "any", session.ArgumentsOf(map[string]any{"x": 1}), nil)
+				res, err := h.CallTool(t.Context(), srv, "any", session.ArgumentsOf(map[string]any{"x": 1}), nil, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -105,7 +105,7 @@ func TestSpareGetsTheCallersCapabilities(t *testing.T) {
 	}{{sampler, "sampling"}, {nil, ""}, {&session.Caller{}, ""}} {
 		waitUntil(t, "no spare ready", readyIs(h, srv.Name, 1))
 		hits := h.Spares(srv.Name).Hits
-		res, err := h.CallTool(t.Context(), srv, "caps", nil, c.caller)
+		res, err := h.CallTool(t.Context(), srv, "caps", nil, c.caller, nil)
 		if got := text(t, res, err); got != c.want {
 			t.Errorf("capabilities offered = %q, want %q", got, c.want)
 		}
@@ -129,7 +129,7 @@ func TestSpareThatDiesAtStartOpensTheCircuit(t *testing.T) {
 	if started < 3 || started > 4 {
 		t.Errorf("%d spares started before the circuit opened, want 3 or 4", started)
 	}
-	_, err := h.CallTool(t.Context(), srv, "pid", nil, nil)
+	_, err := h.CallTool(t.Context(), srv, "pid", nil, nil, nil)
 	e := wantKind(t, err, failure.KindUnavailable, "")
 	if !strings.Contains(e.StderrTail, "SPARE_API_KEY is not set") {
 		t.Errorf("stderr_tail = %q, want the server's last words", e.StderrTail)
@@ -156,7 +156,7 @@ func TestSparesThatLeaveOnTheirOwnFailNoRequest(t *testing.T) {
 	h.Retain(regOf(srv))
 	waitUntil(t, "the spares' circuit did not open", func() bool { return h.Spares(srv.Name).Open != nil })
 	started := len(h.spawned())
-	if _, err := h.CallTool(t.Context(), srv, "pid", nil, nil); err != nil {
+	if _, err := h.CallTool(t.Context(), srv, "pid", nil, nil, nil); err != nil {
 		t.Errorf("a request to a server whose spares left on their own: %v", err)
 	}
 	if n := len(h.spawned()) - started; n != 1 {
@@ -315,7 +315,7 @@ func TestSparesGiveTheirSlotsToRequests(t *testing.T) {
 	}()
 	for range 12 {
 		wg.Go(func() {
-			res, err := h.CallTool(t.Context(), b, "pid", nil, nil)
+			res, err := h.CallTool(t.Context(), b, "pid", nil, nil, nil)
 			if err == nil && res.IsError {
 				err = fmt.Errorf("isError: %v", res.Content)
 			}
@@ -345,7 +345,7 @@ func TestSpareThatCannotStartSaysWhy(t *testing.T) {
 	srv.Env["SPARE_VAR"] = "${SPARE_UNSET_VARIABLE}"
 	h.Retain(regOf(srv))
 	for range 3 {
-		_, err := h.CallTool(t.Context(), srv, "pid", nil, nil)
+		_, err := h.CallTool(t.Context(), srv, "pid", nil, nil, nil)
 		wantKind(t, err, failure.KindConfig, "")
 	}
 	if n := len(h.spawned()); n != 0 {

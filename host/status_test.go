@@ -33,7 +33,7 @@ func TestObserversAndStatus(t *testing.T) {
 	if st := h.Status("ok"); st.Tried {
 		t.Errorf("status before any start: %+v", st)
 	}
-	if _, err := h.CallTool(t.Context(), fake("ok"), "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil); err != nil {
+	if _, err := h.CallTool(t.Context(), fake("ok"), "echo", session.ArgumentsOf(map[string]any{"message": "hi"}), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -57,7 +57,7 @@ func TestObserversAndStatus(t *testing.T) {
 	// An idempotent tool whose process crashes is called again: one retry.
 	srv := fake("ok")
 	srv.Env["CRASH_ONCE_MARKER"] = filepath.Join(t.TempDir(), "crashed")
-	if _, err := h.CallTool(t.Context(), srv, "crash-idempotent", nil, nil); err != nil {
+	if _, err := h.CallTool(t.Context(), srv, "crash-idempotent", nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

@@ -41,7 +41,7 @@ func text(t *testing.T, res *mcp.CallToolResult, err error) string {
 
 func callText(t *testing.T, h *harness, srv *registry.Server, tool string, args map[string]any) string {
 	t.Helper()
-	res, err := h.CallTool(t.Context(), srv, tool, session.ArgumentsOf(args), nil)
+	res, err := h.CallTool(t.Context(), srv, tool, session.ArgumentsOf(args), nil, nil)
 	return text(t, res, err)
 }
 
@@ -81,7 +81,7 @@ func TestWarmConcurrentCalls(t *testing.T) {
 	for i := range 50 {
 		wg.Go(func() {
 			msg := strconv.Itoa(i)
-			res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": msg}), nil)
+			res, err := h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(map[string]any{"message": msg}), nil, nil)
 			if err == nil && res.Content[0].(*mcp.TextContent).Text != "Echo: "+msg {
 				err = os.ErrInvalid
 			}
@@ -109,11 +109,11 @@ func TestWarmCrashRestarts(t *testing.T) {
 	inflight := make(chan error, 1)
 	started := filepath.Join(t.TempDir(), "started")
 	go func() {
-		_, err := h.CallTool(t.Context(), srv, "sleep", session.ArgumentsOf(map[string]any{"ms": 60_000, "started": started}), nil)
+		_, err := h.CallTool(t.Context(), srv, "sleep", session.ArgumentsOf(map[string]any{"ms": 60_000, "started": started}), nil, nil)
 		inflight <- err
 	}()
 	waitFile(t, started, 10*time.Second)
-	_, err := h.CallTool(t.Context(), srv, "crash", nil, nil)
+	_, err := h.CallTool(t.Context(), srv, "crash", nil, nil, nil)
 	wantKind(t, err, failure.KindCrashed, failure.PhaseCall)
 	wantKind(t, <-inflight, failure.KindCrashed, failure.PhaseCall)
 	waitGroupGone(t, first, 5*time.Second)
@@ -134,7 +134,7 @@ func TestWarmTimeoutCancelsThatCallOnly(t *testing.T) {
 	call := func(name string) <-chan error {
 		errc := make(chan error, 1)
 		go func() {
-			_, err := h.CallTool(t.Context(), srv, "sleep", session.ArgumentsOf(map[string]any{"ms": 60_000, "started": filepath.Join(dir, name)}), nil)
+			_, err := h.CallTool(t.Context(), srv, "sleep", session.ArgumentsOf(map[string]any{"ms": 60_000, "started": filepath.Join(dir, name)}), nil, nil)
 			errc <- err
 		}()
 		waitFile(t, filepath.Join(dir, name), 10*time.Second)
@@ -161,7 +161,7 @@ func TestTimedOutCallWithAProgressingWriteKeepsTheWarmServer(t *testing.T) {
 	// 64 KiB every 50 ms: 1 MiB takes ~0.8 s, each piece well within
 	// unstick's second.
 	srv.Env = map[string]string{"FAKEMCP_READ": "65536", "FAKEMCP_EVERY_MS": "50"}
-	_, err := h.CallTool(t.Context(), srv, "any", session.ArgumentsOf(map[string]any{"payload": strings.Repeat("p", 1<<20)}), nil)
+	_, err := h.CallTool(t.Context(), srv, "any", session.ArgumentsOf(map[string]any{"payload": strings.Repeat("p", 1<<20)}), nil, nil)
 	wantKind(t, err, failure.KindTimeout, failure.PhaseCall)
 	pids := h.spawned()
 	if len(pids) != 1 {
@@ -186,7 +186,7 @@ func TestWarmWaitersShareTheStart(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			_, err := h.CallTool(t.Context(), srv, "echo", nil, nil)
+			_, err := h.CallTool(t.Context(), srv, "echo", nil, nil, nil)
 			if failure.KindOf(err) != failure.KindTimeout {
 				t.Errorf("kind %s: %v", failure.KindOf(err), err)
 			}
@@ -226,11 +226,11 @@ func TestWarmCircuit(t *testing.T) {
 	srv.Env["HEALTHY_MARKER"] = marker
 
 	for range 3 {
-		_, err := h.CallTool(t.Context(), srv, "echo", nil, nil)
+		_, err := h.CallTool(t.Context(), srv, "echo", nil, nil, nil)
 		wantKind(t, err, failure.KindHandshake, failure.PhaseInitialize)
 	}
 	spawned := len(h.spawned())
-	_, err := h.CallTool(t.Context(), srv, "echo", nil, nil)
+	_, err := h.CallTool(t.Context(), srv, "echo", nil, nil, nil)
 	e := wantKind(t, err, failure.KindUnavailable, "")
 	if len(h.spawned()) != spawned {
 		t.Errorf("an open circuit must start nothing (%d processes started)", len(h.spawned())-spawned)
@@ -240,9 +240,9 @@ func TestWarmCircuit(t *testing.T) {
 	}
 
 	time.Sleep(350 * time.Millisecond) // let the 300 ms cool-down pass: one trial, still broken
-	_, err = h.CallTool(t.Context(), srv, "echo", nil, nil)
+	_, err = h.CallTool(t.Context(), srv, "echo", nil, nil, nil)
 	wantKind(t, err, failure.KindHandshake, failure.PhaseInitialize)
-	_, err = h.CallTool(t.Context(), srv, "echo", nil, nil)
+	_, err = h.CallTool(t.Context(), srv, "echo", nil, nil, nil)
 	wantKind(t, err, failure.KindUnavailable, "") // open again, for twice as long
 
 	os.WriteFile(marker, nil, 0o600)
@@ -262,7 +262,7 @@ func TestWarmFailingServerDoesNotSlowOthers(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	badDone := make(chan error, 1)
 	go func() {
-		_, err := h.CallTool(ctx, bad, "echo", nil, nil)
+		_, err := h.CallTool(ctx, bad, "echo", nil, nil, nil)
 		badDone <- err
 	}()
 	for len(h.spawned()) == 0 { // the hanging server is starting
@@ -334,7 +334,7 @@ func TestWarmRegistryEditLetsCallsFinish(t *testing.T) {
 	started := filepath.Join(t.TempDir(), "started")
 	done := make(chan string, 1)
 	go func() {
-		res, err := h.CallTool(t.Context(), described, "sleep", session.ArgumentsOf(map[string]any{"ms": 500, "started": started}), nil)
+		res, err := h.CallTool(t.Context(), described, "sleep", session.ArgumentsOf(map[string]any{"ms": 500, "started": started}), nil, nil)
 		if err != nil {
 			done <- err.Error()
 			return
@@ -362,12 +362,12 @@ func TestWarmCancelReachesTheRightCall(t *testing.T) {
 	dir := t.TempDir()
 	cancelled := make(chan error, 1)
 	go func() {
-		_, err := h.CallTool(ctx, srv, "sleep", session.ArgumentsOf(map[string]any{"ms": 60_000, "started": filepath.Join(dir, "a")}), nil)
+		_, err := h.CallTool(ctx, srv, "sleep", session.ArgumentsOf(map[string]any{"ms": 60_000, "started": filepath.Join(dir, "a")}), nil, nil)
 		cancelled <- err
 	}()
 	other := make(chan string, 1)
 	go func() {
-		res, err := h.CallTool(t.Context(), srv, "sleep", session.ArgumentsOf(map[string]any{"ms": 400, "started": filepath.Join(dir, "b")}), nil)
+		res, err := h.CallTool(t.Context(), srv, "sleep", session.ArgumentsOf(map[string]any{"ms": 400, "started": filepath.Join(dir, "b")}), nil, nil)
 		if err != nil {
 			other <- err.Error()
 			return
@@ -398,7 +398,7 @@ func TestWarmShutdown(t *testing.T) {
 			t.Errorf("group %d still has %v after Close", pid, m)
 		}
 	}
-	_, err := h.CallTool(t.Context(), a, "pid", nil, nil)
+	_, err := h.CallTool(t.Context(), a, "pid", nil, nil, nil)
 	wantKind(t, err, failure.KindUnavailable, "")
 }
 
@@ -458,14 +458,14 @@ func TestWarmWaiterOutlivesTheStartersCancel(t *testing.T) {
 	ctxA, cancelA := context.WithCancel(t.Context())
 	errA := make(chan error, 1)
 	go func() {
-		_, err := h.CallTool(ctxA, srv, "any", nil, nil)
+		_, err := h.CallTool(ctxA, srv, "any", nil, nil, nil)
 		errA <- err
 	}()
 	waitUntil(t, "the first request starts the server", func() bool { return len(h.spawned()) == 1 })
 
 	resB := make(chan error, 1)
 	go func() {
-		res, err := h.CallTool(t.Context(), srv, "any", nil, nil)
+		res, err := h.CallTool(t.Context(), srv, "any", nil, nil, nil)
 		if err == nil && res.IsError {
 			err = errors.New("isError")
 		}
@@ -504,7 +504,7 @@ func TestWarmStormOfCancelsStartsNothingMore(t *testing.T) {
 	errs := make(chan error, n)
 	for range n {
 		go func() {
-			_, err := h.CallTool(ctx, srv, "any", nil, nil)
+			_, err := h.CallTool(ctx, srv, "any", nil, nil, nil)
 			errs <- err
 		}()
 	}
@@ -524,7 +524,7 @@ func TestWarmStormOfCancelsStartsNothingMore(t *testing.T) {
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.CallTool(t.Context(), srv, "any", nil, nil); err != nil {
+	if _, err := h.CallTool(t.Context(), srv, "any", nil, nil, nil); err != nil {
 		t.Fatalf("the next request (the circuit must not be open): %v", err)
 	}
 	if got := len(h.spawned()); got != 2 {

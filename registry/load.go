@@ -156,13 +156,21 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 	}
 	var policies struct {
 		Servers map[string]struct {
-			Policy *policy.Policy `json:"policy"`
-			Pin    string         `json:"pin"`
+			Policy       *policy.Policy `json:"policy"`
+			Pin          string         `json:"pin"`
+			PinResources bool           `json:"pin_resources"`
 		} `json:"servers"`
+	}
+	var raw struct {
+		Servers map[string]map[string]json.RawMessage `json:"servers"`
+		Sandbox json.RawMessage                       `json:"sandbox"`
 	}
 	err = json.Unmarshal(data, &file)
 	if err == nil {
 		err = json.Unmarshal(data, &policies)
+	}
+	if err == nil {
+		err = json.Unmarshal(data, &raw)
 	}
 	if err != nil {
 		// The schema accepted the document, so this is a mismatch between the
@@ -177,6 +185,8 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 		s.Name = name
 		s.Policy = policies.Servers[name].Policy
 		s.Pin = policies.Servers[name].Pin
+		s.PinResources = policies.Servers[name].PinResources
+		s.fingerprint = fingerprint(raw.Servers[name], raw.Sandbox)
 		if s.PassEnv == nil {
 			s.PassEnv = file.PassEnv
 		}

@@ -66,7 +66,15 @@ const (
 	PinEnforce = "enforce"
 	PinWarn    = "warn"
 	PinOff     = "off"
+	// PinLocked, at the top level only, is enforce with the pin file as a
+	// lock: only ever read, and what it does not hold is not trusted
+	// (docs/security.md, locked pins). A server's own pin may then be
+	// warn or off only.
+	PinLocked = "locked"
 )
+
+// Locked reports whether the registry says "pin": "locked".
+func (r *Registry) Locked() bool { return r.Pin == PinLocked }
 
 // PinMode is what a change in srv's tool definitions does: its own "pin",
 // else the top-level one, else PinEnforce.
@@ -147,12 +155,36 @@ type Server struct {
 	// means the top-level one. It is left out of the entry's JSON, as
 	// Policy is: a change of it restarts nothing.
 	Pin string `json:"-"`
+	// PinResources is the server's "pin_resources": its resources are
+	// pinned as well as its tools, prompts, templates and instructions
+	// (docs/security.md). Left out of the entry's JSON, as Pin is.
+	PinResources bool `json:"-"`
+	// fingerprint is the entry's as the file wrote it (Fingerprint).
+	fingerprint *EntryFingerprint
 	// PassEnv names colibri's variables (globs allowed) passed to the child
 	// as they are; the top-level one when the entry has none.
 	PassEnv []string `json:"pass_env,omitempty"`
+	// Source is where the entry came from: the MCP Registry entry and the
+	// exact version add --from-registry wrote (docs/registry.md). A plain
+	// field of the entry's JSON, so that the fingerprint of a definition
+	// holds the release it was pinned from.
+	Source *Source `json:"source,omitempty"`
 	// Dir is the registry file's folder: a command entry's working
 	// directory when it names no cwd ("" for a registry without a file).
 	Dir string `json:"-"`
+}
+
+// Source is an entry's origin in an MCP Registry: the registry's URL, the
+// server's name there (io.github.owner/server) and the exact version.
+type Source struct {
+	Registry string `json:"registry"`
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+}
+
+// String is the origin as one reads it: NAME@VERSION from REGISTRY.
+func (s *Source) String() string {
+	return s.Name + "@" + s.Version + " from " + s.Registry
 }
 
 // Transports of a remote server.

@@ -19,6 +19,7 @@ type Sandbox struct {
 	Read          []string `json:"read,omitempty"`
 	Write         []string `json:"write,omitempty"`
 	Net           *bool    `json:"net,omitempty"`
+	Unix          []string `json:"unix,omitempty"` // pathname Unix sockets (or folders of them) beyond Write's
 	MaxMemoryMB   int64    `json:"max_memory_mb,omitempty"`
 	MaxCPUSeconds int64    `json:"max_cpu_seconds,omitempty"`
 	BestEffort    bool     `json:"best_effort,omitempty"`
@@ -70,7 +71,7 @@ func (s *Server) applySandbox(top *Sandbox, dir string) {
 		return
 	}
 	cp := *s.Sandbox
-	cp.Read, cp.Write = resolvePaths(cp.Read, dir), resolvePaths(cp.Write, dir)
+	cp.Read, cp.Write, cp.Unix = resolvePaths(cp.Read, dir), resolvePaths(cp.Write, dir), resolvePaths(cp.Unix, dir)
 	s.Sandbox = &cp
 }
 
@@ -117,7 +118,7 @@ func (s *Server) sandboxProblems() []Problem {
 	for _, set := range []struct {
 		key   string
 		paths []string
-	}{{"read", sb.Read}, {"write", sb.Write}} {
+	}{{"read", sb.Read}, {"write", sb.Write}, {"unix", sb.Unix}} {
 		for i, p := range set.paths {
 			if _, err := os.Stat(p); err != nil {
 				ps = append(ps, Problem{Location: fmt.Sprintf("%s/%s/%d", sb.At, set.key, i),
@@ -202,6 +203,12 @@ func (s *Server) ConfinementLine() string {
 			line += "on"
 		} else {
 			line += "off"
+		}
+		// Unix sockets are closed unless granted: the line names the key
+		// that grants one.
+		line += ", unix " + strings.Join(sb.Unix, " ")
+		if len(sb.Unix) == 0 {
+			line += "none"
 		}
 		if sb.MaxMemoryMB > 0 {
 			line += fmt.Sprintf(", max_memory_mb %d", sb.MaxMemoryMB)

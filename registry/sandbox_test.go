@@ -40,8 +40,8 @@ func TestSandboxDefaultsAndPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"inherits": "sandboxed: read " + filepath.Join(dir, "data") + " " + filepath.Join(home, ".npm") + ", write nothing more, net off",
-		"own":      "sandboxed: read nothing more, write " + filepath.Join(dir, "data") + ", net on, max_memory_mb 512",
+		"inherits": "sandboxed: read " + filepath.Join(dir, "data") + " " + filepath.Join(home, ".npm") + ", write nothing more, net off, unix none",
+		"own":      "sandboxed: read nothing more, write " + filepath.Join(dir, "data") + ", net on, unix none, max_memory_mb 512",
 		"out":      "unconfined: can read everything colibri can",
 		"jailed":   "jail mcp0",
 		"remote":   "remote: no process of this machine",
@@ -69,6 +69,8 @@ func TestSandboxProblems(t *testing.T) {
 	cases := []struct{ name, doc, want string }{
 		{"a missing path, named by its location", `{"servers": {"a": {"command": "/bin/true", "sandbox": {"read": ["/etc", "nope"]}}}}`,
 			"/servers/a/sandbox/read/1: " + filepath.Join(dir, "nope") + " does not exist"},
+		{"a missing unix socket, named by its location", `{"servers": {"a": {"command": "/bin/true", "sandbox": {"unix": ["/run/nope/.s.PGSQL.5432"]}}}}`,
+			"/servers/a/sandbox/unix/0: /run/nope/.s.PGSQL.5432 does not exist"},
 		{"a missing path of the top-level sandbox, said once", `{"sandbox": {"write": ["/nope"]}, "servers": {"a": {"command": "/bin/true"}, "b": {"command": "/bin/true"}}}`,
 			"/sandbox/write/0: /nope does not exist"},
 		{"with a jail", `{"servers": {"a": {"command": "/bin/true", "jail": {"name": "j"}, "sandbox": {}}}}`,

@@ -31,6 +31,9 @@ func (r *Registry) Validate() error {
 		}
 		problems = append(problems, s.problems()...)
 		problems = append(problems, policyProblems("/servers/"+escapePointer(name)+"/policy", s.Policy)...)
+		if r.Locked() && s.Pin == PinEnforce {
+			problems = append(problems, Problem{Location: "/servers/" + escapePointer(name) + "/pin", Message: `under the top-level "pin": "locked" a server's own pin may only be "warn" or "off" (it is enforced by the lock already): remove it, or say which`})
+		}
 		if !slices.Equal(s.PassEnv, r.PassEnv) { // the top-level one is checked once
 			problems = append(problems, passEnvProblems("/servers/"+escapePointer(name)+"/pass_env", s.PassEnv)...)
 		}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/policy"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
@@ -122,7 +122,7 @@ func TestAggregateDeniedTextOnly(t *testing.T) {
 	reg := newLive(map[string]*registry.Server{"t": srv})
 	svc := newLiveService(t, reg, serviceOpts{gate: true, aggregate: true, poll: -1})
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := svc.NewServer("test").Connect(principal.With(t.Context(), "bot"), st, nil)
+	ss, err := svc.NewServer("test").Connect(reqctx.WithPrincipal(t.Context(), "bot"), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

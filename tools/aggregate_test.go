@@ -20,7 +20,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
@@ -341,7 +341,7 @@ func TestAggregatePolicy(t *testing.T) {
 		slices.Sort(out)
 		return strings.Join(out, ",")
 	}
-	local := connectAs(t, svc, principal.Stdio)
+	local := connectAs(t, svc, reqctx.Stdio)
 	if got := hosted(local); got != "ann__meta,ann__read_file,ann__search" {
 		t.Errorf("stdio is offered %s", got)
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
-	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
@@ -52,7 +52,7 @@ func newRawHTTP(t *testing.T, table *bulk.Table, reg *registry.Registry, opts to
 	// One log, at debug, of the face, tools and the host: a test that fails
 	// shows it (the path a call took, or where it stopped).
 	logs := &syncbuf.Buffer{}
-	logger := slog.New(reqid.Handler(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	logger := slog.New(reqctx.Handler(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("colibri's log:\n%s", logs.String())
@@ -284,7 +284,7 @@ func lateCall(t *testing.T, server, name string) (rec map[string]any, line []byt
 	logs = &syncbuf.Buffer{}
 	table := bulk.New(bulkMin)
 	f = newRawHTTP(t, table, warmFake(), tools.Options{Audit: w,
-		Logger: slog.New(reqid.Handler(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))}, gate)
+		Logger: slog.New(reqctx.Handler(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))}, gate)
 	ctx, gone := context.WithCancel(t.Context())
 	ended := make(chan struct{})
 	go func() {

@@ -2,6 +2,8 @@ package tools
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
@@ -15,6 +17,10 @@ type CheckResult struct {
 	OK         bool          `json:"ok"`
 	Error      *ErrorDetail  `json:"error,omitempty"`
 	Servers    []CheckServer `json:"servers"`
+	// Warnings fail the check (exit 1) without failing a server: a
+	// registry entry changed since its pins were made, a lock that holds a
+	// server the registry lacks.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // CheckServer is one server's line of check.
@@ -60,6 +66,11 @@ func (s *Service) Check(ctx context.Context, opts CheckOptions) *CheckResult {
 		return out
 	}
 	names := reg.Names()
+	if err := s.pinWarnings(reg, out); err != nil {
+		out.OK = false
+		out.Error = Detail(&failure.Error{Kind: failure.KindConfig, Err: err})
+		return out
+	}
 	if opts.Read != nil {
 		opts.Read(names)
 	}
@@ -76,7 +87,7 @@ func (s *Service) Check(ctx context.Context, opts CheckOptions) *CheckResult {
 	var wg sync.WaitGroup
 	for i, name := range names {
 		srv := reg.Servers[name]
-		r := CheckServer{Server: name, OK: true, Confinement: srv.ConfinementLine(), Spare: srv.Spare}
+		r := CheckServer{Server: name, OK: true, Confinement: s.opts.Host.Confinement(srv), Spare: srv.Spare}
 		if err := s.stateProblem(reg, srv); err != nil {
 			r.OK, r.Error = false, Detail(err)
 			done(i, r)
@@ -111,7 +122,66 @@ func (s *Service) Check(ctx context.Context, opts CheckOptions) *CheckResult {
 			out.OK = false
 		}
 	}
+	if len(out.Warnings) > 0 {
+		out.OK = false
+	}
 	return out
+}
+
+// pinWarnings are what the pins have to say of reg (docs/security.md,
+// locked pins): each entry that changed since its pins were made (an
+// upgrade to review; its definitions are still judged by their digests),
+// and each server a lock holds that the registry lacks. A pin file that
+// cannot be read is the error.
+func (s *Service) pinWarnings(reg *registry.Registry, out *CheckResult) error {
+	if s.opts.Pins == nil {
+		return nil
+	}
+	pinned := false
+	for _, name := range reg.Names() {
+		if reg.PinMode(reg.Servers[name]) != registry.PinOff {
+			pinned = true
+		}
+	}
+	if !pinned {
+		return nil
+	}
+	s.configurePins(reg)
+	locked, err := s.opts.Pins.Locked()
+	if err != nil && !reg.Locked() {
+		return nil // an unusable pin file fails the lists that need it, with its reason
+	}
+	if err != nil {
+		return err
+	}
+	for _, name := range reg.Names() {
+		if reg.PinMode(reg.Servers[name]) == registry.PinOff {
+			continue
+		}
+		changed, known, err := s.opts.Pins.EntryChange(name)
+		if err != nil {
+			return err
+		}
+		if known && len(changed) > 0 {
+			fix := fmt.Sprintf("review it with colibri-mcp pins diff %s and accept it (colibri-mcp pins accept %s)", name, name)
+			if locked {
+				fix = "renew the lock where the servers are pinned (colibri-mcp pins diff, pins accept, pins export)"
+			}
+			out.Warnings = append(out.Warnings, fmt.Sprintf("server %s: the registry entry changed since its pins were made (%s): an upgrade? %s", name, strings.Join(changed, ", "), fix))
+		}
+	}
+	if locked {
+		held, err := s.opts.Pins.Servers()
+		if err != nil {
+			return err
+		}
+		for _, name := range held {
+			if reg.Servers[name] == nil {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("the locked pin file %s holds server %s, which the registry does not have", s.opts.Pins.Path(), name))
+			}
+		}
+	}
+	return nil
 }
 
 // Failed is how many servers failed the check.

@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
-	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/tools/answer"
@@ -31,7 +31,7 @@ func (s *Service) controls(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 func (s *Service) control(ctx context.Context, method string, req mcp.Request, handle mcp.MethodHandler) (mcp.Result, error) {
-	ctx = reqid.With(ctx, reqid.New())
+	ctx = reqctx.WithID(ctx, reqctx.NewID())
 	start := time.Now()
 	var call *record.Call
 	if s.opts.Audit != nil || s.opts.Metrics != nil { // else the input is not read twice
@@ -122,8 +122,8 @@ func (s *Service) nameOf(name string) string {
 // Call is CallTool for callers other than an MCP session (the command
 // line): the call is audited and counted as a session's call is.
 func (s *Service) Call(ctx context.Context, server, name string, args json.RawMessage, caller *session.Caller) (*mcp.CallToolResult, error) {
-	if reqid.From(ctx) == "" {
-		ctx = reqid.With(ctx, reqid.New())
+	if reqctx.ID(ctx) == "" {
+		ctx = reqctx.WithID(ctx, reqctx.NewID())
 	}
 	call := &record.Call{Server: server, Tool: name, Args: args, Note: &record.Note{}}
 	ctx = record.WithNote(ctx, call.Note)

@@ -19,8 +19,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
-	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/policy"
@@ -49,7 +48,7 @@ func newControlled(t *testing.T, gate bool, reg *registry.Registry) *controlled 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	log := slog.New(reqid.Handler(slog.NewTextHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	log := slog.New(reqctx.Handler(slog.NewTextHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	c.metrics = metrics.New(metrics.Options{Version: "test"})
 	h := host.New(host.Options{Timeout: 10 * time.Second, TerminateGrace: 200 * time.Millisecond, Logger: log})
 	t.Cleanup(h.Close)
@@ -103,7 +102,7 @@ func TestAuditOneLinePerCall(t *testing.T) {
 	reg, _, _ := policyRegistry(t, "", `{"tools": {"deny": ["delete_*"]}}`)
 	reg.Servers["ok"] = &registry.Server{Name: "ok", Command: fakeBin, Args: []string{"ok"}}
 	c := newControlled(t, true, reg)
-	cs := connectAs(t, c.svc, principal.Stdio)
+	cs := connectAs(t, c.svc, reqctx.Stdio)
 	const secret = "distinctive-argument-value-7f3a"
 
 	type want struct{ outcome, kind, server, tool string }
@@ -224,7 +223,7 @@ func TestAuditRecordsTheGatesRefusal(t *testing.T) {
 // rest of its _meta does not.
 func TestTraceContextReachesTheHostedRequest(t *testing.T) {
 	reg, _, _ := policyRegistry(t, "", "")
-	cs := connectAs(t, newService(t, true, reg), principal.Stdio)
+	cs := connectAs(t, newService(t, true, reg), reqctx.Stdio)
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{
 		Meta: mcp.Meta{"traceparent": tp, "tracestate": "congo=t61rcWkgMzE", "baggage": "userId=alice", "private": "not-passed"},
@@ -296,7 +295,7 @@ func TestAuditEveryOutcomeBeforeItsAnswer(t *testing.T) {
 	}
 	t.Cleanup(func() { w.Close() })
 	logs := &syncbuf.Buffer{}
-	log := slog.New(reqid.Handler(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	log := slog.New(reqctx.Handler(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	h := host.New(host.Options{Timeout: 10 * time.Second, TerminateGrace: 200 * time.Millisecond, Logger: log,
 		MaxResultBytes: 64 << 10, Retries: 1})
 	t.Cleanup(h.Close)
@@ -399,7 +398,7 @@ func TestAuditWriteFailureIsLoggedAndCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &syncbuf.Buffer{}
-	log := slog.New(reqid.Handler(slog.NewTextHandler(logs, nil)))
+	log := slog.New(reqctx.Handler(slog.NewTextHandler(logs, nil)))
 	h := host.New(host.Options{Timeout: 10 * time.Second, TerminateGrace: 200 * time.Millisecond, Logger: log})
 	t.Cleanup(h.Close)
 	m := metrics.New(metrics.Options{Version: "test"})

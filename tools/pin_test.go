@@ -62,7 +62,7 @@ func newPinRig(t *testing.T, o pinRigOpts, tools0 ...map[string]any) *pinRig {
 	t.Cleanup(h.Close)
 	r.metrics = metrics.New(metrics.Options{Version: "test"})
 	// As cmd wires them: each change first seen is counted.
-	pins := pin.Open(r.pins, pin.Options{OnChange: func(server, _, _ string, _ []string) { r.metrics.ToolChange(server) }})
+	pins := pin.Open(r.pins, pin.Options{OnChange: func(_ pin.Kind, server, _, _ string, _ []string) { r.metrics.ToolChange(server) }})
 	r.svc = tools.New(tools.Options{Registry: reg.load, ConfigPath: "in-memory", Host: h, ExternalCall: true,
 		Aggregate: o.aggregate, RegistryPoll: 20 * time.Millisecond, ListWait: 20 * time.Second, Audit: w,
 		Metrics: r.metrics, Pins: pins})

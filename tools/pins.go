@@ -11,15 +11,14 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
-	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools/record"
 )
 
 // Pinned tool definitions (docs/cli.md#pinned-tool-definitions): every list colibri
 // shows or calls from passes pinVerdict, through screen (list_tools,
-// aggregate mode) or guardCall's Caller.Allow (each call, on the very list
-// it is checked against), so that no path serves an unpinned definition.
+// aggregate mode) or guardCall's gate (each call, on the very list it is
+// checked against: callGate), so that no path serves an unpinned definition.
 
 // pinning reports whether srv's tool lists are checked against pins.
 func (s *Service) pinning(reg *registry.Registry, srv *registry.Server) bool {
@@ -34,6 +33,7 @@ func (s *Service) pinVerdict(reg *registry.Registry, srv *registry.Server, caps 
 	if !s.pinning(reg, srv) || tools == nil {
 		return pin.Verdict{}, nil
 	}
+	s.configurePins(reg)
 	v, err := s.opts.Pins.Check(srv.Name, caps, tools)
 	if err != nil {
 		return v, &failure.Error{Kind: failure.KindConfig, Server: srv.Name, Err: err}
@@ -49,7 +49,7 @@ func (s *Service) pinVerdict(reg *registry.Registry, srv *registry.Server, caps 
 // warn, flagged. Every list colibri offers passes here: list_tools,
 // aggregate mode, and the query's.
 func (s *Service) screen(ctx context.Context, reg *registry.Registry, srv *registry.Server, tools []*mcp.Tool) (kept []*mcp.Tool, changed []pin.Change, err error) {
-	tools, _ = toolname.Split(tools)
+	tools, _ = splitToolNames(tools)
 	kept = s.allowedOf(ctx, reg, srv, tools)
 	v, err := s.pinVerdict(reg, srv, pin.NoCaps, tools)
 	if err != nil || len(v.Changed) == 0 {
@@ -103,7 +103,7 @@ func (s *Service) checkPinned(ctx context.Context, reg *registry.Registry, srv *
 	}
 	record.NoteOf(ctx).Pinned("changed")
 	if reg.PinMode(srv) == registry.PinEnforce {
-		return toolChanged(srv.Name, tool.Name, what, true)
+		return toolChanged(srv.Name, tool.Name, what, true, v.Locked)
 	}
 	s.log.WarnContext(ctx, "calling a hosted tool whose definition differs from its pin (pin: warn)",
 		"server", srv.Name, "tool", tool.Name, "changed", strings.Join(what, ","))
@@ -111,18 +111,61 @@ func (s *Service) checkPinned(ctx context.Context, reg *registry.Registry, srv *
 }
 
 // toolChanged is the failure of a call to (or a listing of) a tool that
-// differs from its pin.
-func toolChanged(server, tool string, what []string, call bool) error {
+// differs from its pin; locked: from the lock (docs/security.md, locked
+// pins), which colibri never changes in place.
+func toolChanged(server, tool string, what []string, call, locked bool) error {
+	isNew := len(what) == 1 && what[0] == pin.WhatNew
 	msg := fmt.Sprintf("the tool's definition changed since it was pinned (%s)", strings.Join(what, ", "))
-	if len(what) == 1 && what[0] == pin.WhatNew {
+	hint := fmt.Sprintf("an operator reviews it with `colibri-mcp pins diff %s` and accepts it with `colibri-mcp pins accept %s %s`", server, server, shellWord(tool))
+	switch {
+	case locked && isNew:
+		msg = "the tool is not in the locked pin file"
+	case locked:
+		msg = fmt.Sprintf("the tool's definition differs from the one in the locked pin file (%s)", strings.Join(what, ", "))
+	case isNew:
 		msg = "the tool is new since the server's tools were pinned"
+	}
+	if locked {
+		hint = fmt.Sprintf("the lock is renewed where the servers are pinned: `colibri-mcp pins diff %s`, `colibri-mcp pins accept %s`, `colibri-mcp pins export --output pins.lock`, then shipped", server, server)
 	}
 	if call {
 		msg += "; nothing was sent"
 	}
 	return &failure.Error{Kind: failure.KindToolChanged, Server: server, Tool: tool, Phase: failure.PhaseList,
-		Err:  fmt.Errorf("%s", msg),
-		Hint: fmt.Sprintf("an operator reviews it with `colibri-mcp pins diff %s` and accepts it with `colibri-mcp pins accept %s %s`", server, server, shellWord(tool))}
+		Err: fmt.Errorf("%s", msg), Hint: hint}
+}
+
+// PinConfig is what the pins are told of reg: whether it locks the pin
+// file, and its entries' fingerprints. Whoever checks lists against a
+// pin.Store configures it with the registry the check runs under (tools
+// does so on each new version of the registry).
+func PinConfig(reg *registry.Registry) pin.Config {
+	c := pin.Config{Locked: reg.Locked(), Entries: make(map[string]*pin.Fingerprint, len(reg.Servers))}
+	for name, srv := range reg.Servers {
+		if fp := srv.Fingerprint(); fp != nil {
+			c.Entries[name] = &pin.Fingerprint{Digest: fp.Digest, Fields: fp.Fields}
+		}
+	}
+	return c
+}
+
+// pinsLocked reports whether the pins are a lock.
+func (s *Service) pinsLocked() bool {
+	if s.opts.Pins == nil {
+		return false
+	}
+	locked, _ := s.opts.Pins.Locked()
+	return locked
+}
+
+// configurePins tells the pins what reg says, once per version of the
+// registry read.
+func (s *Service) configurePins(reg *registry.Registry) {
+	if s.opts.Pins == nil || s.pinsFor.Load() == reg {
+		return
+	}
+	s.opts.Pins.Configure(PinConfig(reg))
+	s.pinsFor.Store(reg)
 }
 
 // capsOf is the pins' name of the capabilities a session for caller is

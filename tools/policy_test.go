@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/policy"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
@@ -19,7 +19,7 @@ import (
 func connectAs(t *testing.T, svc *tools.Service, who string) *mcp.ClientSession {
 	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := svc.NewServer("test").Connect(principal.With(t.Context(), who), st, nil)
+	ss, err := svc.NewServer("test").Connect(reqctx.WithPrincipal(t.Context(), who), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestPolicyHidesAndRefusesBeforeStarting(t *testing.T) {
 	svc := newService(t, true, reg)
 
 	// Refused by name: before any list is known, nothing starts.
-	cs := connectAs(t, svc, principal.Stdio)
+	cs := connectAs(t, svc, reqctx.Stdio)
 	res := callTool(t, cs, tools.CallToolTool, map[string]any{"server": "ann", "name": "delete_file", "arguments": map[string]any{"path": "/etc"}})
 	if kind := errorKind(t, res); kind != "denied" {
 		t.Fatalf("kind %q: %s", kind, resultText(res))
@@ -163,7 +163,7 @@ func TestPolicyOnAnnotations(t *testing.T) {
 			// policy judges first, so that the caller learns nothing of a
 			// tool it may not see (not that it exists, nor what it takes).
 			for _, args := range []any{nil, map[string]any{"path": 42}} {
-				cs := connectAs(t, newService(t, true, reg), principal.Stdio) // no list known yet
+				cs := connectAs(t, newService(t, true, reg), reqctx.Stdio) // no list known yet
 				res := callTool(t, cs, tools.CallToolTool, map[string]any{"server": "ann", "name": "delete_file", "arguments": args})
 				if got, want := resultText(res), "colibri: denied: policy denies delete_file on ann for this caller"; got != want {
 					t.Errorf("arguments %v: %q, want %q", args, got, want)
@@ -176,7 +176,7 @@ func TestPolicyOnAnnotations(t *testing.T) {
 	}
 	t.Run("list known", func(t *testing.T) {
 		reg, pids, calls := policyRegistry(t, global, "")
-		cs := connectAs(t, newService(t, true, reg), principal.Stdio)
+		cs := connectAs(t, newService(t, true, reg), reqctx.Stdio)
 		if got := strings.Join(listedNames(t, cs, "ann"), ","); got != "meta,read_file,search" {
 			t.Errorf("listed %s", got)
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
-	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools/describe"
 	"github.com/colibri-mcp/colibri-mcp/tools/record"
@@ -37,8 +37,8 @@ func (s *Service) readUI(ctx context.Context, req *mcp.ReadResourceRequest) (*mc
 	if srv == nil {
 		return nil, mcp.ResourceNotFoundError(describe.OneLine(uri, 200))
 	}
-	if reqid.From(ctx) == "" {
-		ctx = reqid.With(ctx, reqid.New())
+	if reqctx.ID(ctx) == "" {
+		ctx = reqctx.WithID(ctx, reqctx.NewID())
 	}
 	call := &record.Call{Server: srv.Name, Tool: uri, Note: &record.Note{}}
 	ctx = record.WithNote(ctx, call.Note)

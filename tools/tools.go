@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,13 +27,11 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
-	"github.com/colibri-mcp/colibri-mcp/internal/clip"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/pool"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
-	"github.com/colibri-mcp/colibri-mcp/internal/toolname"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools/answer"
@@ -120,6 +119,8 @@ type Service struct {
 	levels caller.Levels
 	cat    *catalog.Catalog
 	rec    *record.Recorder
+	// pinsFor is the registry the pins were last configured with.
+	pinsFor atomic.Pointer[registry.Registry]
 }
 
 // New returns a Service. Close ends what serving started.
@@ -187,18 +188,21 @@ type ServersResult struct {
 // server) shows url, transport, header_keys and auth (none, bearer or
 // oauth) instead: header values and tokens never appear either.
 type ServerInfo struct {
-	Name        string    `json:"name"`
-	Command     string    `json:"command,omitzero"`
-	Args        []string  `json:"args,omitzero"`
-	EnvKeys     []string  `json:"env_keys,omitzero"`
-	URL         string    `json:"url,omitzero"`
-	Transport   string    `json:"transport,omitzero"`
-	HeaderKeys  []string  `json:"header_keys,omitzero"`
-	Auth        string    `json:"auth,omitzero"`
-	Cwd         string    `json:"cwd,omitempty"`
-	Description string    `json:"description,omitempty"`
-	Lifecycle   string    `json:"lifecycle"`
-	Jail        *JailInfo `json:"jail,omitempty"`
+	Name        string   `json:"name"`
+	Command     string   `json:"command,omitzero"`
+	Args        []string `json:"args,omitzero"`
+	EnvKeys     []string `json:"env_keys,omitzero"`
+	URL         string   `json:"url,omitzero"`
+	Transport   string   `json:"transport,omitzero"`
+	HeaderKeys  []string `json:"header_keys,omitzero"`
+	Auth        string   `json:"auth,omitzero"`
+	Cwd         string   `json:"cwd,omitempty"`
+	Description string   `json:"description,omitempty"`
+	// Source is where the entry came from, as add --from-registry wrote
+	// it: the MCP Registry, the server's name there and its version.
+	Source    *registry.Source `json:"source,omitempty"`
+	Lifecycle string           `json:"lifecycle"`
+	Jail      *JailInfo        `json:"jail,omitempty"`
 	// Sandbox is the entry's Linux sandbox, paths resolved; Confinement
 	// says in one line how its processes are confined.
 	Sandbox     *registry.Sandbox `json:"sandbox,omitempty"`
@@ -270,7 +274,7 @@ type ServerTools struct {
 	Error   *ErrorDetail `json:"error,omitempty"`
 	// Invalid are the tools left out for names that break MCP's
 	// tool-name format (SEP-986), with the reason.
-	Invalid []toolname.Invalid `json:"invalid,omitempty"`
+	Invalid []invalidTool `json:"invalid,omitempty"`
 }
 
 // ToolEntry is one hosted tool in list_tools: with detail "full", every
@@ -318,6 +322,7 @@ func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
 			EnvKeys:     srv.EnvKeys(),
 			Cwd:         srv.Cwd,
 			Description: srv.Description,
+			Source:      srv.Source,
 			Lifecycle:   registry.PerRequest,
 		}
 		if srv.IsPersistent() {
@@ -337,7 +342,7 @@ func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
 			info.Jail = &JailInfo{Name: j.Name, Path: j.Path, RootPath: j.RootPath, User: j.User, IP4: j.IP4}
 		}
 		if !srv.IsRemote() {
-			info.Sandbox, info.Confinement = srv.Confinement(), srv.ConfinementLine()
+			info.Sandbox, info.Confinement = srv.Confinement(), s.opts.Host.Confinement(srv)
 		}
 		if srv.IsPersistent() {
 			procs := s.opts.Host.Warm(name)
@@ -382,12 +387,12 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *sess
 			detail = DetailFull
 		}
 	}
-	list := func(srv *registry.Server) ([]*mcp.Tool, []pin.Change, []toolname.Invalid, error) {
+	list := func(srv *registry.Server) ([]*mcp.Tool, []pin.Change, []invalidTool, error) {
 		tools, err := s.opts.Host.ListTools(ctx, srv, caller)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		tools, invalid := toolname.Split(tools)
+		tools, invalid := splitToolNames(tools)
 		kept, changed, err := s.screen(ctx, reg, srv, tools)
 		return kept, onlyTool(changed, in.Tool), invalid, err
 	}
@@ -403,7 +408,7 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *sess
 		entries := s.pinnedOnly(reg, srv, s.entries(srv.Name, tools, in.Tool, detail))
 		if in.Tool != "" && len(entries) == 0 {
 			if len(changed) == 1 {
-				return nil, toolChanged(srv.Name, in.Tool, changed[0].What, false)
+				return nil, toolChanged(srv.Name, in.Tool, changed[0].What, false, s.pinsLocked())
 			}
 			return nil, host.UnknownTool(srv.Name, in.Tool, tools)
 		}
@@ -503,13 +508,14 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	if err != nil {
 		return nil, err
 	}
-	if reason := toolname.Check(name); reason != "" {
+	if reason := checkToolName(name); reason != "" {
 		// No tool colibri offers has such a name: refused before anything
 		// is started, whatever the policy.
-		return nil, &failure.Error{Kind: failure.KindUnknownTool, Server: server, Tool: toolname.Clip(name), Phase: failure.PhaseList,
+		return nil, &failure.Error{Kind: failure.KindUnknownTool, Server: server, Tool: clipToolName(name), Phase: failure.PhaseList,
 			Err: errors.New("colibri never calls a tool whose name breaks MCP's tool-name format: " + reason)}
 	}
-	if caller, err = s.guardCall(ctx, reg, srv, name, caller); err != nil {
+	gate, err := s.guardCall(ctx, reg, srv, name, caller)
+	if err != nil {
 		return nil, err
 	}
 	// The hosted server receives the arguments as the caller sent them
@@ -527,7 +533,7 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	if typed, ok := s.opts.Bulk.Typed(decoded).(map[string]any); ok {
 		decoded = typed
 	}
-	return s.opts.Host.CallTool(ctx, srv, name, &session.Arguments{Value: decoded, Raw: sent}, caller)
+	return s.opts.Host.CallTool(ctx, srv, name, &session.Arguments{Value: decoded, Raw: sent}, caller, gate)
 }
 
 // registry reads the registry a request runs under, as it is now.
@@ -564,7 +570,7 @@ func lookup(reg *registry.Registry, name string) (*registry.Server, error) {
 		hint = fmt.Sprintf("did you mean %q? %s", near, hint)
 	}
 	return nil, &failure.Error{Kind: failure.KindUnknownServer, Server: name,
-		Err:  fmt.Errorf("no server named %q in %s", clip.Name(name), orDefault(reg.Path, "the registry")),
+		Err:  fmt.Errorf("no server named %q in %s", failure.ClipName(name), orDefault(reg.Path, "the registry")),
 		Hint: hint}
 }
 

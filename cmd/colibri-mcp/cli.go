@@ -23,6 +23,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
+	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
 	"github.com/colibri-mcp/colibri-mcp/internal/statedir"
 	"github.com/colibri-mcp/colibri-mcp/internal/termview"
@@ -257,7 +258,6 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "timeout", Usage: "per-phase timeout: integer milliseconds or a Go duration", Value: "30000", Sources: cli.EnvVars("COLIBRI_MCP_TIMEOUT")},
 		&cli.StringFlag{Name: "http", Usage: "serve Streamable HTTP on `ADDR` instead of stdio", Sources: cli.EnvVars("COLIBRI_MCP_HTTP")},
 		&cli.StringFlag{Name: "token-file", Usage: "bearer tokens for HTTP, one per line", Sources: cli.EnvVars("COLIBRI_MCP_TOKEN_FILE")},
-		&cli.StringSliceFlag{Name: "allowed-host", Usage: "HTTP: a `NAME` (or NAME:PORT) besides --http's address that requests may name in Host and Origin: a load balancer's public name (repeat; COLIBRI_MCP_ALLOWED_HOSTS, comma-separated)", Sources: cli.EnvVars("COLIBRI_MCP_ALLOWED_HOSTS")},
 		&cli.StringFlag{Name: "log-level", Usage: "debug, info, warn or error", Value: "info", Sources: cli.EnvVars("COLIBRI_MCP_LOG_LEVEL")},
 		&cli.StringFlag{Name: "log-format", Usage: "text or json (always to stderr)", Value: "text", Sources: cli.EnvVars("COLIBRI_MCP_LOG_FORMAT")},
 		&cli.StringFlag{Name: "max-procs", Usage: "hosted processes alive at once", Value: "32", Sources: cli.EnvVars("COLIBRI_MCP_MAX_PROCS")},
@@ -267,6 +267,7 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "retry-backoff", Usage: "first back-off, doubling: integer milliseconds or a Go duration", Value: "1000", Sources: cli.EnvVars("COLIBRI_MCP_RETRY_BACKOFF")},
 		&cli.StringFlag{Name: "audit-log", Usage: "append one JSON line per hosted call to this file (- for stderr); reopened on SIGHUP", Sources: cli.EnvVars("COLIBRI_MCP_AUDIT_LOG")},
 		&cli.StringFlag{Name: "audit-key-file", Usage: "the HMAC key of the audit log's argument digests", Sources: cli.EnvVars("COLIBRI_MCP_AUDIT_KEY_FILE")},
+		&cli.StringSliceFlag{Name: "allowed-host", Usage: "HTTP mode: a `NAME` a request's Host or Origin may give besides the served address (a proxy's public name; repeatable)", Sources: cli.EnvVars("COLIBRI_MCP_ALLOWED_HOSTS")},
 		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics at http://ADDR/metrics (beyond loopback only with --token-file)", Sources: cli.EnvVars("COLIBRI_MCP_METRICS_ADDR")},
 		&cli.StringFlag{Name: "pin-file", Usage: "the pinned tool definitions (default: STATE_DIR/pins.json)", Sources: cli.EnvVars("COLIBRI_MCP_PIN_FILE")},
 		&cli.StringFlag{Name: "instance", Usage: "this instance's `NAME` in audit and log lines, and the start of its HTTP session ids, for several instances behind one address (default: the host name)", Sources: cli.EnvVars("COLIBRI_MCP_INSTANCE")},
@@ -277,7 +278,7 @@ func globalFlags() []cli.Flag {
 // serveOnlyFlags mean something to serve alone: they are listed under
 // `serve --help`, and kept out of the other commands' help (colibri-mcp
 // --http ADDR, with no command, still serves).
-var serveOnlyFlags = []string{"http", "token-file", "allowed-host", "session-timeout", "metrics-addr"}
+var serveOnlyFlags = []string{"http", "token-file", "session-timeout", "allowed-host", "metrics-addr"}
 
 // settings are the parsed, checked configuration of one run.
 type settings struct {
@@ -302,17 +303,18 @@ type settings struct {
 	auditLog       string
 	auditKeyFile   string
 	metricsAddr    string
-	pinFile        string // "" when there is no place for it (pinErr says why)
-	envFile        string // --env-file / COLIBRI_MCP_ENV_FILE, loaded before anything else
+	allowedHosts   []string // --allowed-host
+	pinFile        string   // "" when there is no place for it (pinErr says why)
+	envFile        string   // --env-file / COLIBRI_MCP_ENV_FILE, loaded before anything else
 	pinErr         error
 	state          *statedir.Dir // --state-dir, or the default; state.Err when it cannot be used
 	pinsInState    bool          // no --pin-file: the pin file is STATE_DIR/pins.json
 	instance       string        // --instance, or the host name
 	image          *image        // --root's image, else nil
-	allowedHosts   []string      // --allowed-host
 	logLevel       slog.Level    // the logger's, for serve's (with instance=)
 	logFormat      string
 	logTo          io.Writer
+	pins           *pin.Store // the pin file opened already, if it was (pinStore)
 
 	// Opened for the run (openAudit, serve), not parsed.
 	audit    *audit.Writer
@@ -357,13 +359,12 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 	if err := applyRoot(cmd, s); err != nil {
 		return nil, err
 	}
-	for _, h := range cmd.StringSlice("allowed-host") {
-		if h = strings.TrimSpace(h); h != "" {
-			s.allowedHosts = append(s.allowedHosts, h)
+	for _, name := range cmd.StringSlice("allowed-host") {
+		name = strings.TrimSpace(name)
+		if err := httpserve.CheckAllowedHost(name); err != nil {
+			return nil, usage(err)
 		}
-	}
-	if err := httpserve.CheckAllowedHosts(s.allowedHosts); err != nil {
-		return nil, usage(err)
+		s.allowedHosts = append(s.allowedHosts, name)
 	}
 	if s.pinFile == "" {
 		s.pinFile, s.pinErr, s.pinsInState = s.state.Join("pins.json"), s.state.Err, true
@@ -551,7 +552,7 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		Digester:     s.digester,
 		Metrics:      s.metrics,
 		Bulk:         s.bulk,
-		Pins:         openPins(s),
+		Pins:         s.pinStore(),
 		HideFolders:  s.httpAddr != "", // callers over HTTP never learn the server's folders
 		Instance:     s.instance,
 		StateProblem: func(reg *registry.Registry, srv *registry.Server) error {

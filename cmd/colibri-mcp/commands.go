@@ -19,7 +19,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/gcpace"
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/internal/termview"
@@ -122,7 +122,7 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 		Logger:          s.logger,
 		Bulk:            s.bulk,
 	}
-	ctx = principal.With(ctx, principal.Stdio)
+	ctx = reqctx.WithPrincipal(ctx, reqctx.Stdio)
 	if err := server.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		return failed(fmt.Errorf("serving stdio: %w", err))
 	}
@@ -167,7 +167,7 @@ func cmdServers(ctx context.Context, s *settings, asJSON bool, stdout, stderr io
 
 func cmdListTools(ctx context.Context, s *settings, server string, asJSON bool, stdout, stderr io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
-	ctx = principal.With(ctx, principal.Stdio)
+	ctx = reqctx.WithPrincipal(ctx, reqctx.Stdio)
 	stdout, stderr = termview.Safe(stdout), termview.Safe(stderr) // names, descriptions, stderr tails: others' words
 	svc, h := newService(s)
 	defer h.Close()
@@ -224,7 +224,7 @@ func listEveryServer(ctx context.Context, s *settings, svc *tools.Service, stdou
 
 func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOptions, stdout, stderr io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
-	ctx = principal.With(ctx, principal.Stdio)
+	ctx = reqctx.WithPrincipal(ctx, reqctx.Stdio)
 	closeAudit, err := openAudit(s, stderr)
 	if err != nil {
 		return err
@@ -310,7 +310,7 @@ func callOptionsFrom(cmd *cli.Command, stdin io.Reader) (callOptions, error) {
 
 func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
-	ctx = principal.With(ctx, principal.Stdio)
+	ctx = reqctx.WithPrincipal(ctx, reqctx.Stdio)
 	stdout = termview.Safe(stdout) // names, descriptions, stderr tails: others' words
 	start := time.Now()
 	svc, h := newService(s)

@@ -54,10 +54,10 @@ func startMetrics(ctx context.Context, s *settings, h *host.Host) (*httpserve.Me
 	s.metrics.SetState(func() metrics.State { return hostState(load, h) })
 	ms, err := httpserve.NewMetrics(httpserve.MetricsOptions{
 		Addr:         s.metricsAddr,
-		AllowedHosts: s.allowedHosts,
 		Handler:      s.metrics.Handler(),
 		TokenFile:    s.tokenFile,
 		Logger:       s.logger,
+		AllowedHosts: s.allowedHosts,
 	})
 	if err != nil {
 		return nil, nil, usage(err)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
@@ -14,7 +14,7 @@ import (
 // prints the list_tools structuredContent for that one tool.
 func cmdDescribe(ctx context.Context, s *settings, server, name string, asJSON bool, stdout, stderr io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
-	ctx = principal.With(ctx, principal.Stdio)
+	ctx = reqctx.WithPrincipal(ctx, reqctx.Stdio)
 	stdout, stderr = termview.Safe(stdout), termview.Safe(stderr) // the hosted server's words
 	svc, h := newService(s)
 	defer h.Close()

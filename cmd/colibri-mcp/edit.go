@@ -54,14 +54,16 @@ func editCommands(withSettings settingsAction, stdout io.Writer, servers cli.She
 			ArgsUsage:    "NAME [-- COMMAND [ARGS…]]",
 			Description: "A local server: add NAME [--env K=V]… [--persistent] -- COMMAND [ARGS…]\n" +
 				"A remote one:   add NAME --url URL [--header K=V]… [--bearer-token-env NAME]\n" +
+				"From the MCP Registry: add NAME --from-registry SERVER[@VERSION] [--package npm|pypi|remote] [--arg NAME=VALUE]…\n" +
 				"The entry is validated as the registry is; a name that exists is refused unless\n" +
 				"--replace. The registry is rewritten atomically (other entries' text untouched), the\n" +
 				"old one kept as FILE.bak. Write secrets as ${NAME} (set NAME where colibri runs).\n\n" +
 				"Examples:\n" +
 				"  colibri-mcp add fs -- npx -y @modelcontextprotocol/server-filesystem ~/src\n" +
 				"  colibri-mcp add gh --env 'GITHUB_TOKEN=${GITHUB_PAT}' -- github-mcp-server stdio\n" +
-				"  colibri-mcp add docs --url https://example.com/mcp --bearer-token-env DOCS_TOKEN" + exitCodesHelp,
-			Flags: []cli.Flag{
+				"  colibri-mcp add docs --url https://example.com/mcp --bearer-token-env DOCS_TOKEN\n" +
+				"  colibri-mcp add brave --from-registry io.github.brave/brave-search-mcp-server@2.1.3" + exitCodesHelp,
+			Flags: append([]cli.Flag{
 				&cli.StringSliceFlag{Name: "env", Usage: "`K=V` for the child's environment (repeat; ${NAME} reads colibri's)"},
 				&cli.BoolFlag{Name: "persistent", Usage: "keep one warm session instead of a process per request"},
 				&cli.BoolFlag{Name: "replace", Usage: "replace a server of that name"},
@@ -69,8 +71,16 @@ func editCommands(withSettings settingsAction, stdout io.Writer, servers cli.She
 				&cli.StringSliceFlag{Name: "header", Usage: "`K=V` sent with every request to --url (repeat)"},
 				&cli.StringFlag{Name: "bearer-token-env", Usage: "send Authorization: Bearer with colibri's variable `NAME`"},
 				rootFlags()[0], rootFlags()[1],
-			},
+			}, fromRegistryFlags()...),
 			Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
+				if cmd.IsSet("from-registry") {
+					return addFromRegistry(ctx, cmd, s, termview.Safe(stdout))
+				}
+				for _, f := range []string{"registry-url", "package", "arg", "accept-runtime-args"} {
+					if cmd.IsSet(f) {
+						return usage(fmt.Errorf("add: --%s is for --from-registry (%s)", f, clihelp.HelpHint(cmd)))
+					}
+				}
 				name, entry, err := addEntry(cmd)
 				if err != nil {
 					return err

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -213,72 +214,118 @@ func openDir(t *testing.T) (dir, colibri, fake string) {
 	return dir, cp(colibriBin), cp(fakeBin)
 }
 
-// A daemon escaped from a per-request server (setsid and a double fork) is
-// gone by the time colibri's teardown ends, run without privilege: here,
-// when the one-shot list-tools has exited, with no wait (it outlived the
-// answer by 1 to 3 s, until a later sweep).
+// A daemon escaped from a hosted server is gone within a second of its
+// server's teardown, with colibri run without privilege and (when the
+// tests run as root) as root: the classic daemon, whose middle process
+// called setsid(2), forked and exited, so that it leads neither a session
+// nor a group (kill(-pid) is ESRCH: docs/security.md), and the same after
+// setpgid(2). Three requests in a row: each is served at once (an orphan
+// that teardown cannot end used to hold every start for 16 s). colibri's
+// own exit ends the daemon of a warm server as well. This fails if
+// teardown signals an orphan's group without the orphan itself.
 func TestHostileEscapedDaemonUnprivileged(t *testing.T) {
+	users := []string{"unprivileged"}
+	if os.Geteuid() == 0 {
+		users = append(users, "root")
+	}
+	for _, user := range users {
+		t.Run(user, func(t *testing.T) { escapedDaemons(t, user == "unprivileged") })
+	}
+}
+
+func escapedDaemons(t *testing.T, asNobody bool) {
 	dir, colibri, fake := openDir(t)
-	pids := filepath.Join(dir, "pids")
-	os.Mkdir(pids, 0o777)
-	os.Chmod(pids, 0o777)
+	shared := func(name string) string {
+		p := filepath.Join(dir, name)
+		os.Mkdir(p, 0o777)
+		os.Chmod(p, 0o777) // a folder the unprivileged colibri and fakes may write
+		return p
+	}
+	pids, reports, state := shared("pids"), shared("reports"), shared("state")
+	entry := func(shape, lifecycle string) map[string]any {
+		e := map[string]any{"command": fake, "args": []string{"daemon"}, "env": map[string]string{
+			"FAKEMCP_PIDS": pids, "FAKEMCP_DAEMON": shape, "FAKEMCP_REPORT": filepath.Join(reports, shape+"-"+lifecycle)}}
+		if lifecycle != "" {
+			e["lifecycle"] = lifecycle
+		}
+		return e
+	}
 	reg := filepath.Join(dir, "reg.json")
 	b, _ := json.Marshal(map[string]any{"servers": map[string]any{
-		"d": map[string]any{"command": fake, "args": []string{"double-fork"}, "env": map[string]string{"FAKEMCP_PIDS": pids}}}})
+		"classic": entry("setsid", ""), "pgid": entry("setpgid", ""), "warm": entry("setsid", "persistent")}})
 	os.WriteFile(reg, b, 0o644)
-	// Served: the answer comes first, teardown after it; teardown ends
-	// when the server's own process is gone.
-	// The pin file in a folder the unprivileged colibri may write.
-	state := filepath.Join(dir, "state")
-	os.Mkdir(state, 0o777)
-	os.Chmod(state, 0o777)
 	cmd := exec.Command(colibri, "serve", "--external-config", reg)
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "COLIBRI_MCP_PIN_FILE=" + filepath.Join(state, "pins.json")}
-	unprivileged(cmd)
+	if asNobody {
+		unprivileged(cmd)
+	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	for range 3 {
-		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "colibri_external_mcp_list_tools", Arguments: map[string]any{"server": "d"}})
-		if err != nil || res.IsError {
-			t.Fatalf("list_tools: %v %v", err, res)
+	var all []int
+	t.Cleanup(func() {
+		for _, pid := range all {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	// started calls list_tools on server and returns its process and its
+	// daemon (the last the fake reported: colibri may also have started
+	// the entry in the background, to read its list).
+	started := func(server, report string) (serverPid, daemon int) {
+		t.Helper()
+		start := time.Now()
+		res := call(t, cs, "colibri_external_mcp_list_tools", map[string]any{"server": server})
+		if res.IsError {
+			t.Fatalf("list_tools %s: %v", server, res.Content)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("list_tools %s took %v", server, d)
+		}
+		b, err := os.ReadFile(filepath.Join(reports, report))
+		if err != nil {
+			t.Fatalf("the fake reported no daemon: %v", err)
+		}
+		var middle int
+		if _, err := fmt.Sscanf(string(b), "%d %d %d", &serverPid, &middle, &daemon); err != nil {
+			t.Fatalf("report %q: %v", b, err)
 		}
 		entries, _ := os.ReadDir(pids)
-		if len(entries) != 3 {
-			t.Fatalf("the fake recorded %d processes, want 3", len(entries))
-		}
-		// The server and its escaped daemon are alive after the answer;
-		// teardown ends both: the daemon may not outlive the server by
-		// more than the teardown's last step (the reap of adopted orphans).
-		died := map[int]time.Time{}
-		for deadline := time.Now().Add(10 * time.Second); len(died) < len(entries); time.Sleep(time.Millisecond) {
-			for _, e := range entries {
-				pid, _ := strconv.Atoi(e.Name())
-				if _, ok := died[pid]; !ok && !procs.Alive(pid) {
-					died[pid] = time.Now()
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("processes outlived their request by 10 s: %d of %d ended", len(died), len(entries))
-			}
-		}
-		var first, last time.Time
-		for _, at := range died {
-			if first.IsZero() || at.Before(first) {
-				first = at
-			}
-			if at.After(last) {
-				last = at
-			}
-		}
-		if gap := last.Sub(first); gap > 500*time.Millisecond {
-			t.Errorf("a process outlived the rest of its request by %v", gap)
-		}
 		for _, e := range entries {
+			pid, _ := strconv.Atoi(e.Name())
+			all = append(all, pid)
 			os.Remove(filepath.Join(pids, e.Name()))
 		}
+		return serverPid, daemon
+	}
+	goneAt := func(pid int) time.Time {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); procs.Alive(pid); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d is alive 20 s on", pid)
+			}
+		}
+		return time.Now()
+	}
+	for round := range 3 {
+		for _, tc := range []struct{ server, report string }{{"classic", "setsid-"}, {"pgid", "setpgid-"}} {
+			server, daemon := started(tc.server, tc.report)
+			serverGone, daemonGone := goneAt(server), goneAt(daemon)
+			if gap := daemonGone.Sub(serverGone); gap > time.Second {
+				t.Errorf("round %d, %s: the daemon outlived its server by %v", round, tc.server, gap)
+			}
+		}
+	}
+	// A warm server's daemon is ended by colibri's own exit.
+	_, daemon := started("warm", "setsid-persistent")
+	if !procs.Alive(daemon) {
+		t.Fatal("the warm server's daemon is gone before colibri exits: the test proves nothing")
+	}
+	cs.Close()
+	exited := time.Now()
+	if gap := goneAt(daemon).Sub(exited); gap > time.Second {
+		t.Errorf("the warm server's daemon outlived colibri's exit by %v", gap)
 	}
 }

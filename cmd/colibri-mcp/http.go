@@ -31,8 +31,8 @@ func serveHTTP(ctx context.Context, s *settings, svc *tools.Service, onHUP hupAc
 	})
 	srv, err := httpserve.New(httpserve.Options{
 		Addr:         s.httpAddr,
-		AllowedHosts: s.allowedHosts,
 		Server:       server,
+		AllowedHosts: s.allowedHosts,
 		Ready: func() (bool, string) {
 			s.loadRegistry() // read now: the answer is the file as it is
 			return s.health.Ready()

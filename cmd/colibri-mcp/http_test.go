@@ -536,31 +536,42 @@ func TestHostileHTTPEchoClipped(t *testing.T) {
 	}
 }
 
-// --allowed-host names a load balancer's public name: a request through it
-// (its Host and Origin) is served, any other name still refused; a value
-// that is not a host name is a usage error.
-func TestHTTPAllowedHost(t *testing.T) {
+// --allowed-host and COLIBRI_MCP_ALLOWED_HOSTS reach the HTTP face: a
+// proxy's public name is served on /mcp and /readyz, another name is not,
+// and /readyz keeps to the rule, with a probe's IP literal served; a name
+// with a port or scheme is a usage error.
+func TestHTTPAllowedHostFlag(t *testing.T) {
 	t.Parallel()
-	c := startHTTP(t, "127.0.0.1:0", "--allowed-host", "mcp.example.com", "--allowed-host", "127.0.0.1:8750")
-	for name, h := range map[string]map[string]string{
-		"balancer name, any port": {"Host": "mcp.example.com:443", "Origin": "https://mcp.example.com"},
-		"balancer name":           {"Host": "MCP.example.com"},
-		"balancer address:port":   {"Host": "127.0.0.1:8750"},
-	} {
-		if code := post(t, c.url, h); code == http.StatusForbidden {
-			t.Errorf("%s: refused", name)
+	c := startHTTP(t, "127.0.0.1:0", "--allowed-host", "mcp.example.com")
+	readyz := strings.TrimSuffix(c.url, "/mcp") + "/readyz"
+	for host, ok := range map[string]bool{"mcp.example.com": true, "mcp.example.com:443": true, "other.example.com": false} {
+		if code := post(t, c.url, map[string]string{"Host": host}); (code != http.StatusForbidden) != ok {
+			t.Errorf("/mcp with Host %s: %d", host, code)
+		}
+		if code := getStatus(t, readyz, host); (code != http.StatusForbidden) != ok {
+			t.Errorf("/readyz with Host %s: %d", host, code)
 		}
 	}
-	for name, h := range map[string]map[string]string{
-		"another name":                {"Host": "attacker.example"},
-		"allowed address, other port": {"Host": "127.0.0.1:8751"},
-		"foreign Origin":              {"Host": "mcp.example.com", "Origin": "https://attacker.example"},
-	} {
-		if code := post(t, c.url, h); code != http.StatusForbidden {
-			t.Errorf("%s: %d, want 403", name, code)
-		}
+	if code := getStatus(t, readyz, "10.0.0.9:8080"); code == http.StatusForbidden {
+		t.Errorf("/readyz with an IP-literal Host: %d", code)
 	}
-	if code, _, stderr := runCLI(t, []string{"COLIBRI_MCP_ALLOWED_HOSTS=https://mcp.example.com"}, "serve", "--http", "127.0.0.1:0"); code != 2 || !strings.Contains(stderr, "--allowed-host") {
-		t.Errorf("a URL as --allowed-host: exit %d %s", code, stderr)
+	cmd := exec.Command(colibriBin, "serve", "--http", "127.0.0.1:0", "--external-config", writeRegistry(t, nil))
+	cmd.Env = append(cmd.Environ(), "COLIBRI_MCP_ALLOWED_HOSTS=mcp.example.com,https://mcp.example.com")
+	out, _ := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "COLIBRI_MCP_ALLOWED_HOSTS") {
+		t.Errorf("a bad COLIBRI_MCP_ALLOWED_HOSTS: exit %d:\n%s", cmd.ProcessState.ExitCode(), out)
 	}
+}
+
+// getStatus is the status of GET url with the given Host.
+func getStatus(t *testing.T, url, host string) int {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	req.Host = host
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

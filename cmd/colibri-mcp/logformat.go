@@ -16,7 +16,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 )
 
 // newLogHandler is the handler for format ("text" or "json") at level, writing to w;
@@ -42,7 +42,7 @@ func newInstanceLogHandler(format string, level slog.Level, w io.Writer, instanc
 	if instance != "" {
 		h = instanceLast{h, instance}
 	}
-	return reqid.Handler(demoteSDK{h}), true
+	return reqctx.Handler(demoteSDK{h}), true
 }
 
 // instanceLast ends each record with instance=NAME, after the request id

@@ -101,7 +101,7 @@ func TestCheckShowsConfinement(t *testing.T) {
 	})
 	code, stdout, stderr := runCLI(t, []string{"XDG_STATE_HOME=" + t.TempDir()}, "--external-config", reg, "check")
 	for _, want := range []string{
-		"sandboxed: read " + data + ", write nothing more, net off, max_memory_mb 256",
+		"sandboxed: read " + data + ", write nothing more, net off, unix none, max_memory_mb 256, automatic read " + filepath.Dir(demoBin),
 		"jail mcp0",
 		"unconfined: can read everything colibri can",
 	} {

@@ -14,7 +14,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
@@ -37,6 +37,7 @@ var unitPlaceholders = map[string]string{
 	"audit-log":        "PATH",
 	"audit-key-file":   "PATH",
 	"metrics-addr":     "ADDR",
+	"allowed-host":     "NAME",
 }
 
 // printVersion prints the version, the commit and the Go version.
@@ -77,7 +78,7 @@ func completeNames(environ []string, withTools bool) cli.ShellCompleteFunc {
 			if !withTools || reg.Servers[cmd.Args().First()] == nil {
 				return
 			}
-			ctx = principal.With(ctx, principal.Stdio)
+			ctx = reqctx.WithPrincipal(ctx, reqctx.Stdio)
 			out, err := svc.ListTools(ctx, tools.ListToolsInput{Server: cmd.Args().First(), Detail: tools.DetailNames}, nil)
 			if err != nil || len(out.Servers) != 1 {
 				return

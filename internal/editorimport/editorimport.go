@@ -25,10 +25,10 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/atomicfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/editorconf"
 	"github.com/colibri-mcp/colibri-mcp/internal/editorconf/rewrite"
 	"github.com/colibri-mcp/colibri-mcp/internal/envfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/registry/regfile"
 )
@@ -413,11 +413,11 @@ func applyEditor(o Options, path string, data []byte, res *editorconf.Result, im
 	// The backup holds the secrets import moved out of the file: the
 	// user's alone, whatever the editor's file allowed (Claude Desktop's is
 	// often 0644).
-	backup, err := atomicfile.Backup(target, data, st.Mode().Perm()&^0o077)
+	backup, err := safefile.Backup(target, data, st.Mode().Perm()&^0o077)
 	if err != nil {
 		return fmt.Errorf("import --apply: keeping %s: %w: the editor's file is unchanged", backup, err)
 	}
-	if err := atomicfile.Replace(target, out, st.Mode().Perm(), data); err != nil {
+	if err := safefile.Replace(target, out, st.Mode().Perm(), data); err != nil {
 		os.Remove(backup)
 		return fmt.Errorf("import --apply: %s: %w", path, err)
 	}

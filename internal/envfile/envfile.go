@@ -16,8 +16,7 @@ import (
 	"io/fs"
 	"strings"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/atomicfile"
-	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
 )
 
 // MaxSize bounds an env file (1 MiB): a few secrets, not a data store.
@@ -33,7 +32,7 @@ var ErrReadable = errors.New("readable by others: it holds secrets (chmod 600, o
 // others may read, or that is not a regular file, is refused before a byte
 // is read.
 func Load(path string) ([]string, error) {
-	f, err := opfile.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +119,7 @@ func line(name, value string) (string, error) {
 // appended; every other line stays as it is. A file others may read is
 // refused, untouched.
 func Set(path string, names []string, vars map[string]string) error {
-	old, mode, err := atomicfile.Read(path, MaxSize)
+	old, mode, err := safefile.ReadWithMode(path, MaxSize)
 	if err != nil {
 		return err
 	}
@@ -162,7 +161,7 @@ func Set(path string, names []string, vars map[string]string) error {
 	if old == nil {
 		mode = 0o600
 	}
-	if err := atomicfile.Replace(path, b.Bytes(), mode&0o770, old); err != nil {
+	if err := safefile.Replace(path, b.Bytes(), mode&0o770, old); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s: its folder does not exist: %w", path, err)
 		}
@@ -174,7 +173,7 @@ func Set(path string, names []string, vars map[string]string) error {
 // CheckPrivate refuses an env file that exists and others may read; a file
 // that does not exist yet is fine (Set creates it, mode 0600).
 func CheckPrivate(path string) error {
-	_, mode, err := atomicfile.Read(path, MaxSize)
+	_, mode, err := safefile.ReadWithMode(path, MaxSize)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,9 @@
 // kinds (docs/registry.md#error-kinds), the phase of a request that failed, and the
 // one error type that carries both with the server, tool, a hint and what a
 // retry may do. Every layer that hosts or judges a call returns it; the faces
-// turn it into a tool result or an exit code.
+// turn it into a tool result or an exit code. What a failure quotes is cut
+// short first (Clip, clip.go), and a value the decoder could not read is said
+// without Go type names (DescribeUnreadable, unreadable.go).
 //
 //	err := &failure.Error{Kind: failure.KindTimeout, Server: "git", Phase: failure.PhaseCall,
 //		Err: errors.New("phase timed out"), Hint: "raise call_timeout_ms"}
@@ -14,8 +16,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/colibri-mcp/colibri-mcp/internal/clip"
 )
 
 // Kind is what went wrong, in the words of colibri's contract. Callers act on
@@ -105,9 +105,9 @@ func (e *Error) Error() string {
 	// in a message that names the tool and server itself.
 	if e.Server != "" && e.Kind != KindDenied {
 		// Names are a caller's or a hosted server's: quoted clipped.
-		fmt.Fprintf(&b, "server %q", clip.Name(e.Server))
+		fmt.Fprintf(&b, "server %q", ClipName(e.Server))
 		if e.Tool != "" {
-			fmt.Fprintf(&b, " tool %q", clip.Name(e.Tool))
+			fmt.Fprintf(&b, " tool %q", ClipName(e.Tool))
 		}
 		if e.Phase != "" {
 			fmt.Fprintf(&b, " (%s)", e.Phase)

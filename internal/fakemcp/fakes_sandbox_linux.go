@@ -20,7 +20,8 @@ import (
 // permission is tested), shared memory past the limits (shm, mb), the file
 // descriptors it inherited (fds), a hard link, a rename or a symbolic link
 // from path to addr then read through it (link, rename, symlink), a
-// socket of any family (socket, addr "DOMAIN/TYPE"), another process's
+// socket of any family (socket, addr "DOMAIN/TYPE"), a Unix socket pair
+// (pair, addr "stream", "seqpacket" or "dgram"), another process's
 // System V shared memory (shmread, pid: the segment's id), a key of the
 // user's keyring (keyread, addr: its description), a shell command line
 // (sh, path), another process's memory (vmread, pid) or counters (perf,
@@ -42,6 +43,20 @@ func tryMore(op, path, addr string, pid, mb int) (string, error) {
 		defer unix.Close(fds[0])
 		defer unix.Close(fds[1])
 		return "sent", unix.Sendto(fds[0], []byte("prisoner"), 0, &unix.SockaddrUnix{Name: path})
+	case "pair": // addr "stream", "seqpacket" or "dgram": a Unix socket pair, one message across it
+		typ := map[string]int{"stream": unix.SOCK_STREAM, "seqpacket": unix.SOCK_SEQPACKET, "dgram": unix.SOCK_DGRAM}[addr]
+		fds, err := unix.Socketpair(unix.AF_UNIX, typ|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return "", err
+		}
+		defer unix.Close(fds[0])
+		defer unix.Close(fds[1])
+		if _, err := unix.Write(fds[0], []byte("ping")); err != nil {
+			return "", err
+		}
+		b := make([]byte, 8)
+		n, err := unix.Read(fds[1], b)
+		return string(b[:max(n, 0)]), err
 	case "socket": // addr "DOMAIN/TYPE", numbers: only the socket is made
 		d, ty, _ := strings.Cut(addr, "/")
 		domain, _ := strconv.Atoi(d)

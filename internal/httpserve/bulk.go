@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 )
 
 // Large strings cross the HTTP face by reference, as they cross the stdio
@@ -55,7 +55,7 @@ func (s *Server) liftPOST(next http.Handler) http.Handler {
 		// one unknown, without reading it): so here too.
 		// (A 2026-07-28 request has no session: it was authenticated, and
 		// is all there is.)
-		if id := r.Header.Get("Mcp-Session-Id"); !isModern(r) && (id == "" || !s.sessions.mayHold(id, principal.From(r.Context()))) {
+		if id := r.Header.Get("Mcp-Session-Id"); !isModern(r) && (id == "" || !s.sessions.mayHold(id, reqctx.Principal(r.Context()))) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -17,32 +17,34 @@ func isLoopback(host string) bool {
 }
 
 // sameHost refuses requests whose Host, or Origin when there is one, does
-// not name the served address (host names compare case-insensitively): a
-// page on another site that resolves its own name to this address (DNS
-// rebinding) is turned away with 403, and so is a request a browser says
-// came from another site's page (Sec-Fetch-Site). On an address that listens
-// everywhere, a request that arrived through a loopback interface must still
-// name a loopback host, as go-sdk's own protection has it.
-//
-// allowed are the other names a request may give (--allowed-host: a load
-// balancer's or a proxy's public name, docs/scaling.md): NAME for any port,
-// NAME:PORT for that one.
-func sameHost(listenHost, port string, allowed []string) func(http.Handler) http.Handler {
+// not name the served address or one of the allowed names (--allowed-host:
+// a load balancer's or proxy's public name, with any port; host names
+// compare case-insensitively): a page on another site that resolves its own
+// name to this address (DNS rebinding) is turned away with 403, and so is a
+// request a browser says came from another site's page (Sec-Fetch-Site). On
+// an address that listens everywhere, a request that arrived through a
+// loopback interface must still name a loopback host (or an allowed name:
+// the proxy in front), as go-sdk's own protection has it. With probe (the
+// health, readiness and metrics endpoints), a request with no Host, or
+// whose Host is an IP literal, is also served: a health check or a scraper
+// that dials an address, which no rebinding page can send (its Host is the
+// page's own name).
+func sameHost(listenHost, port string, allowed []string, probe bool) func(http.Handler) http.Handler {
 	anyHost := listenHost == "" || net.ParseIP(listenHost) != nil && net.ParseIP(listenHost).IsUnspecified()
 	ok := func(hostport string, viaLoopback bool) bool {
 		h, p, err := net.SplitHostPort(hostport)
 		if err != nil {
 			h, p = hostport, "80"
 		}
-		for _, a := range allowed {
-			if strings.EqualFold(a, strings.Trim(h, "[]")) || strings.EqualFold(a, net.JoinHostPort(strings.Trim(h, "[]"), p)) {
+		h = strings.Trim(h, "[]")
+		for _, name := range allowed {
+			if strings.EqualFold(h, name) {
 				return true
 			}
 		}
 		if p != port {
 			return false
 		}
-		h = strings.Trim(h, "[]")
 		switch {
 		case anyHost:
 			return !viaLoopback || isLoopback(h)
@@ -51,6 +53,19 @@ func sameHost(listenHost, port string, allowed []string) func(http.Handler) http
 		}
 		return strings.EqualFold(h, listenHost)
 	}
+	probeHost := func(hostport string) bool {
+		if !probe {
+			return false
+		}
+		if hostport == "" {
+			return true
+		}
+		h, _, err := net.SplitHostPort(hostport)
+		if err != nil {
+			h = hostport
+		}
+		return net.ParseIP(strings.Trim(h, "[]")) != nil
+	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			viaLoopback := false
@@ -58,7 +73,7 @@ func sameHost(listenHost, port string, allowed []string) func(http.Handler) http
 				h, _, _ := net.SplitHostPort(a.String())
 				viaLoopback = isLoopback(h)
 			}
-			if !ok(r.Host, viaLoopback) {
+			if !ok(r.Host, viaLoopback) && !probeHost(r.Host) {
 				refuse(w, http.StatusForbidden, "forbidden: Host does not match the served address")
 				return
 			}
@@ -81,17 +96,11 @@ func sameHost(listenHost, port string, allowed []string) func(http.Handler) http
 	}
 }
 
-// CheckAllowedHosts refuses an --allowed-host that is not a host name or
-// address, with an optional port.
-func CheckAllowedHosts(names []string) error {
-	for _, n := range names {
-		h, _, err := net.SplitHostPort(n)
-		if err != nil {
-			h = n
-		}
-		if h == "" || strings.ContainsAny(n, "/@ \t") || strings.Contains(n, "://") {
-			return fmt.Errorf("--allowed-host / COLIBRI_MCP_ALLOWED_HOSTS %q: want a host name or address, with an optional :PORT (the balancer's public name)", n)
-		}
+// CheckAllowedHost checks a name given to --allowed-host: a host name or
+// an IP address, without a scheme, port or path.
+func CheckAllowedHost(name string) error {
+	if name == "" || strings.ContainsAny(name, "/:@ \t[]") && net.ParseIP(name) == nil {
+		return fmt.Errorf("--allowed-host / COLIBRI_MCP_ALLOWED_HOSTS: %q: want a host name such as mcp.example.com, without a scheme, port or path", name)
 	}
 	return nil
 }

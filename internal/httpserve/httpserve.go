@@ -32,7 +32,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 )
 
 // Defaults of the bounds that have no flag (docs/security.md lists them).
@@ -54,10 +54,6 @@ const AnonymousPrincipal = "anonymous"
 type Options struct {
 	// Addr is HOST:PORT to listen on; PORT 0 picks a free port.
 	Addr string
-	// AllowedHosts are the names besides Addr's that a request's Host and
-	// Origin may give (--allowed-host): a load balancer's public name, NAME
-	// or NAME:PORT.
-	AllowedHosts []string
 	// Server is the MCP server every session is served by.
 	Server *mcp.Server
 	// TokenFile, when set, is the bearer tokens (see tokens.go for the
@@ -94,6 +90,11 @@ type Options struct {
 	IdleTimeout time.Duration
 	// ShutdownTimeout bounds how long calls in flight may finish once ctx ends.
 	ShutdownTimeout time.Duration
+
+	// AllowedHosts are names a request's Host or Origin may give besides
+	// the served address, with any port (--allowed-host: a load balancer's
+	// or proxy's public name).
+	AllowedHosts []string
 
 	// Ready, when set, answers GET /readyz: ok, or the reason it is not
 	// (200 "ready" or 503 with the reason). Without it /readyz is ready.
@@ -251,14 +252,15 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 	})
 	sse := &sseHandler{server: s.opts.Server, maxBody: s.opts.MaxBodyBytes, timeout: s.opts.SessionTimeout, sessions: s.sessions, log: s.log}
 
-	guard := sameHost(listenHost, port, s.opts.AllowedHosts)
+	guard := sameHost(listenHost, port, s.opts.AllowedHosts, false)
+	probe := sameHost(listenHost, port, s.opts.AllowedHosts, true)
 	wrap := func(h http.Handler) http.Handler {
 		if s.tokens != nil {
 			// go-sdk's middleware puts the TokenInfo where its transports
 			// look: a session remembers its opener's UserID and answers 403
 			// to anyone else.
 			h = auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
-				return &auth.TokenInfo{UserID: principal.From(ctx)}, nil
+				return &auth.TokenInfo{UserID: reqctx.Principal(ctx)}, nil
 			}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 		}
 		h = s.bodyDeadline(h)
@@ -272,11 +274,14 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 		s.sessions.capRequests(s.lowerResponses(s.liftPOST(stateless))),
 		s.sessions.capStreamable(withRetry(s.lowerResponses(s.liftPOST(streamable)))))))
 	mux.Handle("/sse", wrap(s.lowerResponses(sse)))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+	// The probes keep to the Host rule too (a rebinding page could read
+	// the registry's error from /readyz), and also answer a request with
+	// no Host or an IP-literal one: health checks dial an address.
+	mux.Handle("GET /healthz", probe(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprint(w, "ok")
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+	})))
+	mux.Handle("GET /readyz", probe(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if s.opts.Ready != nil {
 			if ok, reason := s.opts.Ready(); !ok {
@@ -286,7 +291,7 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 			}
 		}
 		fmt.Fprint(w, "ready")
-	})
+	})))
 	return mux
 }
 
@@ -301,7 +306,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				return
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(principal.With(r.Context(), who)))
+		next.ServeHTTP(w, r.WithContext(reqctx.WithPrincipal(r.Context(), who)))
 	})
 }
 
@@ -395,7 +400,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			}
 			attrs := []any{"status", rw.status, "remote", r.RemoteAddr, "method", r.Method, "path", r.URL.Path,
 				"reason", strings.TrimSpace(string(rw.reason))}
-			if p := principal.From(r.Context()); p != "" {
+			if p := reqctx.Principal(r.Context()); p != "" {
 				attrs = append(attrs, "principal", p)
 			}
 			if unlogged > 0 {

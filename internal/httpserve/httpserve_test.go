@@ -21,7 +21,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
 )
 
@@ -45,7 +45,7 @@ func newMCPServer(log *slog.Logger) *mcp.Server {
 		if req.Extra != nil && req.Extra.TokenInfo != nil {
 			userID = req.Extra.TokenInfo.UserID
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: principal.From(ctx) + "|" + userID}}}, nil, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: reqctx.Principal(ctx) + "|" + userID}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "big"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct{ N int }) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("z", in.N)}}}, nil, nil
@@ -982,5 +982,102 @@ func TestReloadWhileRequestsRun(t *testing.T) {
 	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
 	if code, _, _ := rawRequest(t, http.MethodPost, ts.URL(), "tok-one", map[string]string{"Mcp-Session-Id": cs.ID()}, ping); code != http.StatusUnauthorized {
 		t.Errorf("the rotated-out token: %d, want 401", code)
+	}
+}
+
+// noHost sends GET path over HTTP/1.0 without a Host header (a health
+// check's probe) and returns the status line and the rest.
+func noHost(t *testing.T, addr, path string) (status, rest string) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, "GET "+path+" HTTP/1.0\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(c)
+	status, rest, _ = strings.Cut(string(b), "\r\n")
+	return status, rest
+}
+
+// /healthz and /readyz keep to the Host rule of /mcp (a page that rebinds
+// its name to colibri's address could read the registry's error from
+// /readyz), with the allowances for probes: no Host, or an IP literal.
+// This fails if the probes are served whatever the Host.
+func TestProbesKeepToTheHostRule(t *testing.T) {
+	const reason = "external-mcp.json: $.servers.x: the reason"
+	ts := start(t, Options{Ready: func() (bool, string) { return false, reason }})
+	addr := ts.ln.Addr().String()
+	port := ts.ln.Addr().(*net.TCPAddr).Port
+	for _, path := range []string{"/readyz", "/healthz"} {
+		for _, c := range []struct {
+			header map[string]string
+			ok     bool
+		}{
+			{map[string]string{"Host": fmt.Sprintf("localhost:%d", port)}, true},
+			{map[string]string{"Host": fmt.Sprintf("attacker.example:%d", port)}, false},
+			{map[string]string{"Host": "attacker.example"}, false},
+			// A probe that dials an address, any address.
+			{map[string]string{"Host": "10.1.2.3:8080"}, true},
+			{map[string]string{"Host": "[2001:db8::1]"}, true},
+			// Still no page of another site.
+			{map[string]string{"Host": "10.1.2.3", "Origin": "http://attacker.example"}, false},
+			{map[string]string{"Sec-Fetch-Site": "cross-site"}, false},
+		} {
+			code, body := get(t, ts.base+path, c.header)
+			if (code != http.StatusForbidden) != c.ok {
+				t.Errorf("%s %v: %d", path, c.header, code)
+			}
+			if !c.ok && strings.Contains(body, reason) {
+				t.Errorf("%s %v: a refused request read %q", path, c.header, body)
+			}
+		}
+		status, rest := noHost(t, addr, path)
+		if strings.Contains(status, "403") {
+			t.Errorf("%s without a Host: %s", path, status)
+		}
+		if path == "/readyz" && !strings.Contains(rest, reason) {
+			t.Errorf("/readyz without a Host: %s %q, want the reason", status, rest)
+		}
+	}
+}
+
+// --allowed-host names a proxy's public name: /mcp, /sse and the probes
+// accept it in Host and Origin, with any port, and nothing else besides
+// the served address. This fails if the allowed names are not consulted.
+func TestAllowedHosts(t *testing.T) {
+	ts := start(t, Options{AllowedHosts: []string{"mcp.example.com"}})
+	port := ts.ln.Addr().(*net.TCPAddr).Port
+	for _, c := range []struct {
+		header map[string]string
+		ok     bool
+	}{
+		{map[string]string{"Host": "mcp.example.com"}, true},
+		{map[string]string{"Host": "MCP.Example.com:443", "Origin": "https://mcp.example.com"}, true},
+		{map[string]string{"Host": fmt.Sprintf("127.0.0.1:%d", port)}, true},
+		{map[string]string{"Host": "other.example.com"}, false},
+		{map[string]string{"Host": "mcp.example.com", "Origin": "https://other.example.com"}, false},
+		{map[string]string{"Host": "mcp.example.com.evil.example"}, false},
+	} {
+		code, _, _ := rawRequest(t, http.MethodPost, ts.URL(), "", c.header, initialize)
+		if (code != http.StatusForbidden) != c.ok {
+			t.Errorf("/mcp %v: %d", c.header, code)
+		}
+		if code, _ := get(t, ts.base+"/readyz", c.header); (code != http.StatusForbidden) != c.ok {
+			t.Errorf("/readyz %v: %d", c.header, code)
+		}
+	}
+	for _, bad := range []string{"", "https://mcp.example.com", "mcp.example.com:443", "mcp.example.com/x"} {
+		if err := CheckAllowedHost(bad); err == nil {
+			t.Errorf("CheckAllowedHost(%q) = nil", bad)
+		}
+	}
+	for _, good := range []string{"mcp.example.com", "10.0.0.1", "::1"} {
+		if err := CheckAllowedHost(good); err != nil {
+			t.Errorf("CheckAllowedHost(%q): %v", good, err)
+		}
 	}
 }

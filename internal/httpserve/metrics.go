@@ -15,8 +15,6 @@ import (
 type MetricsOptions struct {
 	// Addr is HOST:PORT; PORT 0 picks a free port.
 	Addr string
-	// AllowedHosts are as Options' (--allowed-host).
-	AllowedHosts []string
 	// Handler serves GET /metrics.
 	Handler http.Handler
 	// TokenFile, when set, is the same bearer tokens as /mcp; without it
@@ -24,6 +22,9 @@ type MetricsOptions struct {
 	TokenFile string
 	// Logger receives refusals at warn; nil discards.
 	Logger *slog.Logger
+	// AllowedHosts are the names a scrape's Host may give besides the
+	// served address, as for /mcp (Options.AllowedHosts).
+	AllowedHosts []string
 }
 
 // MetricsServer serves GET /metrics, listening from NewMetrics on.
@@ -64,7 +65,7 @@ func NewMetrics(opts MetricsOptions) (*MetricsServer, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.authorize(opts.Handler))
 	m.hs = &http.Server{
-		Handler:           sameHost(host, boundPort, opts.AllowedHosts)(mux),
+		Handler:           sameHost(host, boundPort, opts.AllowedHosts, true)(mux),
 		ReadHeaderTimeout: DefaultReadHeaderTimeout,
 		ReadTimeout:       DefaultBodyTimeout,
 		WriteTimeout:      DefaultWriteTimeout,

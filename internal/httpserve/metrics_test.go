@@ -64,6 +64,24 @@ func TestMetricsOnLoopback(t *testing.T) {
 	if code, _ := get(t, m.URL(), map[string]string{"Host": "attacker.example"}); code != http.StatusForbidden {
 		t.Errorf("a rebinding Host: %d, want 403", code)
 	}
+	// A scraper that dials an address: an IP-literal Host, or none.
+	if code, _ := get(t, m.URL(), map[string]string{"Host": "192.0.2.7:9100"}); code != 200 {
+		t.Errorf("an IP-literal Host: %d, want 200", code)
+	}
+	if status, _ := noHost(t, strings.TrimPrefix(strings.TrimSuffix(m.URL(), "/metrics"), "http://"), "/metrics"); !strings.Contains(status, "200") {
+		t.Errorf("no Host: %s, want 200", status)
+	}
+}
+
+// --allowed-host holds for the metrics listener as for /mcp.
+func TestMetricsAllowedHosts(t *testing.T) {
+	m := startMetrics(t, MetricsOptions{Addr: "127.0.0.1:0", AllowedHosts: []string{"metrics.example.com"}})
+	if code, _ := get(t, m.URL(), map[string]string{"Host": "metrics.example.com:443"}); code != 200 {
+		t.Errorf("an allowed name: %d, want 200", code)
+	}
+	if code, _ := get(t, m.URL(), map[string]string{"Host": "other.example.com"}); code != http.StatusForbidden {
+		t.Errorf("another name: %d, want 403", code)
+	}
 }
 
 // With a token file, a scrape needs one of its bearer tokens; a refusal is

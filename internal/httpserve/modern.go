@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 )
 
 // Protocol 2026-07-28 has no initialize and no session: every request says
@@ -44,7 +44,7 @@ func byVersion(modern, legacy http.Handler) http.Handler {
 // session does (429 beyond).
 func (s *sessions) capRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		who := principal.From(r.Context())
+		who := reqctx.Principal(r.Context())
 		s.mu.Lock()
 		if s.countLocked(who) >= s.max {
 			s.mu.Unlock()

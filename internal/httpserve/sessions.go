@@ -11,10 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 )
 
 // sessions counts each principal's open sessions, over both transports, and
@@ -74,7 +73,7 @@ func (s *sessions) capStreamable(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		who := principal.From(r.Context())
+		who := reqctx.Principal(r.Context())
 		s.mu.Lock()
 		if s.countLocked(who) >= s.max {
 			s.mu.Unlock()
@@ -237,7 +236,7 @@ func (h *sseHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *sseHandler) open(w http.ResponseWriter, r *http.Request) {
-	who := principal.From(r.Context())
+	who := reqctx.Principal(r.Context())
 	id := rand.Text()
 	ss := &sseSession{who: who, connected: make(chan struct{}), transport: &mcp.SSEServerTransport{
 		Endpoint:            r.URL.Path + "?sessionid=" + id,
@@ -315,7 +314,7 @@ func (h *sseHandler) deliver(w http.ResponseWriter, r *http.Request) {
 	case ss == nil:
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
-	case ss.who != principal.From(r.Context()):
+	case ss.who != reqctx.Principal(r.Context()):
 		refuse(w, http.StatusForbidden, "session belongs to another principal")
 		return
 	}

@@ -5,9 +5,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
 )
 
 // A new Streamable HTTP session is its principal's from the moment its id
@@ -36,7 +35,7 @@ func TestSessionIsItsPrincipalsAsItsIDGoesOut(t *testing.T) {
 				<-release // go-sdk's handler, still returning
 			}))
 			r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-			r = r.WithContext(principal.With(r.Context(), "alice"))
+			r = r.WithContext(reqctx.WithPrincipal(r.Context(), "alice"))
 			go func() {
 				defer close(done)
 				h.ServeHTTP(httptest.NewRecorder(), r)

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
+	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
 )
 
 // A token file holds one bearer token per line, as `TOKEN` or `NAME TOKEN`
@@ -30,7 +30,7 @@ var (
 )
 
 // reservedNames are principals colibri gives itself.
-var reservedNames = map[string]bool{principal.Stdio: true, AnonymousPrincipal: true}
+var reservedNames = map[string]bool{reqctx.Stdio: true, AnonymousPrincipal: true}
 
 // credential is one line of the token file. Only the token's SHA-256 is
 // kept, and compared: comparing tokens themselves in constant time still
@@ -60,7 +60,7 @@ func (t *tokenSet) load(path string) error {
 
 func parseTokenFile(path string) ([]credential, error) {
 	// Never wait in open(2) for a FIFO's writer: SIGHUP reloads this file.
-	f, err := opfile.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -285,12 +285,27 @@ func checkExecutable(path string) error {
 // command is built (wrapCmd), so per-request, warm and spare processes get
 // the same confinement.
 func (b *Builder) confine(srv *registry.Server, argv []string) ([]string, error) {
-	sb := srv.Confinement()
-	if sb == nil {
+	if srv.Confinement() == nil {
 		return argv, nil
 	}
-	fail := func(kind failure.Kind, err error, hint string) ([]string, error) {
-		return nil, &failure.Error{Kind: kind, Server: srv.Name, Phase: failure.PhaseSpawn, Err: err, Hint: hint}
+	plan, warning, err := b.plan(srv, argv)
+	if err != nil {
+		return nil, err
+	}
+	if warning != "" {
+		if _, told := b.warned.LoadOrStore(srv.Name, true); !told {
+			b.cfg.Logger.Warn("the sandbox runs without some of its rules", "server", srv.Name, "reason", warning)
+		}
+	}
+	return sandbox.Argv(b.cfg.Launcher, plan, argv), nil
+}
+
+// plan is the sandbox plan of srv's command argv (resolved), and what a
+// best_effort sandbox runs without.
+func (b *Builder) plan(srv *registry.Server, argv []string) (*sandbox.Plan, string, error) {
+	sb := srv.Confinement()
+	fail := func(kind failure.Kind, err error, hint string) (*sandbox.Plan, string, error) {
+		return nil, "", &failure.Error{Kind: kind, Server: srv.Name, Phase: failure.PhaseSpawn, Err: err, Hint: hint}
 	}
 	if b.cfg.Launcher == "" {
 		return fail(failure.KindSandbox, errors.New("no sandbox launcher: this colibri was not told its own binary"), "")
@@ -307,7 +322,7 @@ func (b *Builder) confine(srv *registry.Server, argv []string) ([]string, error)
 	state := b.stateDir()
 	plan, warning, err := sandbox.Prepare(sandbox.Input{
 		Server: srv.Name,
-		Spec: sandbox.Spec{Read: sb.Read, Write: sb.Write, Net: sb.NetAllowed(),
+		Spec: sandbox.Spec{Read: sb.Read, Write: sb.Write, Unix: sb.Unix, Net: sb.NetAllowed(),
 			MaxMemoryMB: sb.MaxMemoryMB, MaxCPUSeconds: sb.MaxCPUSeconds, BestEffort: sb.BestEffort},
 		Argv:     argv,
 		Dir:      dir,
@@ -326,12 +341,46 @@ func (b *Builder) confine(srv *registry.Server, argv []string) ([]string, error)
 		return fail(failure.KindSandbox, fmt.Errorf("%s: %w", sb.At, err),
 			`set "best_effort": true in the sandbox to run with what the kernel has, or "sandbox": false to run unconfined`)
 	}
-	if warning != "" {
-		if _, told := b.warned.LoadOrStore(srv.Name, true); !told {
-			b.cfg.Logger.Warn("the sandbox runs without some of its rules", "server", srv.Name, "reason", warning)
+	return plan, warning, nil
+}
+
+// Confinement says in one line how srv's processes are confined, as check
+// and the servers tool show it: the entry's own line (registry), and for a
+// sandbox what this kernel and the command make of it: the grants the
+// command's own files made, and what a best_effort sandbox runs without.
+// A sandbox that cannot be set up gets the entry's line alone (Command
+// says why).
+func (b *Builder) Confinement(srv *registry.Server) string {
+	line := srv.ConfinementLine()
+	if srv.Confinement() == nil || srv.Jail != nil {
+		return line
+	}
+	argv := []string{srv.Command}
+	if !filepath.IsAbs(srv.Command) {
+		own, _ := srv.ExpandEnv(b.Getenv)
+		path, err := lookPath(srv.Command, envValue(childEnv(b.cfg.Environ(), srv.PassEnv, own), "PATH"))
+		if err != nil {
+			return line
+		}
+		argv[0] = path
+	}
+	plan, warning, err := b.plan(srv, append(argv, srv.Args...))
+	if err != nil {
+		return line
+	}
+	var auto []string
+	for _, g := range plan.Auto {
+		if !slices.ContainsFunc(plan.Auto, func(d string) bool { return d != g && strings.HasPrefix(g, d+"/") }) {
+			auto = append(auto, g)
 		}
 	}
-	return sandbox.Argv(b.cfg.Launcher, plan, argv), nil
+	if len(auto) > 0 {
+		line += ", automatic read " + strings.Join(auto, " ")
+	}
+	if warning != "" {
+		line += "; best_effort: " + warning
+	}
+	return line
 }
 
 // stateDir is colibri's state folder: StateDir, else

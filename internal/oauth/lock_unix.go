@@ -8,8 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/flock"
-	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
 )
 
 // lockFile takes an exclusive flock(2) on path (created 0600 if missing),
@@ -19,7 +18,7 @@ import (
 // cannot hang this one; onWait, if set, is called once when the lock is
 // found taken. unlock releases it.
 func lockFile(path string, deadline time.Time, onWait func()) (unlock func(), err error) {
-	f, err := opfile.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := safefile.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("locking the token file: %w", err)
 	}
@@ -32,9 +31,9 @@ func lockFile(path string, deadline time.Time, onWait func()) (unlock func(), er
 			}
 		}
 	}
-	unlock, err = flock.Wait(f, deadline, onWait)
+	unlock, err = safefile.Flock(f, deadline, onWait)
 	switch {
-	case errors.Is(err, flock.ErrHeld):
+	case errors.Is(err, safefile.ErrHeld):
 		return nil, fmt.Errorf("another process has been refreshing the tokens in %s for too long (it holds %s)", path[:len(path)-len(".lock")], path)
 	case err != nil:
 		return nil, fmt.Errorf("locking the token file: %w", err)

@@ -8,7 +8,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
 )
 
 // checkOwner refuses a token file that another user owns.
@@ -29,7 +29,7 @@ func checkOwner(path string, fi fs.FileInfo) error {
 func openToken(path string) (*os.File, error) {
 	// opfile never waits in open(2): a FIFO at the path is refused at once
 	// instead of hanging auth status, list-tools and call.
-	f, err := opfile.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		// Linux says ELOOP, FreeBSD EMLINK: ask the file itself.
 		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {

@@ -51,10 +51,48 @@ func (s *Store) List(w io.Writer, server string, registry []string, asJSON bool)
 	return nil
 }
 
-// ShowDiff writes what changed in server's tools since they were pinned,
-// and records that it was shown: what was shown, and only that, is what
-// AcceptShown accepts. A server never pinned has no change.
-func (s *Store) ShowDiff(w io.Writer, server string, asJSON bool) error {
+// EntryStatus is how a server's registry entry stands against the one its
+// pins were made with, as `pins diff` says it.
+type EntryStatus struct {
+	// Changed are the entry's members that differ (args, command, env…);
+	// empty: the same entry.
+	Changed []string `json:"changed"`
+	// Recorded is false when the pins hold no entry (an older colibri
+	// pinned them): nothing can be said.
+	Recorded bool `json:"recorded"`
+	// Unversioned is the package an entry started by a package runner
+	// names without a version (npx -y PKG): its upgrades change no member.
+	Unversioned string `json:"unversioned,omitempty"`
+}
+
+// Says is the status in words, or "" when there is nothing to say (no
+// change of either kind).
+func (e EntryStatus) Says(server string, changes int) string {
+	var b strings.Builder
+	switch {
+	case len(e.Changed) > 0:
+		fmt.Fprintf(&b, "the registry entry changed since pinning (%s): an upgrade — review and accept", strings.Join(e.Changed, ", "))
+	case changes == 0:
+		return ""
+	case e.Recorded:
+		b.WriteString("same registry entry, changed definitions: review before accepting")
+	default:
+		b.WriteString("no registry entry was recorded with these pins (an older colibri-mcp pinned them): review before accepting; accepting records it")
+	}
+	if e.Unversioned != "" {
+		fmt.Fprintf(&b, "\nthe entry names no version of %s, so colibri cannot tell an upgrade from a change: pin one (colibri-mcp add --from-registry, or %s@VERSION in args)", e.Unversioned, e.Unversioned)
+	}
+	return b.String()
+}
+
+// ShowDiff writes what changed in server's definitions since they were
+// pinned, with how its registry entry stands (unversioned: the package
+// the entry names without a version, if any), and records that it was
+// shown: what was shown, and only that, is what AcceptShown accepts. A
+// server never pinned has no change. Under a lock it shows what the lists
+// read by this process showed that the lock does not trust, and how to
+// renew the lock.
+func (s *Store) ShowDiff(w io.Writer, server string, asJSON bool, unversioned string) error {
 	diffs, err := s.Diff(server)
 	var nf *NotFoundError
 	if errors.As(err, &nf) {
@@ -63,12 +101,27 @@ func (s *Store) ShowDiff(w io.Writer, server string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
+	changed, recorded, err := s.EntryChange(server)
+	if err != nil {
+		return err
+	}
+	entry := EntryStatus{Changed: changed, Recorded: recorded, Unversioned: unversioned}
+	if entry.Changed == nil {
+		entry.Changed = []string{}
+	}
+	locked, _ := s.Locked()
 	if asJSON {
-		writeJSON(w, map[string]any{"server": server, "changes": diffs})
+		writeJSON(w, map[string]any{"server": server, "changes": diffs, "registry_entry": entry, "locked": locked})
 	} else {
 		WriteDiff(w, server, diffs)
-		if len(diffs) > 0 {
-			fmt.Fprintf(w, "\naccept with: colibri-mcp pins accept %s [TOOL…]\n", server)
+		if says := entry.Says(server, len(diffs)); says != "" {
+			fmt.Fprintf(w, "\n%s\n", says)
+		}
+		switch {
+		case len(diffs) > 0 && locked:
+			fmt.Fprintf(w, "\nnot in the locked pin file: %v\n", s.lockedError())
+		case len(diffs) > 0:
+			fmt.Fprintf(w, "\naccept with: colibri-mcp pins accept %s [NAME…] (tool:NAME, prompt:NAME, template:URITEMPLATE, resource:URI, instructions, or a bare name of any kind)\n", server)
 		}
 	}
 	return s.Reviewed(server, diffs)
@@ -86,9 +139,12 @@ func (s *Store) AcceptShown(w io.Writer, server string, registry []string, names
 	switch {
 	case errors.As(err, &unreviewed):
 		if len(accepted) > 0 {
-			fmt.Fprintf(w, "%s: accepted %s\n", server, strings.Join(accepted, ", "))
+			fmt.Fprintf(w, "%s: accepted %s\n", server, describeTaken(accepted))
 		}
 		return err
+	case errors.Is(err, ErrEntryRecorded):
+		fmt.Fprintf(w, "%s: no definition to accept; its registry entry as it is now is recorded with its pins\n", server)
+		return nil
 	case errors.Is(err, ErrNothingPending):
 		fmt.Fprintf(w, "%s: nothing to accept (colibri-mcp pins diff %s reads its tools again)\n", server, server)
 		return nil
@@ -99,7 +155,7 @@ func (s *Store) AcceptShown(w io.Writer, server string, registry []string, names
 	case err != nil:
 		return err
 	}
-	fmt.Fprintf(w, "%s: accepted %s\n", server, strings.Join(accepted, ", "))
+	fmt.Fprintf(w, "%s: accepted %s\n", server, describeTaken(accepted))
 	return nil
 }
 

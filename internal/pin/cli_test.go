@@ -40,11 +40,11 @@ func TestPinsCommandsWork(t *testing.T) {
 		t.Errorf("accept before any diff: %v, want *UnreviewedError", err)
 	}
 	out.Reset()
-	if err := store.ShowDiff(&out, "demo", false); err != nil || !strings.Contains(out.String(), "accept with: colibri-mcp pins accept demo") {
+	if err := store.ShowDiff(&out, "demo", false, ""); err != nil || !strings.Contains(out.String(), "accept with: colibri-mcp pins accept demo") {
 		t.Fatalf("ShowDiff: %v\n%s", err, out.String())
 	}
 	out.Reset()
-	if err := store.AcceptShown(&out, "demo", nil, nil); err != nil || out.String() != "demo: accepted echo\n" {
+	if err := store.AcceptShown(&out, "demo", nil, nil); err != nil || out.String() != "demo: accepted tool:echo\n" {
 		t.Errorf("accept after the diff: %v, %q", err, out.String())
 	}
 	out.Reset()

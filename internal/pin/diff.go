@@ -8,10 +8,14 @@ import (
 	"time"
 )
 
-// ToolDiff is one pending change of a server's tool: the pinned definition
-// against the one seen since.
+// ToolDiff is one pending change of a server's definition (a tool's, a
+// prompt's, …): the pinned definition against the one seen since.
 type ToolDiff struct {
-	Caps string   `json:"capabilities"`
+	Caps string `json:"capabilities"`
+	// Kind is what the definition is of; Name its key (a tool's or
+	// prompt's name, a template's uriTemplate, a resource's uri,
+	// InstructionsName).
+	Kind Kind     `json:"kind"`
 	Name string   `json:"name"`
 	What []string `json:"what"`
 	// Digest is the new definition's: what Reviewed marks as shown.
@@ -22,9 +26,26 @@ type ToolDiff struct {
 	NewTitle       string `json:"new_title,omitempty"`
 	OldDescription string `json:"old_description,omitempty"`
 	NewDescription string `json:"new_description,omitempty"`
-	// Paths are the schema and annotation paths added, removed or changed.
+	// OldInstructions and NewInstructions are a server's instructions.
+	OldInstructions string `json:"old_instructions,omitempty"`
+	NewInstructions string `json:"new_instructions,omitempty"`
+	// Paths are the other members' paths added, removed or changed (a
+	// tool's schemas and annotations, a prompt's arguments, a template's
+	// or resource's name and mimeType).
 	Paths []PathChange `json:"paths"`
 }
+
+// kind is d's kind; a diff decoded from an older colibri's JSON has none:
+// a tool's.
+func (d ToolDiff) kind() Kind {
+	if d.Kind == "" {
+		return KindTool
+	}
+	return d.Kind
+}
+
+// Selector is what `pins accept` takes to accept d alone.
+func (d ToolDiff) Selector() Selector { return Selector{Kind: d.kind(), Name: d.Name} }
 
 // PathChange is one JSON path of a definition's inputSchema, outputSchema
 // or annotations that was added, removed or changed.
@@ -35,13 +56,19 @@ type PathChange struct {
 	New  json.RawMessage `json:"new,omitempty"`
 }
 
-// Diff is every pending change of server's tools, as the pins of each
-// capability set see it.
+// Diff is every pending change of server's definitions, as the pins of
+// each capability set see it: by capability set, then kind (Kinds' order),
+// then name.
 func (s *Store) Diff(server string) ([]ToolDiff, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.refresh(); err != nil {
 		return nil, err
+	}
+	if s.locked() {
+		// Nothing is recorded under a lock: what the lists read by this
+		// process showed that the lock does not trust.
+		return s.diffLocked(server), nil
 	}
 	sets, ok := s.file.Servers[server]
 	if !ok {
@@ -50,29 +77,39 @@ func (s *Store) Diff(server string) ([]ToolDiff, error) {
 	out := []ToolDiff{}
 	for _, caps := range sortedKeys(sets) {
 		set := sets[caps]
-		for _, name := range sortedKeys(set.Pending) {
-			q := set.Pending[name]
-			var old json.RawMessage
-			if p := set.Tools[name]; p != nil {
-				old = p.Definition
+		for _, k := range Kinds {
+			pinned, pending := set.pins(k)
+			for _, name := range sortedKeys(pending) {
+				q := pending[name]
+				var old json.RawMessage
+				if p := pinned[name]; p != nil {
+					old = p.Definition
+				}
+				d := diffOf(caps, k, name, q.What, old, q.Definition)
+				d.Digest = q.Digest
+				out = append(out, d)
 			}
-			d := diffOf(caps, name, q.What, old, q.Definition)
-			d.Digest = q.Digest
-			out = append(out, d)
 		}
 	}
 	return out, nil
 }
 
-func diffOf(caps, name string, what []string, old, new json.RawMessage) ToolDiff {
+// textMembers are the members a diff shows as text, line by line; the
+// others are shown by JSON path.
+var textMembers = map[string]bool{"title": true, "description": true, "instructions": true}
+
+func diffOf(caps string, k Kind, name string, what []string, old, new json.RawMessage) ToolDiff {
 	var a, b map[string]any
 	_ = json.Unmarshal(old, &a)
 	_ = json.Unmarshal(new, &b)
-	d := ToolDiff{Caps: caps, Name: name, What: what, Paths: []PathChange{}}
+	d := ToolDiff{Caps: caps, Kind: k, Name: name, What: what, Paths: []PathChange{}}
 	d.OldTitle, d.NewTitle = str(a["title"]), str(b["title"])
 	d.OldDescription, d.NewDescription = str(a["description"]), str(b["description"])
-	for _, key := range []string{"inputSchema", "outputSchema", "annotations"} {
-		diffJSON(key, a[key], b[key], &d.Paths)
+	d.OldInstructions, d.NewInstructions = str(a["instructions"]), str(b["instructions"])
+	for _, f := range kindFields[k] {
+		if !textMembers[f.key] {
+			diffJSON(f.key, a[f.key], b[f.key], &d.Paths)
+		}
 	}
 	return d
 }
@@ -143,7 +180,7 @@ func WriteDiff(w io.Writer, server string, diffs []ToolDiff) {
 		return
 	}
 	for _, d := range diffs {
-		fmt.Fprintf(w, "%s/%s (capabilities: %s): %s\n", server, clip(d.Name), d.Caps, strings.Join(d.What, ", "))
+		fmt.Fprintf(w, "%s/%s (%s, capabilities: %s): %s\n", server, clip(d.Name), d.kind(), d.Caps, strings.Join(d.What, ", "))
 		text := func(label, old, new string) {
 			if old == new {
 				return
@@ -158,6 +195,7 @@ func WriteDiff(w io.Writer, server string, diffs []ToolDiff) {
 		}
 		text("title", d.OldTitle, d.NewTitle)
 		text("description", d.OldDescription, d.NewDescription)
+		text("instructions", d.OldInstructions, d.NewInstructions)
 		for _, p := range d.Paths {
 			switch p.Op {
 			case "added":
@@ -205,8 +243,17 @@ func WriteReport(w io.Writer, path string, servers []ServerPins) {
 			for _, t := range set.Tools {
 				fmt.Fprintf(w, "  %-32s %s\n", clip(t.Name), t.Digest[:len("sha256:")+12])
 			}
+			for _, k := range Kinds[1:] {
+				for _, t := range *set.pinsOf(k) {
+					fmt.Fprintf(w, "  %-32s %s\n", clip(Selector{Kind: k, Name: t.Name}.String()), t.Digest[:len("sha256:")+12])
+				}
+			}
 			for _, c := range set.Changed {
-				fmt.Fprintf(w, "  ! %-30s changed: %s\n", clip(c.Name), strings.Join(c.What, ", "))
+				name := c.Name
+				if c.Kind != "" {
+					name = Selector{Kind: c.Kind, Name: c.Name}.String()
+				}
+				fmt.Fprintf(w, "  ! %-30s changed: %s\n", clip(name), strings.Join(c.What, ", "))
 			}
 		}
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // trusted has no owner to check off Unix.
-func trusted(os.FileInfo) error { return nil }
+func trusted(os.FileInfo, bool) error { return nil }
 
 // lock has no flock(2) to take off Unix: writes are serialized within one
 // process only (Store's mutex).

@@ -10,20 +10,29 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/flock"
-	"github.com/colibri-mcp/colibri-mcp/internal/opfile"
+	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
 )
 
 // trusted refuses a pin file that another user owns, or that group or
-// others may write: whoever can write it decides which tools colibri trusts.
-func trusted(st os.FileInfo) error {
+// others may write: whoever can write it decides which tools colibri
+// trusts. A lock (only ever read, shipped in an image) may be root's too,
+// and readable by all (0644).
+func trusted(st os.FileInfo, lock bool) error {
 	if st.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("is writable by group or others (mode %04o): whoever can write it decides which tools are trusted; run chmod 600 on it", st.Mode().Perm())
+		fix := "run chmod 600 on it"
+		if lock {
+			fix = "run chmod 644 on it"
+		}
+		return fmt.Errorf("is writable by group or others (mode %04o): whoever can write it decides which tools are trusted; %s", st.Mode().Perm(), fix)
 	}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
-		return fmt.Errorf("is owned by uid %d, not by this process's user (%d): whoever can write it decides which tools are trusted", sys.Uid, os.Geteuid())
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok || int(sys.Uid) == os.Geteuid() || (lock && sys.Uid == 0) {
+		return nil
 	}
-	return nil
+	if lock {
+		return fmt.Errorf("is owned by uid %d, neither root nor this process's user (%d): whoever owns it decides which tools are trusted; run chown root on it (or chown it to uid %d)", sys.Uid, os.Geteuid(), os.Geteuid())
+	}
+	return fmt.Errorf("is owned by uid %d, not by this process's user (%d): whoever can write it decides which tools are trusted", sys.Uid, os.Geteuid())
 }
 
 // lockWaits, when set (by a test), is called each time lock finds the lock
@@ -39,12 +48,12 @@ func lock(path string, timeout time.Duration) (unlock func(), err error) {
 		return nil, err
 	}
 	lp := path + ".lock"
-	f, err := opfile.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := safefile.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	unlock, err = flock.Wait(f, time.Now().Add(timeout), lockWaits)
-	if errors.Is(err, flock.ErrHeld) {
+	unlock, err = safefile.Flock(f, time.Now().Add(timeout), lockWaits)
+	if errors.Is(err, safefile.ErrHeld) {
 		return nil, fmt.Errorf("another process has held %s for more than %s", lp, timeout)
 	}
 	return unlock, err

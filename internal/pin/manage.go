@@ -13,7 +13,8 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 )
 
-// NotFoundError is a server or tool the pin file does not know; Near is the
+// NotFoundError is a server, or a definition (What "tool", "prompt", …,
+// "definition" for a bare name), the pin file does not know; Near is the
 // closest name it does know ("" when none is close).
 type NotFoundError struct {
 	What, Name, Server, Near string
@@ -25,7 +26,7 @@ func (e *NotFoundError) Error() string {
 	if e.What == "server" {
 		fmt.Fprintf(&b, "no pins for server %q", e.Name)
 	} else {
-		fmt.Fprintf(&b, "server %q has no pinned or changed tool %q", e.Server, e.Name)
+		fmt.Fprintf(&b, "server %q has no pinned or changed %s %q", e.Server, e.What, e.Name)
 	}
 	if e.Near != "" {
 		fmt.Fprintf(&b, ": did you mean %q?", e.Near)
@@ -40,8 +41,11 @@ func notFound(what, server, name string, known []string) *NotFoundError {
 // ErrNothingPending is Accept with no change to accept.
 var ErrNothingPending = errors.New("no change to accept")
 
-// Change is one tool that differs from its pin (list_tools' "changed").
+// Change is one definition that differs from its pin (list_tools'
+// "changed": tools only, Kind left out).
 type Change struct {
+	// Kind is set for a definition other than a tool's (`pins --json`).
+	Kind Kind     `json:"kind,omitempty"`
 	Name string   `json:"name"`
 	What []string `json:"what"`
 }
@@ -66,13 +70,37 @@ type SetPins struct {
 	Capabilities string    `json:"capabilities"`
 	Pinned       time.Time `json:"pinned"`
 	Tools        []ToolPin `json:"tools"`
-	Changed      []Change  `json:"changed"`
+	// The other kinds pinned, when any is: prompts by name, templates by
+	// uriTemplate, resources by uri, the instructions.
+	Prompts      []ToolPin `json:"prompts,omitempty"`
+	Templates    []ToolPin `json:"templates,omitempty"`
+	Resources    []ToolPin `json:"resources,omitempty"`
+	Instructions []ToolPin `json:"instructions,omitempty"`
+	// Changed are the definitions of every kind pending (Kind set for all
+	// but tools).
+	Changed []Change `json:"changed"`
 }
 
-// ToolPin is one pinned tool.
+// ToolPin is one pinned definition: a tool's or prompt's name, a
+// template's uriTemplate, a resource's uri, InstructionsName.
 type ToolPin struct {
 	Name   string `json:"name"`
 	Digest string `json:"digest"`
+}
+
+// pinsOf is where SetPins lists kind k's pins.
+func (p *SetPins) pinsOf(k Kind) *[]ToolPin {
+	switch k {
+	case KindPrompt:
+		return &p.Prompts
+	case KindTemplate:
+		return &p.Templates
+	case KindResource:
+		return &p.Resources
+	case KindInstructions:
+		return &p.Instructions
+	}
+	return &p.Tools
 }
 
 // Servers are the servers the pin file has pins for, in order.
@@ -82,7 +110,7 @@ func (s *Store) Servers() ([]string, error) {
 	if err := s.refresh(); err != nil {
 		return nil, err
 	}
-	return sortedKeys(s.file.Servers), nil
+	return s.serverNames(), nil
 }
 
 // Report describes the pins of server, or of every server when it is "".
@@ -92,12 +120,15 @@ func (s *Store) Report(server string) ([]ServerPins, error) {
 	if err := s.refresh(); err != nil {
 		return nil, err
 	}
-	names := sortedKeys(s.file.Servers)
+	names := s.serverNames()
 	if server != "" {
-		if _, ok := s.file.Servers[server]; !ok {
+		if !slices.Contains(names, server) {
 			return nil, notFound("server", "", server, names)
 		}
 		names = []string{server}
+	}
+	if s.file.lock != nil {
+		return reportLock(s.file.lock, names), nil
 	}
 	out := []ServerPins{}
 	for _, name := range names {
@@ -106,11 +137,19 @@ func (s *Store) Report(server string) ([]ServerPins, error) {
 		for _, caps := range sortedKeys(sets) {
 			set := sets[caps]
 			p := SetPins{Capabilities: caps, Pinned: set.Pinned, Tools: []ToolPin{}, Changed: []Change{}}
-			for _, t := range sortedKeys(set.Tools) {
-				p.Tools = append(p.Tools, ToolPin{Name: t, Digest: set.Tools[t].Digest})
-			}
-			for _, t := range sortedKeys(set.Pending) {
-				p.Changed = append(p.Changed, Change{Name: t, What: set.Pending[t].What})
+			for _, k := range Kinds {
+				pinned, pending := set.pins(k)
+				list := p.pinsOf(k)
+				for _, name := range sortedKeys(pinned) {
+					*list = append(*list, ToolPin{Name: name, Digest: pinned[name].Digest})
+				}
+				for _, name := range sortedKeys(pending) {
+					c := Change{Kind: k, Name: name, What: pending[name].What}
+					if k == KindTool {
+						c.Kind = ""
+					}
+					p.Changed = append(p.Changed, c)
+				}
 			}
 			sp.Sets = append(sp.Sets, p)
 		}
@@ -119,16 +158,16 @@ func (s *Store) Report(server string) ([]ServerPins, error) {
 	return out, nil
 }
 
-// Accept makes the pending definitions of server's tools (of those named,
-// or all when none is) its pins, in every capability set. It returns the
-// tools accepted. A name the pin file does not know is a *NotFoundError
-// with the closest one; a known tool with no change is ErrNothingPending
-// when nothing at all is accepted.
+// Accept makes the pending definitions of server (those the selectors
+// take, or all when none is given; see ParseSelector) its pins, in every
+// capability set. It returns what it took. A selector the pin file does
+// not know is a *NotFoundError with the closest name; a known definition
+// with no change is ErrNothingPending when nothing at all is accepted.
 //
 // Accept takes what is pending now, whether or not anyone saw it: `pins
 // accept` uses AcceptReviewed.
-func (s *Store) Accept(server string, tools ...string) ([]string, error) {
-	return s.accept(server, false, tools)
+func (s *Store) Accept(server string, selectors ...string) ([]Taken, error) {
+	return s.accept(server, false, selectors)
 }
 
 // AcceptReviewed is Accept of the pending definitions that Reviewed marked
@@ -137,15 +176,15 @@ func (s *Store) Accept(server string, tools ...string) ([]string, error) {
 // benign while an operator looks): that one is not accepted, and the
 // accept fails with an *UnreviewedError naming it, after accepting the
 // others.
-func (s *Store) AcceptReviewed(server string, tools ...string) ([]string, error) {
-	return s.accept(server, true, tools)
+func (s *Store) AcceptReviewed(server string, selectors ...string) ([]Taken, error) {
+	return s.accept(server, true, selectors)
 }
 
 // UnreviewedError is AcceptReviewed's refusal of changes that `pins diff`
 // did not show (or that changed since it did).
 type UnreviewedError struct {
 	Server string
-	Tools  []string
+	Tools  []string // as selectors: tool:NAME, prompt:NAME, …
 }
 
 func (e *UnreviewedError) Error() string {
@@ -161,14 +200,14 @@ func (s *Store) Reviewed(server string, diffs []ToolDiff) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.locked() {
+		return nil // a lock is never written: what a diff shows under it is accepted where the lock is made
+	}
 	return s.update(func(f *File) bool {
 		changed := false
 		for _, d := range diffs {
-			set := f.Servers[server][d.Caps]
-			if set == nil {
-				continue
-			}
-			if q := set.Pending[d.Name]; q != nil && q.Digest == d.Digest && !q.Reviewed {
+			_, pending := f.Servers[server][d.Caps].pins(d.kind())
+			if q := pending[d.Name]; q != nil && q.Digest == d.Digest && !q.Reviewed {
 				q.Reviewed = true
 				changed = true
 			}
@@ -177,36 +216,68 @@ func (s *Store) Reviewed(server string, diffs []ToolDiff) error {
 	})
 }
 
-func (s *Store) accept(server string, reviewed bool, tools []string) ([]string, error) {
+func (s *Store) accept(server string, reviewed bool, selectors []string) ([]Taken, error) {
+	sel := make([]Selector, len(selectors))
+	for i, a := range selectors {
+		sel[i] = ParseSelector(a)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
+	if s.locked() {
+		return nil, s.lockedError()
+	}
 	if err := s.known(server); err != nil {
 		return nil, err
 	}
-	var accepted, unreviewed []string
+	entry := s.cfg.Entries[server]
+	var accepted, unreviewed []Taken
+	recorded := false
 	err := s.update(func(f *File) bool {
-		accepted, unreviewed = nil, nil
+		accepted, unreviewed, recorded = nil, nil, false
 		sets, ok := f.Servers[server]
 		if !ok {
 			return false
 		}
-		for _, caps := range sortedKeys(sets) {
-			set := sets[caps]
-			for _, name := range sortedKeys(set.Pending) {
-				if len(tools) > 0 && !slices.Contains(tools, name) {
-					continue
+		if entry != nil && len(sel) == 0 {
+			// Accepting a server's changes is accepting its registry entry
+			// as it is now (an upgrade reviewed), even when no definition
+			// changed with it.
+			for _, set := range sets {
+				if set.Entry == nil || set.Entry.Digest != entry.Digest {
+					set.Entry = entry
+					recorded = true
 				}
-				q := set.Pending[name]
-				if reviewed && !q.Reviewed {
-					unreviewed = append(unreviewed, name)
-					continue
-				}
-				set.Tools[name] = &Entry{Digest: q.Digest, Definition: q.Definition}
-				delete(set.Pending, name)
-				accepted = append(accepted, name)
 			}
 		}
-		return len(accepted) > 0
+		for _, caps := range sortedKeys(sets) {
+			set := sets[caps]
+			for _, k := range Kinds {
+				_, pending := set.pins(k)
+				for _, name := range sortedKeys(pending) {
+					if !selected(sel, k, name) {
+						continue
+					}
+					q := pending[name]
+					if reviewed && !q.Reviewed {
+						unreviewed = append(unreviewed, Taken{Kind: k, Name: name})
+						continue
+					}
+					pinnedP, pendingP := set.maps(k)
+					(*pinnedP)[name] = &Entry{Digest: q.Digest, Definition: q.Definition, Reviewed: true} // a person took it: the lock marks it reviewed
+					delete(*pendingP, name)
+					accepted = append(accepted, Taken{Kind: k, Name: name})
+				}
+			}
+		}
+		if len(accepted) > 0 && entry != nil {
+			for _, set := range sets {
+				set.Entry = entry
+			}
+		}
+		return len(accepted) > 0 || recorded
 	})
 	if err != nil {
 		return nil, err
@@ -215,36 +286,113 @@ func (s *Store) accept(server string, reviewed bool, tools []string) ([]string, 
 	if !ok {
 		return nil, notFound("server", "", server, sortedKeys(s.file.Servers))
 	}
-	known := map[string]bool{}
-	for _, set := range sets {
-		for name := range set.Tools {
-			known[name] = true
-		}
-		for name := range set.Pending {
-			known[name] = true
+	for _, one := range sel {
+		if err := knownIn(sets, server, one); err != nil {
+			return sortTaken(accepted), err
 		}
 	}
-	for _, name := range tools {
-		if !known[name] {
-			return accepted, notFound("tool", server, name, sortedKeys(known))
-		}
-	}
-	slices.Sort(accepted)
-	accepted = slices.Compact(accepted)
+	accepted = sortTaken(accepted)
 	if len(unreviewed) > 0 {
-		slices.Sort(unreviewed)
-		return accepted, &UnreviewedError{Server: server, Tools: slices.Compact(unreviewed)}
+		unreviewed = sortTaken(unreviewed)
+		names := make([]string, len(unreviewed))
+		for i, u := range unreviewed {
+			names[i] = u.String()
+		}
+		return accepted, &UnreviewedError{Server: server, Tools: names}
 	}
 	if len(accepted) == 0 {
+		if recorded {
+			return nil, ErrEntryRecorded
+		}
 		return nil, ErrNothingPending
 	}
 	return accepted, nil
+}
+
+// ErrEntryRecorded is Accept with no change to accept, which recorded the
+// server's registry entry as it is now (an upgrade that changed no
+// definition): it is ErrNothingPending too.
+var ErrEntryRecorded = fmt.Errorf("%w; the registry entry as it is now is recorded with the pins", ErrNothingPending)
+
+// EntryChange says how server's registry entry now (Configure's) stands
+// against the one its pins were made with: changed lists the members that
+// differ (nil: the same), known is false when the pins hold none (pinned
+// by an older colibri, or no Configure).
+func (s *Store) EntryChange(server string) (changed []string, known bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return nil, false, err
+	}
+	now := s.cfg.Entries[server]
+	var then *Fingerprint
+	if s.file.lock != nil {
+		if ls := s.file.lock.Servers[server]; ls != nil {
+			then = ls.RegistryEntry
+		}
+	} else {
+		sets := s.file.Servers[server]
+		for _, caps := range sortedKeys(sets) {
+			if e := sets[caps].Entry; e != nil && (then == nil || caps == NoCaps) {
+				then = e
+			}
+		}
+	}
+	if then == nil || now == nil {
+		return nil, false, nil
+	}
+	return then.changed(now), true, nil
+}
+
+// knownIn fails with a *NotFoundError when no kind sel takes holds its
+// name, pinned or pending, in any of sets.
+func knownIn(sets map[string]*Set, server string, sel Selector) error {
+	known := map[string]bool{}
+	for _, set := range sets {
+		for _, k := range Kinds {
+			if sel.Kind != "" && sel.Kind != k {
+				continue
+			}
+			pinned, pending := set.pins(k)
+			for _, m := range []map[string]*Entry{pinned, pending} {
+				for name := range m {
+					if name == sel.Name {
+						return nil
+					}
+					known[name] = true
+				}
+			}
+		}
+	}
+	what := string(sel.Kind)
+	if what == "" {
+		what = "definition"
+	}
+	return notFound(what, server, sel.Name, sortedKeys(known))
+}
+
+// sortTaken is taken in kind order, then by name, each once.
+func sortTaken(taken []Taken) []Taken {
+	rank := func(k Kind) int { return slices.Index(Kinds, k) }
+	slices.SortFunc(taken, func(a, b Taken) int {
+		if c := rank(a.Kind) - rank(b.Kind); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return slices.Compact(taken)
 }
 
 // Reset forgets every pin of server: its next listing is pinned afresh.
 func (s *Store) Reset(server string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return err
+	}
+	if s.locked() {
+		return s.lockedError()
+	}
 	if err := s.known(server); err != nil {
 		return err
 	}
@@ -269,8 +417,8 @@ func (s *Store) known(server string) error {
 	if err := s.refresh(); err != nil {
 		return err
 	}
-	if _, ok := s.file.Servers[server]; !ok {
-		return notFound("server", "", server, sortedKeys(s.file.Servers))
+	if names := s.serverNames(); !slices.Contains(names, server) {
+		return notFound("server", "", server, names)
 	}
 	return nil
 }
@@ -292,6 +440,9 @@ func (s *Store) Definitions(server string) ([]Definition, error) {
 	defer s.mu.Unlock()
 	if err := s.refresh(); err != nil {
 		return nil, err
+	}
+	if s.file.lock != nil {
+		return lockDefinitions(s.file.lock, server), nil
 	}
 	sets := s.file.Servers[server]
 	capsOrder := sortedKeys(sets)

@@ -8,7 +8,10 @@
 // outputSchema, annotations; never _meta or icons) and its SHA-256 digest,
 // in the pin file. Every later list is compared with the pins; a tool whose
 // digest differs, or whose name was not pinned, is a Change. A tool that
-// disappeared is no change: it is simply gone.
+// disappeared is no change: it is simply gone. A server's prompts, resource
+// templates, resources and instructions are pinned the same way, each kind
+// on its own (CheckPrompts, CheckTemplates, CheckResources,
+// CheckInstructions), and `pins accept` takes a Selector of any kind.
 //
 //	store := pin.Open("/var/db/colibri/pins.json")
 //	v, err := store.Check("demo", pin.NoCaps, tools) // err: the file cannot be read (kind config)
@@ -175,21 +178,26 @@ func Digest(canonical []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// what lists the members in which two canonical definitions differ.
-func what(old, new json.RawMessage) []string {
+// what lists the members in which two canonical definitions of kind k
+// differ.
+func what(k Kind, old, new json.RawMessage) []string {
 	var a, b map[string]json.RawMessage
 	_ = json.Unmarshal(old, &a)
 	_ = json.Unmarshal(new, &b)
 	var out []string
-	for _, f := range fields {
+	for _, f := range kindFields[k] {
 		if !sameJSON(a[f.key], b[f.key]) {
 			out = append(out, f.what)
 		}
 	}
 	if len(out) == 0 {
-		// Only what the canonical form keeps can differ; a name cannot
-		// (tools are matched by it). Say something rather than nothing.
-		out = []string{WhatDescription}
+		// Only what the canonical form keeps can differ; a key cannot
+		// (definitions are matched by it). Say something rather than
+		// nothing.
+		out = []string{kindFields[k][len(kindFields[k])-1].what}
+		if k == KindTool || k == KindPrompt {
+			out = []string{WhatDescription}
+		}
 	}
 	return out
 }

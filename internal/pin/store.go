@@ -18,7 +18,9 @@ type Options struct {
 	// OnChange, when set, is told of each change when it is first seen (a
 	// definition that differs from the pin, or a new tool, not seen before
 	// in that form): the metric colibri_tool_changes_total and the log.
-	OnChange func(server, caps, tool string, what []string)
+	// The kind says what the name is of (a tool's name, a prompt's, a
+	// template's uriTemplate, a resource's uri, InstructionsName).
+	OnChange func(kind Kind, server, caps, name string, what []string)
 	// LockTimeout bounds the wait for another process's lock on the file;
 	// zero means DefaultLockTimeout.
 	LockTimeout time.Duration
@@ -45,11 +47,15 @@ type Store struct {
 	broken error // Unusable's
 
 	mu       sync.Mutex
-	file     *File                             // as last read or written; nil until then
-	info     os.FileInfo                       // of that version (nil: there was no file)
-	readErr  error                             // the last read's failure, for that version
-	gen      uint64                            // bumped whenever the pins in memory change
-	digests  map[weak.Pointer[mcp.Tool]]string // weak: a list let go of is not kept alive here
+	cfg      Config
+	file     *File // as last read or written; nil until then
+	view     *Lock // lockView's, of generation viewGen
+	viewGen  uint64
+	observed map[observedKey]map[string]*observed // under a lock: what lists showed that it does not trust
+	info     os.FileInfo                          // of that version (nil: there was no file)
+	readErr  error                                // the last read's failure, for that version
+	gen      uint64                               // bumped whenever the pins in memory change
+	digests  map[any]string                       // by weak.Pointer: a list let go of is not kept alive here
 	verdicts map[verdictKey]verdictEntry
 }
 
@@ -68,23 +74,53 @@ func Open(path string, opts Options) *Store {
 // Path is the pin file's path.
 func (s *Store) Path() string { return s.path }
 
-// Verdict is a list compared with its pins: the tools that changed, by
-// name, with what changed in each (WhatNew for a tool not pinned). A tool
-// not in Changed is as pinned.
+// Config is what the pins are told of the registry, by whoever reads it
+// (tools at each new version of the registry, the command line once).
+type Config struct {
+	// Locked: the registry says "pin": "locked". The pin file is only
+	// ever read, and what it does not hold is not trusted (a file of kind
+	// lock is read so whatever the registry says).
+	Locked bool
+	// Entries are the fingerprints of the registry's entries, by server:
+	// recorded with a server's first pins and with each accept, and
+	// compared by `pins diff` and `check`.
+	Entries map[string]*Fingerprint
+}
+
+// Configure tells the pins what the registry says now. What was judged
+// under another Locked is judged again.
+func (s *Store) Configure(c Config) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.Locked != s.cfg.Locked {
+		s.gen++
+		s.file, s.info, s.readErr = nil, nil, nil // read again, under the rules of a lock (or not)
+	}
+	s.cfg = c
+}
+
+// Verdict is a list compared with its pins: the definitions that changed,
+// by name (a tool's or prompt's name, a template's uriTemplate, a
+// resource's uri, InstructionsName), with what changed in each (WhatNew
+// for one not pinned). A definition not in Changed is as pinned.
 type Verdict struct {
 	Changed map[string][]string
+	// Locked: judged against a lock, where a definition it does not hold
+	// is "not in the locked pin file" rather than new.
+	Locked bool
 }
 
 // verdictKey names one list: lists are shared and never changed once read
 // (the host's cache and warm sessions hand out the same slice), so the
-// first tool (a weak pointer: equal only for that very tool, never for
-// another at its address) and the length, with every tool's address, tell
-// one from another.
+// first definition (a weak pointer: equal only for that very one, never
+// for another at its address) and the length, with every definition's
+// address, tell one from another.
 type verdictKey struct {
+	kind         Kind
 	server, caps string
-	first        weak.Pointer[mcp.Tool]
+	first        any // a weak.Pointer of the list's first definition
 	n            int
-	addrs        uint64 // FNV-1a of every tool's address: a list is never edited, but this costs little
+	addrs        uint64 // FNV-1a of every definition's address: a list is never edited, but this costs little
 }
 
 type verdictEntry struct {
@@ -109,85 +145,181 @@ func (s *Store) Generation() (uint64, error) {
 // that is as pinned again drops its pending change. A pin file that cannot
 // be read or written is a *ConfigError.
 func (s *Store) Check(server, caps string, tools []*mcp.Tool) (Verdict, error) {
+	return check(s, KindTool, server, caps, tools)
+}
+
+// CheckPrompts is Check of a prompt list (prompts/list), matched by name.
+func (s *Store) CheckPrompts(server, caps string, prompts []*mcp.Prompt) (Verdict, error) {
+	return check(s, KindPrompt, server, caps, prompts)
+}
+
+// CheckTemplates is Check of a resource template list
+// (resources/templates/list), matched by uriTemplate.
+func (s *Store) CheckTemplates(server, caps string, templates []*mcp.ResourceTemplate) (Verdict, error) {
+	return check(s, KindTemplate, server, caps, templates)
+}
+
+// CheckResources is Check of a resource list (resources/list), matched by
+// uri: for a server whose entry says "pin_resources": true only (its
+// resources otherwise change by the minute).
+func (s *Store) CheckResources(server, caps string, resources []*mcp.Resource) (Verdict, error) {
+	return check(s, KindResource, server, caps, resources)
+}
+
+// CheckInstructions is Check of a server's instructions (its initialize
+// result's, "" when it gave none; an absent text is pinned too, so that
+// instructions that appear later are a change). Changed holds
+// InstructionsName when they differ from the pin: they are withheld from
+// the caller until accepted.
+func (s *Store) CheckInstructions(server, caps string, in *Instructions) (Verdict, error) {
+	if in == nil {
+		in = &Instructions{}
+	}
+	return check(s, KindInstructions, server, caps, []*Instructions{in})
+}
+
+// definition is what check judges: a definition of one kind.
+type definition interface {
+	mcp.Tool | mcp.Prompt | mcp.ResourceTemplate | mcp.Resource | Instructions
+}
+
+// keyOf is what d is matched by: a tool's or prompt's name, a template's
+// uriTemplate, a resource's uri, InstructionsName.
+func keyOf(d any) string {
+	switch d := d.(type) {
+	case *mcp.Tool:
+		return d.Name
+	case *mcp.Prompt:
+		return d.Name
+	case *mcp.ResourceTemplate:
+		return d.URITemplate
+	case *mcp.Resource:
+		return d.URI
+	}
+	return InstructionsName
+}
+
+// canonicalOf is d's canonical definition.
+func canonicalOf(d any) ([]byte, error) {
+	switch d := d.(type) {
+	case *mcp.Tool:
+		return Canonical(d)
+	case *mcp.Prompt:
+		return CanonicalPrompt(d)
+	case *mcp.ResourceTemplate:
+		return CanonicalTemplate(d)
+	case *mcp.Resource:
+		return CanonicalResource(d)
+	case *Instructions:
+		return CanonicalInstructions(d.Text)
+	}
+	return nil, fmt.Errorf("not a definition: %T", d)
+}
+
+// check compares list, of kind, with its pins (Check says how).
+func check[T definition](s *Store, kind Kind, server, caps string, list []*T) (Verdict, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.refresh(); err != nil {
 		return Verdict{}, err
 	}
-	key := verdictKey{server: server, caps: caps, n: len(tools), addrs: 14695981039346656037}
-	if len(tools) > 0 {
-		key.first = weak.Make(tools[0])
+	key := verdictKey{kind: kind, server: server, caps: caps, n: len(list), addrs: 14695981039346656037}
+	if len(list) > 0 {
+		key.first = weak.Make(list[0])
 	}
-	for _, t := range tools {
-		key.addrs ^= uint64(uintptr(unsafe.Pointer(t)))
+	for _, d := range list {
+		key.addrs ^= uint64(uintptr(unsafe.Pointer(d)))
 		key.addrs *= 1099511628211
 	}
 	if e, ok := s.verdicts[key]; ok && e.gen == s.gen {
 		return e.v, nil
 	}
-	digests := make([]string, len(tools))
-	for i, t := range tools {
-		digests[i] = s.digest(t)
+	b := batch{kind: kind, keys: make([]string, len(list)), digests: make([]string, len(list)),
+		canon: func(i int) ([]byte, error) { return canonicalOf(list[i]) }}
+	for i, d := range list {
+		b.keys[i] = keyOf(d)
+		b.digests[i] = digestOf(s, d)
+	}
+	if s.locked() {
+		v := s.judgeLocked(server, caps, b)
+		s.remember(key, v)
+		return v, nil
 	}
 	set := s.file.Servers[server][caps]
-	if set == nil && len(tools) == 0 {
+	if !set.seen(kind) && len(list) == 0 {
 		// An empty first list trusts nothing: a server that lists its
 		// tools only once it is ready is pinned by its first real list.
 		return Verdict{}, nil
 	}
-	if set == nil || s.stale(set, tools, digests) {
+	if !set.seen(kind) || s.stale(set, b) {
 		// First sighting, or news to record: under the lock, against the
 		// file as it is now (another process may have pinned it first).
-		if err := s.update(func(f *File) bool { return record(f, server, caps, tools, digests, s.opts.Now(), s.opts.OnChange) }); err != nil {
+		entry := s.cfg.Entries[server]
+		if err := s.update(func(f *File) bool { return record(f, server, caps, b, entry, s.opts.Now(), s.opts.OnChange) }); err != nil {
 			return Verdict{}, err
 		}
 		set = s.file.Servers[server][caps]
 	}
-	v := judge(set, tools, digests)
+	v := judge(set, b)
+	s.remember(key, v)
+	return v, nil
+}
+
+// remember keeps v as the verdict of the list key names, for the pins as
+// they are now.
+func (s *Store) remember(key verdictKey, v Verdict) {
 	if s.verdicts == nil || len(s.verdicts) >= maxVerdicts {
 		s.verdicts = map[verdictKey]verdictEntry{}
 	}
 	s.verdicts[key] = verdictEntry{gen: s.gen, v: v}
-	return v, nil
 }
 
-// digest is t's digest, computed once per decoded tool. A tool whose
+// batch is one list being judged: each definition's key and digest, in
+// the list's order, and its canonical definition when it is recorded.
+type batch struct {
+	kind    Kind
+	keys    []string
+	digests []string
+	canon   func(i int) ([]byte, error)
+}
+
+// digestOf is d's digest, computed once per decoded definition. One whose
 // definition cannot be encoded gets a digest no pin has: it is a change.
-func (s *Store) digest(t *mcp.Tool) string {
-	key := weak.Make(t)
-	if d, ok := s.digests[key]; ok {
-		return d
+func digestOf[T definition](s *Store, d *T) string {
+	key := weak.Make(d)
+	if got, ok := s.digests[key]; ok {
+		return got
 	}
-	d := "sha256:unencodable"
-	if c, err := Canonical(t); err == nil {
-		d = Digest(c)
+	got := "sha256:unencodable"
+	if c, err := canonicalOf(d); err == nil {
+		got = Digest(c)
 	}
 	if s.digests == nil || len(s.digests) >= maxDigests {
-		s.digests = map[weak.Pointer[mcp.Tool]]string{}
+		s.digests = map[any]string{}
 	}
-	s.digests[key] = d
-	return d
+	s.digests[key] = got
+	return got
 }
 
-// stale reports whether set lacks news of tools: a change not yet pending
-// in this form, or a pending change the list no longer shows.
-func (s *Store) stale(set *Set, tools []*mcp.Tool, digests []string) bool {
-	seen := make(map[string]bool, len(tools))
-	for _, i := range listed(set, tools, digests) {
-		t := tools[i]
-		seen[t.Name] = true
-		p := set.Tools[t.Name]
-		q := set.Pending[t.Name]
+// stale reports whether set lacks news of b: a change not yet pending in
+// this form, or a pending change the list no longer shows.
+func (s *Store) stale(set *Set, b batch) bool {
+	pinned, pending := set.pins(b.kind)
+	seen := make(map[string]bool, len(b.keys))
+	for _, i := range listed(pinned, b) {
+		name := b.keys[i]
+		seen[name] = true
+		p, q := pinned[name], pending[name]
 		switch {
-		case p != nil && p.Digest == digests[i]:
+		case p != nil && p.Digest == b.digests[i]:
 			if q != nil {
 				return true
 			}
-		case q == nil || q.Digest != digests[i]:
+		case q == nil || q.Digest != b.digests[i]:
 			return true
 		}
 	}
-	for name := range set.Pending {
+	for name := range pending {
 		if !seen[name] {
 			return true
 		}
@@ -195,10 +327,11 @@ func (s *Store) stale(set *Set, tools []*mcp.Tool, digests []string) bool {
 	return false
 }
 
-// record writes what tools say into f: the whole set when server has no
-// pins for caps, else each change not yet pending in this form. It
-// reports whether f changed.
-func record(f *File, server, caps string, tools []*mcp.Tool, digests []string, now time.Time, onChange func(string, string, string, []string)) bool {
+// record writes what b says into f: the whole list when server has no
+// pins of its kind (in any capability set), the pins the server has
+// elsewhere when caps is new to it, and then each change not yet pending
+// in this form. It reports whether f changed.
+func record(f *File, server, caps string, b batch, entry *Fingerprint, now time.Time, onChange func(Kind, string, string, string, []string)) bool {
 	sets := f.Servers[server]
 	if sets == nil {
 		sets = map[string]*Set{}
@@ -207,109 +340,125 @@ func record(f *File, server, caps string, tools []*mcp.Tool, digests []string, n
 	set := sets[caps]
 	changed := false
 	if set == nil {
-		// The server's first list is pinned as it is. A later capability
-		// set starts from the pins the server already has: a tool pinned
-		// in another set keeps that pin, and a tool new to the server is
-		// new here too (pending, not trusted), so that a rug pull does not
-		// slip in with the first caller that offers a capability (most
-		// editors offer roots; list_tools offers none).
-		first := len(sets) == 0
-		set = &Set{Pinned: now.UTC(), Tools: map[string]*Entry{}}
-		for i, t := range tools {
-			if _, dup := set.Tools[t.Name]; dup {
+		set = &Set{Pinned: now.UTC(), Entry: entry}
+		sets[caps] = set
+		changed = true
+	}
+	if !set.seen(b.kind) {
+		// The server's first list of a kind is pinned as it is. A later
+		// capability set starts from the pins the server already has: a
+		// definition pinned in another set keeps that pin, and one new
+		// to the server is new here too (pending, not trusted), so that a
+		// rug pull does not slip in with the first caller that offers a
+		// capability (most editors offer roots; list_tools offers none).
+		first := !slices.ContainsFunc(sortedKeys(sets), func(c string) bool { return c != caps && sets[c].seen(b.kind) })
+		pinnedP, _ := set.maps(b.kind)
+		for i, name := range b.keys {
+			if _, dup := (*pinnedP)[name]; dup {
 				continue
 			}
-			if p := pinnedElsewhere(sets, t.Name); p != nil {
-				set.Tools[t.Name] = &Entry{Digest: p.Digest, Definition: p.Definition}
+			if p := pinnedElsewhere(sets, b.kind, name); p != nil {
+				(*pinnedP)[name] = &Entry{Digest: p.Digest, Definition: p.Definition}
 				continue
 			}
 			if !first {
 				continue
 			}
-			if c, err := Canonical(t); err == nil && Digest(c) == digests[i] {
-				set.Tools[t.Name] = &Entry{Digest: digests[i], Definition: c}
+			if c, err := b.canon(i); err == nil && Digest(c) == b.digests[i] {
+				(*pinnedP)[name] = &Entry{Digest: b.digests[i], Definition: c}
 			}
 		}
-		sets[caps] = set
 		changed = true
 	}
-	seen := make(map[string]bool, len(tools))
-	for _, i := range listed(set, tools, digests) {
-		t := tools[i]
-		seen[t.Name] = true
-		p, q := set.Tools[t.Name], set.Pending[t.Name]
-		if p != nil && p.Digest == digests[i] {
+	pinnedP, pendingP := set.maps(b.kind)
+	pinned := *pinnedP
+	seen := make(map[string]bool, len(b.keys))
+	for _, i := range listed(pinned, b) {
+		name := b.keys[i]
+		seen[name] = true
+		p, q := pinned[name], (*pendingP)[name]
+		if p != nil && p.Digest == b.digests[i] {
 			if q != nil {
-				delete(set.Pending, t.Name)
+				delete(*pendingP, name)
 				changed = true
 			}
 			continue
 		}
-		if q != nil && q.Digest == digests[i] {
+		if q != nil && q.Digest == b.digests[i] {
 			continue
 		}
-		c, err := Canonical(t)
+		c, err := b.canon(i)
 		if err != nil {
-			c = []byte(`{"name":` + quote(t.Name) + `}`)
+			c = unencodable(b.kind, name)
 		}
 		w := []string{WhatNew}
 		if p != nil {
-			w = what(p.Definition, c)
+			w = what(b.kind, p.Definition, c)
 		}
 		at := now.UTC()
-		if set.Pending == nil {
-			set.Pending = map[string]*Entry{}
+		if *pendingP == nil {
+			*pendingP = map[string]*Entry{}
 		}
-		set.Pending[t.Name] = &Entry{Digest: digests[i], Definition: c, What: w, Seen: &at}
+		(*pendingP)[name] = &Entry{Digest: b.digests[i], Definition: c, What: w, Seen: &at}
 		changed = true
-		if onChange != nil && !pendingElsewhere(sets, caps, t.Name, digests[i]) {
-			onChange(server, caps, t.Name, w) // once per change, however many capability sets see it
+		if onChange != nil && !pendingElsewhere(sets, b.kind, caps, name, b.digests[i]) {
+			onChange(b.kind, server, caps, name, w) // once per change, however many capability sets see it
 		}
 	}
 	// Pending changes are those of the list seen last: a server that lists
 	// new names at every read must not grow the file without bound.
-	for name := range set.Pending {
+	for name := range *pendingP {
 		if !seen[name] {
-			delete(set.Pending, name)
+			delete(*pendingP, name)
 			changed = true
 		}
 	}
 	return changed
 }
 
-// listed is the index in tools of each name's definition, in the order
-// the names first appear: of a name listed more than once, the first
+// unencodable is the definition recorded for one whose canonical form
+// could not be made: its key alone.
+func unencodable(k Kind, name string) []byte {
+	key := keyField[k]
+	if key == "" {
+		key = "instructions"
+	}
+	return []byte(`{` + quote(key) + `:` + quote(name) + `}`)
+}
+
+// listed is the index in b of each name's definition, in the order the
+// names first appear: of a name listed more than once, the first
 // definition that differs from its pin (else the first). judge hides a
 // name any of whose definitions differs; this is the one recorded as its
 // change, so that `pins diff` shows it, the change is counted and logged,
 // and an operator can see what the server lists (a list that names a tool
 // twice with two definitions never matches one pin: it stays hidden).
-func listed(set *Set, tools []*mcp.Tool, digests []string) []int {
-	at := make(map[string]int, len(tools))
-	out := make([]int, 0, len(tools))
-	for i, t := range tools {
-		j, dup := at[t.Name]
+func listed(pinned map[string]*Entry, b batch) []int {
+	at := make(map[string]int, len(b.keys))
+	out := make([]int, 0, len(b.keys))
+	for i, name := range b.keys {
+		j, dup := at[name]
 		if !dup {
-			at[t.Name] = len(out)
+			at[name] = len(out)
 			out = append(out, i)
 			continue
 		}
-		if p := set.Tools[t.Name]; p != nil && p.Digest == digests[out[j]] && p.Digest != digests[i] {
+		if p := pinned[name]; p != nil && p.Digest == b.digests[out[j]] && p.Digest != b.digests[i] {
 			out[j] = i
 		}
 	}
 	return out
 }
 
-// pinnedElsewhere is name's pin in another of a server's capability sets
-// (NoCaps first), or nil.
-func pinnedElsewhere(sets map[string]*Set, name string) *Entry {
-	if set := sets[NoCaps]; set != nil && set.Tools[name] != nil {
-		return set.Tools[name]
+// pinnedElsewhere is name's pin of kind k in another of a server's
+// capability sets (NoCaps first), or nil.
+func pinnedElsewhere(sets map[string]*Set, k Kind, name string) *Entry {
+	if pinned, _ := sets[NoCaps].pins(k); pinned[name] != nil {
+		return pinned[name]
 	}
 	for _, caps := range sortedKeys(sets) {
-		if p := sets[caps].Tools[name]; p != nil {
-			return p
+		if pinned, _ := sets[caps].pins(k); pinned[name] != nil {
+			return pinned[name]
 		}
 	}
 	return nil
@@ -317,35 +466,36 @@ func pinnedElsewhere(sets map[string]*Set, name string) *Entry {
 
 // pendingElsewhere reports whether another of a server's capability sets
 // than caps already holds this change of name pending.
-func pendingElsewhere(sets map[string]*Set, caps, name, digest string) bool {
+func pendingElsewhere(sets map[string]*Set, k Kind, caps, name, digest string) bool {
 	for c, set := range sets {
-		if q := set.Pending[name]; c != caps && q != nil && q.Digest == digest {
+		if _, pending := set.pins(k); c != caps && pending[name] != nil && pending[name].Digest == digest {
 			return true
 		}
 	}
 	return false
 }
 
-// judge compares tools with set.
-func judge(set *Set, tools []*mcp.Tool, digests []string) Verdict {
+// judge compares b with set.
+func judge(set *Set, b batch) Verdict {
 	var v Verdict
-	for i, t := range tools {
-		p := set.Tools[t.Name]
-		if p != nil && p.Digest == digests[i] {
+	pinned, pending := set.pins(b.kind)
+	for i, name := range b.keys {
+		p := pinned[name]
+		if p != nil && p.Digest == b.digests[i] {
 			continue
 		}
 		w := []string{WhatNew}
-		if q := set.Pending[t.Name]; q != nil && q.Digest == digests[i] {
+		if q := pending[name]; q != nil && q.Digest == b.digests[i] {
 			w = q.What
 		} else if p != nil {
-			c, _ := Canonical(t)
-			w = what(p.Definition, c)
+			c, _ := b.canon(i)
+			w = what(b.kind, p.Definition, c)
 		}
 		if v.Changed == nil {
 			v.Changed = map[string][]string{}
 		}
-		if _, dup := v.Changed[t.Name]; !dup {
-			v.Changed[t.Name] = w
+		if _, dup := v.Changed[name]; !dup {
+			v.Changed[name] = w
 		}
 	}
 	return v
@@ -371,7 +521,7 @@ func (s *Store) refresh() error {
 			return s.readErr
 		}
 	}
-	f, info, err := readFile(s.path)
+	f, info, err := readFile(s.path, s.cfg.Locked)
 	s.gen++
 	s.info = st
 	if err != nil {
@@ -393,6 +543,9 @@ func (s *Store) update(change func(*File) bool) error {
 	if s.broken != nil {
 		return s.broken
 	}
+	if s.locked() {
+		return s.lockedError() // never written, no lock file made beside it
+	}
 	s.mu.Unlock()
 	unlock, err := lock(s.path, s.opts.LockTimeout)
 	s.mu.Lock()
@@ -400,11 +553,16 @@ func (s *Store) update(change func(*File) bool) error {
 		return &ConfigError{Path: s.path, Err: fmt.Errorf("cannot be locked: %w", err)}
 	}
 	defer unlock()
-	f, info, err := readFile(s.path)
+	f, info, err := readFile(s.path, s.cfg.Locked)
 	if err != nil {
 		s.readErr = err
 		s.gen++
 		return err
+	}
+	if f.lock != nil {
+		s.file, s.info, s.readErr = f, info, nil
+		s.gen++
+		return s.lockedError() // replaced by a lock since it was read
 	}
 	s.file, s.info, s.readErr = f, info, nil
 	s.gen++

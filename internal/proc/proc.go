@@ -110,34 +110,75 @@ func isOwn(pid int) bool {
 
 // ReapAdopted kills and reaps the children of this process that it did not
 // start through Start: orphans of hosted servers that the kernel reparented
-// to colibri, the reaper. Without the reaper there are none to reap, and it
-// does nothing. It returns how many it reaped.
+// to colibri, the reaper. Each is killed itself, with its process group
+// when it leads one and every descendant the OS can trace to it: a classic
+// daemon (a fork whose child calls setsid(2), forks again and exits) leads
+// neither a session nor a group, so that signalling its group alone
+// (kill(-pid), ESRCH) would leave it running. Without the reaper there are
+// none to reap, and it does nothing. It returns how many it reaped.
+//
+// The start lock is held only while the children are listed (a child
+// being started must not be taken for an orphan), never across the waits:
+// the next request's server starts while the orphans die.
 func ReapAdopted() int {
 	if !reaper.Load() {
 		return 0
 	}
-	own.spawning.Lock()
-	defer own.spawning.Unlock()
+	// One reaper at a time: an orphan is signalled only while it is this
+	// process's unreaped child, so that its pid names no other process.
+	reaping.Lock()
+	defer reaping.Unlock()
 	n := 0
 	// An orphan may have children of its own, which become colibri's in
 	// turn once it dies: a few rounds end every generation.
 	for range 8 {
-		found := 0
-		for _, pid := range children() {
-			if isOwn(pid) {
-				continue
-			}
-			found++
-			KillTree(pid)
+		orphans := adopted()
+		if len(orphans) == 0 {
+			break
+		}
+		for _, pid := range orphans {
+			killOrphan(pid)
+		}
+		for _, pid := range orphans {
 			if reap(pid, reapWait) {
 				n++
 			}
 		}
-		if found == 0 {
-			break
-		}
 	}
 	return n
+}
+
+// reaping is held by ReapAdopted across its rounds.
+var reaping sync.Mutex
+
+// adopted lists this process's children that it did not start: while the
+// start lock is held, a child being started is already among its own.
+func adopted() []int {
+	own.spawning.Lock()
+	defer own.spawning.Unlock()
+	var out []int
+	for _, pid := range children() {
+		if !isOwn(pid) {
+			out = append(out, pid)
+		}
+	}
+	endSubtrees(out) // a system call or none: no wait
+	return out
+}
+
+// killOrphan ends an adopted orphan and what it started. It is stopped
+// first, itself and its group, so that it can neither fork nor be reaped
+// while its descendants are found and killed; then its group and itself
+// are killed. kill(-pid) reaches only a group this orphan created: a
+// group's id is its creator's pid, which the kernel gives to no other
+// process while the group lives, and this one's pid is held until it is
+// reaped.
+func killOrphan(pid int) {
+	unix.Kill(pid, syscall.SIGSTOP)
+	unix.Kill(-pid, syscall.SIGSTOP)
+	killDescendants(pid)
+	unix.Kill(-pid, syscall.SIGKILL)
+	unix.Kill(pid, syscall.SIGKILL)
 }
 
 // reapWait bounds the wait for one killed orphan (SIGKILL is delivered at

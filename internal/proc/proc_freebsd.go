@@ -2,6 +2,7 @@ package proc
 
 import (
 	"os"
+	"slices"
 	"syscall"
 	"unsafe"
 
@@ -94,19 +95,55 @@ func killDescendants(pid int) (int, error) {
 
 // children lists the reaper's direct children (PROC_REAP_GETPIDS).
 func children() []int {
-	buf := make([]reaperPidinfo, 4096)
-	rp := reaperPids{count: uint32(len(buf)), pids: &buf[0]}
-	if err := procctl(procReapGetpids, unsafe.Pointer(&rp)); err != nil {
-		return nil
-	}
 	var out []int
-	for _, pi := range buf {
-		if pi.flags&reaperPidinfoValid == 0 {
-			break
-		}
+	for _, pi := range descendants() {
 		if pi.flags&reaperPidinfoChild != 0 {
 			out = append(out, int(pi.pid))
 		}
 	}
 	return out
+}
+
+// descendants lists every descendant of the reaper, each with its reaper
+// subtree (PROC_REAP_GETPIDS).
+func descendants() []reaperPidinfo {
+	buf := make([]reaperPidinfo, 4096)
+	rp := reaperPids{count: uint32(len(buf)), pids: &buf[0]}
+	if err := procctl(procReapGetpids, unsafe.Pointer(&rp)); err != nil {
+		return nil
+	}
+	for i, pi := range buf {
+		if pi.flags&reaperPidinfoValid == 0 {
+			return buf[:i]
+		}
+	}
+	return buf
+}
+
+// endSubtrees ends, while colibri lives, the reaper subtrees the orphans
+// belong to (PROC_REAP_KILL with REAPER_KILL_SUBTREE): every process that
+// descended from the same hosted server, however it left its group or
+// session and whatever generation it is, in one system call that races no
+// fork. A subtree is named by the pid of the reaper's child that began it:
+// one that names a live server of colibri's own (its pid reused, or the
+// orphan of a server that still serves) is left to the per-process kill
+// (killOrphan), never ended whole. The caller holds the start lock, so
+// that no server is given such a pid meanwhile.
+func endSubtrees(orphans []int) {
+	if len(orphans) == 0 {
+		return
+	}
+	subtrees := map[int32]bool{}
+	for _, pi := range descendants() {
+		if pi.flags&reaperPidinfoChild != 0 && slices.Contains(orphans, int(pi.pid)) {
+			subtrees[pi.subtree] = true
+		}
+	}
+	for s := range subtrees {
+		if s <= 0 || isOwn(int(s)) {
+			continue
+		}
+		rk := reaperKill{sig: int32(syscall.SIGKILL), flags: reaperKillSubtree, subtree: s}
+		procctl(procReapKill, unsafe.Pointer(&rk)) // ESRCH: nothing left in it
+	}
 }

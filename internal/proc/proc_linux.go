@@ -88,6 +88,10 @@ func killDescendants(pid int) (int, error) {
 	return len(killed), firstErr
 }
 
+// endSubtrees has nothing to do on Linux: killOrphan walks each orphan's
+// descendants in /proc.
+func endSubtrees([]int) {}
+
 // children lists this process's children: from the "children" file of
 // each of its threads (Linux 3.5 and later, CONFIG_PROC_CHILDREN), a read
 // per thread; where the kernel has none, or the files never read the same

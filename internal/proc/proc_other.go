@@ -13,3 +13,5 @@ func AcquireReaper() error { return ErrUnsupported }
 func killDescendants(int) (int, error) { return 0, nil }
 
 func children() []int { return nil }
+
+func endSubtrees([]int) {}

@@ -33,7 +33,7 @@ func DetectABI() int {
 // rather than start anything. It is the same for every plan of the same
 // ABI, network and memory bound, and made once for each.
 func (p *Plan) enforcement() []string {
-	key := enforcementKey{abi: p.abi(), net: p.Net, mem: p.MemoryMB > 0}
+	key := enforcementKey{abi: p.abi(), net: p.Net, mem: p.MemoryMB > 0, unixOpen: p.UnixOpen}
 	if v, ok := enforcements.Load(key); ok {
 		return v.([]string)
 	}
@@ -53,8 +53,8 @@ func (p *Plan) enforcement() []string {
 
 // enforcementKey is what the enforcement depends on.
 type enforcementKey struct {
-	abi      int
-	net, mem bool
+	abi                int
+	net, mem, unixOpen bool
 }
 
 var enforcements sync.Map // enforcementKey → []string
@@ -71,12 +71,15 @@ var enforcements sync.Map // enforcementKey → []string
 // Kerberos tickets and file system keys, readable by any process of the
 // user); with max_memory_mb, shared anonymous memory and memfds, which
 // RLIMIT_DATA does not count; with net false, so does every socket but a Netlink one
-// (IPv4, IPv6, packet, vsock…), and io_uring, whose operations open sockets without the
-// socket(2) system call; and below Landlock ABI 9, which is the first to
-// rule on connect(2) and sendmsg(2) to a pathname Unix socket, every Unix
-// socket but a connected pair (socket(AF_UNIX) to reach the D-Bus session
-// bus, whose systemd runs any command unconfined, or docker.sock; a
-// datagram pair, which sendto(2) may still address to any path).
+// (IPv4, IPv6, packet, vsock…); below Landlock ABI 9, which is the first to
+// rule on connect(2) and sendmsg(2) to a pathname Unix socket, whatever net
+// says, every Unix socket (socket(AF_UNIX) to reach the D-Bus session bus,
+// whose systemd runs any command unconfined, the ssh-agent, or
+// docker.sock), and with either of those io_uring, whose operations open
+// sockets without the socket(2) system call; and always a Unix datagram
+// pair, which sendto(2) may address to any path (stream and seqpacket
+// pairs, which runtimes use for their children, stay); unless best_effort
+// opened every Unix socket.
 func (k enforcementKey) filters() ([][]early.Insn, error) {
 	arch, err := foreignArchFilter()
 	if err != nil {
@@ -94,26 +97,39 @@ func (k enforcementKey) filters() ([][]early.Insn, error) {
 				{Argument: 3, Operation: seccomp.BitsSet, Value: unix.MAP_SHARED},
 				{Argument: 3, Operation: seccomp.BitsSet, Value: unix.MAP_ANONYMOUS}}}}})
 	}
-	if !k.net {
-		var deny []seccomp.NameWithConditions
-		// Every family but those named here: IPv4, IPv6 and packet
-		// sockets, and AF_VSOCK (a virtual machine's way to its host:
-		// WSL2's, Firecracker's), AF_TIPC, AF_RDS, Bluetooth, CAN…
-		// Netlink stays: getifaddrs(3) and getaddrinfo(3) use it, and it
-		// reaches nothing beyond this machine's kernel.
-		keep := seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_NETLINK}}
-		if k.abi >= unixRulesABI {
-			keep = append(keep, seccomp.Condition{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_UNIX})
+	// Below Landlock ABI 9 the kernel cannot tell one Unix socket's path
+	// from another's: every Unix socket is refused but a connected stream
+	// or seqpacket pair, unless best_effort opened them all.
+	closeUnix := k.abi < unixRulesABI && !k.unixOpen
+	var deny []seccomp.NameWithConditions
+	if !k.unixOpen {
+		deny = append(deny, seccomp.NameWithConditions{Name: "socketpair", Conditions: seccomp.ArgumentConditions{
+			{Argument: 0, Operation: seccomp.Equal, Value: unix.AF_UNIX},
+			// SOCK_DGRAM, and SOCK_RAW, which is a datagram socket for
+			// AF_UNIX; SOCK_STREAM and SOCK_SEQPACKET lack the bit.
+			{Argument: 1, Operation: seccomp.BitsSet, Value: unix.SOCK_DGRAM}}})
+	}
+	if !k.net || closeUnix {
+		var sockets seccomp.ArgumentConditions
+		if !k.net {
+			// Every family but those named here: IPv4, IPv6 and packet
+			// sockets, and AF_VSOCK (a virtual machine's way to its host:
+			// WSL2's, Firecracker's), AF_TIPC, AF_RDS, Bluetooth, CAN…
+			// Netlink stays: getifaddrs(3) and getaddrinfo(3) use it, and it
+			// reaches nothing beyond this machine's kernel.
+			sockets = seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_NETLINK}}
+			if !closeUnix {
+				sockets = append(sockets, seccomp.Condition{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_UNIX})
+			}
 		} else {
-			deny = append(deny, seccomp.NameWithConditions{Name: "socketpair", Conditions: seccomp.ArgumentConditions{
-				{Argument: 0, Operation: seccomp.Equal, Value: unix.AF_UNIX},
-				// SOCK_DGRAM, and SOCK_RAW, which is a datagram socket for AF_UNIX.
-				{Argument: 1, Operation: seccomp.BitsSet, Value: unix.SOCK_DGRAM}}})
+			sockets = seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: unix.AF_UNIX}}
 		}
-		deny = append(deny, seccomp.NameWithConditions{Name: "socket", Conditions: keep})
-		groups = append(groups,
-			seccomp.SyscallGroup{Action: seccomp.ActionErrno, NamesWithCondtions: deny},
-			seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: []string{"io_uring_setup"}})
+		deny = append(deny, seccomp.NameWithConditions{Name: "socket", Conditions: sockets})
+		// io_uring's operations open sockets without socket(2).
+		groups = append(groups, seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: []string{"io_uring_setup"}})
+	}
+	if len(deny) > 0 {
+		groups = append(groups, seccomp.SyscallGroup{Action: seccomp.ActionErrno, NamesWithCondtions: deny})
 	}
 	policy := seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: knownOnly(groups)}
 	insts, err := policy.Assemble()
@@ -214,11 +230,6 @@ const (
 // kernel's, at most the newest go-landlock knows.
 func (p *Plan) abi() int { return max(0, min(p.ABI, DetectABI(), len(configs)-1)) }
 
-// unixRulesABI is the first Landlock ABI that rules on reaching a pathname
-// Unix socket (connect(2), sendmsg(2)): below it, net false refuses Unix
-// sockets through seccomp instead.
-const unixRulesABI = 9
-
 // configs are go-landlock's presets by ABI.
 var configs = []landlock.Config{{}, landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5,
 	landlock.V6, landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11}
@@ -246,9 +257,10 @@ func (k enforcementKey) landlock() []string {
 	out := []string{early.KeyRuleset + "=" + hex(fs) + "," + hex(net) + "," + hex(uint64(base.Scoped))}
 	rights := [early.NumKinds][2]uint64{
 		early.KindRead:   {fileRead, dirRead},
-		early.KindWrite:  {fileWrite, dirWrite},
+		early.KindWrite:  {fileWrite | llsys.AccessFSResolveUnix, dirWrite},
 		early.KindDevice: {fileWrite, fileWrite},
 		early.KindProc:   {fileRead &^ llsys.AccessFSExecute, dirRead &^ llsys.AccessFSExecute},
+		early.KindUnix:   {llsys.AccessFSResolveUnix, llsys.AccessFSResolveUnix},
 	}
 	for kind, r := range rights {
 		out = append(out, early.KeyRights+"="+early.KindKeys[kind]+","+hex(r[0]&fs)+","+hex(r[1]&fs))

@@ -13,6 +13,7 @@ import (
 // Spec is an entry's "sandbox", its paths resolved (absolute).
 type Spec struct {
 	Read, Write   []string
+	Unix          []string
 	Net           bool
 	MaxMemoryMB   int64
 	MaxCPUSeconds int64
@@ -45,6 +46,11 @@ type Input struct {
 // file renames across folders (2), truncation (3), TCP (4), ioctl on devices
 // (5), signals and abstract Unix sockets scoped to the server (6).
 const NeedABI = 6
+
+// unixRulesABI is the first Landlock ABI that rules on reaching a pathname
+// Unix socket (connect(2), sendmsg(2)): below it the sandbox refuses every
+// Unix socket through seccomp instead, but a connected stream pair.
+const unixRulesABI = 9
 
 // abiFeatures names what each ABI added, for the message about a kernel
 // that lacks it.
@@ -92,7 +98,21 @@ func Prepare(in Input) (*Plan, string, error) {
 		}
 		warning = msg + `; running with what the kernel has ("best_effort": true)`
 	}
+	unixOpen := false
+	if len(in.Spec.Unix) > 0 && in.ABI < unixRulesABI {
+		have := "this kernel has no Landlock"
+		if in.ABI > 0 {
+			have = fmt.Sprintf("this kernel's Landlock is ABI %d", in.ABI)
+		}
+		msg := fmt.Sprintf(`%s; keeping a server to the Unix sockets "unix" names needs ABI %d (below it the sandbox refuses every Unix socket)`, have, unixRulesABI)
+		if !in.Spec.BestEffort {
+			return nil, "", &Error{Msg: msg}
+		}
+		unixOpen = true
+		warning = strings.TrimPrefix(warning+"; ", "; ") + msg + `; every pathname Unix socket is reachable ("best_effort": true)`
+	}
 	p := &Plan{
+		UnixOpen:   unixOpen,
 		Net:        in.Spec.Net,
 		MemoryMB:   in.Spec.MaxMemoryMB,
 		CPUSeconds: in.Spec.MaxCPUSeconds,
@@ -105,9 +125,11 @@ func Prepare(in Input) (*Plan, string, error) {
 		key   string
 		paths []string
 		dst   *[]string
-	}{{"read", in.Spec.Read, &p.Read}, {"write", in.Spec.Write, &p.Write}} {
+	}{{"read", in.Spec.Read, &p.Read}, {"write", in.Spec.Write, &p.Write}, {"unix", in.Spec.Unix, &p.Unix}} {
 		for i, path := range set.paths {
-			if f := holds(path, protect); f != "" {
+			// A unix grant reaches sockets and reads nothing: it may hold
+			// colibri's files.
+			if f := holds(path, protect); f != "" && set.key != "unix" {
 				return nil, "", &Error{Config: true, Msg: fmt.Sprintf(
 					"sandbox %s/%d: %s holds colibri's own file %s, which no hosted server may read; grant a folder beside it", set.key, i, path, f)}
 			}
@@ -147,17 +169,9 @@ func Prepare(in Input) (*Plan, string, error) {
 	// beside the registry) is not granted; the file alone is. Nor is a
 	// folder that is HOME or holds it (a script in ~, a binary in /, a
 	// package.json left in ~): that would be the user's every file.
-	var auto []string
-	grantOwn := func(file, dir string) {
-		if tooWide(dir, home) {
-			if holds(file, protect) == "" {
-				p.Read = append(p.Read, file)
-			}
-			return
-		}
-		auto = append(auto, dir)
-	}
-	grantOwn(in.Argv[0], filepath.Dir(in.Argv[0]))
+	type own struct{ file, dir string }
+	var owns []own
+	owns = append(owns, own{in.Argv[0], filepath.Dir(in.Argv[0])})
 	for _, a := range in.Argv[1:] {
 		if a == "" || strings.HasPrefix(a, "-") {
 			continue
@@ -166,15 +180,23 @@ func Prepare(in Input) (*Plan, string, error) {
 			a = filepath.Join(in.Dir, a)
 		}
 		if st, err := os.Stat(a); err == nil && st.Mode().IsRegular() {
-			grantOwn(a, packageRoot(a, home))
-			if holds(a, protect) == "" {
-				p.Read = append(p.Read, a)
-			}
+			owns = append(owns, own{a, packageRoot(a, home)})
 		}
 	}
-	for _, dir := range auto {
-		if holds(dir, protect) == "" {
-			p.Read = append(p.Read, dir)
+	for _, o := range owns {
+		grant := o.dir
+		if tooWide(o.dir, home) || holds(o.dir, protect) != "" {
+			grant = o.file
+		}
+		// The file too: a symbolic link (node_modules/.bin/x) is granted
+		// as what it points to, which may lie outside its folder.
+		for _, g := range []string{grant, o.file} {
+			if holds(g, protect) == "" && !slices.Contains(p.Read, g) {
+				p.Read = append(p.Read, g)
+				if !within(g, systemPlaces) { // shown: a system place is no news
+					p.Auto = append(p.Auto, g)
+				}
+			}
 		}
 	}
 	if n := planSize(p); n > MaxPlanBytes {

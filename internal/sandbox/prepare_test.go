@@ -196,3 +196,31 @@ func TestPrepareSystemPlacesAroundColibrisFiles(t *testing.T) {
 		}
 	}
 }
+
+// A unix grant is Landlock's rule from ABI 9; below it the kernel cannot
+// tell socket paths apart: kind sandbox (not config), or with best_effort
+// every Unix socket open, with a warning that says so.
+func TestPrepareUnixGrant(t *testing.T) {
+	root := t.TempDir()
+	sock := filepath.Join(root, ".s.PGSQL.5432")
+	in := Input{Server: "db", Argv: []string{"/bin/true"}, Dir: root, StateDir: filepath.Join(root, "state"), ABI: unixRulesABI,
+		Spec: Spec{Unix: []string{sock}}}
+	p, warning, err := Prepare(in)
+	if err != nil || warning != "" || !slices.Equal(p.Unix, []string{sock}) || p.UnixOpen {
+		t.Fatalf("ABI 9: %+v, %q, %v", p, warning, err)
+	}
+	in.ABI = 7
+	_, _, err = Prepare(in)
+	if e, ok := err.(*Error); !ok || e.Config || !strings.Contains(e.Msg, "ABI 7") || !strings.Contains(e.Msg, "ABI 9") {
+		t.Errorf("ABI 7: %v, want a kind sandbox error naming both ABIs", err)
+	}
+	in.Spec.BestEffort = true
+	p, warning, err = Prepare(in)
+	if err != nil || !p.UnixOpen || !strings.Contains(warning, "every pathname Unix socket is reachable") {
+		t.Errorf("ABI 7, best_effort: %+v, %q, %v", p, warning, err)
+	}
+	in.Spec.Unix = nil
+	if p, warning, _ = Prepare(in); p.UnixOpen || warning != "" {
+		t.Errorf("ABI 7, best_effort, no unix: open %v, %q: Unix sockets stay closed", p.UnixOpen, warning)
+	}
+}

@@ -36,6 +36,10 @@ const LauncherArg = early.Marker
 type Plan struct {
 	// Read are the file hierarchies the server may read and execute.
 	Read []string
+	// Auto are the grants among Read that the command's own files made
+	// (the executable's folder, each file argument's package), for check
+	// and the servers tool to show; the launcher is not handed them twice.
+	Auto []string
 	// Write are the file hierarchies it may read, write and execute.
 	Write []string
 	// Devices are character devices it may read and write.
@@ -47,6 +51,14 @@ type Plan struct {
 	// name under the server's), which the launcher creates and colibri
 	// removes once the process is reaped (Cleanup).
 	Tmp string
+	// Unix are the pathname Unix sockets (or folders of them) the server
+	// may connect to beyond those inside Write: Landlock's rule from ABI
+	// 9; below it every Unix socket is refused (seccomp) unless UnixOpen.
+	Unix []string
+	// UnixOpen leaves every pathname Unix socket reachable: what
+	// best_effort runs with where the kernel cannot tell socket paths
+	// apart (Landlock below ABI 9) and Unix grants a path.
+	UnixOpen bool
 	// Net false forbids every IPv4 and IPv6 socket.
 	Net bool
 	// MemoryMB bounds each process's private writable memory
@@ -88,7 +100,7 @@ func (p *Plan) args() []string {
 	for _, set := range []struct {
 		key   string
 		paths []string
-	}{{early.KeyRead, p.Read}, {early.KeyWrite, p.Write}, {early.KeyDevice, p.Devices}} {
+	}{{early.KeyRead, p.Read}, {early.KeyWrite, p.Write}, {early.KeyDevice, p.Devices}, {early.KeyUnix, p.Unix}} {
 		for _, path := range set.paths {
 			add(set.key, path)
 		}
@@ -122,7 +134,7 @@ func parseArgv(args []string) (*Plan, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &Plan{Read: ep.Read, Write: ep.Write, Devices: ep.Devices, Home: ep.Home, Tmp: ep.Tmp, Net: ep.Net,
+	return &Plan{Read: ep.Read, Write: ep.Write, Devices: ep.Devices, Unix: ep.Unix, Home: ep.Home, Tmp: ep.Tmp, Net: ep.Net,
 		MemoryMB: ep.MemoryMB, CPUSeconds: ep.CPUSeconds, ABI: ep.ABI}, ep.Argv, nil
 }
 

@@ -16,13 +16,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/clip"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/redact"
 )
 
 // Caller is the client on whose behalf a request runs: what the hosted
-// server's notifications and requests are forwarded to. A nil field is a
-// capability the caller lacks, and the hosted server is never offered it.
+// server's notifications and requests are forwarded to, shaped like
+// go-sdk's ClientOptions (the relay). A nil field is a capability the
+// caller lacks, and the hosted server is never offered it. What the
+// caller may call is not the relay's to say: host asks its Gate.
 type Caller struct {
 	// Progress receives the hosted server's progress for the call, with the
 	// hosted token (the caller puts its own in). When nil, no progress is
@@ -40,17 +42,6 @@ type Caller struct {
 	// it set none): colibri sets it on the hosted server too, since many
 	// servers send no log message until a level is set.
 	LogLevel mcp.LoggingLevel
-	// Allow, when set, is asked whether a tool may be called, with the tool
-	// as list describes it and that whole list (what the tool's pins are
-	// checked on): first before anything starts, on the list the host
-	// already holds (held: perhaps older than the server's, and read for
-	// a caller offering capabilities unless this one offers none), then
-	// before tools/call is sent, on the list the call is checked against.
-	// An error (kind denied or tool_changed) refuses the call.
-	Allow func(tool *mcp.Tool, list []*mcp.Tool, held bool) error
-	// Shown, when set, is the part of a list the caller may be told of:
-	// an unknown_tool failure names only those tools.
-	Shown func(list []*mcp.Tool) []*mcp.Tool
 	// Meta is put into the hosted request's _meta (W3C trace context:
 	// traceparent, tracestate, baggage), beside colibri's progress token.
 	Meta map[string]any
@@ -62,27 +53,7 @@ func (c *Caller) Listing() *Caller {
 	if c == nil {
 		return nil
 	}
-	return &Caller{Log: c.Log, LogLevel: c.LogLevel, Shown: c.Shown}
-}
-
-// Admit asks the caller's Allow, if any, whether tool, found in list, may
-// be called: the policy, decided on the annotations of the list this very
-// call was checked against, and the pins, on that list, so that no call
-// runs on a decision taken from an older list. held says list is the
-// host's held list rather than the session's own.
-func (c *Caller) Admit(tool *mcp.Tool, list []*mcp.Tool, held bool) error {
-	if c == nil || c.Allow == nil || tool == nil {
-		return nil
-	}
-	return c.Allow(tool, list, held)
-}
-
-// Visible is the part of list the caller may be told of (Shown).
-func (c *Caller) Visible(list []*mcp.Tool) []*mcp.Tool {
-	if c == nil || c.Shown == nil {
-		return list
-	}
-	return c.Shown(list)
+	return &Caller{Log: c.Log, LogLevel: c.LogLevel}
 }
 
 // Capabilities names what c offers a hosted server, sorted and joined by
@@ -284,7 +255,7 @@ func rpcError(err error) error {
 	case errors.As(err, &e) && e.Code != 0:
 		return e
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: clip.Message(err.Error())}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: failure.ClipMessage(err.Error())}
 }
 
 // clientOptions builds the hosted session's client: its capabilities are

@@ -166,16 +166,11 @@ func Needs(reg *registry.Registry, srv *registry.Server, pinsHere bool) string {
 		return "the sandbox's private HOME and TMPDIR"
 	case srv.OAuth != nil && srv.OAuth.TokenFile == "" && srv.OAuth.Grant == registry.GrantAuthorizationCode:
 		return "its OAuth token file (no oauth.token_file)"
-	case pinsHere && reg != nil && reg.Pin != PinLocked && reg.PinMode(srv) != registry.PinOff:
+	case pinsHere && reg != nil && !reg.Locked() && reg.PinMode(srv) != registry.PinOff:
 		return "its pins (no --pin-file)"
 	}
 	return ""
 }
-
-// PinLocked is the registry's top-level "pin": "locked": the pin file is
-// only read, a lock shipped beside the registry (docs/operations.md), and
-// needs no state folder.
-const PinLocked = "locked"
 
 // Problem is d.Err when some server of reg needs the folder, else nil. The
 // error's words are d.Err's, with the first server that needs it.

@@ -98,7 +98,7 @@ func TestNeeds(t *testing.T) {
 		{"pins here", reg("", &registry.Server{Command: "x"}), true, true},
 		{"pin file elsewhere", reg("", &registry.Server{Command: "x"}), false, false},
 		{"pins off", reg("off", &registry.Server{Command: "x"}), true, false},
-		{"locked", reg(PinLocked, &registry.Server{Command: "x"}), true, false},
+		{"locked", reg(registry.PinLocked, &registry.Server{Command: "x"}), true, false},
 		{"sandbox", reg("off", &registry.Server{Command: "x", Sandbox: &registry.Sandbox{}}), false, true},
 		{"sandbox false", reg("off", &registry.Server{Command: "x", Sandbox: &registry.Sandbox{Off: true}}), false, false},
 		{"oauth code", reg("off", &registry.Server{URL: "https://x", OAuth: &registry.OAuth{Grant: registry.GrantAuthorizationCode}}), false, true},

@@ -56,6 +56,9 @@ func CheckEnd(w io.Writer, out *tools.CheckResult, path string, took time.Durati
 		fmt.Fprintf(w, "registry %s: %s\n", path, out.Error.Message)
 		return
 	}
+	for _, warning := range out.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warning)
+	}
 	failures := out.Failed()
 	fmt.Fprintf(w, "%d ok, %d failed in %.1fs\n", len(out.Servers)-failures, failures, took.Seconds())
 }

@@ -36,7 +36,13 @@ func Servers(w io.Writer, out *tools.ServersResult) error {
 		} else if srv.Sandbox != nil {
 			j = "sandboxed" // check shows what it grants
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", srv.Name, cmdline, orDash(strings.Join(names, ",")), j, srv.Description)
+		desc := srv.Description
+		if srv.Source != nil {
+			// The release the entry runs, beside what it is: an upgrade is
+			// a new version here, never a silent change of its tools.
+			desc = strings.TrimSpace(desc + " [" + srv.Source.Name + "@" + srv.Source.Version + "]")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", srv.Name, cmdline, orDash(strings.Join(names, ",")), j, desc)
 	}
 	return tw.Flush()
 }

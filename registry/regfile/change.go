@@ -14,8 +14,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/atomicfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/editorconf"
+	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -23,11 +23,15 @@ import (
 type Entry struct {
 	Command     string            `json:"command,omitempty"`
 	URL         string            `json:"url,omitempty"`
+	Transport   string            `json:"transport,omitempty"`
 	Args        []string          `json:"args,omitempty"`
 	Env         map[string]string `json:"env,omitempty"`
 	Headers     map[string]string `json:"headers,omitempty"`
 	BearerToken string            `json:"bearer_token,omitempty"`
+	Description string            `json:"description,omitempty"`
 	Lifecycle   string            `json:"lifecycle,omitempty"`
+	// Source is where add --from-registry took the entry from.
+	Source *registry.Source `json:"source,omitempty"`
 }
 
 // Add sets the server name to e in the registry at path (replacing one of
@@ -125,7 +129,7 @@ func Init(path string, doc []byte, force bool) (backup string, err error) {
 	if t, err := filepath.EvalSymlinks(path); err == nil {
 		target = t
 	}
-	old, mode, err := atomicfile.Read(target, registry.MaxFileSize)
+	old, mode, err := safefile.ReadWithMode(target, registry.MaxFileSize)
 	if err != nil {
 		return "", err
 	}
@@ -136,13 +140,13 @@ func Init(path string, doc []byte, force bool) (backup string, err error) {
 		return "", err
 	}
 	if old != nil {
-		if backup, err = atomicfile.Backup(target, old, mode); err != nil {
+		if backup, err = safefile.Backup(target, old, mode); err != nil {
 			return "", fmt.Errorf("keeping %s: %w: nothing written", backup, err)
 		}
 	} else {
 		mode = 0o644
 	}
-	if err := atomicfile.Replace(target, doc, mode, old); err != nil {
+	if err := safefile.Replace(target, doc, mode, old); err != nil {
 		if backup != "" {
 			os.Remove(backup)
 		}
@@ -161,7 +165,7 @@ func Explain(cmd string, err error) (said error, persons bool) {
 	switch {
 	case errors.As(err, &re), errors.As(err, &ue), errors.Is(err, ErrExists), errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%s: %w", cmd, err), true
-	case errors.Is(err, atomicfile.ErrChanged), strings.Contains(err.Error(), "nothing written"):
+	case errors.Is(err, safefile.ErrChanged), strings.Contains(err.Error(), "nothing written"):
 		return fmt.Errorf("%s: %w", cmd, err), false
 	}
 	return fmt.Errorf("%s: %w: nothing written", cmd, err), false

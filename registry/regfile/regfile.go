@@ -24,8 +24,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/atomicfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/jsonsplice"
+	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -69,7 +69,7 @@ const editLockTimeout = 10 * time.Second
 // left untouched: the person fixes it first), and so must the new document.
 // The old file is kept as FILE.bak (FILE.bak.1, … when that exists); the new
 // one replaces it by a rename, and only if nobody edited the file meanwhile
-// (atomicfile.ErrChanged otherwise). A link at path keeps pointing at the
+// (safefile.ErrChanged otherwise). A link at path keeps pointing at the
 // file, which is replaced. It returns the backup's name ("" when none).
 func Edit(path string, change func(old []byte) ([]byte, error)) (backup string, err error) {
 	target, err := filepath.EvalSymlinks(path)
@@ -85,13 +85,13 @@ func Edit(path string, change func(old []byte) ([]byte, error)) (backup string, 
 	// Another add, remove or import on this registry waits for this one
 	// (a folder that is not there yet holds no registry to lose).
 	if _, err := os.Stat(filepath.Dir(target)); err == nil {
-		unlock, err := atomicfile.LockDir(filepath.Dir(target), editLockTimeout)
+		unlock, err := safefile.LockDir(filepath.Dir(target), editLockTimeout)
 		if err != nil {
 			return "", err
 		}
 		defer unlock()
 	}
-	old, mode, err := atomicfile.Read(target, registry.MaxFileSize)
+	old, mode, err := safefile.ReadWithMode(target, registry.MaxFileSize)
 	if err != nil {
 		return "", err
 	}
@@ -111,14 +111,14 @@ func Edit(path string, change func(old []byte) ([]byte, error)) (backup string, 
 		return "", err
 	}
 	if old != nil {
-		if backup, err = atomicfile.Backup(target, old, mode); err != nil {
+		if backup, err = safefile.Backup(target, old, mode); err != nil {
 			if backup == "" { // no name was free
 				return "", fmt.Errorf("keeping the old registry: %w: nothing written", err)
 			}
 			return "", fmt.Errorf("keeping the old registry as %s: %w: nothing written", backup, err)
 		}
 	}
-	if err := atomicfile.Replace(target, next, mode, old); err != nil {
+	if err := safefile.Replace(target, next, mode, old); err != nil {
 		if backup != "" {
 			os.Remove(backup) // nothing was written: it keeps nothing
 		}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/clip"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 )
 
@@ -38,15 +37,15 @@ type ErrorDetail struct {
 func Detail(err error) *ErrorDetail {
 	var e *failure.Error
 	if !errors.As(err, &e) {
-		return &ErrorDetail{Kind: failure.KindInternal, Message: clip.Message("internal error (a bug in colibri-mcp; please report it): " + err.Error())}
+		return &ErrorDetail{Kind: failure.KindInternal, Message: failure.ClipMessage("internal error (a bug in colibri-mcp; please report it): " + err.Error())}
 	}
 	// Every string here may quote a caller's or a hosted server's: each is
 	// clipped, so that an error is a few KiB whatever was sent.
 	d := &ErrorDetail{
 		Kind:       e.Kind,
-		Message:    clip.Message(e.Error()),
-		Server:     clip.Name(e.Server),
-		Tool:       clip.Name(e.Tool),
+		Message:    failure.ClipMessage(e.Error()),
+		Server:     failure.ClipName(e.Server),
+		Tool:       failure.ClipName(e.Tool),
 		Phase:      e.Phase,
 		StderrTail: e.StderrTail,
 		HTTPStatus: e.HTTPStatus,
@@ -74,7 +73,7 @@ func Carrying(d *ErrorDetail) *mcp.CallToolResult {
 	if d.StderrTail != "" {
 		// What a model reads is the text: the server's own last words
 		// ("missing API key") say why, bounded and already redacted.
-		text += "\nthe server's stderr ended with:\n" + clip.LastLines(d.StderrTail, stderrLinesShown, stderrBytesShown)
+		text += "\nthe server's stderr ended with:\n" + failure.LastLines(d.StderrTail, stderrLinesShown, stderrBytesShown)
 	}
 	return &mcp.CallToolResult{
 		IsError:           true,

@@ -21,8 +21,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
-	"github.com/colibri-mcp/colibri-mcp/internal/principal"
-	"github.com/colibri-mcp/colibri-mcp/internal/reqid"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/tools/answer"
 )
@@ -90,10 +89,10 @@ func (r *Recorder) Finish(ctx context.Context, call *Call, session mcp.Session, 
 	if r.Audit == nil {
 		return
 	}
-	who := principal.From(ctx)
+	who := reqctx.Principal(ctx)
 	rec := &audit.Record{
 		TS:          start.UTC(),
-		ID:          reqid.From(ctx),
+		ID:          reqctx.ID(ctx),
 		Principal:   who,
 		Transport:   transportOf(who),
 		Client:      clientOf(session),
@@ -139,7 +138,7 @@ func (r *Recorder) Finish(ctx context.Context, call *Call, session mcp.Session, 
 // transportOf is how a principal's calls arrive: "stdio" (a session over
 // stdio, or the command line) or "http".
 func transportOf(who string) string {
-	if who == principal.Stdio {
+	if who == reqctx.Stdio {
 		return "stdio"
 	}
 	return "http"

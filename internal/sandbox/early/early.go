@@ -30,6 +30,9 @@ const End = "--"
 type Plan struct {
 	Tmp, Home            string
 	Read, Write, Devices []string
+	// Unix are the pathname Unix sockets (or folders of them) the server
+	// may connect to (from Landlock ABI 9).
+	Unix                 []string
 	Net                  bool
 	MemoryMB, CPUSeconds int64
 	ABI                  int
@@ -54,6 +57,7 @@ const (
 	KindWrite         // also write (the private TMPDIR and HOME too)
 	KindDevice        // a character device read and written
 	KindProc          // the process's own /proc/PID
+	KindUnix          // a pathname Unix socket (or a folder of them) reached
 	NumKinds
 )
 
@@ -71,6 +75,7 @@ const (
 	KeyRead    = "r"      // a path granted read (and execute)
 	KeyWrite   = "w"      // a path granted write
 	KeyDevice  = "d"      // a device granted read and write
+	KeyUnix    = "u"      // a pathname Unix socket (or a folder of them) granted connect
 	KeyNet     = "net"    // "1": the plan allows the network (informative: the rules say it)
 	KeyMem     = "mem"    // RLIMIT_DATA in MiB
 	KeyCPU     = "cpu"    // RLIMIT_CPU in seconds
@@ -82,7 +87,7 @@ const (
 )
 
 // KindKeys name the kinds in KeyRights.
-var KindKeys = [NumKinds]string{KindRead: "r", KindWrite: "w", KindDevice: "d", KindProc: "p"}
+var KindKeys = [NumKinds]string{KindRead: "r", KindWrite: "w", KindDevice: "d", KindProc: "p", KindUnix: "u"}
 
 // IsLauncher reports whether args are those of colibri run as the launcher.
 func IsLauncher(args []string) bool { return len(args) > 1 && args[1] == Marker }
@@ -122,6 +127,8 @@ func Parse(args []string) (*Plan, error) {
 			p.Write = append(p.Write, val)
 		case KeyDevice:
 			p.Devices = append(p.Devices, val)
+		case KeyUnix:
+			p.Unix = append(p.Unix, val)
 		case KeyNet:
 			p.Net = val == "1"
 		case KeyMem:

@@ -7,7 +7,7 @@ import (
 
 func TestParse(t *testing.T) {
 	prog := []Insn{{Code: 0x20, K: 4}, {Code: 0x15, Jt: 1, Jf: 0, K: 0xc000003e}, {Code: 0x6, K: 0x7fff0000}}
-	args := []string{"/bin/colibri", Marker, "tmp=/s/t", "home=/s/h", "r=/a b", "r=/c=d", "w=/w", "d=/dev/null",
+	args := []string{"/bin/colibri", Marker, "tmp=/s/t", "home=/s/h", "r=/a b", "r=/c=d", "w=/w", "d=/dev/null", "u=/run/pg/.s.PGSQL.5432",
 		"net=1", "mem=512", "cpu=3", "abi=7", "ll=ffff,3,3", "rights=w,4007,7fff", "bpf=" + EncodeFilter(prog),
 		End, "/bin/srv", "--", Marker}
 	p, err := Parse(args)
@@ -15,7 +15,7 @@ func TestParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.Tmp != "/s/t" || p.Home != "/s/h" || !slices.Equal(p.Read, []string{"/a b", "/c=d"}) || !slices.Equal(p.Write, []string{"/w"}) ||
-		!slices.Equal(p.Devices, []string{"/dev/null"}) || !p.Net || p.MemoryMB != 512 || p.CPUSeconds != 3 || p.ABI != 7 ||
+		!slices.Equal(p.Devices, []string{"/dev/null"}) || !slices.Equal(p.Unix, []string{"/run/pg/.s.PGSQL.5432"}) || !p.Net || p.MemoryMB != 512 || p.CPUSeconds != 3 || p.ABI != 7 ||
 		p.Ruleset != [3]uint64{0xffff, 3, 3} || p.Rights[KindWrite] != [2]uint64{0x4007, 0x7fff} || p.Rights[KindRead] != [2]uint64{} ||
 		len(p.Filters) != 1 || !slices.Equal(p.Filters[0], prog) || !slices.Equal(p.Argv, []string{"/bin/srv", "--", Marker}) {
 		t.Errorf("%+v", p)

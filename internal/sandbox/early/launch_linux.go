@@ -313,6 +313,7 @@ func (p *Plan) landlock() error {
 		// works; no other process's /proc entry, colibri's environ
 		// included.
 		KindProc: {"/proc/self"},
+		KindUnix: p.Unix,
 	}
 	for kind, paths := range kinds {
 		for _, path := range paths {

@@ -1,5 +1,0 @@
-//go:build !unix
-
-package opfile
-
-const extraFlags = 0

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package safefile
+
+const extraFlags = 0

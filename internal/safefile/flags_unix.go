@@ -1,0 +1,9 @@
+//go:build unix
+
+package safefile
+
+import "syscall"
+
+// extraFlags: never block in open(2) (a FIFO with no writer, a terminal or
+// device that waits for carrier), never follow a link at the last component.
+const extraFlags = syscall.O_NONBLOCK | syscall.O_NOFOLLOW | syscall.O_CLOEXEC
