@@ -17,6 +17,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,13 +31,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/argcheck"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/launch"
 	"github.com/colibri-mcp/colibri-mcp/internal/listcache"
 	"github.com/colibri-mcp/colibri-mcp/internal/pool"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
-	"github.com/colibri-mcp/colibri-mcp/internal/toolschema"
 	"github.com/colibri-mcp/colibri-mcp/internal/upver"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -171,7 +172,7 @@ type Host struct {
 	log     *slog.Logger
 	slots   chan struct{}
 	bg      tasks // teardowns running after their answer
-	schemas *toolschema.Cache
+	schemas *argcheck.Cache
 	lists   listcache.Cache
 	known   knownLists
 	up      sync.Map // server name → bool: its last start succeeded
@@ -179,7 +180,8 @@ type Host struct {
 	spares  *spares      // per_request entries' started processes
 	waiting atomic.Int32 // requests waiting for a process slot
 	launch  *launch.Builder
-	watch   atomic.Pointer[func(*registry.Server, []*mcp.Tool)] // WatchLists
+	watch   atomic.Pointer[func(*registry.Server, []*mcp.Tool)]             // WatchLists
+	notify  atomic.Pointer[func(*registry.Server, string, json.RawMessage)] // WatchNotifications
 
 	versions *upver.Book // the protocol version each entry speaks
 
@@ -233,7 +235,7 @@ func New(opts Options) *Host {
 		log:   opts.Logger,
 		slots: make(chan struct{}, opts.MaxProcs),
 	}
-	h.schemas = toolschema.New(opts.Logger, opts.Bulk)
+	h.schemas = argcheck.New(opts.Logger, opts.Bulk)
 	h.launch = launch.New(launch.Config{
 		Environ: opts.Environ, JailPriv: opts.JailPriv, JailHelper: opts.JailHelper,
 		Launcher: opts.Launcher, SandboxABI: opts.SandboxABI, SandboxProtect: opts.SandboxProtect,
@@ -268,6 +270,15 @@ func New(opts Options) *Host {
 // on the host.
 func (h *Host) WatchLists(f func(srv *registry.Server, tools []*mcp.Tool)) {
 	h.watch.Store(&f)
+}
+
+// WatchNotifications sets f to be told of every notification a hosted
+// server sends on a session opened after the call (serve --only relays
+// list_changed, resources/updated and log messages this way, outside any
+// request). f runs on the goroutine that reads the server: it must be
+// quick, and must not wait on the host.
+func (h *Host) WatchNotifications(f func(srv *registry.Server, method string, params json.RawMessage)) {
+	h.notify.Store(&f)
 }
 
 // listed tells WatchLists' func of a list (nil: a stale one).

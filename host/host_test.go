@@ -19,7 +19,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/internal/testbuild"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -113,7 +113,7 @@ func waitGroupGone(t *testing.T, pgid int, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		left := procs.GroupMembers(pgid)
+		left := proctable.GroupMembers(pgid)
 		if len(left) == 0 {
 			return
 		}
@@ -277,13 +277,13 @@ func TestHostileServers(t *testing.T) {
 }
 
 // A hosted result holding a number beyond float64 (1e400) is not "crashed"
-// with Go type names: the server sent a number colibri cannot hold, which
-// is too_large (docs/protocol.md).
+// with Go type names: readers read it differently (JavaScript: Infinity),
+// so strict reading refuses it as protocol, naming where (docs/protocol.md).
 func TestHostileUnreadableNumber(t *testing.T) {
 	h := newHarness(t, host.Options{})
 	_, err := h.CallTool(t.Context(), fake("huge-number"), "any", nil, nil, nil)
-	if k := failure.KindOf(err); k != failure.KindTooLarge || !strings.Contains(err.Error(), "1e400") {
-		t.Errorf("kind %s: %v; want too_large naming 1e400", k, err)
+	if k := failure.KindOf(err); k != failure.KindProtocol || !strings.Contains(err.Error(), "1e400") || !strings.Contains(err.Error(), "at /result/") {
+		t.Errorf("kind %s: %v; want protocol naming 1e400 and where", k, err)
 	}
 	if msg := err.Error(); strings.Contains(msg, "float64") || strings.Contains(msg, "Go value") || strings.Contains(msg, "mcp.") {
 		t.Errorf("the message names Go types: %s", msg)
@@ -442,7 +442,7 @@ func TestStubbornServerIsKilled(t *testing.T) {
 	h.Close()
 	within(t, start, 3*time.Second)
 	for _, pid := range h.spawned() {
-		if m := procs.GroupMembers(pid); len(m) != 0 {
+		if m := proctable.GroupMembers(pid); len(m) != 0 {
 			t.Errorf("group %d still has %v after Close", pid, m)
 		}
 	}

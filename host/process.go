@@ -19,6 +19,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
+	"github.com/colibri-mcp/colibri-mcp/internal/strict"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -36,7 +37,10 @@ func (p *process) Transport() mcp.Transport {
 	// The child's own limit (Options.MaxMessage) is in force, and kills the
 	// group the moment it is crossed. lineconn moves each message with
 	// fewer passes over its bytes than the SDK's IOTransport (issue 16).
-	return &lineconn.Transport{Reader: p.Stdout(), Writer: p.Stdin(), Bulk: p.bulk}
+	return &lineconn.Transport{Reader: p.Stdout(), Writer: p.Stdin(), Bulk: p.bulk, Repaired: func() {
+		// A file name read from disk, say: not refused, but not hidden.
+		p.Logger().Warn("the server's text held invalid UTF-8 or a lone surrogate, replaced with U+FFFD (docs/protocol.md, \"Strict reading\")")
+	}}
 }
 
 func (p *process) Track(ctx context.Context) context.Context { return ctx }
@@ -86,6 +90,19 @@ const exitWait = time.Second
 // the server answered with a JSON-RPC error, or the connection broke (the
 // process exited, closed stdout, or wrote something that is not MCP).
 func (p *process) Diagnose(_ context.Context, e *failure.Error, phase failure.Phase, err error) {
+	var unclear *strict.Problem
+	if errors.As(err, &unclear) {
+		// A message two readers could read differently (docs/protocol.md,
+		// "Strict reading"): the server will send it again, so it is not
+		// retried; the connection was ended without reading it.
+		e.Kind, e.Retry.Transient = failure.KindProtocol, false
+		e.Err = fmt.Errorf("the server's message during %s, %w", phase.Method(), unclear)
+		if phase == failure.PhaseInitialize {
+			e.Kind = failure.KindHandshake
+			e.Err = fmt.Errorf("protocol: the server's message during initialize, %w", unclear)
+		}
+		return
+	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
 		// The server answered, with a JSON-RPC error.

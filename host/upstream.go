@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -66,6 +67,9 @@ func (h *Host) sessionConfig(srv *registry.Server, version string) session.Confi
 		}
 	}
 	cfg.Listed = func(tools []*mcp.Tool) { h.listed(srv, tools) }
+	if f := h.notify.Load(); f != nil && *f != nil {
+		cfg.Notified = func(method string, params json.RawMessage) { (*f)(srv, method, params) }
+	}
 	if srv.URL == "" {
 		cfg.Release = func() {
 			h.releaseSlot()

@@ -193,6 +193,16 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 		s.resolve(path)
 		s.applySandbox(file.Sandbox, registryDir(path))
 	}
+	var tokens []string
+	for _, s := range reg.Servers {
+		if s.OAuth != nil && filepath.IsAbs(s.OAuth.TokenFile) {
+			tokens = append(tokens, filepath.Clean(s.OAuth.TokenFile))
+		}
+	}
+	slices.Sort(tokens)
+	for _, s := range reg.Servers {
+		s.TokenFiles = tokens
+	}
 	if err := reg.Validate(); err != nil {
 		return nil, err
 	}

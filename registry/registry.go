@@ -172,6 +172,10 @@ type Server struct {
 	// Dir is the registry file's folder: a command entry's working
 	// directory when it names no cwd ("" for a registry without a file).
 	Dir string `json:"-"`
+	// TokenFiles are the files colibri reads for the registry's entries
+	// beyond its own settings' (each oauth.token_file), the same for every
+	// entry: no sandbox may grant one (docs/security.md).
+	TokenFiles []string `json:"-"`
 }
 
 // Source is an entry's origin in an MCP Registry: the registry's URL, the

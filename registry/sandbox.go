@@ -22,6 +22,8 @@ type Sandbox struct {
 	Unix          []string `json:"unix,omitempty"` // pathname Unix sockets (or folders of them) beyond Write's
 	MaxMemoryMB   int64    `json:"max_memory_mb,omitempty"`
 	MaxCPUSeconds int64    `json:"max_cpu_seconds,omitempty"`
+	MaxOpenFiles  int64    `json:"max_open_files,omitempty"` // 0: DefaultMaxOpenFiles
+	Home          string   `json:"home,omitempty"`           // HomePerServer ("" too) or HomePerRequest
 	BestEffort    bool     `json:"best_effort,omitempty"`
 
 	// Off is "sandbox": false.
@@ -29,6 +31,25 @@ type Sandbox struct {
 	// At is the JSON location the sandbox was read from (/sandbox, or
 	// /servers/NAME/sandbox), for messages about it.
 	At string `json:"-"`
+}
+
+// DefaultMaxOpenFiles is a sandboxed server's open-file limit when its
+// sandbox names none. The limit also bounds the kernel's socket buffers a
+// server can hold, which max_memory_mb does not count (docs/security.md).
+const DefaultMaxOpenFiles = 1024
+
+// The sandbox's "home": whether the private HOME persists.
+const (
+	HomePerServer  = "per_server"  // one per server, kept across requests and callers (the default)
+	HomePerRequest = "per_request" // a fresh one for each process, removed after it
+)
+
+// OpenFiles is the server's open-file limit.
+func (s *Sandbox) OpenFiles() int64 {
+	if s.MaxOpenFiles > 0 {
+		return s.MaxOpenFiles
+	}
+	return DefaultMaxOpenFiles
 }
 
 // NetAllowed reports whether the sandboxed server may use the network
@@ -215,6 +236,12 @@ func (s *Server) ConfinementLine() string {
 		}
 		if sb.MaxCPUSeconds > 0 {
 			line += fmt.Sprintf(", max_cpu_seconds %d", sb.MaxCPUSeconds)
+		}
+		if sb.MaxOpenFiles > 0 {
+			line += fmt.Sprintf(", max_open_files %d", sb.MaxOpenFiles)
+		}
+		if sb.Home == HomePerRequest {
+			line += ", home per_request"
 		}
 		if sb.BestEffort {
 			line += ", best_effort"

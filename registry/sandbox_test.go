@@ -112,3 +112,36 @@ func TestSandboxPathWithControlCharacters(t *testing.T) {
 		t.Errorf("%q holds a raw control character", msg)
 	}
 }
+
+// Every entry carries the registry's oauth.token_file paths, which no
+// sandbox may grant; max_open_files and home are read and shown.
+func TestSandboxTokenFilesOpenFilesAndHome(t *testing.T) {
+	dir := t.TempDir()
+	reg, err := parseIn(t, dir, `{"servers": {
+		"gh": {"url": "https://example.com/mcp", "oauth": {"grant": "authorization_code", "token_file": "/opt/tokens/gh.json"}},
+		"box": {"command": "/bin/true", "sandbox": {"max_open_files": 256, "home": "per_request"}}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	box := reg.Servers["box"]
+	if len(box.TokenFiles) != 1 || box.TokenFiles[0] != "/opt/tokens/gh.json" {
+		t.Errorf("TokenFiles = %q", box.TokenFiles)
+	}
+	if sb := box.Confinement(); sb.OpenFiles() != 256 || sb.Home != registry.HomePerRequest {
+		t.Errorf("sandbox %+v", sb)
+	}
+	if line := box.ConfinementLine(); !strings.HasSuffix(line, ", max_open_files 256, home per_request") {
+		t.Errorf("line %q", line)
+	}
+	if (&registry.Sandbox{}).OpenFiles() != registry.DefaultMaxOpenFiles {
+		t.Error("no default open-file limit")
+	}
+	for _, doc := range []string{
+		`{"servers": {"a": {"command": "/bin/true", "sandbox": {"home": "per_call"}}}}`,
+		`{"servers": {"a": {"command": "/bin/true", "sandbox": {"max_open_files": 3}}}}`,
+	} {
+		if _, err := parseIn(t, dir, doc); err == nil || !strings.Contains(err.Error(), "/servers/a/sandbox/") {
+			t.Errorf("%s: err = %v, want one at its location", doc, err)
+		}
+	}
+}

@@ -49,9 +49,16 @@ func (s *Service) pinVerdict(reg *registry.Registry, srv *registry.Server, caps 
 // warn, flagged. Every list colibri offers passes here: list_tools,
 // aggregate mode, and the query's.
 func (s *Service) screen(ctx context.Context, reg *registry.Registry, srv *registry.Server, tools []*mcp.Tool) (kept []*mcp.Tool, changed []pin.Change, err error) {
+	return s.screenFor(ctx, reg, srv, pin.NoCaps, tools)
+}
+
+// screenFor is screen for a list srv gave a session offered caps
+// (capsOf): serve --only lists with the caller's capabilities, as the
+// server would list to that caller directly.
+func (s *Service) screenFor(ctx context.Context, reg *registry.Registry, srv *registry.Server, caps string, tools []*mcp.Tool) (kept []*mcp.Tool, changed []pin.Change, err error) {
 	tools, _ = splitToolNames(tools)
 	kept = s.allowedOf(ctx, reg, srv, tools)
-	v, err := s.pinVerdict(reg, srv, pin.NoCaps, tools)
+	v, err := s.pinVerdict(reg, srv, caps, tools)
 	if err != nil || len(v.Changed) == 0 {
 		return kept, nil, err
 	}

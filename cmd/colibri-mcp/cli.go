@@ -89,6 +89,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				Description: "Stdout carries MCP only; logs go to stderr.\n\n" +
 					"Examples:\n" +
 					"  colibri-mcp serve\n" +
+					"  colibri-mcp serve --only github\n" +
 					"  colibri-mcp serve --http 127.0.0.1:8750 --token-file /usr/local/etc/colibri/tokens" + exitCodesHelp,
 				Flags: clihelp.WithUnits(clihelp.OnlyFlags(globalFlags(), serveOnlyFlags), unitPlaceholders),
 				Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -257,6 +258,7 @@ func globalFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "aggregate", Usage: "also offer every hosted tool as a tool of colibri's own, PREFIX__TOOL (COLIBRI_MCP_AGGREGATE=1)"},
 		&cli.StringFlag{Name: "timeout", Usage: "per-phase timeout: integer milliseconds or a Go duration", Value: "30000", Sources: cli.EnvVars("COLIBRI_MCP_TIMEOUT")},
 		&cli.StringFlag{Name: "http", Usage: "serve Streamable HTTP on `ADDR` instead of stdio", Sources: cli.EnvVars("COLIBRI_MCP_HTTP")},
+		&cli.StringFlag{Name: "only", Usage: "offer the one hosted server `NAME` as colibri's own: its tools, prompts, resources and the rest, under their own names"},
 		&cli.StringFlag{Name: "token-file", Usage: "bearer tokens for HTTP, one per line", Sources: cli.EnvVars("COLIBRI_MCP_TOKEN_FILE")},
 		&cli.StringFlag{Name: "log-level", Usage: "debug, info, warn or error", Value: "info", Sources: cli.EnvVars("COLIBRI_MCP_LOG_LEVEL")},
 		&cli.StringFlag{Name: "log-format", Usage: "text or json (always to stderr)", Value: "text", Sources: cli.EnvVars("COLIBRI_MCP_LOG_FORMAT")},
@@ -278,7 +280,7 @@ func globalFlags() []cli.Flag {
 // serveOnlyFlags mean something to serve alone: they are listed under
 // `serve --help`, and kept out of the other commands' help (colibri-mcp
 // --http ADDR, with no command, still serves).
-var serveOnlyFlags = []string{"http", "token-file", "session-timeout", "allowed-host", "metrics-addr"}
+var serveOnlyFlags = []string{"http", "only", "token-file", "session-timeout", "allowed-host", "metrics-addr"}
 
 // settings are the parsed, checked configuration of one run.
 type settings struct {
@@ -290,6 +292,7 @@ type settings struct {
 	aggregate      bool
 	timeout        time.Duration
 	httpAddr       string
+	only           string // serve --only NAME
 	tokenFile      string
 	logger         *slog.Logger
 	maxProcs       int
@@ -344,6 +347,7 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 		envFile:      cmd.Root().String("env-file"),
 		configPath:   cmd.String("external-config"),
 		httpAddr:     clihelp.FlagString(cmd, "http"),
+		only:         clihelp.FlagString(cmd, "only"),
 		tokenFile:    clihelp.FlagString(cmd, "token-file"),
 		jailHelper:   jail.DefaultHelper,
 		auditLog:     cmd.String("audit-log"),

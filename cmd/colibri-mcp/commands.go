@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,6 +45,9 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	if h, ok := newInstanceLogHandler(s.logFormat, s.logLevel, s.logTo, s.instance); ok {
 		s.logger = slog.New(h)
 	}
+	if s.only != "" && s.aggregate {
+		return usage(errors.New("serve: --only offers one hosted server as colibri's own, --aggregate every server's tools beside colibri's: choose one (see 'colibri-mcp serve --help')"))
+	}
 	if s.httpAddr != "" {
 		// Over HTTP a session id is a credential: keep it out of info logs.
 		s.logger = slog.New(httpserve.QuietSessionIDs(s.logger.Handler()))
@@ -70,6 +74,9 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	s.health = health.New(health.Options{Logger: s.logger, Valid: s.metrics.RegistryValid, Invalid: s.metrics.RegistryError})
 	svc, h := newService(s)
 	defer h.Close()
+	if err := checkOnly(s); err != nil {
+		return err
+	}
 	defer svc.Close()             // first: its background reads of hosted lists use the host
 	defer watchRegistry(ctx, s)() // a warning now if it is bad, and whenever it turns bad
 	for _, w := range hardening {
@@ -111,7 +118,11 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "colibri-mcp: serving MCP on stdin/stdout, waiting for an MCP client (an editor runs this); "+
 			"press Ctrl-D to quit, or see 'colibri-mcp help' for the commands")
 	}
-	server := svc.NewServer(version)
+	ctx = reqctx.WithPrincipal(ctx, reqctx.Stdio)
+	server, err := newServer(ctx, s, svc)
+	if err != nil {
+		return err
+	}
 	// A bad line is answered and skipped; a cancelled call gets no answer
 	// (stdioserve).
 	t := &stdioserve.Transport{
@@ -122,11 +133,47 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 		Logger:          s.logger,
 		Bulk:            s.bulk,
 	}
-	ctx = reqctx.WithPrincipal(ctx, reqctx.Stdio)
 	if err := server.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		return failed(fmt.Errorf("serving stdio: %w", err))
 	}
 	return nil
+}
+
+// checkOnly refuses serve --only with a name the registry lacks, naming
+// the closest. (With --aggregate, which offers every server's tools, it is
+// refused before: the two exclude each other.)
+func checkOnly(s *settings) error {
+	if s.only == "" {
+		return nil
+	}
+	reg, err := s.loadRegistry()
+	if err != nil {
+		return usage(err)
+	}
+	if reg.Servers[s.only] != nil {
+		return nil
+	}
+	msg := fmt.Sprintf("serve: --only %q: %s has no such server", s.only, s.configPath)
+	if near := suggest.Closest(s.only, reg.Names()); near != "" {
+		msg += fmt.Sprintf(": did you mean %q?", near)
+	} else if names := reg.Names(); len(names) > 0 {
+		msg += " (it has " + strings.Join(names[:min(len(names), 10)], ", ") + ")"
+	}
+	return usage(errors.New(msg + " (see 'colibri-mcp serve --help')"))
+}
+
+// newServer is the MCP server serve offers: colibri's own, or with --only
+// the one hosted server's (tools.Service.NewOnlyServer), which must start
+// for colibri to learn what it declares.
+func newServer(ctx context.Context, s *settings, svc *tools.Service) (*mcp.Server, error) {
+	if s.only == "" {
+		return svc.NewServer(version), nil
+	}
+	server, err := svc.NewOnlyServer(ctx, s.only, version)
+	if err != nil {
+		return nil, &exitError{code: exitFor(err), err: fmt.Errorf("serve --only %s: %w", s.only, err)}
+	}
+	return server, nil
 }
 
 // exitFor maps a colibri failure to the command line's exit code: settings

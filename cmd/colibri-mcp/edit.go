@@ -17,7 +17,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
-	"github.com/colibri-mcp/colibri-mcp/internal/editorimport"
+	"github.com/colibri-mcp/colibri-mcp/internal/importcmd"
 	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 	"github.com/colibri-mcp/colibri-mcp/registry/regfile"
 )
@@ -162,7 +162,7 @@ func editError(cmd string, err error) error {
 // cmdInit writes the starter registry.
 func cmdInit(s *settings, force bool, w io.Writer) error {
 	path := s.writePath()
-	demo := regfile.InstalledDemo(editorimport.Self())
+	demo := regfile.InstalledDemo(importcmd.Self())
 	if s.image != nil {
 		// The image's own demo server, where make install put it, never
 		// the build host's.
@@ -191,11 +191,11 @@ func cmdInit(s *settings, force bool, w io.Writer) error {
 		return nil
 	}
 	termview.Initialized(w, path, backup, demo)
-	self := editorimport.Self()
-	if editorimport.TransientBuild(self) {
-		fmt.Fprint(w, editorimport.TransientNote)
+	self := importcmd.Self()
+	if importcmd.TransientBuild(self) {
+		fmt.Fprint(w, importcmd.TransientNote)
 	}
-	fmt.Fprint(w, editorimport.Snippet(self, path, false))
+	fmt.Fprint(w, importcmd.Snippet(self, path, false))
 	return nil
 }
 

@@ -22,7 +22,10 @@ func maxMessage(s *settings) int64 { return min(s.maxResultBytes, math.MaxInt64-
 // serveHTTP serves colibri's HTTP face (internal/httpserve) until ctx ends.
 // SIGHUP runs onHUP, and re-reads the token file.
 func serveHTTP(ctx context.Context, s *settings, svc *tools.Service, onHUP hupActions) error {
-	server := svc.NewServer(version)
+	server, err := newServer(ctx, s, svc)
+	if err != nil {
+		return err
+	}
 	s.metrics.SetSessions(func() (n int) {
 		for range server.Sessions() {
 			n++

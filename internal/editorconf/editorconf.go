@@ -82,6 +82,8 @@ type Entry struct {
 	TimeoutMS     int64             `json:"timeout_ms,omitempty"`
 	CallTimeoutMS int64             `json:"call_timeout_ms,omitempty"`
 	Description   string            `json:"description,omitempty"`
+	Sandbox       *Sandbox          `json:"sandbox,omitempty"`
+	OAuth         *OAuth            `json:"oauth,omitempty"`
 
 	hidden map[string]string // secrets that stay, by location, as Preview shows them
 }
@@ -160,6 +162,13 @@ type Options struct {
 	// that holds the file's .vscode or .cursor folder; "" when the file is
 	// a user-level one, and then the variable is kept and noted.
 	Workspace string
+	// NetList says that the registry takes a list of destinations in a
+	// sandbox's "net": VS Code's allowedDomains become it (otherwise the
+	// entry gets no network, noted).
+	NetList bool
+	// NoSandbox is why this colibri sandboxes nothing ("" when it does):
+	// VS Code's sandbox is then noted, not imported.
+	NoSandbox string
 }
 
 // Error is a file that cannot be read as the format it was given as: where

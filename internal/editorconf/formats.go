@@ -54,6 +54,8 @@ type spec struct {
 	description string
 	timeoutMS   int64
 	callMS      int64
+	sandbox     *sandboxSpec // VS Code's, when sandboxEnabled
+	oauth       *oauthSpec   // Claude Code's
 }
 
 type jsonFormat int
@@ -243,7 +245,10 @@ func (c *converter) fromMCPServers(name string, o object) (*spec, error) {
 	if o.has("envFile") {
 		c.note(name, "\"envFile\" not imported: put the variables the server needs in its \"env\" (with ${NAME} for secrets)")
 	}
-	c.leftovers(name, o, append(read, "type", "description", "disabled", "envFile", "serverUrl"))
+	if err := c.readClaudeOAuth(name, o, s); err != nil {
+		return nil, err
+	}
+	c.leftovers(name, o, append(read, "type", "description", "disabled", "envFile", "serverUrl", "oauth"))
 	return s, nil
 }
 
@@ -261,9 +266,12 @@ func (c *converter) fromVSCode(name string, o object) (*spec, error) {
 	if o.has("envFile") {
 		c.note(name, "\"envFile\" not imported: put the variables the server needs in its \"env\" (with ${NAME} for secrets)")
 	}
+	if err := c.readVSCodeSandbox(name, o, s); err != nil {
+		return nil, err
+	}
 	// "dev" is VS Code's watch-and-debug mode for server authors;
 	// "gallery" and "version" record where an installed server came from.
-	c.leftovers(name, o, append(read, "type", "envFile"), "dev", "gallery", "version")
+	c.leftovers(name, o, append(read, "type", "envFile", "sandboxEnabled", "sandbox"), "dev", "gallery", "version")
 	return s, nil
 }
 
@@ -550,6 +558,12 @@ func (c *converter) stdio(e *Entry, s *spec) {
 			c.note(e.Name, k.key+" not imported: they go with a url, and this server runs a command")
 		}
 	}
+	if s.sandbox != nil {
+		c.sandbox(e, s.sandbox)
+	}
+	if s.oauth != nil {
+		c.note(e.Name, "oauth not imported: it goes with a url, and this server runs a command")
+	}
 	c.argSecrets(e)
 }
 
@@ -582,6 +596,12 @@ func (c *converter) remote(e *Entry, s *spec) {
 	}
 	if len(s.args) > 0 || len(s.env) > 0 || len(s.envRefs) > 0 || s.cwd != "" {
 		c.note(e.Name, "args, env and cwd not imported: they go with a command, and this server is remote")
+	}
+	if s.sandbox != nil {
+		c.note(e.Name, "sandbox not imported: colibri sandboxes the processes it starts, and this server is remote")
+	}
+	if s.oauth != nil {
+		c.oauth(e, s.oauth)
 	}
 	c.urlSecrets(e)
 }

@@ -43,6 +43,7 @@ const (
 	KindDenied           Kind = "denied"
 	KindSandbox          Kind = "sandbox"
 	KindToolChanged      Kind = "tool_changed"
+	KindProtocol         Kind = "protocol"
 	KindInternal         Kind = "internal"
 )
 

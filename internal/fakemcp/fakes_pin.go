@@ -29,6 +29,49 @@ var pinFakes = map[string]func(){
 	// offered sampling: a server whose list depends on what the client can
 	// do. Calling it answers "called echo".
 	"caps-list": capsList,
+	// Offers the prompts written in $PIN_PROMPTS and the resources in
+	// $PIN_RESOURCES (JSON lists of MCP prompts and resources), read at
+	// start, so that a test that rewrites a file changes what the next
+	// process offers (serve --only's pins). prompts/get NAME answers one
+	// message "prompt NAME" and resources/read URI the text "resource URI";
+	// each appends NAME or URI and a newline to $PIN_CALLS when it is set.
+	"pin-features": pinFeatures,
+}
+
+func pinFeatures() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "pin-features", Version: "1"}, nil)
+	calls := os.Getenv("PIN_CALLS")
+	note := func(what string) {
+		if calls == "" {
+			return
+		}
+		if f, err := os.OpenFile(calls, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+			f.WriteString(what + "\n")
+			f.Close()
+		}
+	}
+	var prompts []*mcp.Prompt
+	if data, err := os.ReadFile(os.Getenv("PIN_PROMPTS")); err == nil {
+		_ = json.Unmarshal(data, &prompts)
+	}
+	for _, p := range prompts {
+		s.AddPrompt(p, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			note(req.Params.Name)
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "prompt " + req.Params.Name}}}}, nil
+		})
+	}
+	var resources []*mcp.Resource
+	if data, err := os.ReadFile(os.Getenv("PIN_RESOURCES")); err == nil {
+		_ = json.Unmarshal(data, &resources)
+	}
+	for _, r := range resources {
+		s.AddResource(r, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			note(req.Params.URI)
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "resource " + req.Params.URI}}}, nil
+		})
+	}
+	_ = s.Run(context.Background(), &mcp.StdioTransport{})
+	os.Exit(0)
 }
 
 func capsList() {

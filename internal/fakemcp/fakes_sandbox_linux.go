@@ -21,7 +21,9 @@ import (
 // descriptors it inherited (fds), a hard link, a rename or a symbolic link
 // from path to addr then read through it (link, rename, symlink), a
 // socket of any family (socket, addr "DOMAIN/TYPE"), a Unix socket pair
-// (pair, addr "stream", "seqpacket" or "dgram"), another process's
+// (pair, addr "stream", "seqpacket" or "dgram"), /dev/zero mapped shared
+// and writable (devzero, mb: its resident size after), many socket pairs
+// at once (pairs, pid: how many), another process's
 // System V shared memory (shmread, pid: the segment's id), a key of the
 // user's keyring (keyread, addr: its description), a shell command line
 // (sh, path), another process's memory (vmread, pid) or counters (perf,
@@ -57,6 +59,36 @@ func tryMore(op, path, addr string, pid, mb int) (string, error) {
 		b := make([]byte, 8)
 		n, err := unix.Read(fds[1], b)
 		return string(b[:max(n, 0)]), err
+	case "devzero": // mb of /dev/zero mapped shared and writable, touched; its resident size
+		f, err := os.OpenFile("/dev/zero", os.O_RDWR, 0)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		b, err := unix.Mmap(int(f.Fd()), 0, mb<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+		if err != nil {
+			return "", err
+		}
+		defer unix.Munmap(b)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		return fmt.Sprintf("rss %d MiB", residentMiB()), nil
+	case "pairs": // pid Unix stream socket pairs held open at once
+		var fds []int
+		defer func() {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+		}()
+		for len(fds) < 2*pid {
+			p, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				return "", fmt.Errorf("after %d pairs: %w", len(fds)/2, err)
+			}
+			fds = append(fds, p[0], p[1])
+		}
+		return fmt.Sprintf("%d pairs", pid), nil
 	case "socket": // addr "DOMAIN/TYPE", numbers: only the socket is made
 		d, ty, _ := strings.Cut(addr, "/")
 		domain, _ := strconv.Atoi(d)
@@ -159,4 +191,16 @@ func tryMore(op, path, addr string, pid, mb int) (string, error) {
 		return "made", unix.Mknod(path, syscall.S_IFCHR|0o666, int(unix.Mkdev(1, 3)))
 	}
 	return "", errNoOp
+}
+
+// residentMiB is the process's resident set (VmRSS), in MiB.
+func residentMiB() int {
+	b, _ := os.ReadFile("/proc/self/status")
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return kb >> 10
+		}
+	}
+	return -1
 }

@@ -35,12 +35,10 @@ import (
 
 // liftPOST lifts the large strings of a POST's tools/call arguments, held
 // for their request until go-sdk's handler of that POST has returned (and
-// by the call while it runs); other requests pass untouched.
+// by the call while it runs), and refuses a message that could be read two
+// ways (strict.go); other requests pass untouched.
 func (s *Server) liftPOST(next http.Handler) http.Handler {
 	table := s.opts.Bulk
-	if table == nil {
-		return next
-	}
 	limit := s.opts.MaxBodyBytes
 	if limit <= 0 {
 		limit = mcp.DefaultMaxRequestBodyBytes
@@ -55,7 +53,8 @@ func (s *Server) liftPOST(next http.Handler) http.Handler {
 		// one unknown, without reading it): so here too.
 		// (A 2026-07-28 request has no session: it was authenticated, and
 		// is all there is.)
-		if id := r.Header.Get("Mcp-Session-Id"); !isModern(r) && (id == "" || !s.sessions.mayHold(id, reqctx.Principal(r.Context()))) {
+		// (Without a session id it is an initialize, or refused: read.)
+		if id := r.Header.Get("Mcp-Session-Id"); !isModern(r) && id != "" && !s.sessions.mayHold(id, reqctx.Principal(r.Context())) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -71,7 +70,17 @@ func (s *Server) liftPOST(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, refs := table.LiftParts(parts, "params", "arguments")
+		var refs []bulk.Ref
+		body := bytes.Join(parts, nil) // (no table: tests of this face alone)
+		if table != nil {
+			body, refs = table.LiftParts(parts, "params", "arguments")
+		}
+		// (The strings lifted out of body are clean: bulk lifts only valid
+		// UTF-8 without escaped surrogates.)
+		if refuseUnclear(w, body, s.log) {
+			table.Release(refs...)
+			return
+		}
 		switch {
 		case refs != nil && isToolsCall(body):
 			// Released once go-sdk has written (or dropped) the answer and

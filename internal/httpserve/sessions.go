@@ -1,9 +1,11 @@
 package httpserve
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -326,6 +328,19 @@ func (h *sseHandler) deliver(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ss.touch()
+	if r.Body != nil {
+		// Read within the transport's own bound (past it, go-sdk answers
+		// as it would) and checked as a Streamable POST is (strict.go).
+		limit := h.maxBody
+		if limit <= 0 {
+			limit = mcp.DefaultMaxRequestBodyBytes
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+		if err == nil && int64(len(body)) <= limit && refuseUnclear(w, body, h.log) {
+			return
+		}
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	}
 	ss.transport.ServeHTTP(w, r)
 }
 

@@ -323,13 +323,15 @@ func (b *Builder) plan(srv *registry.Server, argv []string) (*sandbox.Plan, stri
 	plan, warning, err := sandbox.Prepare(sandbox.Input{
 		Server: srv.Name,
 		Spec: sandbox.Spec{Read: sb.Read, Write: sb.Write, Unix: sb.Unix, Net: sb.NetAllowed(),
-			MaxMemoryMB: sb.MaxMemoryMB, MaxCPUSeconds: sb.MaxCPUSeconds, BestEffort: sb.BestEffort},
+			MaxMemoryMB: sb.MaxMemoryMB, MaxCPUSeconds: sb.MaxCPUSeconds, MaxOpenFiles: sb.OpenFiles(),
+			HomePerRequest: sb.Home == registry.HomePerRequest, BestEffort: sb.BestEffort},
 		Argv:     argv,
 		Dir:      dir,
 		StateDir: state,
 		// Every server's private HOME and TMPDIR are colibri's too: no
-		// grant may reach another server's.
-		Protect: append(slices.Clip(b.cfg.SandboxProtect), filepath.Join(state, "home"), filepath.Join(state, "tmp")),
+		// grant may reach another server's; and so is every file colibri
+		// reads for an entry (each oauth.token_file), wherever it lies.
+		Protect: slices.Concat(b.cfg.SandboxProtect, srv.TokenFiles, []string{filepath.Join(state, "home"), filepath.Join(state, "tmp")}),
 		ABI:     abi(),
 		Home:    home,
 	})

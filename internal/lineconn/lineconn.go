@@ -33,6 +33,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/strict"
 )
 
 // Transport is one connection over Reader (messages in) and Writer
@@ -47,6 +48,10 @@ type Transport struct {
 	// internal/bulk). Nil: messages pass
 	// whole.
 	Bulk *bulk.Table
+	// Repaired, if set, is told of each message whose content text held
+	// invalid UTF-8 or a lone surrogate, replaced with U+FFFD before it
+	// was read (internal/strict): for the log.
+	Repaired func()
 }
 
 // Connect implements mcp.Transport. It starts the goroutine that reads.
@@ -57,6 +62,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		incoming: make(chan msgOrErr),
 		closed:   make(chan struct{}),
 		bulk:     t.Bulk,
+		repaired: t.Repaired,
 	}
 	// Reads happen on a goroutine of their own so that Read can return when
 	// its context ends or the connection is closed, as IOTransport's do.
@@ -74,6 +80,8 @@ type conn struct {
 	w io.WriteCloser
 
 	wmu sync.Mutex // one whole message per Write
+
+	repaired func()
 
 	incoming  chan msgOrErr
 	closed    chan struct{}
@@ -147,6 +155,18 @@ func (c *conn) decode(parts [][]byte) (jsonrpc.Message, error) {
 		c.bulk.Release(refs...)
 		return nil, ErrBatch
 	}
+	// What go-sdk would read one way and the caller's parser another is
+	// refused before anything reads it (docs/protocol.md, "Strict
+	// reading"); invalid text in a result is repaired instead.
+	fixed, problem := strict.Check(text, strict.FromServer)
+	if problem != nil {
+		c.bulk.Release(refs...)
+		return nil, problem
+	}
+	if fixed != nil {
+		text = fixed
+		c.noteRepaired()
+	}
 	msg, err := jsonrpc.DecodeMessage(text)
 	r, ok := msg.(*jsonrpc.Response)
 	if ok && err == nil {
@@ -155,11 +175,24 @@ func (c *conn) decode(parts [][]byte) (jsonrpc.Message, error) {
 		}
 	}
 	if refs != nil {
-		// Not the answer to a call whose request is still held: whole.
+		// Not the answer to a call whose request is still held: whole
+		// (repaired as above: its text was checked lifted).
 		c.bulk.Release(refs...)
-		msg, err = jsonrpc.DecodeMessage(Join(parts))
+		whole := Join(parts)
+		if fixed, problem := strict.Check(whole, strict.FromServer); problem != nil {
+			return nil, problem
+		} else if fixed != nil {
+			whole = fixed
+		}
+		msg, err = jsonrpc.DecodeMessage(whole)
 	}
 	return msg, err
+}
+
+func (c *conn) noteRepaired() {
+	if c.repaired != nil {
+		c.repaired()
+	}
 }
 
 // expect notes a tools/call written for the request s: its result's large

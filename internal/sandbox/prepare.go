@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Spec is an entry's "sandbox", its paths resolved (absolute).
@@ -17,8 +18,17 @@ type Spec struct {
 	Net           bool
 	MaxMemoryMB   int64
 	MaxCPUSeconds int64
-	BestEffort    bool
+	// MaxOpenFiles is RLIMIT_NOFILE, soft and hard; 0: 1024.
+	MaxOpenFiles int64
+	// HomePerRequest makes the private HOME fresh for each process,
+	// removed with its TMPDIR (Cleanup), instead of one per server.
+	HomePerRequest bool
+	BestEffort     bool
 }
+
+// defaultOpenFiles is RLIMIT_NOFILE where the spec names none: it bounds
+// the descriptors, and so the kernel's socket buffers, a process holds.
+const defaultOpenFiles = 1024
 
 // Input is what Prepare needs to know of the server and of colibri.
 type Input struct {
@@ -76,8 +86,13 @@ func (e *Error) Error() string { return e.Msg }
 // systemPlaces are read-only inside every sandbox (those that exist).
 var systemPlaces = []string{"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt"}
 
-// devices are readable and writable inside every sandbox.
-var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
+// devices are readable and writable inside every sandbox; readDevices
+// readable only (none can be mapped shared and writable: /dev/null and
+// /dev/full have no mmap).
+var (
+	devices     = []string{"/dev/null", "/dev/full"}
+	readDevices = []string{"/dev/zero", "/dev/random", "/dev/urandom"}
+)
 
 // Prepare turns an entry's sandbox into the launcher's plan. The warning,
 // when not empty, says what a best_effort sandbox runs without.
@@ -117,8 +132,15 @@ func Prepare(in Input) (*Plan, string, error) {
 		MemoryMB:   in.Spec.MaxMemoryMB,
 		CPUSeconds: in.Spec.MaxCPUSeconds,
 		ABI:        in.ABI,
+		OpenFiles:  in.Spec.MaxOpenFiles,
 		Tmp:        filepath.Join(in.StateDir, "tmp", in.Server, randomName()),
 		Home:       HomeDir(in.StateDir, in.Server),
+	}
+	if p.OpenFiles <= 0 {
+		p.OpenFiles = defaultOpenFiles
+	}
+	if in.Spec.HomePerRequest {
+		p.Home = requestHome(p.Tmp)
 	}
 	protect := resolveAll(in.Protect)
 	for _, set := range []struct {
@@ -158,9 +180,17 @@ func Prepare(in Input) (*Plan, string, error) {
 	if t, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && !strings.HasPrefix(t, "/etc/") {
 		p.Read = append(p.Read, filepath.Dir(t))
 	}
+	// The devices a server writes are written; the others are read only:
+	// a shared writable mapping of /dev/zero is memory RLIMIT_DATA does
+	// not count, and needs the device open for writing.
 	for _, d := range devices {
 		if _, err := os.Stat(d); err == nil {
 			p.Devices = append(p.Devices, d)
+		}
+	}
+	for _, d := range readDevices {
+		if _, err := os.Stat(d); err == nil {
+			p.Read = append(p.Read, d)
 		}
 	}
 	// What the command needs of its own: the executable's folder, and the
@@ -172,6 +202,11 @@ func Prepare(in Input) (*Plan, string, error) {
 	type own struct{ file, dir string }
 	var owns []own
 	owns = append(owns, own{in.Argv[0], filepath.Dir(in.Argv[0])})
+	// A script's interpreter (#!/opt/node/bin/node) is read by the kernel
+	// at execve, under the server's rules: granted as the executable is.
+	if interp := interpreter(in.Argv[0]); interp != "" {
+		owns = append(owns, own{interp, filepath.Dir(interp)})
+	}
 	for _, a := range in.Argv[1:] {
 		if a == "" || strings.HasPrefix(a, "-") {
 			continue
@@ -245,13 +280,18 @@ func HomeDir(stateDir, server string) string { return filepath.Join(stateDir, "h
 // packageRoot is the folder a script's package lives in: the folder that
 // holds the outermost node_modules on its path (its dependencies are
 // there), else the nearest folder with a package manifest, else the
-// script's own folder. The search for a manifest stops below home.
+// script's own folder. The search for a manifest stops below home, and
+// below a folder that another user may write (/tmp: anyone may leave a
+// setup.py there, which would grant the whole tree).
 func packageRoot(file, home string) string {
 	dir := filepath.Dir(file)
 	parts := strings.Split(dir, string(filepath.Separator))
 	for i, part := range parts {
 		if part == "node_modules" && i > 0 {
-			return strings.Join(parts[:i+1], string(filepath.Separator))
+			if root := strings.Join(parts[:i+1], string(filepath.Separator)); !tooWide(root, home) {
+				return root
+			}
+			break
 		}
 	}
 	for d := dir; !tooWide(d, home); d = filepath.Dir(d) {
@@ -265,10 +305,48 @@ func packageRoot(file, home string) string {
 }
 
 // tooWide reports whether dir is too wide to grant as a command's own
-// folder: the root, or home or a folder that holds it.
+// folder: the root, home or a folder that holds it, or a folder that a
+// user other than colibri's (and root) may write or has made.
 func tooWide(dir, home string) bool {
-	return dir == filepath.Dir(dir) || home != "" && isWithin(home, dir)
+	return dir == filepath.Dir(dir) || home != "" && isWithin(home, dir) || othersWrite(dir)
 }
+
+// othersWrite reports whether a user other than colibri's and root may
+// write dir or owns it: a folder writable by its group or by all (/tmp),
+// or owned by another user.
+func othersWrite(dir string) bool {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return true
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	return !ok || sys.Uid != 0 && sys.Uid != uint32(os.Geteuid()) || st.Mode().Perm()&0o022 != 0
+}
+
+// interpreter is the absolute path a script's "#!" line names, or "".
+func interpreter(file string) string {
+	f, err := os.Open(file)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b := make([]byte, 256) // the kernel reads no more of the line (BINPRM_BUF_SIZE)
+	n, _ := f.Read(b)
+	line, ok := strings.CutPrefix(string(b[:max(n, 0)]), "#!")
+	if !ok {
+		return ""
+	}
+	line, _, _ = strings.Cut(line, "\n")
+	fields := strings.Fields(line)
+	if len(fields) == 0 || !filepath.IsAbs(fields[0]) {
+		return ""
+	}
+	return filepath.Clean(fields[0])
+}
+
+// requestHome is the private HOME of one process, beside its TMPDIR and
+// removed with it.
+func requestHome(tmp string) string { return tmp + ".home" }
 
 // resolveAll resolves symbolic links in paths, keeping each path as it is
 // too (a file that does not exist yet, such as an audit log, counts).

@@ -66,6 +66,9 @@ type Plan struct {
 	MemoryMB int64
 	// CPUSeconds bounds each process's CPU time (RLIMIT_CPU); 0: no bound.
 	CPUSeconds int64
+	// OpenFiles bounds each process's descriptors (RLIMIT_NOFILE, soft and
+	// hard), and so the kernel's socket buffers it holds; 0: as inherited.
+	OpenFiles int64
 	// ABI is the Landlock ABI the launcher uses at most: what colibri found
 	// in the kernel, or less (0: no Landlock, what best_effort gets on a
 	// kernel without it, and what tests use to play such a kernel).
@@ -114,6 +117,9 @@ func (p *Plan) args() []string {
 	if p.CPUSeconds > 0 {
 		add(early.KeyCPU, strconv.FormatInt(p.CPUSeconds, 10))
 	}
+	if p.OpenFiles > 0 {
+		add(early.KeyNofile, strconv.FormatInt(p.OpenFiles, 10))
+	}
 	add(early.KeyABI, strconv.Itoa(p.ABI))
 	out = append(out, p.enforcement()...)
 	return append(out, early.End)
@@ -135,17 +141,23 @@ func parseArgv(args []string) (*Plan, []string, error) {
 		return nil, nil, err
 	}
 	return &Plan{Read: ep.Read, Write: ep.Write, Devices: ep.Devices, Unix: ep.Unix, Home: ep.Home, Tmp: ep.Tmp, Net: ep.Net,
-		MemoryMB: ep.MemoryMB, CPUSeconds: ep.CPUSeconds, ABI: ep.ABI}, ep.Argv, nil
+		MemoryMB: ep.MemoryMB, CPUSeconds: ep.CPUSeconds, OpenFiles: ep.OpenFiles, ABI: ep.ABI}, ep.Argv, nil
 }
 
 // Cleanup removes what the launcher made for a process, given the argv it
-// was started with: its private TMPDIR. It does nothing for a process that
+// was started with: its private TMPDIR, and its HOME where it is the
+// process's own ("home": "per_request"). It does nothing for a process that
 // was not started through the launcher. Call it once the process has been
 // reaped.
 func Cleanup(args []string) error {
 	p, _, err := parseArgv(args)
 	if err != nil || !filepath.IsAbs(p.Tmp) {
 		return nil
+	}
+	if p.Home == requestHome(p.Tmp) { // "home": "per_request"
+		if err := os.RemoveAll(p.Home); err != nil {
+			return err
+		}
 	}
 	return os.RemoveAll(p.Tmp)
 }

@@ -89,7 +89,8 @@ type router struct {
 	byToken map[string]*route // by the progress token colibri gave the hosted call
 	active  []*route          // operations in flight, oldest first
 
-	onToolsChanged func() // told of notifications/tools/list_changed
+	onToolsChanged func()                                      // told of notifications/tools/list_changed
+	notified       func(method string, params json.RawMessage) // Config.Notified; set before the session opens
 }
 
 // route is one operation in flight on a hosted session.
@@ -141,6 +142,20 @@ func (r *router) redact(data any) any {
 		return redact.Redacted // a secret that was also JSON syntax: say nothing of it
 	}
 	return out
+}
+
+// redactRaw hides the session's secrets in a notification's params, as
+// they are sent; ok is false when hiding one broke the JSON (a secret that
+// was also JSON syntax): such a notification is not passed on.
+func (r *router) redactRaw(params json.RawMessage) (json.RawMessage, bool) {
+	if r.secrets.Empty() || len(params) == 0 {
+		return params, true
+	}
+	clean := r.secrets.Apply(string(params))
+	if clean == string(params) {
+		return params, true
+	}
+	return json.RawMessage(clean), json.Valid([]byte(clean))
 }
 
 // begin opens a route for an operation of caller under ctx, with the
@@ -357,6 +372,11 @@ func (c *relayConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // relay takes the hosted server's progress and log notifications, and
 // reports whether it took the one named.
 func (r *router) relay(method string, params json.RawMessage) bool {
+	if r.notified != nil {
+		if clean, ok := r.redactRaw(params); ok {
+			r.notified(method, clean)
+		}
+	}
 	switch method {
 	case "notifications/progress":
 		r.progress(params)

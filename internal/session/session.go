@@ -68,6 +68,11 @@ type Config struct {
 	// stopped (its process slot, its orphans).
 	Background func(func())
 	Release    func()
+	// Notified, when set, is told of every notification the server sends
+	// (list_changed of each kind, resources/updated, log messages,
+	// progress) before colibri routes it; it runs on the goroutine that
+	// reads the server, and must be quick.
+	Notified func(method string, params json.RawMessage)
 }
 
 // Session is an initialized MCP client session with a hosted server: over
@@ -95,6 +100,7 @@ type Session struct {
 // attempt, no retry. On failure up is killed, and reaped in the background.
 func Open(ctx context.Context, timer *Timer, cfg Config, up Upstream, caller *Caller) (*Session, error) {
 	s := &Session{cfg: cfg, up: up, routes: newRouter(cfg.Server, up.Secrets())}
+	s.routes.notified = cfg.Notified
 	defer s.endOnExit(timer)()
 	transport := up.Transport()
 	if r, ok := up.(RelayBelow); ok {

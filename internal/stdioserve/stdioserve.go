@@ -38,6 +38,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/lineconn"
+	"github.com/colibri-mcp/colibri-mcp/internal/strict"
 )
 
 // Transport serves one MCP session over Reader and Writer.
@@ -184,6 +185,22 @@ func (c *conn) decode(parts [][]byte) jsonrpc.Message {
 		// go-sdk accepts batches only before 2025-06-18 and ends the session
 		// on some bad ones; colibri answers each line on its own.
 		c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported: send one message per line", "batch", size)
+		return nil
+	}
+	// What colibri's checks and the server behind it could read two ways
+	// is refused before go-sdk reads it (docs/protocol.md, "Strict
+	// reading"). (The large strings lifted out of text are clean: bulk
+	// lifts only valid UTF-8 without escaped surrogates.)
+	if _, problem := strict.Check(text, strict.FromCaller); problem != nil {
+		code := int64(jsonrpc.CodeInvalidRequest)
+		if problem.InParams {
+			code = jsonrpc.CodeInvalidParams
+		}
+		id := readableID(text)
+		if problem.Pointer == "/id" {
+			id = jsonrpc.ID{} // which of its ids would be a guess
+		}
+		c.reject(id, code, "invalid request: "+problem.Error(), "read two ways", size)
 		return nil
 	}
 	msg, err := jsonrpc.DecodeMessage(text)

@@ -313,11 +313,12 @@ func TestBadLinesDoNotEndTheSession(t *testing.T) {
 	if r := s.recv(); r.Error != nil || r.ID != 502.0 {
 		t.Errorf("after a byte order mark: %+v", r)
 	}
-	// Integers written with a zero fraction, and the largest safe ones, are
-	// answered under their own id.
+	// An id written with a fraction is not one every reader reads as the
+	// integer (docs/protocol.md, "Strict reading"): refused, under no id;
+	// the largest safe integers are answered under their own id.
 	s.send(`{"jsonrpc":"2.0","id":503.0,"method":"ping"}`)
-	if r := s.recv(); r.Error != nil || r.ID != 503.0 {
-		t.Errorf("id 503.0: %+v", r)
+	if r := s.recv(); r.Error == nil || r.Error.Code != -32600 || r.ID != nil || !strings.Contains(r.Error.Message, "at /id") {
+		t.Errorf("id 503.0: %+v, want -32600 at /id under no id", r)
 	}
 	s.send(`{"jsonrpc":"2.0","id":-9007199254740991,"method":"ping"}`)
 	if r := s.recv(); r.Error != nil || r.ID != -9007199254740991.0 {
@@ -430,11 +431,15 @@ func TestCancelledCallGetsNoAnswer(t *testing.T) {
 		t.Errorf("a cancellation of no call in flight reached go-sdk: %s", got)
 	default:
 	}
-	// A cancellation spelled in another case is not one (go-sdk ignores
-	// it), and one that carries an id is refused, not acted on.
+	// A cancellation spelled in another case is not one: refused, as
+	// something readers read two ways (docs/protocol.md, "Strict
+	// reading"); one that carries an id is refused, not acted on.
 	s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
 	<-s.started
 	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"RequestId":3}}`)
+	if r := s.recv(); r.ID != nil || r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "/params/RequestId") {
+		t.Fatalf("a cancellation spelled RequestId: %+v (error %+v), want -32602 at /params/RequestId", r, r.Error)
+	}
 	s.send(`{"jsonrpc":"2.0","id":9,"method":"notifications/cancelled","params":{"requestId":3}}`)
 	if r := s.recv(); r.ID != 9.0 || r.Error == nil || r.Error.Code != -32600 {
 		t.Fatalf("a notification with an id: %+v (error %+v), want -32600 under its id", r, r.Error)

@@ -28,16 +28,21 @@ import (
 // request: over Streamable HTTP that is what puts a message on that
 // request's stream, and not on another caller's.
 func Of(ctx context.Context, req *mcp.CallToolRequest, level mcp.LoggingLevel) *session.Caller {
-	ss := req.Session
+	return For(ctx, req.Session, req.Params.GetMeta(), req.Params.GetProgressToken(), level)
+}
+
+// For is Of for any request of ss's: meta is its _meta, token its progress
+// token (nil: none).
+func For(ctx context.Context, ss *mcp.ServerSession, meta map[string]any, token any, level mcp.LoggingLevel) *session.Caller {
 	c := &session.Caller{
-		Meta:     traceContext(req.Params.GetMeta()),
+		Meta:     traceContext(meta),
 		LogLevel: level,
 		Log: func(_ context.Context, p *mcp.LoggingMessageParams) {
 			// ServerSession.Log drops messages below the level the caller set.
 			_ = ss.Log(ctx, p)
 		},
 	}
-	if token := req.Params.GetProgressToken(); token != nil {
+	if token != nil {
 		c.Progress = func(_ context.Context, p *mcp.ProgressNotificationParams) {
 			relay := *p
 			relay.ProgressToken = token // as it came off the wire (see SDK-NOTES pitfall 7)

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/schema"
+	"github.com/colibri-mcp/colibri-mcp/internal/strict"
 )
 
 // Arguments decodes a hosted tool's arguments for its schema check,
@@ -27,14 +28,14 @@ import (
 // the hosted server is sent (nil: send {}).
 //
 // The bytes sent are the caller's own (issue 16: decoded once, never
-// encoded again) only when they cannot mean anything else to the hosted
-// server than the value the schema check saw. Otherwise:
-//   - an object with a key twice is refused: Go keeps the last value, a
-//     server's parser may keep the first, or refuse, and the check would
-//     have seen another value than the server reads;
+// encoded again), and they cannot mean anything else to the hosted server
+// than the value the schema check saw: arguments that could are refused,
+// naming the location —
+//   - an object with a key twice: Go keeps the last value, a server's
+//     parser may keep the first, or refuse, and the check would have seen
+//     another value than the server reads;
 //   - a string that is not valid UTF-8 or holds a lone surrogate escape
-//     ("\ud800") is decoded as U+FFFD, so the decoded value is re-encoded
-//     and that is what the server receives: what was checked.
+//     ("\ud800"), which Go reads as U+FFFD and others otherwise.
 func Arguments(raw json.RawMessage) (map[string]any, json.RawMessage, error) {
 	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
 		return map[string]any{}, nil, nil
@@ -59,13 +60,12 @@ func Arguments(raw json.RawMessage) (map[string]any, json.RawMessage, error) {
 		return nil, nil, fmt.Errorf("arguments%s: key %q appears more than once (a hosted server may read either value)", at, key)
 	}
 	if lone || !utf8.Valid(raw) {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(m); err != nil {
-			return nil, nil, fmt.Errorf("arguments: %w", err) // cannot happen: m was decoded
+		// Go reads either as U+FFFD; JavaScript keeps a lone surrogate and
+		// reads invalid bytes as U+FFFD; others refuse (docs/protocol.md,
+		// "Strict reading"). The caller is told where, and can correct it.
+		if p := strict.Value(raw); p != nil {
+			return nil, nil, fmt.Errorf("arguments%s: %s", p.Pointer, p.Reason)
 		}
-		return m, bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 	}
 	return m, raw, nil
 }

@@ -35,6 +35,7 @@ type Plan struct {
 	Unix                 []string
 	Net                  bool
 	MemoryMB, CPUSeconds int64
+	OpenFiles            int64
 	ABI                  int
 	// Ruleset is the Landlock ruleset's handled access: filesystem,
 	// network, scoped. All zero: no Landlock.
@@ -79,6 +80,7 @@ const (
 	KeyNet     = "net"    // "1": the plan allows the network (informative: the rules say it)
 	KeyMem     = "mem"    // RLIMIT_DATA in MiB
 	KeyCPU     = "cpu"    // RLIMIT_CPU in seconds
+	KeyNofile  = "nofile" // RLIMIT_NOFILE, soft and hard
 	KeyABI     = "abi"    // the Landlock ABI colibri found (informative)
 	KeyRuleset = "ll"     // HEX,HEX,HEX: the ruleset's handled access
 	KeyRights  = "rights" // KIND,HEX,HEX: a kind's rights on a file and a folder
@@ -135,6 +137,8 @@ func Parse(args []string) (*Plan, error) {
 			p.MemoryMB, bad = decimal(val)
 		case KeyCPU:
 			p.CPUSeconds, bad = decimal(val)
+		case KeyNofile:
+			p.OpenFiles, bad = decimal(val)
 		case KeyABI:
 			var n int64
 			n, bad = decimal(val)

@@ -362,8 +362,8 @@ func addRule(rfd int, path string, rights [2]uint64) error {
 	return nil
 }
 
-// limit sets the resource limits: no core dumps, and the plan's CPU time
-// and memory. RLIMIT_DATA bounds a process's private writable memory (heap,
+// limit sets the resource limits: no core dumps, and the plan's CPU time,
+// descriptors and memory. RLIMIT_DATA bounds a process's private writable memory (heap,
 // brk, anonymous writable mappings) but not the address space it merely
 // reserves: V8 and the Go runtime reserve gigabytes they never touch, and
 // fail to start under RLIMIT_AS, while RLIMIT_DATA lets them start and
@@ -383,6 +383,15 @@ func (p *Plan) limit() error {
 		// SIGKILL a second later ends one that catches it.
 		s := uint64(p.CPUSeconds)
 		if err := set("RLIMIT_CPU", syscall.RLIMIT_CPU, s, s+1); err != nil {
+			return err
+		}
+	}
+	if p.OpenFiles > 0 {
+		// Descriptors, and with them the kernel's socket buffers, which
+		// RLIMIT_DATA does not count: each Unix socket pair may hold
+		// hundreds of KiB in the kernel (docs/security.md).
+		n := uint64(p.OpenFiles)
+		if err := set("RLIMIT_NOFILE", syscall.RLIMIT_NOFILE, n, n); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-// Package editorimport is colibri-mcp import's work: an editor's MCP
+// Package importcmd is colibri-mcp import's work: an editor's MCP
 // configuration found (FILE, or the editor's usual place), read within
 // bounds, converted (internal/editorconf), shown, and with Write merged into
 // the registry (registry/regfile: each entry validated first, the old file
@@ -8,9 +8,9 @@
 // line reads the flags (ParseFrom, Options.Check) and maps the errors: a
 // *UsageError is the person's to fix (exit 2), any other a failure.
 //
-//	err := editorimport.Run(editorimport.Options{From: editorconf.Cursor, Write: true,
-//		Registry: path, Self: editorimport.Self(), Getenv: os.Getenv}, stdout, stderr)
-package editorimport
+//	err := importcmd.Run(importcmd.Options{From: editorconf.Cursor, Write: true,
+//		Registry: path, Self: importcmd.Self(), Getenv: os.Getenv}, stdout, stderr)
+package importcmd
 
 import (
 	"encoding/json"
@@ -41,6 +41,7 @@ type Options struct {
 	JSON    bool              // print the entries as a registry document
 	Write   bool              // merge them into Registry
 	Apply   bool              // with Write and From: rewrite the editor's file
+	Each    bool              // with Apply: each imported server's entry runs colibri serve --only NAME
 	EnvFile string            // with Write: where the moved secrets go
 
 	Registry     string              // the registry Write changes
@@ -124,7 +125,7 @@ func Run(o Options, stdout, stderr io.Writer) error {
 		}
 	}
 	abs, _ := filepath.Abs(path)
-	res, err := editorconf.Parse(data, format, editorconf.Options{Home: home, Workspace: editorconf.WorkspaceOf(abs)})
+	res, err := editorconf.Parse(data, format, editorconf.Options{Home: home, Workspace: editorconf.WorkspaceOf(abs), NetList: netList(), NoSandbox: noSandbox()})
 	if err != nil {
 		return mistake(fmt.Errorf("import: %s: %w", path, err))
 	}
@@ -142,6 +143,27 @@ func Run(o Options, stdout, stderr io.Writer) error {
 	}
 	printImport(stdout, path, res, o.Registry)
 	return nil
+}
+
+// netList reports whether this colibri's registry takes a list of
+// destinations in a sandbox's "net" (VS Code's allowedDomains become it).
+func netList() bool {
+	_, err := registry.Parse(strings.NewReader(`{"servers":{"x":{"command":"/bin/true","sandbox":{"net":["example.com"]}}}}`), "")
+	return err == nil
+}
+
+// noSandbox is why this colibri's registry takes no "sandbox" here ("" when
+// it does): the registry's own words.
+func noSandbox() string {
+	_, err := registry.Parse(strings.NewReader(`{"servers":{"x":{"command":"/bin/true","sandbox":{}}}}`), "")
+	var re *registry.Error
+	if errors.As(err, &re) && len(re.Problems) > 0 {
+		return re.Problems[0].Message
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // duplicateKeys refuses an editor's file with a key twice in one object, as
@@ -215,9 +237,18 @@ func printFindings(w io.Writer, res *editorconf.Result, only []string) {
 	for _, n := range res.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
+	// The same hints whether import shows the entries or writes them.
 	for _, e := range res.Entries {
 		if h := editorconf.SpareHint(e); h != "" && in(e.Name) {
 			fmt.Fprintf(w, "hint: server %s: %s\n", quote(e.Name), h)
+		}
+		if !in(e.Name) || e.Remote() {
+			continue
+		}
+		for _, h := range regfile.Hints(e.Command) {
+			if strings.Contains(h, "pass_env") {
+				fmt.Fprintf(w, "hint: server %s: %s\n", quote(e.Name), h)
+			}
 		}
 	}
 	var vars []string
@@ -297,15 +328,6 @@ func write(o Options, source string, editorData []byte, res *editorconf.Result, 
 			fmt.Fprintf(w, "the previous registry is kept as %s\n", backup)
 		}
 		printFindings(w, res, added)
-		for _, e := range res.Entries {
-			if slices.Contains(added, e.Name) && !e.Remote() {
-				for _, h := range regfile.Hints(e.Command) {
-					if strings.Contains(h, "pass_env") {
-						fmt.Fprintf(w, "suggest: %s: %s\n", e.Name, h)
-					}
-				}
-			}
-		}
 	}
 	if o.EnvFile != "" {
 		if err := importEnvFile(o.EnvFile, res, added, w); err != nil {
@@ -315,10 +337,140 @@ func write(o Options, source string, editorData []byte, res *editorconf.Result, 
 	if !o.Apply {
 		if len(added) > 0 {
 			fmt.Fprintf(w, "\nThe editor still starts these servers itself: --apply rewrites %s to start colibri instead, or paste:\n%s", source, Snippet(o.Self, registryPath, o.ExternalCall))
+			fmt.Fprintln(w, GateSentence(o.ExternalCall))
 		}
 		return nil
 	}
+	if o.Each {
+		return applyEach(o, source, editorData, res, added, kept, colibriEnvFile(o.EnvFile), w)
+	}
 	return applyEditor(o, source, editorData, res, append(added, kept...), colibriEnvFile(o.EnvFile), own, w)
+}
+
+// colibriArgs are the arguments of colibri in an editor's entry: the
+// registry named, the gate as chosen, the env file that holds the moved
+// secrets.
+func colibriArgs(o Options, envFile string) []string {
+	args := []string{"--external-config", absPath(o.Registry)}
+	if o.ExternalCall {
+		args = append(args, "--external-call")
+	}
+	if envFile != "" {
+		// The secrets import moved are in it: the editor's colibri loads
+		// them, or every server that needs one fails for want of it.
+		args = append(args, "--env-file", envFile)
+	}
+	return args
+}
+
+// GateSentence is what import says about the call gate of the entries it
+// writes (or prints) for the editor: off leaves the servers list-only, and
+// says how to turn it on; on says that it is.
+func GateSentence(on bool) string {
+	if on {
+		return "the call gate is on in colibri's editor entry (--external-call): the editor's model can call the hosted tools, within each entry's policy and pins"
+	}
+	return "the call gate is off in colibri's editor entry: the editor's model can list and describe the hosted tools but not call them; " +
+		"to let it call them, run import again with --external-call, or add \"--external-call\" to the entry's args (docs/import.md)"
+}
+
+// applyEach rewrites each imported server's own entry in the editor's file
+// to run colibri serve --only NAME, so that the editor keeps showing,
+// enabling and disabling the servers one by one. Only the entries whose
+// registry entry is the one imported are rewritten: a name the registry
+// held already with another definition is listed and left as it was.
+func applyEach(o Options, path string, data []byte, res *editorconf.Result, added, kept []string, envFile string, w io.Writer) error {
+	var differ []string
+	same := slices.Clone(added)
+	if len(kept) > 0 {
+		reg, err := registry.Load(o.Registry)
+		if err != nil {
+			return fmt.Errorf("import --apply --each: %w: the editor's file is unchanged", err)
+		}
+		for _, e := range res.Entries {
+			if !slices.Contains(kept, e.Name) {
+				continue
+			}
+			if sameDefinition(reg, e, o.Registry) {
+				same = append(same, e.Name)
+			} else {
+				differ = append(differ, e.Name)
+			}
+		}
+	}
+	base := colibriArgs(o, envFile)
+	entries := map[string][]string{}
+	var names []string
+	for _, e := range res.Entries {
+		if slices.Contains(same, e.Name) {
+			entries[e.EditorName] = append(slices.Clip(base), "serve", "--only", e.Name)
+			names = append(names, e.EditorName)
+		}
+	}
+	if len(differ) > 0 {
+		fmt.Fprintf(w, "left as they were in %s: %s: the registry holds another definition under that name (import them under another name, or remove the registry's first)\n", path, strings.Join(differ, ", "))
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(w, "Nothing rewritten: %s is unchanged.\n", path)
+		return nil
+	}
+	out, err := rewrite.Each(data, res.Format, entries, o.Self)
+	if err != nil {
+		return fmt.Errorf("import --apply --each: %s: %w: the editor's file is unchanged", path, err)
+	}
+	backup, err := replaceEditorFile(o, path, data, out)
+	if err != nil {
+		return err
+	}
+	slices.Sort(names)
+	fmt.Fprintf(w, "rewrote %s: %s now run colibri-mcp serve --only NAME, each on its own (the previous file is kept as %s); restart the editor\n",
+		path, strings.Join(names, ", "), backup)
+	fmt.Fprintln(w, GateSentence(o.ExternalCall))
+	return nil
+}
+
+// sameDefinition reports whether the registry's entry of e's name is the
+// one e would write.
+func sameDefinition(reg *registry.Registry, e *editorconf.Entry, registryPath string) bool {
+	held, ok := reg.Servers[e.Name]
+	if !ok {
+		return false
+	}
+	one, err := registry.Parse(strings.NewReader(string(editorconf.Document([]*editorconf.Entry{e}))), registryPath)
+	if err != nil {
+		return false
+	}
+	a, _ := json.Marshal(held)
+	b, _ := json.Marshal(one.Servers[e.Name])
+	return string(a) == string(b)
+}
+
+// replaceEditorFile writes out over the editor's file at path, which must
+// still hold data, keeping data as FILE.bak (the user's alone: it holds
+// the secrets import moved).
+func replaceEditorFile(o Options, path string, data, out []byte) (string, error) {
+	if o.BeforeApply != nil {
+		o.BeforeApply()
+	}
+	// A link (dotfiles kept in a repository) stays a link: the file it
+	// points to is replaced.
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", fmt.Errorf("import --apply: %w", err)
+	}
+	st, err := os.Stat(target)
+	if err != nil {
+		return "", fmt.Errorf("import --apply: %w", err)
+	}
+	backup, err := safefile.Backup(target, data, st.Mode().Perm()&^0o077)
+	if err != nil {
+		return "", fmt.Errorf("import --apply: keeping %s: %w: the editor's file is unchanged", backup, err)
+	}
+	if err := safefile.Replace(target, out, st.Mode().Perm(), data); err != nil {
+		os.Remove(backup)
+		return "", fmt.Errorf("import --apply: %s: %w", path, err)
+	}
+	return backup, nil
 }
 
 // importEnvFile writes the secrets moved out of the added entries.
@@ -378,15 +530,7 @@ func applyEditor(o Options, path string, data []byte, res *editorconf.Result, im
 			names = append(names, e.EditorName)
 		}
 	}
-	args := []string{"--external-config", absPath(o.Registry)}
-	if o.ExternalCall {
-		args = append(args, "--external-call")
-	}
-	if envFile != "" {
-		// The secrets import moved are in it: the editor's colibri loads
-		// them, or every server that needs one fails for want of it.
-		args = append(args, "--env-file", envFile)
-	}
+	args := colibriArgs(o, envFile)
 	if own != nil {
 		args = rewrite.KeepArgs(args, own.Args)
 		if len(own.Env) > 0 {
@@ -397,32 +541,13 @@ func applyEditor(o Options, path string, data []byte, res *editorconf.Result, im
 	if err != nil {
 		return fmt.Errorf("import --apply: %s: %w: the editor's file is unchanged", path, err)
 	}
-	if o.BeforeApply != nil {
-		o.BeforeApply()
-	}
-	// A link (dotfiles kept in a repository) stays a link: the file it
-	// points to is replaced.
-	target, err := filepath.EvalSymlinks(path)
+	backup, err := replaceEditorFile(o, path, data, out)
 	if err != nil {
-		return fmt.Errorf("import --apply: %w", err)
-	}
-	st, err := os.Stat(target)
-	if err != nil {
-		return fmt.Errorf("import --apply: %w", err)
-	}
-	// The backup holds the secrets import moved out of the file: the
-	// user's alone, whatever the editor's file allowed (Claude Desktop's is
-	// often 0644).
-	backup, err := safefile.Backup(target, data, st.Mode().Perm()&^0o077)
-	if err != nil {
-		return fmt.Errorf("import --apply: keeping %s: %w: the editor's file is unchanged", backup, err)
-	}
-	if err := safefile.Replace(target, out, st.Mode().Perm(), data); err != nil {
-		os.Remove(backup)
-		return fmt.Errorf("import --apply: %s: %w", path, err)
+		return err
 	}
 	fmt.Fprintf(w, "rewrote %s: removed %s, added the %q entry (the previous file is kept as %s); restart the editor\n",
 		path, strings.Join(names, ", "), editorconf.ColibriEntry, backup)
+	fmt.Fprintln(w, GateSentence(slices.Contains(args, "--external-call")))
 	return nil
 }
 

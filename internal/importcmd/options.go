@@ -1,4 +1,4 @@
-package editorimport
+package importcmd
 
 import (
 	"errors"
@@ -33,6 +33,8 @@ func (o Options) Check() error {
 		return errors.New("--json prints the entries and --write merges them into the registry: give one")
 	case o.Apply && (!o.Write || o.From == ""):
 		return errors.New("--apply rewrites the editor's file after --write, and needs --from EDITOR")
+	case o.Each && !o.Apply:
+		return errors.New("--each rewrites each imported server's entry in the editor's file: it goes with --apply")
 	case o.EnvFile != "" && !o.Write:
 		return errors.New("--env-file writes the moved secrets with --write")
 	}

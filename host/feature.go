@@ -1,0 +1,54 @@
+package host
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+// Request runs do, one request of MCP beside tools/call (prompts,
+// resources, templates, completion, subscriptions: serve --only), on a
+// session of srv leased as a call's is: a per_request server is started
+// for it and torn down after, a persistent one's warm session is used and
+// kept. Starting and listing are retried as for a call; do itself is not.
+// The session is offered caller's capabilities, so that what the server
+// asks while answering (sampling, elicitation, roots) reaches the caller.
+func (h *Host) Request(ctx context.Context, srv *registry.Server, caller *session.Caller, do func(context.Context, *session.Session) error) error {
+	ctx, leave, err := h.enter(ctx, srv.Name)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	defer h.refillSpares(srv)
+	l, err := h.lease(ctx, srv, caller, false)
+	if err != nil {
+		return err
+	}
+	err = do(ctx, l.s)
+	l.end(err)
+	return err
+}
+
+// ListToolsFor is ListTools on a session offered caller's capabilities
+// (serve --only: the list the server would give that caller directly),
+// read from the server, not a cache.
+func (h *Host) ListToolsFor(ctx context.Context, srv *registry.Server, caller *session.Caller) ([]*mcp.Tool, error) {
+	if caller.Capabilities() == "" {
+		return h.ListTools(ctx, srv, caller)
+	}
+	ctx, leave, err := h.enter(ctx, srv.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	defer h.refillSpares(srv)
+	l, err := h.lease(ctx, srv, caller, true)
+	if err != nil {
+		return nil, err
+	}
+	l.end(nil)
+	return l.tools, nil
+}
