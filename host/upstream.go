@@ -3,12 +3,14 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/launch"
 	"github.com/colibri-mcp/colibri-mcp/internal/remote"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/internal/statedir"
@@ -36,6 +38,7 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *session.C
 	key := srv.ProcessKey()
 	s, err := session.Open(ctx, timer, h.sessionConfig(srv, h.versions.Ask(key)), up, caller)
 	if err != nil {
+		runnerHint(srv, err)
 		return nil, err
 	}
 	init := s.InitializeResult()
@@ -45,6 +48,22 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *session.C
 	}
 	h.versions.Learn(key, serverVersion, init.ProtocolVersion)
 	return s, nil
+}
+
+// runnerHint puts launch.RunnerHint first in the hint of a failed
+// initialize of a server a package runner starts: a silent download reads
+// like a hung server.
+func runnerHint(srv *registry.Server, err error) {
+	var fe *failure.Error
+	if !errors.As(err, &fe) || fe.Phase != failure.PhaseInitialize {
+		return
+	}
+	if h := launch.RunnerHint(srv, fe.Kind == failure.KindTimeout); h != "" {
+		if fe.Hint != "" {
+			h += "; " + fe.Hint
+		}
+		fe.Hint = h
+	}
 }
 
 // sessionConfig is what a session of srv needs to know.

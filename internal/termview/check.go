@@ -43,6 +43,13 @@ func CheckLine(w io.Writer, r tools.CheckServer) {
 	default:
 		fmt.Fprintf(w, "  %-20s ok\n", r.Server)
 	}
+	for _, f := range r.Flagged {
+		var kinds []string
+		for _, one := range f.Flags {
+			kinds = append(kinds, one.Flag+" in "+one.Where)
+		}
+		fmt.Fprintf(w, "  %-20s flagged by the pin scan: %s (%s; see colibri-mcp pins diff %s)\n", "", f.Name, strings.Join(kinds, ", "), r.Server)
+	}
 	fmt.Fprintf(w, "  %-20s %s\n", "", r.Confinement)
 	if len(r.RunTime) > 0 {
 		fmt.Fprintf(w, "  %-20s ${%s}: set where the image runs, not checked here\n", "", strings.Join(r.RunTime, "}, ${"))
@@ -53,7 +60,13 @@ func CheckLine(w io.Writer, r tools.CheckServer) {
 // servers that passed and failed, and the time it took.
 func CheckEnd(w io.Writer, out *tools.CheckResult, path string, took time.Duration) {
 	if out.Error != nil {
-		fmt.Fprintf(w, "registry %s: %s\n", path, out.Error.Message)
+		// The registry's own message names the file already: once is
+		// enough.
+		msg := out.Error.Message
+		if !strings.HasPrefix(msg, path+":") {
+			msg = path + ": " + msg
+		}
+		fmt.Fprintf(w, "registry %s\n", msg)
 		return
 	}
 	for _, warning := range out.Warnings {
