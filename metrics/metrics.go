@@ -81,6 +81,7 @@ type Metrics struct {
 	retries     *prometheus.CounterVec
 	denials     *prometheus.CounterVec
 	pinChanges  *prometheus.CounterVec
+	pinFlags    *prometheus.CounterVec
 	auditErrors prometheus.Counter
 	processes   *prometheus.Desc
 	warm        *prometheus.Desc
@@ -124,6 +125,8 @@ func New(o Options) *Metrics {
 			Help: "Calls the policy refused."}, []string{"server"}),
 		pinChanges: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "colibri_tool_changes_total",
 			Help: "Changes of hosted tool definitions against their pins: each first sighting, and each call refused for one."}, []string{"server"}),
+		pinFlags: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "colibri_pin_flags_total",
+			Help: "Signs of tool poisoning the pin scan found, each when the definition was first recorded (docs/security.md)."}, []string{"server", "flag"}),
 		auditErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "colibri_audit_write_errors_total",
 			Help: "Audit records that could not be written (each is also logged)."}),
 		processes: prometheus.NewDesc("colibri_hosted_processes", "Hosted processes alive.", nil, nil),
@@ -155,7 +158,7 @@ func New(o Options) *Metrics {
 		}
 		return 0
 	})
-	m.reg.MustRegister(m.calls, m.clientOps, m.serverOps, m.retries, m.denials, m.pinChanges, m.auditErrors, info, gauges{m},
+	m.reg.MustRegister(m.calls, m.clientOps, m.serverOps, m.retries, m.denials, m.pinChanges, m.pinFlags, m.auditErrors, info, gauges{m},
 		m.registryValid, m.registryErrors, m.refused, sessions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: nil})
@@ -254,6 +257,14 @@ func (m *Metrics) PolicyDenial(server string) {
 func (m *Metrics) ToolChange(server string) {
 	if m != nil {
 		m.pinChanges.WithLabelValues(server).Inc()
+	}
+}
+
+// PinFlag counts one sign of tool poisoning found in a definition of
+// server's (flag: one of internal/pin's Flag kinds).
+func (m *Metrics) PinFlag(server, flag string) {
+	if m != nil {
+		m.pinFlags.WithLabelValues(server, flag).Inc()
 	}
 }
 

@@ -39,6 +39,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/strict"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -79,6 +80,7 @@ type Conn struct {
 	tooLarge atomic.Bool
 	version  atomic.Pointer[string] // negotiated: sent as MCP-Protocol-Version
 	relay    atomic.Pointer[Relay]
+	unclear  atomic.Pointer[strict.Problem] // strict.go
 
 	life    context.Context // ends with Close: so do the standalone streams
 	endLife context.CancelFunc
@@ -374,10 +376,20 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.send(r, x)
 }
 
-// send passes r on, recording the answer in x and bounding its body.
+// send passes r on, recording the answer in x and bounding its body. The
+// request ends with the Conn, too: a request go-sdk sends on a context of
+// its own (notifications/cancelled, bounded at 5 s) to a server that never
+// answers must not hold the Close that waits for it.
 func (t *roundTripper) send(r *http.Request, x *Exchange) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(r)
+	ctx, cancel := context.WithCancelCause(r.Context())
+	stopLife := context.AfterFunc(t.c.life, func() { cancel(errClosed) })
+	release := func() {
+		stopLife()
+		cancel(nil)
+	}
+	resp, err := t.base.RoundTrip(r.WithContext(ctx))
 	if err != nil {
+		release()
 		if x != nil {
 			x.each(func(x *Exchange) { x.err = err })
 		}
@@ -395,7 +407,11 @@ func (t *roundTripper) send(r *http.Request, x *Exchange) (*http.Response, error
 		resp.Body = &eventBody{c: t.c, rc: resp.Body, relay: t.c.relayFunc(), keepIDs: keep}
 	} else {
 		resp.Body = &limitBody{c: t.c, rc: resp.Body}
+		if mt == "application/json" {
+			resp.Body = &screenedBody{c: t.c, rc: resp.Body} // strict.go
+		}
 	}
+	resp.Body = &releaseBody{ReadCloser: resp.Body, release: release}
 	return resp, nil
 }
 

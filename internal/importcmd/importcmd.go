@@ -1,4 +1,4 @@
-// Package editorimport is colibri-mcp import's work: an editor's MCP
+// Package importcmd is colibri-mcp import's work: an editor's MCP
 // configuration found (FILE, or the editor's usual place), read within
 // bounds, converted (internal/editorconf), shown, and with Write merged into
 // the registry (registry/regfile: each entry validated first, the old file
@@ -8,9 +8,9 @@
 // line reads the flags (ParseFrom, Options.Check) and maps the errors: a
 // *UsageError is the person's to fix (exit 2), any other a failure.
 //
-//	err := editorimport.Run(editorimport.Options{From: editorconf.Cursor, Write: true,
-//		Registry: path, Self: editorimport.Self(), Getenv: os.Getenv}, stdout, stderr)
-package editorimport
+//	err := importcmd.Run(importcmd.Options{From: editorconf.Cursor, Write: true,
+//		Registry: path, Self: importcmd.Self(), Getenv: os.Getenv}, stdout, stderr)
+package importcmd
 
 import (
 	"encoding/json"
@@ -23,7 +23,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/editorconf"
 	"github.com/colibri-mcp/colibri-mcp/internal/editorconf/rewrite"
@@ -125,7 +124,7 @@ func Run(o Options, stdout, stderr io.Writer) error {
 		}
 	}
 	abs, _ := filepath.Abs(path)
-	res, err := editorconf.Parse(data, format, editorconf.Options{Home: home, Workspace: editorconf.WorkspaceOf(abs), NetList: netList(), NoSandbox: noSandbox()})
+	res, err := editorconf.Parse(data, format, editorconf.Options{Home: home, Workspace: editorconf.WorkspaceOf(abs), NetList: NetList(), NoSandbox: noSandbox()})
 	if err != nil {
 		return mistake(fmt.Errorf("import: %s: %w", path, err))
 	}
@@ -136,7 +135,7 @@ func Run(o Options, stdout, stderr io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stderr, "%s, %s: %s\n", path, res.Format.Describe(), count(len(res.Entries), "server"))
-		printFindings(stderr, res, nil)
+		printFindings(stderr, res, nil, "")
 		return nil
 	case o.Write:
 		return write(o, path, data, res, own, stdout)
@@ -145,9 +144,10 @@ func Run(o Options, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// netList reports whether this colibri's registry takes a list of
-// destinations in a sandbox's "net" (VS Code's allowedDomains become it).
-func netList() bool {
+// NetList reports whether this colibri's registry takes a list of
+// destinations in a sandbox's "net" (VS Code's allowedDomains become it,
+// and add --net writes one).
+func NetList() bool {
 	_, err := registry.Parse(strings.NewReader(`{"servers":{"x":{"command":"/bin/true","sandbox":{"net":["example.com"]}}}}`), "")
 	return err == nil
 }
@@ -181,19 +181,17 @@ func duplicateKeys(path string, data []byte) error {
 	return fmt.Errorf("import: %s: %s; remove one of each (editors differ on which they keep)", path, strings.Join(lines, "; "))
 }
 
-// readEditorFile reads a regular file of at most maxEditorFile bytes; a
-// FIFO or a device is refused, never waited on.
+// readEditorFile reads a regular file (or a link to one: editors' files are
+// often linked from a dotfiles folder) of at most maxEditorFile bytes; a FIFO
+// or a device is refused, never opened or waited on (safefile.OpenFollowing).
 func readEditorFile(path string) ([]byte, error) {
-	st, err := os.Stat(path)
+	f, err := safefile.OpenFollowing(path)
 	if err != nil {
-		return nil, errors.Unwrap(err) // the path is named by the caller
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, errors.Unwrap(err)
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, pe.Err // the path is named by the caller
+		}
+		return nil, err
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxEditorFile+1))
@@ -216,7 +214,7 @@ func printImport(w io.Writer, path string, res *editorconf.Result, registryPath 
 	if len(res.Entries) > 0 || len(res.Notes) > 0 {
 		fmt.Fprintln(w)
 	}
-	printFindings(w, res, nil)
+	printFindings(w, res, nil, "")
 	if len(res.Entries) == 0 {
 		fmt.Fprintln(w, "Nothing to import.")
 		return
@@ -225,9 +223,10 @@ func printImport(w io.Writer, path string, res *editorconf.Result, registryPath 
 }
 
 // printFindings lists the secrets moved, the notes, and the variables the
-// entries read from colibri's environment; with only set, for those
-// entries alone.
-func printFindings(w io.Writer, res *editorconf.Result, only []string) {
+// entries read from colibri's environment (and where they go: envFile, the
+// --env-file import writes, when given); with only set, for those entries
+// alone.
+func printFindings(w io.Writer, res *editorconf.Result, only []string, envFile string) {
 	in := func(server string) bool { return only == nil || slices.Contains(only, server) }
 	for _, m := range res.Moved {
 		if in(m.Server) {
@@ -263,7 +262,11 @@ func printFindings(w io.Writer, res *editorconf.Result, only []string) {
 	}
 	if len(vars) > 0 {
 		slices.Sort(vars)
-		fmt.Fprintf(w, "colibri reads from its environment: %s (set them where colibri runs: the env of its editor entry, or provider.env for the FreeBSD service)\n", strings.Join(vars, ", "))
+		where := "set them where colibri runs: NAME=value lines in a mode-0600 file that --env-file F loads (import --env-file F writes the moved secrets there), the env of its editor entry, or provider.env for the FreeBSD service"
+		if envFile != "" {
+			where = "the moved secrets go to " + envFile + " (--env-file), which 'colibri-mcp --env-file " + envFile + "' loads; set any other there too, or in colibri's environment"
+		}
+		fmt.Fprintf(w, "colibri reads from its environment: %s (%s)\n", strings.Join(vars, ", "), where)
 	}
 }
 
@@ -320,14 +323,14 @@ func write(o Options, source string, editorData []byte, res *editorconf.Result, 
 		fmt.Fprintln(w, r)
 	}
 	if len(added) == 0 {
-		printFindings(w, res, []string{})
+		printFindings(w, res, []string{}, o.EnvFile)
 		fmt.Fprintf(w, "Nothing written: %s is unchanged.\n", registryPath)
 	} else {
 		fmt.Fprintf(w, "added to %s: %s\n", registryPath, strings.Join(added, ", "))
 		if backup != "" {
 			fmt.Fprintf(w, "the previous registry is kept as %s\n", backup)
 		}
-		printFindings(w, res, added)
+		printFindings(w, res, added, o.EnvFile)
 	}
 	if o.EnvFile != "" {
 		if err := importEnvFile(o.EnvFile, res, added, w); err != nil {
