@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/egress"
+	"github.com/colibri-mcp/colibri-mcp/internal/egress/dest"
 )
 
 // Sandbox is an entry's Linux confinement (docs/security.md#on-linux-a-sandboxed-server-keeps-to-what-its-entry-grants), or the
@@ -177,7 +177,7 @@ func (s *Server) sandboxProblems() []Problem {
 	}
 	var ps []Problem
 	for i, d := range sb.Destinations {
-		if _, err := egress.ParseDestination(d); err != nil {
+		if _, err := dest.Parse(d); err != nil {
 			ps = append(ps, Problem{Location: fmt.Sprintf("%s/net/%d", sb.At, i), Message: err.Error()})
 		}
 	}

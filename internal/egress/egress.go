@@ -35,6 +35,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/egress/dest"
 )
 
 // Options configure a Proxy. The zero value of each field means its default.
@@ -78,7 +80,7 @@ type Grant struct {
 	// URL is the proxy URL the server's environment carries, its
 	// credential in the user information.
 	URL   string
-	dests []Destination
+	dests []dest.Destination
 	conns chan struct{} // a slot per connection at once
 }
 
@@ -121,7 +123,7 @@ func (p *Proxy) Close() error { return p.srv.Close() }
 
 // Grant lets the holder of the returned grant's credential reach dests,
 // at most maxConns connections at once (64 when 0 or less).
-func (p *Proxy) Grant(server string, dests []Destination, maxConns int) *Grant {
+func (p *Proxy) Grant(server string, dests []dest.Destination, maxConns int) *Grant {
 	if maxConns <= 0 {
 		maxConns = 64
 	}
@@ -171,7 +173,7 @@ type refusal struct {
 
 func (e *refusal) Error() string { return e.why }
 
-func (p *Proxy) refuse(w http.ResponseWriter, g *Grant, dest string, r *refusal) {
+func (p *Proxy) refuse(w http.ResponseWriter, g *Grant, where string, r *refusal) {
 	server := ""
 	if g != nil {
 		server = g.Server
@@ -179,29 +181,29 @@ func (p *Proxy) refuse(w http.ResponseWriter, g *Grant, dest string, r *refusal)
 			p.opts.Refused(server)
 		}
 	}
-	p.opts.Logger.Warn("egress refused", "server", server, "destination", dest, "why", r.why)
+	p.opts.Logger.Warn("egress refused", "server", server, "destination", where, "why", r.why)
 	if r.status == http.StatusProxyAuthRequired {
 		w.Header().Set("Proxy-Authenticate", `Basic realm="colibri egress"`)
 	}
-	http.Error(w, "colibri egress: "+dest+": "+r.why, r.status)
+	http.Error(w, "colibri egress: "+where+": "+r.why, r.status)
 }
 
 // ServeHTTP carries a CONNECT or a plain HTTP request of a granted server.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g := p.grant(r)
-	dest := r.Host
+	where := r.Host
 	if r.Method != http.MethodConnect && r.URL.IsAbs() {
-		dest = r.URL.Host
+		where = r.URL.Host
 	}
 	if g == nil {
-		p.refuse(w, nil, dest, &refusal{http.StatusProxyAuthRequired, "no credential of a sandboxed server, or one no longer granted"})
+		p.refuse(w, nil, where, &refusal{http.StatusProxyAuthRequired, "no credential of a sandboxed server, or one no longer granted"})
 		return
 	}
 	select {
 	case g.conns <- struct{}{}:
 		defer func() { <-g.conns }()
 	default:
-		p.refuse(w, g, dest, &refusal{http.StatusTooManyRequests, fmt.Sprintf("the server already holds its %d connections (max_connections)", cap(g.conns))})
+		p.refuse(w, g, where, &refusal{http.StatusTooManyRequests, fmt.Sprintf("the server already holds its %d connections (max_connections)", cap(g.conns))})
 		return
 	}
 	if r.Method == http.MethodConnect {
@@ -280,18 +282,18 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, g *Grant) {
 		p.refuse(w, g, r.Host, &refusal{http.StatusBadRequest, "a plain request to a proxy names an absolute http:// URI (use CONNECT for https)"})
 		return
 	}
-	dest := r.URL.Host
+	where := r.URL.Host
 	if h := r.Header.Get("Host"); h != "" && !strings.EqualFold(h, r.URL.Host) {
-		p.refuse(w, g, dest, &refusal{http.StatusForbidden, fmt.Sprintf("the Host header %q differs from the request's host", h)})
+		p.refuse(w, g, where, &refusal{http.StatusForbidden, fmt.Sprintf("the Host header %q differs from the request's host", h)})
 		return
 	}
-	hostport := dest
+	hostport := where
 	if r.URL.Port() == "" {
 		hostport = net.JoinHostPort(r.URL.Hostname(), "80")
 	}
 	host, port, err := splitHostPort(hostport)
 	if err != nil {
-		p.refuse(w, g, dest, &refusal{http.StatusBadRequest, err.Error()})
+		p.refuse(w, g, where, &refusal{http.StatusBadRequest, err.Error()})
 		return
 	}
 	conn, err := p.dial(r.Context(), g, host, port)
@@ -300,7 +302,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, g *Grant) {
 		if !errors.As(err, &ref) {
 			ref = &refusal{http.StatusBadGateway, err.Error()}
 		}
-		p.refuse(w, g, dest, ref)
+		p.refuse(w, g, where, ref)
 		return
 	}
 	defer conn.Close()
@@ -327,7 +329,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, g *Grant) {
 	defer tr.CloseIdleConnections()
 	resp, err := tr.RoundTrip(out)
 	if err != nil {
-		p.refuse(w, g, dest, &refusal{http.StatusBadGateway, err.Error()})
+		p.refuse(w, g, where, &refusal{http.StatusBadGateway, err.Error()})
 		return
 	}
 	defer resp.Body.Close()
@@ -355,7 +357,7 @@ func splitHostPort(hostport string) (string, int, error) {
 	if _, err := netip.ParseAddr(h); err == nil {
 		return h, port, nil
 	}
-	n, err := normalizeName(h)
+	n, err := dest.NormalizeName(h)
 	if err != nil {
 		return "", 0, fmt.Errorf("not a host name: %q", h)
 	}
@@ -369,7 +371,7 @@ func splitHostPort(hostport string) (string, int, error) {
 func (p *Proxy) dial(ctx context.Context, g *Grant, host string, port int) (net.Conn, error) {
 	listedAddr := func(a netip.Addr) bool {
 		for _, d := range g.dests {
-			if d.matchesAddr(a, port) {
+			if d.MatchesAddr(a, port) {
 				return true
 			}
 		}
@@ -384,7 +386,7 @@ func (p *Proxy) dial(ctx context.Context, g *Grant, host string, port int) (net.
 	} else {
 		listed := false
 		for _, d := range g.dests {
-			listed = listed || d.matchesName(host, port)
+			listed = listed || d.MatchesName(host, port)
 		}
 		if !listed {
 			return nil, &refusal{http.StatusForbidden, "not a granted destination"}
@@ -396,7 +398,7 @@ func (p *Proxy) dial(ctx context.Context, g *Grant, host string, port int) (net.
 			return nil, &refusal{http.StatusBadGateway, "resolving it: " + err.Error()}
 		}
 		for _, a := range addrs {
-			if a.Zone() == "" && (!isSpecial(a) || listedAddr(a)) {
+			if a.Zone() == "" && (!dest.IsSpecial(a) || listedAddr(a)) {
 				target = a
 				break
 			}

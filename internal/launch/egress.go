@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/egress"
+	"github.com/colibri-mcp/colibri-mcp/internal/egress/dest"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -60,9 +61,9 @@ func (b *Builder) egressGrant(srv *registry.Server) (*egress.Grant, error) {
 		b.proxy = p
 		b.grants = map[string]*egress.Grant{}
 	}
-	var dests []egress.Destination
+	var dests []dest.Destination
 	for _, s := range sb.Destinations {
-		d, err := egress.ParseDestination(s) // checked by the registry already
+		d, err := dest.Parse(s) // checked by the registry already
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,12 @@
-package egress
+// Package dest reads the destinations of a sandbox's "net" list (a host
+// name, *.domain, an IP address or CIDR block, with an optional port) and
+// says what they match, and which addresses are special (loopback,
+// private…), for the registry's checks and the egress proxy
+// (internal/egress; docs/security.md, "Egress by destination").
+//
+//	d, err := dest.Parse("*.githubusercontent.com")
+//	d.MatchesName("raw.githubusercontent.com", 443) // true
+package dest
 
 import (
 	"errors"
@@ -45,10 +53,10 @@ func (d Destination) String() string {
 	return s
 }
 
-// ParseDestination reads one destination: "api.github.com",
+// Parse reads one destination: "api.github.com",
 // "*.githubusercontent.com", "registry.npmjs.org:443", "10.1.2.0/24:8080",
 // "192.0.2.7", "[::1]:8080", "2001:db8::/32".
-func ParseDestination(s string) (Destination, error) {
+func Parse(s string) (Destination, error) {
 	var d Destination
 	if s == "" || len(s) > 300 {
 		return d, errors.New("a destination is a host name, *.domain, or an IP address or CIDR block, with an optional :port")
@@ -99,7 +107,7 @@ func ParseDestination(s string) (Destination, error) {
 	if w, ok := strings.CutPrefix(name, "*."); ok {
 		d.Wildcard, name = true, w
 	}
-	h, err := normalizeName(name)
+	h, err := NormalizeName(name)
 	if err != nil {
 		return d, fmt.Errorf("%q: not a host name, *.domain, or IP address or block: %v", s, err)
 	}
@@ -110,9 +118,9 @@ func ParseDestination(s string) (Destination, error) {
 	return d, nil
 }
 
-// normalizeName is a host name as destinations are matched: lower case,
+// NormalizeName is a host name as destinations are matched: lower case,
 // no trailing dot, IDNA's ASCII form; an error for what is not a name.
-func normalizeName(name string) (string, error) {
+func NormalizeName(name string) (string, error) {
 	name = strings.TrimSuffix(name, ".")
 	if name == "" || strings.ContainsAny(name, "*/[]:@ ") {
 		return "", errors.New("not a host name")
@@ -124,9 +132,9 @@ func normalizeName(name string) (string, error) {
 	return strings.ToLower(a), nil
 }
 
-// matchesName reports whether host (normalized) and port are this
+// MatchesName reports whether host (normalized) and port are this
 // destination's.
-func (d Destination) matchesName(host string, port int) bool {
+func (d Destination) MatchesName(host string, port int) bool {
 	if d.Host == "" || !d.portOK(port) {
 		return false
 	}
@@ -136,8 +144,8 @@ func (d Destination) matchesName(host string, port int) bool {
 	return host == d.Host
 }
 
-// matchesAddr reports whether addr and port are within this IP destination.
-func (d Destination) matchesAddr(addr netip.Addr, port int) bool {
+// MatchesAddr reports whether addr and port are within this IP destination.
+func (d Destination) MatchesAddr(addr netip.Addr, port int) bool {
 	return d.Host == "" && d.portOK(port) && d.Prefix.Contains(addr.Unmap())
 }
 
@@ -172,10 +180,10 @@ var (
 	compat4 = netip.MustParsePrefix("::/96")
 )
 
-// isSpecial reports whether addr lies in a special range, itself or as the
+// IsSpecial reports whether addr lies in a special range, itself or as the
 // IPv4 address an IPv6 one embeds (IPv4-mapped, IPv4-compatible, NAT64,
 // 6to4).
-func isSpecial(addr netip.Addr) bool {
+func IsSpecial(addr netip.Addr) bool {
 	addr = addr.Unmap()
 	for _, p := range special {
 		if p.Contains(addr) {
@@ -188,9 +196,9 @@ func isSpecial(addr netip.Addr) bool {
 	b := addr.As16()
 	switch {
 	case nat64.Contains(addr), compat4.Contains(addr):
-		return isSpecial(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
+		return IsSpecial(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
 	case sixTo4.Contains(addr):
-		return isSpecial(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
+		return IsSpecial(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
 	case nat64l.Contains(addr), teredo.Contains(addr):
 		return true // local-use NAT64 and Teredo embed addresses colibri cannot vouch for
 	}
