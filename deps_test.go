@@ -86,9 +86,9 @@ var forbidden = map[string][]string{
 		module + "internal/jsonsplice", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"internal/editorconf/rewrite": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
-	// editorimport is import's work: files, editorconf and the registry's
+	// importcmd is import's work: files, editorconf and the registry's
 	// writer; no processes, no network, nothing of the engine.
-	"internal/editorimport": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "tools",
+	"internal/importcmd": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// termview lays tools' answers out for a terminal: no processes, no
 	// command line.
@@ -123,8 +123,8 @@ var forbidden = map[string][]string{
 	"internal/health": {"os/exec", "net/http", module + "cmd", module + "host", module + "jail", module + "tools", module + "metrics",
 		module + "internal/httpserve", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// Small leaf packages of hostile round three: pure, below everything.
-	"internal/suggest":    {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
-	"internal/listchange": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
+	"internal/suggest": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
+	"internal/relist":  {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	// toolsearch ranks; it reads nothing and knows no MCP.
 	"internal/toolsearch": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
@@ -141,7 +141,7 @@ var forbidden = map[string][]string{
 		module + "internal/sandbox", "github.com/urfave/cli"},
 	"internal/pool": {module + "cmd", module + "host", module + "tools", module + "jail", module + "internal/proc",
 		module + "internal/launch", module + "internal/remote", module + "internal/sandbox", "github.com/urfave/cli"},
-	"internal/toolschema": {module + "cmd", module + "host", module + "tools", module + "jail", module + "registry",
+	"internal/argcheck": {module + "cmd", module + "host", module + "tools", module + "jail", module + "registry",
 		module + "internal/session", module + "internal/proc", "github.com/urfave/cli"},
 	"internal/redact": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
@@ -192,7 +192,7 @@ var forbiddenDirect = map[string][]string{
 	"internal/pin":        {"os/exec"}, // go-sdk imports it (CommandTransport); pins start nothing
 	"internal/session":    {"os/exec"}, // go-sdk imports it (CommandTransport); a session starts nothing
 	"internal/pool":       {"os/exec"}, // the pool opens sessions through Options.Open
-	"internal/toolschema": {"os/exec"},
+	"internal/argcheck":   {"os/exec"},
 
 	// The packages of issue 24's thinning of cmd, editorconf and registry.
 	"internal/editorconf/syntax":  {"os"}, // pure, as editorconf
@@ -255,7 +255,7 @@ func TestBinaryHoldsNoTestCode(t *testing.T) {
 	for _, imp := range deps(t, "./cmd/colibri-mcp") {
 		switch {
 		case imp == "testing", strings.HasPrefix(imp, module+"internal/testbuild"),
-			strings.HasPrefix(imp, module+"internal/procs"), strings.HasPrefix(imp, module+"internal/fakemcp"),
+			strings.HasPrefix(imp, module+"internal/proctable"), strings.HasPrefix(imp, module+"internal/fakemcp"),
 			strings.HasPrefix(imp, module+"internal/bench"), strings.HasPrefix(imp, module+"internal/syncbuf"),
 			strings.HasPrefix(imp, module+"internal/oauthtest"), strings.HasPrefix(imp, module+"internal/mcpregistry/registrytest"):
 			t.Errorf("colibri-mcp depends on %s, which is for tests and benchmarks only", imp)
@@ -372,12 +372,12 @@ func TestMakeInstall(t *testing.T) {
 // testOnly are the packages that serve tests and benchmarks alone; the
 // architecture's import graph leaves them out.
 var testOnly = map[string]bool{
-	"internal/fakemcp": true, "internal/testbuild": true, "internal/procs": true,
+	"internal/fakemcp": true, "internal/testbuild": true, "internal/proctable": true,
 	"internal/syncbuf": true, "internal/bench": true, "internal/oauthtest": true, "internal/mcpregistry/registrytest": true,
 	"examples/demo-server": true,
 }
 
-// docs/architecture.md opens with the graph of colibri's own imports, one
+// docs/architecture.md's first code block is the graph of colibri's own imports, one
 // line a package ("A  →  B, C": A imports B and C directly). It must be the
 // graph the code has: every production package that imports another of
 // colibri's, with exactly those. On a mismatch the test prints the block the

@@ -26,7 +26,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 )
 
@@ -53,7 +53,7 @@ func waitDead(t *testing.T, pids []int, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for _, pid := range pids {
-		for procs.Alive(pid) {
+		for proctable.Alive(pid) {
 			if time.Now().After(deadline) {
 				t.Errorf("process %d outlived its request", pid)
 				break
@@ -557,7 +557,7 @@ func TestCloseIsABarrier(t *testing.T) {
 		t.Fatal("Close returned while a request was still running")
 	}
 	for _, pid := range h.spawned() {
-		if m := procs.GroupMembers(pid); len(m) != 0 {
+		if m := proctable.GroupMembers(pid); len(m) != 0 {
 			t.Errorf("group %d still has %v after Close", pid, m)
 		}
 	}
@@ -637,7 +637,7 @@ func TestWithoutTheReaperOnlyTheGroupDies(t *testing.T) {
 			h.Close()
 			var alive []int
 			for _, pid := range recorded {
-				if procs.Alive(pid) {
+				if proctable.Alive(pid) {
 					alive = append(alive, pid)
 				}
 			}

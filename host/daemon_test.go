@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 )
 
 // daemonShapes are the shapes of internal/fakemcp's "daemon" (issue 36,
@@ -59,7 +59,7 @@ func checkShape(t *testing.T, daemon int, leadsSession, leadsPG bool) {
 // goneAt waits (bounded) until pid has ended and returns when it saw it.
 func goneAt(t *testing.T, pid int, within time.Duration) time.Time {
 	t.Helper()
-	for deadline := time.Now().Add(within); procs.Alive(pid); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(within); proctable.Alive(pid); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("process %d still alive %v on", pid, within)
 		}

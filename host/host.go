@@ -31,13 +31,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/argcheck"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/launch"
 	"github.com/colibri-mcp/colibri-mcp/internal/listcache"
 	"github.com/colibri-mcp/colibri-mcp/internal/pool"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
-	"github.com/colibri-mcp/colibri-mcp/internal/toolschema"
 	"github.com/colibri-mcp/colibri-mcp/internal/upver"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -172,7 +172,7 @@ type Host struct {
 	log     *slog.Logger
 	slots   chan struct{}
 	bg      tasks // teardowns running after their answer
-	schemas *toolschema.Cache
+	schemas *argcheck.Cache
 	lists   listcache.Cache
 	known   knownLists
 	up      sync.Map // server name → bool: its last start succeeded
@@ -235,7 +235,7 @@ func New(opts Options) *Host {
 		log:   opts.Logger,
 		slots: make(chan struct{}, opts.MaxProcs),
 	}
-	h.schemas = toolschema.New(opts.Logger, opts.Bulk)
+	h.schemas = argcheck.New(opts.Logger, opts.Bulk)
 	h.launch = launch.New(launch.Config{
 		Environ: opts.Environ, JailPriv: opts.JailPriv, JailHelper: opts.JailHelper,
 		Launcher: opts.Launcher, SandboxABI: opts.SandboxABI, SandboxProtect: opts.SandboxProtect,

@@ -19,7 +19,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/internal/testbuild"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -113,7 +113,7 @@ func waitGroupGone(t *testing.T, pgid int, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		left := procs.GroupMembers(pgid)
+		left := proctable.GroupMembers(pgid)
 		if len(left) == 0 {
 			return
 		}
@@ -442,7 +442,7 @@ func TestStubbornServerIsKilled(t *testing.T) {
 	h.Close()
 	within(t, start, 3*time.Second)
 	for _, pid := range h.spawned() {
-		if m := procs.GroupMembers(pid); len(m) != 0 {
+		if m := proctable.GroupMembers(pid); len(m) != 0 {
 			t.Errorf("group %d still has %v after Close", pid, m)
 		}
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -77,7 +77,7 @@ func TestSpareIsStartedAheadAndServesOneRequest(t *testing.T) {
 			}
 		}
 		p, _ := strconv.Atoi(pid)
-		waitUntil(t, "the used spare "+pid+" is still alive", func() bool { return !procs.Alive(p) })
+		waitUntil(t, "the used spare "+pid+" is still alive", func() bool { return !proctable.Alive(p) })
 	}
 	if st := h.Spares(srv.Name); st.Hits != 3 || st.Misses != 0 {
 		t.Errorf("hits/misses = %d/%d, want 3/0", st.Hits, st.Misses)
@@ -174,7 +174,7 @@ func TestSparesStopWhenIdle(t *testing.T) {
 	waitUntil(t, "no spare ready", readyIs(h, srv.Name, 1))
 	first := h.spawned()[0]
 	waitUntil(t, "the idle spare was not stopped", func() bool {
-		return h.Spares(srv.Name).Ready == 0 && !procs.Alive(first)
+		return h.Spares(srv.Name).Ready == 0 && !proctable.Alive(first)
 	})
 	h.Retain(regOf(srv)) // a registry read is no request: they stay stopped
 	if n := len(h.spawned()); n != 1 {
@@ -219,7 +219,7 @@ func TestSparesFollowTheRegistry(t *testing.T) {
 	edited := *srv
 	edited.Env = map[string]string{"FAKEMCP_MARKER": srv.Env["FAKEMCP_MARKER"], "FAKEMCP_EARLY": srv.Env["FAKEMCP_EARLY"], "SPARE_VAR": "edited"}
 	h.Retain(regOf(&edited))
-	waitUntil(t, "the edited entry's old spare is alive", func() bool { return !procs.Alive(old) })
+	waitUntil(t, "the edited entry's old spare is alive", func() bool { return !proctable.Alive(old) })
 	waitUntil(t, "the edited entry has no spare", readyIs(h, srv.Name, 1))
 	if got := callText(t, h, &edited, "var", nil); got != "edited" {
 		t.Errorf("after the edit SPARE_VAR=%q, want edited", got)
@@ -228,7 +228,7 @@ func TestSparesFollowTheRegistry(t *testing.T) {
 	waitUntil(t, "no spare ready", readyIs(h, srv.Name, 1))
 	last := h.spawned()[len(h.spawned())-1]
 	h.Retain(regOf())
-	waitUntil(t, "the removed entry's spare is alive", func() bool { return !procs.Alive(last) })
+	waitUntil(t, "the removed entry's spare is alive", func() bool { return !proctable.Alive(last) })
 	if n := h.Spares(srv.Name).Ready; n != 0 {
 		t.Errorf("a removed entry has %d spares", n)
 	}
@@ -247,7 +247,7 @@ func TestCloseLeavesNoSpare(t *testing.T) {
 	pids := h.spawned()
 	h.Close()
 	for _, pid := range pids {
-		if procs.Alive(pid) {
+		if proctable.Alive(pid) {
 			t.Errorf("spare %d outlived Host.Close", pid)
 		}
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -394,7 +394,7 @@ func TestWarmShutdown(t *testing.T) {
 	pidOf(t, h, b)
 	h.Close()
 	for _, pid := range h.spawned() {
-		if m := procs.GroupMembers(pid); len(m) != 0 {
+		if m := proctable.GroupMembers(pid); len(m) != 0 {
 			t.Errorf("group %d still has %v after Close", pid, m)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 )
 
 func TestChaosCatalogue(t *testing.T) {
@@ -65,7 +65,7 @@ func TestChaosCatalogue(t *testing.T) {
 		}
 	}
 	next(t) // warm up: colibri's own fds settle
-	baseFDs := procs.FDs(colibriPid)
+	baseFDs := proctable.FDs(colibriPid)
 
 	big := strings.Repeat("x", 10<<20)
 	// Moving and decoding 10 MB costs time of its own (much more under the
@@ -154,9 +154,9 @@ func TestChaosCatalogue(t *testing.T) {
 			}
 			next(t)
 			// Colibri's own descriptors come back to where they were.
-			for deadline := time.Now().Add(5 * time.Second); procs.FDs(colibriPid) > baseFDs; time.Sleep(20 * time.Millisecond) {
+			for deadline := time.Now().Add(5 * time.Second); proctable.FDs(colibriPid) > baseFDs; time.Sleep(20 * time.Millisecond) {
 				if time.Now().After(deadline) {
-					t.Errorf("colibri holds %d fds, %d before", procs.FDs(colibriPid), baseFDs)
+					t.Errorf("colibri holds %d fds, %d before", proctable.FDs(colibriPid), baseFDs)
 					break
 				}
 			}
@@ -178,7 +178,7 @@ func assertFakesGone(t *testing.T, dir string) int {
 		if err != nil {
 			t.Fatalf("unexpected file %s in the pid folder", e.Name())
 		}
-		for procs.Alive(pid) {
+		for proctable.Alive(pid) {
 			if time.Now().After(deadline) {
 				t.Errorf("process %d of the fake is still alive", pid)
 				break

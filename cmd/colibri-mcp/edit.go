@@ -15,7 +15,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
-	"github.com/colibri-mcp/colibri-mcp/internal/editorimport"
+	"github.com/colibri-mcp/colibri-mcp/internal/importcmd"
 	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 	"github.com/colibri-mcp/colibri-mcp/registry/regfile"
 )
@@ -150,7 +150,7 @@ func editError(cmd string, err error) error {
 // cmdInit writes the starter registry.
 func cmdInit(s *settings, force bool, w io.Writer) error {
 	path := s.writePath()
-	demo := regfile.InstalledDemo(editorimport.Self())
+	demo := regfile.InstalledDemo(importcmd.Self())
 	doc, err := regfile.Starter(demo)
 	if err != nil {
 		return failed(fmt.Errorf("init: %w", err))
@@ -163,10 +163,10 @@ func cmdInit(s *settings, force bool, w io.Writer) error {
 		return failed(fmt.Errorf("init: %w", err))
 	}
 	termview.Initialized(w, path, backup, demo)
-	self := editorimport.Self()
-	if editorimport.TransientBuild(self) {
-		fmt.Fprint(w, editorimport.TransientNote)
+	self := importcmd.Self()
+	if importcmd.TransientBuild(self) {
+		fmt.Fprint(w, importcmd.TransientNote)
 	}
-	fmt.Fprint(w, editorimport.Snippet(self, path, false))
+	fmt.Fprint(w, importcmd.Snippet(self, path, false))
 	return nil
 }

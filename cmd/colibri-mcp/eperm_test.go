@@ -15,7 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 )
 
 // The uids of the privilege test: colibri runs as nobody, the hosted
@@ -85,7 +85,7 @@ func TestUnprivilegedColibriStopsServersByClosingStdin(t *testing.T) {
 	}
 	colibriPid := cmd.Process.Pid
 
-	hostedOf := func() []int { return procs.Children(colibriPid) }
+	hostedOf := func() []int { return proctable.Children(colibriPid) }
 
 	// A polite server: colibri closes its stdin, and it leaves.
 	res := call(t, cs, "colibri_external_mcp_call_tool", map[string]any{"server": "polite", "name": "any"})
@@ -302,7 +302,7 @@ func escapedDaemons(t *testing.T, asNobody bool) {
 	}
 	goneAt := func(pid int) time.Time {
 		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); procs.Alive(pid); time.Sleep(time.Millisecond) {
+		for deadline := time.Now().Add(20 * time.Second); proctable.Alive(pid); time.Sleep(time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatalf("process %d is alive 20 s on", pid)
 			}
@@ -320,7 +320,7 @@ func escapedDaemons(t *testing.T, asNobody bool) {
 	}
 	// A warm server's daemon is ended by colibri's own exit.
 	_, daemon := started("warm", "setsid-persistent")
-	if !procs.Alive(daemon) {
+	if !proctable.Alive(daemon) {
 		t.Fatal("the warm server's daemon is gone before colibri exits: the test proves nothing")
 	}
 	cs.Close()

@@ -19,7 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 )
 
 // httpColibri is colibri-mcp serving HTTP: its process and its /mcp URL.
@@ -181,7 +181,7 @@ func TestHTTPSecondSignalExitsAtOnce(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the hosted server never started")
 		}
-		hosted = procs.Children(c.cmd.Process.Pid)
+		hosted = proctable.Children(c.cmd.Process.Pid)
 	}
 	c.cmd.Process.Signal(syscall.SIGTERM)
 	for deadline := time.After(10 * time.Second); ; {
@@ -206,7 +206,7 @@ func TestHTTPSecondSignalExitsAtOnce(t *testing.T) {
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		alive := false
 		for _, pid := range hosted {
-			alive = alive || procs.Alive(pid)
+			alive = alive || proctable.Alive(pid)
 		}
 		if !alive {
 			break
@@ -312,7 +312,7 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the hosted server never started")
 		}
-		hosted = procs.Children(c.cmd.Process.Pid)
+		hosted = proctable.Children(c.cmd.Process.Pid)
 	}
 	c.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -332,7 +332,7 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 		t.Fatal("colibri-mcp did not exit after SIGTERM")
 	}
 	for _, pid := range hosted {
-		if procs.Alive(pid) {
+		if proctable.Alive(pid) {
 			t.Errorf("hosted process %d survived colibri", pid)
 		}
 	}

@@ -1,7 +1,7 @@
 package main
 
 // colibri-mcp import: an editor's MCP configuration into the registry
-// (docs/import.md). This file reads the flags; internal/editorimport
+// (docs/import.md). This file reads the flags; internal/importcmd
 // does the work.
 
 import (
@@ -15,7 +15,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
 	"github.com/colibri-mcp/colibri-mcp/internal/editorconf"
-	"github.com/colibri-mcp/colibri-mcp/internal/editorimport"
+	"github.com/colibri-mcp/colibri-mcp/internal/importcmd"
 	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 )
 
@@ -56,28 +56,28 @@ func importFlags() []cli.Flag {
 }
 
 // importOptionsFrom reads import's arguments, checked.
-func importOptionsFrom(cmd *cli.Command) (o editorimport.Options, err error) {
-	o = editorimport.Options{File: cmd.Args().First(), Write: cmd.Bool("write"), JSON: cmd.Bool("json"), Apply: cmd.Bool("apply"), Each: cmd.Bool("each"), EnvFile: cmd.String("env-file")}
+func importOptionsFrom(cmd *cli.Command) (o importcmd.Options, err error) {
+	o = importcmd.Options{File: cmd.Args().First(), Write: cmd.Bool("write"), JSON: cmd.Bool("json"), Apply: cmd.Bool("apply"), Each: cmd.Bool("each"), EnvFile: cmd.String("env-file")}
 	if cmd.IsSet("from") {
-		o.From, err = editorimport.ParseFrom(cmd.String("from"))
+		o.From, err = importcmd.ParseFrom(cmd.String("from"))
 	}
 	if err == nil {
 		err = o.Check()
 	}
 	if err != nil {
-		return editorimport.Options{}, usage(fmt.Errorf("import: %v (%s)", err, clihelp.HelpHint(cmd)))
+		return importcmd.Options{}, usage(fmt.Errorf("import: %v (%s)", err, clihelp.HelpHint(cmd)))
 	}
 	return o, nil
 }
 
-func cmdImport(ctx context.Context, s *settings, o editorimport.Options, stdout, stderr io.Writer) error {
+func cmdImport(ctx context.Context, s *settings, o importcmd.Options, stdout, stderr io.Writer) error {
 	env := lookupIn(s.environ)
 	o.Getenv = func(k string) string { v, _ := env(k); return v }
-	o.Registry, o.ExternalCall, o.Self = s.writePath(), s.externalCall, editorimport.Self()
+	o.Registry, o.ExternalCall, o.Self = s.writePath(), s.externalCall, importcmd.Self()
 	o.BeforeApply, _ = ctx.Value(beforeApplyKey{}).(func())
 	// Names and values from another program's file.
-	err := editorimport.Run(o, termview.Safe(stdout), termview.Safe(stderr))
-	var ue *editorimport.UsageError
+	err := importcmd.Run(o, termview.Safe(stdout), termview.Safe(stderr))
+	var ue *importcmd.UsageError
 	switch {
 	case errors.As(err, &ue):
 		return usage(ue.Err)

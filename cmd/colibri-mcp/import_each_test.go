@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/editorimport"
+	"github.com/colibri-mcp/colibri-mcp/internal/importcmd"
 )
 
 // A VS Code file whose servers carry a sandbox block, imported with
@@ -126,5 +126,5 @@ func TestImportClaudeCodeOAuth(t *testing.T) {
 
 func selfForTest(t *testing.T) string {
 	t.Helper()
-	return editorimport.Self()
+	return importcmd.Self()
 }

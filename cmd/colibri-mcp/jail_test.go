@@ -15,7 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 )
 
 // Fake jail tools: each records its argv (NUL-separated, one file per tool
@@ -179,7 +179,7 @@ func checkRecorded(t *testing.T, f *jailFixture, want []string) {
 	if !found {
 		t.Fatalf("no %s was run; recorded: %v", want[0], rec)
 	}
-	for deadline := time.Now().Add(10 * time.Second); len(procs.GroupMembers(leader)) > 0; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); len(proctable.GroupMembers(leader)) > 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the jailed process group %d is still alive after the request", leader)
 		}

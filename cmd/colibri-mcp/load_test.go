@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 )
 
 // callConcurrently makes n calls of demo's echo at once and returns the
@@ -85,7 +85,7 @@ func TestIsolationFromAHungServer(t *testing.T) {
 		go cs.CallTool(ctx, &mcp.CallToolParams{Name: "colibri_external_mcp_call_tool",
 			Arguments: map[string]any{"server": "hung", "name": "any"}})
 	}
-	for deadline := time.Now().Add(10 * time.Second); len(procs.Children(s.pid)) < 4; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); len(proctable.Children(s.pid)) < 4; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the hung servers never started")
 		}

@@ -20,7 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 )
 
 // colibriRun is a client of a running colibri-mcp, with what it saw on the wire.
@@ -192,7 +192,7 @@ func TestProtocolCancel(t *testing.T) {
 					t.Fatal("no progress arrived")
 				}
 			}
-			hosted := procs.Children(s.pid)
+			hosted := proctable.Children(s.pid)
 			s.rec.take()
 			cancel()
 			if err := <-errc; err == nil {
@@ -206,7 +206,7 @@ func TestProtocolCancel(t *testing.T) {
 				}
 			}
 			for _, pid := range hosted {
-				for deadline := time.Now().Add(6 * time.Second); procs.Alive(pid); time.Sleep(20 * time.Millisecond) {
+				for deadline := time.Now().Add(6 * time.Second); proctable.Alive(pid); time.Sleep(20 * time.Millisecond) {
 					if time.Now().After(deadline) {
 						t.Fatalf("hosted process %d alive after the cancelled call's teardown bound", pid)
 					}

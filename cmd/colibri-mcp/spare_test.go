@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 )
 
 // import suggests "spare": 1 for servers started by npx, uvx, node or
@@ -100,7 +100,7 @@ func TestServeKeepsSpares(t *testing.T) {
 	c.cmd.Wait()
 	for _, p := range dirEntries(t, pids) {
 		pid, _ := strconv.Atoi(p)
-		if procs.Alive(pid) {
+		if proctable.Alive(pid) {
 			t.Errorf("process %d outlived colibri", pid)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 )
 
 // A client from another implementation: the official TypeScript SDK
@@ -48,9 +48,9 @@ func TestTypeScriptClient(t *testing.T) {
 		c := startHTTP(t, "127.0.0.1:0")
 		run(t, "http", c.url)
 		// The aborted call's hosted process is gone.
-		for deadline := time.Now().Add(6 * time.Second); len(procs.Children(c.cmd.Process.Pid)) > 0; time.Sleep(20 * time.Millisecond) {
+		for deadline := time.Now().Add(6 * time.Second); len(proctable.Children(c.cmd.Process.Pid)) > 0; time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("hosted processes left after the TypeScript client's cancel: %v", procs.Children(c.cmd.Process.Pid))
+				t.Fatalf("hosted processes left after the TypeScript client's cancel: %v", proctable.Children(c.cmd.Process.Pid))
 			}
 		}
 	})

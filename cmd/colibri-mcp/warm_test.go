@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 )
 
 type warmServers struct {
@@ -73,7 +73,7 @@ func TestWarmEverythingKeepsState(t *testing.T) {
 			pid = s.Warm.Processes[0].PID
 		}
 	}
-	if !procs.Alive(pid) {
+	if !proctable.Alive(pid) {
 		t.Errorf("the warm pid %d shown is not alive", pid)
 	}
 }
@@ -93,7 +93,7 @@ func TestWarmNothingSurvivesColibri(t *testing.T) {
 				t.Fatal(err)
 			}
 			call(t, cs, "colibri_external_mcp_call_tool", map[string]any{"server": "warm", "name": "echo", "arguments": map[string]any{"message": "x"}})
-			hosted := procs.Children(cmd.Process.Pid)
+			hosted := proctable.Children(cmd.Process.Pid)
 			if len(hosted) != 1 {
 				t.Fatalf("warm processes: %v", hosted)
 			}
@@ -108,7 +108,7 @@ func TestWarmNothingSurvivesColibri(t *testing.T) {
 				t.Errorf("colibri ended with %v, want exit 0", cmd.ProcessState)
 			}
 			for _, pid := range hosted {
-				if procs.Alive(pid) {
+				if proctable.Alive(pid) {
 					t.Errorf("warm process %d survived colibri", pid)
 				}
 			}

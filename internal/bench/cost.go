@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/gcpace"
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 )
 
 // floorEnv, set, makes the bench binary the floor: a minimal go-sdk
@@ -125,7 +125,7 @@ func costRow(s costSubject, n int, d time.Duration) (cpuPerCall time.Duration, e
 	}
 	cpuPerCall = cpu / time.Duration(len(lat)+failures)
 	fmt.Printf("%-18s %8d %9d %9d %10.0f %10s %10s %12s %12s\n", s.name, n, len(lat), failures, float64(len(lat))/took.Seconds(),
-		ms(quantile(lat, 0.5)), ms(quantile(lat, 0.99)), fmt.Sprintf("%.3f ms", float64(cpuPerCall.Microseconds())/1000), mib(procs.Memory(s.pid, "VmRSS")))
+		ms(quantile(lat, 0.5)), ms(quantile(lat, 0.99)), fmt.Sprintf("%.3f ms", float64(cpuPerCall.Microseconds())/1000), mib(proctable.Memory(s.pid, "VmRSS")))
 	return cpuPerCall, nil
 }
 
@@ -217,7 +217,7 @@ func perRequestMemory(colibri, demo string, env []string) error {
 			in.stop()
 			return err
 		}
-		before := procs.Memory(in.pid, "VmRSS")
+		before := proctable.Memory(in.pid, "VmRSS")
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		failures := 0
@@ -229,7 +229,7 @@ func perRequestMemory(colibri, demo string, env []string) error {
 				case <-done:
 					return
 				case <-time.After(20 * time.Millisecond):
-					if r := procs.Memory(in.pid, "VmRSS"); r > peak {
+					if r := proctable.Memory(in.pid, "VmRSS"); r > peak {
 						mu.Lock()
 						peak = max(peak, r)
 						mu.Unlock()
@@ -291,7 +291,7 @@ func perRequestLoad(colibri, demo string, env []string) error {
 		})
 		took := time.Since(start)
 		fmt.Printf("%-9d %9d %9d %10.0f %10s %10s %14s\n", n, len(lat), failures, float64(len(lat))/took.Seconds(),
-			ms(quantile(lat, 0.5)), ms(quantile(lat, 0.99)), mib(procs.Memory(in.pid, "VmHWM")))
+			ms(quantile(lat, 0.5)), ms(quantile(lat, 0.99)), mib(proctable.Memory(in.pid, "VmHWM")))
 		for _, cs := range sessions {
 			cs.Close()
 		}

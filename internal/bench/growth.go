@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 )
 
 // growthRows: how colibri's cost grows with the registry and the sessions:
@@ -51,7 +51,7 @@ func growthRows(colibri, demo string, env []string, short bool) error {
 				lat = append(lat, x)
 			}
 		}
-		fmt.Printf("%-9d %12s %12s %12s\n", n, ms(quantile(lat, 0.5)), ms(quantile(lat, 0.9)), mib(procs.Memory(in.pid, "VmRSS")))
+		fmt.Printf("%-9d %12s %12s %12s\n", n, ms(quantile(lat, 0.5)), ms(quantile(lat, 0.9)), mib(proctable.Memory(in.pid, "VmRSS")))
 		in.stop()
 	}
 
@@ -84,7 +84,7 @@ func growthRows(colibri, demo string, env []string, short bool) error {
 		lat, failures := drive(sessions, d, call)
 		took := time.Since(start)
 		fmt.Printf("%-9d %9d %9d %10.0f %10s %10s %12s\n", n, len(lat), failures, float64(len(lat))/took.Seconds(),
-			ms(quantile(lat, 0.5)), ms(quantile(lat, 0.99)), mib(procs.Memory(in.pid, "VmRSS")))
+			ms(quantile(lat, 0.5)), ms(quantile(lat, 0.99)), mib(proctable.Memory(in.pid, "VmRSS")))
 		for _, cs := range sessions {
 			cs.Close()
 		}
@@ -113,7 +113,7 @@ func growthRows(colibri, demo string, env []string, short bool) error {
 				lat = append(lat, x)
 			}
 		}
-		fmt.Printf("%-9d %12s %12s %12s\n", n, ms(quantile(lat, 0.5)), ms(quantile(lat, 0.9)), mib(procs.Memory(in.pid, "VmRSS")))
+		fmt.Printf("%-9d %12s %12s %12s\n", n, ms(quantile(lat, 0.5)), ms(quantile(lat, 0.9)), mib(proctable.Memory(in.pid, "VmRSS")))
 		in.stop()
 	}
 	return nil

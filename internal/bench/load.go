@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 )
 
 // load makes 100 concurrent call-tool requests to the demo server through
@@ -85,7 +85,7 @@ func report(via string, cs *mcp.ClientSession, pid int) {
 		}
 		wg.Wait()
 	}
-	fmt.Printf("%-7s %6d %9d %10s %10s %10s %14s\n", via, len(lat), failures, ms(quantile(lat, 0.5)), ms(quantile(lat, 0.99)), ms(quantile(lat, 1)), mib(procs.Memory(pid, "VmHWM")))
+	fmt.Printf("%-7s %6d %9d %10s %10s %10s %14s\n", via, len(lat), failures, ms(quantile(lat, 0.5)), ms(quantile(lat, 0.99)), ms(quantile(lat, 1)), mib(proctable.Memory(pid, "VmHWM")))
 }
 
 var urlRE = regexp.MustCompile(`url=(http://\S+/mcp)`)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -47,7 +47,7 @@ func soak(demo string, n int) error {
 	pid := os.Getpid()
 	sample := func(i int, start time.Time) {
 		runtime.GC()
-		fmt.Printf("%7d %11d %5d %10s %8s\n", i, runtime.NumGoroutine(), procs.FDs(pid), mib(procs.Memory(pid, "VmRSS")), time.Since(start).Round(time.Second))
+		fmt.Printf("%7d %11d %5d %10s %8s\n", i, runtime.NumGoroutine(), proctable.FDs(pid), mib(proctable.Memory(pid, "VmRSS")), time.Since(start).Round(time.Second))
 	}
 	start := time.Now()
 	for i := 1; i <= n; i++ {
@@ -67,7 +67,7 @@ func soak(demo string, n int) error {
 	ss.Close()
 	svc.Close()
 	h.Close()
-	left := len(procs.Children(pid))
+	left := len(proctable.Children(pid))
 	fmt.Printf("hosted processes left after the soak: %d\n", left)
 	if left != 0 {
 		return fmt.Errorf("%d hosted processes survived the soak", left)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 )
 
 // spareRows measures per-request calls that find a spare (docs/registry.md#spare-processes-ready-before-the-request): one call a second through colibri with "spare": 1 against a
@@ -203,13 +203,13 @@ func spareIdle(colibri string, t target, env []string, d time.Duration) error {
 		}
 	}
 	time.Sleep(2 * time.Second) // the spares finish loading
-	kids := procs.Children(in.pid)
+	kids := proctable.Children(in.pid)
 	before := cpuTime(in.pid)
 	var kb []time.Duration
 	var rss int64
 	for _, k := range kids {
 		kb = append(kb, cpuTime(k))
-		rss += procs.Memory(k, "VmRSS")
+		rss += proctable.Memory(k, "VmRSS")
 	}
 	time.Sleep(d)
 	var spares time.Duration
@@ -217,6 +217,6 @@ func spareIdle(colibri string, t target, env []string, d time.Duration) error {
 		spares += cpuTime(k) - kb[i]
 	}
 	fmt.Printf("\nidle: colibri with %d spare %s processes over %s: colibri %.2f CPU s, the spares %.2f CPU s; the spares' RSS %s in all (%s each); colibri's RSS %s\n",
-		len(kids), t.name, d, (cpuTime(in.pid) - before).Seconds(), spares.Seconds(), mib(rss), mib(rss/int64(max(1, len(kids)))), mib(procs.Memory(in.pid, "VmRSS")))
+		len(kids), t.name, d, (cpuTime(in.pid) - before).Seconds(), spares.Seconds(), mib(rss), mib(rss/int64(max(1, len(kids)))), mib(proctable.Memory(in.pid, "VmRSS")))
 	return nil
 }

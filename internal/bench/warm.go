@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/procs"
+	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 )
 
 // directWarm connects the bench's client straight to t's server, once.
@@ -74,7 +74,7 @@ func bigAB(colibri string, t target, face string, env []string, n, size int) err
 	if _, err := colibriCall(ctx, cs, small)(); err != nil {
 		return err
 	}
-	before := procs.Memory(pid, "VmRSS")
+	before := proctable.Memory(pid, "VmRSS")
 
 	msg := strings.Repeat("0123456789abcdef", size/16+1)[:size]
 	big := t
@@ -118,7 +118,7 @@ func bigAB(colibri string, t target, face string, env []string, n, size int) err
 		return err
 	}
 	rowAB(t.name, face, "big", a, d)
-	hwm := procs.Memory(pid, "VmHWM")
+	hwm := proctable.Memory(pid, "VmHWM")
 	fmt.Printf("%-11s %-6s %-6s colibri peak RSS %s (%.1f× the message); RSS before the first big message %s; peak − before %s (%.1f×)\n\n",
 		t.name, face, "big", mib(hwm), float64(hwm)/float64(size), mib(before), mib(hwm-before), float64(hwm-before)/float64(size))
 	return nil

@@ -27,7 +27,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
-	"github.com/colibri-mcp/colibri-mcp/internal/listchange"
+	"github.com/colibri-mcp/colibri-mcp/internal/relist"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -86,10 +86,10 @@ type Warm struct {
 	starting  *startAttempt // the start under way, which waiters share
 	started   time.Time
 	inflight  int
-	tools     []*mcp.Tool     // the session's list, nil until listed or after list_changed
-	toolsGen  int             // bumped by list_changed
-	changes   listchange.Gate // which list_changed act
-	failures  int             // consecutive process-level failures
+	tools     []*mcp.Tool // the session's list, nil until listed or after list_changed
+	toolsGen  int         // bumped by list_changed
+	changes   relist.Gate // which list_changed act
+	failures  int         // consecutive process-level failures
 	lastErr   error
 	openUntil time.Time // the circuit is open (calls fail fast) until then
 	cooldown  time.Duration
@@ -295,10 +295,10 @@ func (w *Warm) get(ctx context.Context, caller *session.Caller) (*session.Sessio
 		s.OnToolsChanged(func() {
 			// Absorbed at the cost of a lock: one during colibri's own
 			// list, or after one already marked the list stale, says
-			// nothing new (internal/listchange).
+			// nothing new (internal/relist).
 			act, over := w.changes.Notify()
 			if over {
-				s.Upstream().Logger().Warn("the server keeps sending notifications/tools/list_changed; ignoring them until colibri lists its tools again", "bound", listchange.MaxPerList)
+				s.Upstream().Logger().Warn("the server keeps sending notifications/tools/list_changed; ignoring them until colibri lists its tools again", "bound", relist.MaxPerList)
 			}
 			if !act {
 				return

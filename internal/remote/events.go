@@ -122,7 +122,7 @@ func (b *eventBody) take(chunk []byte) error {
 
 // done hands on the event just ended (b.event, its blank line included).
 func (b *eventBody) done() {
-	ev := b.event
+	ev := b.c.screenEvent(b.event) // strict.go
 	b.event = nil
 	if b.relay != nil {
 		if kept, taken := b.relayed(ev); taken {

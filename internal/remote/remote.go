@@ -39,6 +39,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/strict"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -79,6 +80,7 @@ type Conn struct {
 	tooLarge atomic.Bool
 	version  atomic.Pointer[string] // negotiated: sent as MCP-Protocol-Version
 	relay    atomic.Pointer[Relay]
+	unclear  atomic.Pointer[strict.Problem] // strict.go
 
 	life    context.Context // ends with Close: so do the standalone streams
 	endLife context.CancelFunc
@@ -395,6 +397,9 @@ func (t *roundTripper) send(r *http.Request, x *Exchange) (*http.Response, error
 		resp.Body = &eventBody{c: t.c, rc: resp.Body, relay: t.c.relayFunc(), keepIDs: keep}
 	} else {
 		resp.Body = &limitBody{c: t.c, rc: resp.Body}
+		if mt == "application/json" {
+			resp.Body = &screenedBody{c: t.c, rc: resp.Body} // strict.go
+		}
 	}
 	return resp, nil
 }

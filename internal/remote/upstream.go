@@ -269,7 +269,17 @@ func (r *Upstream) Diagnose(ctx context.Context, e *failure.Error, phase failure
 	var rpcErr *jsonrpc.Error
 	var redir *RedirectError
 	var failed error
-	switch {
+	switch unclear := r.conn.Unclear(); {
+	case unclear != nil:
+		// A message two readers could read differently (strict.go): go-sdk
+		// was handed none of it, and its connection is failed for good.
+		r.end("sent a message that could be read two ways")
+		e.Kind, e.Retry.Transient = failure.KindProtocol, false
+		e.Err = fmt.Errorf("the server's message during %s, %w", method, unclear)
+		if phase == failure.PhaseInitialize {
+			e.Kind = failure.KindHandshake
+			e.Err = fmt.Errorf("protocol: the server's message during initialize, %w", unclear)
+		}
 	case loginNeeded(&lr, err, netErr):
 		e.Kind = failure.KindUnauthorized
 		e.Err = lr.(error) // its message names the command to run

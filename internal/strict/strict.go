@@ -87,12 +87,17 @@ const maxDepth = 10000
 func Check(msg []byte, side Side) (fixed []byte, p *Problem) {
 	w := walker{msg: msg, side: side}
 	w.pos = w.skipSpace(0)
-	if w.pos >= len(msg) || msg[w.pos] != '{' {
-		// Not an object: the caller's own checks refuse it (a batch, a
-		// scalar), or go-sdk does.
+	switch {
+	case w.pos < len(msg) && msg[w.pos] == '{':
+		w.envelope()
+	case w.pos < len(msg) && msg[w.pos] == '[':
+		// A batch (JSON-RPC 2.0; MCP until 2025-03-26, which go-sdk still
+		// serves over HTTP): each of its messages is read as one.
+		w.batch()
+	default:
+		// A scalar: go-sdk refuses it.
 		return nil, nil
 	}
-	w.envelope()
 	if w.problem != nil {
 		return nil, w.problem
 	}
@@ -117,6 +122,7 @@ type walker struct {
 	pos       int
 	side      Side
 	anyNumber bool  // numbers are not read (Value)
+	base      int   // len(path) at the envelope of the message read (a batch's index before it)
 	path      []seg // the JSON pointer's segments, made a string only for a problem
 	params    bool  // below params, result or error
 	depth     int
@@ -153,6 +159,7 @@ func (w *walker) fail(format string, args ...any) {
 // envelope reads the top-level object: the method first (the shape of the
 // params depends on it, and it may come after them), then every member.
 func (w *walker) envelope() {
+	w.base = len(w.path)
 	method, isRequest := w.method()
 	if w.problem != nil {
 		return
@@ -162,6 +169,30 @@ func (w *walker) envelope() {
 		params = requestParams(method, w.side)
 	}
 	w.object(envelopeOf(params))
+}
+
+// batch reads each message of a batch.
+func (w *walker) batch() {
+	w.pos = w.skipSpace(w.pos + 1) // past '['
+	for i := 0; w.problem == nil; i++ {
+		if w.pos >= len(w.msg) || w.msg[w.pos] == ']' {
+			return
+		}
+		w.path = append(w.path, seg{index: i})
+		if w.msg[w.pos] == '{' {
+			w.envelope()
+		} else if !w.skipValue() {
+			w.fail("unreadable value")
+		}
+		if w.problem != nil {
+			return
+		}
+		w.path = w.path[:0]
+		w.pos = w.skipSpace(w.pos)
+		if w.pos < len(w.msg) && w.msg[w.pos] == ',' {
+			w.pos = w.skipSpace(w.pos + 1)
+		}
+	}
 }
 
 // method finds the top-level "method" string without reading anything
@@ -343,7 +374,7 @@ func (w *walker) object(s *shape) {
 		}
 		w.pos++
 		wasParams := w.params
-		if len(w.path) == 1 && (string(key) == "params" || string(key) == "result" || string(key) == "error") {
+		if len(w.path) == w.base+1 && (string(key) == "params" || string(key) == "result" || string(key) == "error") {
 			w.params = true
 		}
 		if child == skip {
@@ -464,7 +495,7 @@ func (w *walker) number(s *shape) {
 	num := w.msg[start:i]
 	// Most numbers are short integers: within range of every kind, read
 	// without parsing.
-	plainInt := bytes.IndexAny(num, ".eE") < 0
+	plainInt := !bytes.ContainsAny(num, ".eE")
 	if plainInt && len(num) <= 15 {
 		return
 	}

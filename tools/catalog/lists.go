@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/listchange"
+	"github.com/colibri-mcp/colibri-mcp/internal/relist"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -26,9 +26,9 @@ type hostedList struct {
 	blocking bool // a tools/list waits for this fill
 	again    bool // fill once more when this fill ends (the list went stale)
 	failures int
-	nextTry  time.Time          // after a failure: when to try again
-	stale    bool               // a list_changed came: the next list tells whether it did change
-	relist   listchange.Backoff // spaces the re-lists of a list that "changes" into itself
+	nextTry  time.Time      // after a failure: when to try again
+	stale    bool           // a list_changed came: the next list tells whether it did change
+	backoff  relist.Backoff // spaces the re-lists of a list that "changes" into itself
 }
 
 // Bounds of the background fills.
@@ -170,7 +170,7 @@ func (c *Catalog) fillDone(l *hostedList, err error) {
 	}
 	if l.again {
 		l.again = false
-		c.fill(l, false, l.relist.Delay())
+		c.fill(l, false, l.backoff.Delay())
 	}
 }
 
@@ -251,12 +251,12 @@ func (c *Catalog) Heard(srv *registry.Server, tools []*mcp.Tool) {
 	}
 	if tools == nil {
 		l.stale = true
-		c.fill(l, false, l.relist.Delay())
+		c.fill(l, false, l.backoff.Delay())
 		return
 	}
 	if l.stale {
 		l.stale = false
-		l.relist.Listed(l.tools != nil && sum == l.sum)
+		l.backoff.Listed(l.tools != nil && sum == l.sum)
 	}
 	l.failures = 0
 	l.readKey = key

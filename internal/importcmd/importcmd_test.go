@@ -1,4 +1,4 @@
-package editorimport
+package importcmd
 
 import "testing"
 

@@ -1,4 +1,4 @@
-package listchange
+package relist
 
 import (
 	"testing"

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package procs
+package proctable
 
 import (
 	"fmt"

@@ -1,12 +1,12 @@
-// Package toolschema checks a call's arguments against the hosted tool's
+// Package argcheck checks a call's arguments against the hosted tool's
 // inputSchema, compiling each distinct schema once (internal/schema's
 // bounded compile) and sharing it across goroutines. A schema that cannot
 // be checked is logged once and the call goes ahead: the hosted server
 // remains the judge of its own arguments.
 //
-//	c := toolschema.New(logger, bulkTable)
+//	c := argcheck.New(logger, bulkTable)
 //	if err := c.Check(ctx, "git", tool, args); err != nil { … } // kind invalid_arguments
-package toolschema
+package argcheck
 
 import (
 	"context"

@@ -1,15 +1,15 @@
-// Package procs reads process facts for colibri's tests and benchmarks:
+// Package proctable reads process facts for colibri's tests and benchmarks:
 // whether a process lives, the members of a process group, a process's
 // children, its open descriptors and memory. On Linux it reads /proc; on
 // FreeBSD (colibri's target) and other BSDs it asks ps(1) and procstat(1),
 // which read the kernel's kinfo_proc.
 //
-//	for _, pid := range procs.GroupMembers(pgid) { … } // empty once the group is gone
+//	for _, pid := range proctable.GroupMembers(pgid) { … } // empty once the group is gone
 //
 // It never answers "nothing" because it could not look: where it cannot
 // tell, it panics, so that a leak assertion fails loudly instead of passing
 // silently. It is test tooling: no production package imports it.
-package procs
+package proctable
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package toolschema
+package argcheck
 
 import (
 	"context"

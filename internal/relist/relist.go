@@ -1,4 +1,4 @@
-// Package listchange absorbs a hosted server's
+// Package relist absorbs a hosted server's
 // notifications/tools/list_changed so that a server cannot make colibri
 // list it in a loop, or spend its CPU on the notifications themselves.
 //
@@ -12,7 +12,7 @@
 //	g.Begin(); tools, err := list(); g.End()
 //	// in the notification handler:
 //	if g.Notify() { markStale() }
-package listchange
+package relist
 
 import (
 	"sync"

@@ -1,4 +1,4 @@
-// Package editorimport is colibri-mcp import's work: an editor's MCP
+// Package importcmd is colibri-mcp import's work: an editor's MCP
 // configuration found (FILE, or the editor's usual place), read within
 // bounds, converted (internal/editorconf), shown, and with Write merged into
 // the registry (registry/regfile: each entry validated first, the old file
@@ -8,9 +8,9 @@
 // line reads the flags (ParseFrom, Options.Check) and maps the errors: a
 // *UsageError is the person's to fix (exit 2), any other a failure.
 //
-//	err := editorimport.Run(editorimport.Options{From: editorconf.Cursor, Write: true,
-//		Registry: path, Self: editorimport.Self(), Getenv: os.Getenv}, stdout, stderr)
-package editorimport
+//	err := importcmd.Run(importcmd.Options{From: editorconf.Cursor, Write: true,
+//		Registry: path, Self: importcmd.Self(), Getenv: os.Getenv}, stdout, stderr)
+package importcmd
 
 import (
 	"encoding/json"
