@@ -257,6 +257,7 @@ func TestBinaryHoldsNoTestCode(t *testing.T) {
 		case imp == "testing", strings.HasPrefix(imp, module+"internal/testbuild"),
 			strings.HasPrefix(imp, module+"internal/proctable"), strings.HasPrefix(imp, module+"internal/fakemcp"),
 			strings.HasPrefix(imp, module+"internal/bench"), strings.HasPrefix(imp, module+"internal/syncbuf"),
+			strings.HasPrefix(imp, module+"internal/testwait"),
 			strings.HasPrefix(imp, module+"internal/oauthtest"), strings.HasPrefix(imp, module+"internal/mcpregistry/registrytest"):
 			t.Errorf("colibri-mcp depends on %s, which is for tests and benchmarks only", imp)
 		}
@@ -373,7 +374,7 @@ func TestMakeInstall(t *testing.T) {
 // architecture's import graph leaves them out.
 var testOnly = map[string]bool{
 	"internal/fakemcp": true, "internal/testbuild": true, "internal/proctable": true,
-	"internal/syncbuf": true, "internal/bench": true, "internal/oauthtest": true, "internal/mcpregistry/registrytest": true,
+	"internal/syncbuf": true, "internal/testwait": true, "internal/bench": true, "internal/oauthtest": true, "internal/mcpregistry/registrytest": true,
 	"examples/demo-server": true,
 }
 

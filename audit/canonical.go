@@ -74,9 +74,12 @@ type canonicalizer struct {
 	// in key order means stepping over each value once to find the next key.
 	starts, ends []int32
 	members      []member // of the objects being written, innermost last
-	decoded      [][]byte // keys that hold escapes, decoded (member.dec)
-	buf          bytes.Buffer
-	enc          *json.Encoder // onto buf, for strings that need escaping
+	// decoded holds the keys that hold escapes, decoded, end to end
+	// (member.dec, member.decEnd): one buffer, not a slice each, so that
+	// an object of many small members costs a few bytes a member.
+	decoded []byte
+	buf     bytes.Buffer
+	enc     *json.Encoder // onto buf, for strings that need escaping
 }
 
 // indexMemberValues finds, in one pass, where each object or array that is
@@ -193,15 +196,15 @@ func (c *canonicalizer) value(i int) int {
 }
 
 // member is one member of an object being written: where its key and
-// value start in src, and its key decoded when the key holds escapes (an
-// index into decoded), else -1.
+// value start in src, and its key decoded when the key holds escapes
+// (decoded[dec:decEnd]), else dec is -1.
 type member struct {
-	key, keyEnd, val, dec int32
+	key, keyEnd, val, dec, decEnd int32
 }
 
 func (c *canonicalizer) keyOf(m member) []byte {
 	if m.dec >= 0 {
-		return c.decoded[m.dec]
+		return c.decoded[m.dec:m.decEnd]
 	}
 	return c.src[m.key+1 : m.keyEnd-1]
 }
@@ -221,7 +224,8 @@ func (c *canonicalizer) object(i int) int {
 			var k string
 			_ = json.Unmarshal(c.src[i:keyEnd], &k) // valid: json.Valid said so
 			m.dec = int32(len(c.decoded))
-			c.decoded = append(c.decoded, []byte(k))
+			c.decoded = append(c.decoded, k...)
+			m.decEnd = int32(len(c.decoded))
 		}
 		i = c.space(c.space(keyEnd) + 1) // past ':'
 		m.val = int32(i)

@@ -66,6 +66,7 @@ type fault struct {
 	reset      bool   // read the request, then drop the connection
 	hang       bool   // never answer
 	echoURL    bool   // answer 400 with a JSON-RPC error quoting the request's url
+	raw        string // write this response, byte for byte, and close
 }
 
 // proxy records every request (method, headers) and passes it to the
@@ -150,6 +151,12 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"bad request to %s"}}`, r.URL)
+	case f.raw != "":
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			io.WriteString(conn, f.raw)
+			conn.Close()
+		}
 	case f.reset:
 		conn, _, err := w.(http.Hijacker).Hijack()
 		if err == nil {
@@ -304,7 +311,7 @@ func TestRemoteMissingVariableIsConfig(t *testing.T) {
 	srv.BearerToken = "${NOT_SET}"
 	_, err := h.ListTools(t.Context(), srv, nil)
 	e := wantKind(t, err, failure.KindConfig, failure.PhaseSpawn)
-	if !strings.Contains(e.Error(), "bearer_token: ${NOT_SET} refers to a variable that is not set") || !strings.Contains(e.Hint, "set the variable in colibri's environment") {
+	if !strings.Contains(e.Error(), "bearer_token: ${NOT_SET} refers to a variable that is not set") || !strings.Contains(e.Hint, "--env-file F") {
 		t.Errorf("err = %v", e)
 	}
 }
@@ -407,6 +414,31 @@ func TestRemote401IsUnauthorizedNotRetried(t *testing.T) {
 	e := wantKind(t, err, failure.KindUnauthorized, failure.PhaseInitialize)
 	if e.HTTPStatus != 401 || p.count("initialize") != 1 {
 		t.Errorf("http_status %d, initialize sent %d times; want 401, once", e.HTTPStatus, p.count("initialize"))
+	}
+}
+
+// A 403 whose WWW-Authenticate holds control characters (an escape
+// sequence, a bell, a NUL) is unauthorized all the same, with the
+// server's words, control characters escaped, in the error and in the
+// log: Go's HTTP client refuses such a header (before the status is
+// known: http_status stays unset), and the failure read as "handshake …
+// rejected by transport", with its cause in no log.
+func TestRemoteForbiddenWithControlCharacters(t *testing.T) {
+	t.Parallel()
+	const challenge = "Bearer error=\"insufficient_scope\", error_description=\"\x1b[2Jneeds \x07admin\x00\""
+	p := newProxy(t)
+	p.fault = func(string, int) *fault {
+		return &fault{raw: "HTTP/1.1 403 Forbidden\r\nWWW-Authenticate: " + challenge + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"}
+	}
+	logs := &syncbuf.Buffer{}
+	h := newHarness(t, host.Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	_, err := h.ListTools(t.Context(), remoteSrv(p.srv.URL), nil)
+	e := wantKind(t, err, failure.KindUnauthorized, failure.PhaseInitialize)
+	if msg := e.Error(); !strings.Contains(msg, "insufficient_scope") || !strings.Contains(msg, "needs") || strings.ContainsAny(msg, "\x1b\x07\x00") {
+		t.Errorf("the error should hold the server's challenge, control characters escaped: %q", msg)
+	}
+	if got := logs.String(); !strings.Contains(got, "insufficient_scope") || strings.ContainsAny(got, "\x1b\x07\x00") {
+		t.Errorf("the log should hold the challenge, escaped:\n%s", got)
 	}
 }
 

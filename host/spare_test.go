@@ -19,6 +19,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -52,14 +53,14 @@ func TestSpareIsStartedAheadAndServesOneRequest(t *testing.T) {
 	h := newHarness(t, host.Options{})
 	srv, dir := spareServer(t, "spare-witness", 1)
 	h.Retain(regOf(srv))
-	waitUntil(t, "no spare ready", readyIs(h, srv.Name, 1))
+	testwait.Eventually(t, "no spare ready", readyIs(h, srv.Name, 1))
 	spare := h.spawned()[0]
 	if err := os.WriteFile(srv.Env["FAKEMCP_MARKER"], nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	served := map[string]bool{}
 	for i := range 3 {
-		waitUntil(t, "no spare ready again", readyIs(h, srv.Name, 1))
+		testwait.Eventually(t, "no spare ready again", readyIs(h, srv.Name, 1))
 		before := len(h.spawned())
 		pid := callText(t, h, srv, "pid", nil)
 		if i == 0 && pid != strconv.Itoa(spare) {
@@ -77,7 +78,7 @@ func TestSpareIsStartedAheadAndServesOneRequest(t *testing.T) {
 			}
 		}
 		p, _ := strconv.Atoi(pid)
-		waitUntil(t, "the used spare "+pid+" is still alive", func() bool { return !proctable.Alive(p) })
+		testwait.Eventually(t, "the used spare "+pid+" is still alive", func() bool { return !proctable.Alive(p) })
 	}
 	if st := h.Spares(srv.Name); st.Hits != 3 || st.Misses != 0 {
 		t.Errorf("hits/misses = %d/%d, want 3/0", st.Hits, st.Misses)
@@ -103,7 +104,7 @@ func TestSpareGetsTheCallersCapabilities(t *testing.T) {
 		caller *session.Caller
 		want   string
 	}{{sampler, "sampling"}, {nil, ""}, {&session.Caller{}, ""}} {
-		waitUntil(t, "no spare ready", readyIs(h, srv.Name, 1))
+		testwait.Eventually(t, "no spare ready", readyIs(h, srv.Name, 1))
 		hits := h.Spares(srv.Name).Hits
 		res, err := h.CallTool(t.Context(), srv, "caps", nil, c.caller, nil)
 		if got := text(t, res, err); got != c.want {
@@ -122,7 +123,7 @@ func TestSpareThatDiesAtStartOpensTheCircuit(t *testing.T) {
 	h := newHarness(t, host.Options{CircuitThreshold: 3, Cooldown: time.Hour, RetryBackoff: 5 * time.Millisecond})
 	srv, _ := spareServer(t, "spare-dies", 2)
 	h.Retain(regOf(srv))
-	waitUntil(t, "the circuit did not open", func() bool { return h.Spares(srv.Name).Open != nil })
+	testwait.Eventually(t, "the circuit did not open", func() bool { return h.Spares(srv.Name).Open != nil })
 	started := len(h.spawned())
 	// Two spares are wanted: the deaths that open the circuit, and at most
 	// the other spare's start that was under way.
@@ -154,7 +155,7 @@ func TestSparesThatLeaveOnTheirOwnFailNoRequest(t *testing.T) {
 	srv.Env["IMPATIENT_MS"] = "200"
 	srv.Spare = 1
 	h.Retain(regOf(srv))
-	waitUntil(t, "the spares' circuit did not open", func() bool { return h.Spares(srv.Name).Open != nil })
+	testwait.Eventually(t, "the spares' circuit did not open", func() bool { return h.Spares(srv.Name).Open != nil })
 	started := len(h.spawned())
 	if _, err := h.CallTool(t.Context(), srv, "pid", nil, nil, nil); err != nil {
 		t.Errorf("a request to a server whose spares left on their own: %v", err)
@@ -171,9 +172,9 @@ func TestSparesStopWhenIdle(t *testing.T) {
 	srv, _ := spareServer(t, "spare-witness", 1)
 	srv.IdleMS = 300
 	h.Retain(regOf(srv))
-	waitUntil(t, "no spare ready", readyIs(h, srv.Name, 1))
+	testwait.Eventually(t, "no spare ready", readyIs(h, srv.Name, 1))
 	first := h.spawned()[0]
-	waitUntil(t, "the idle spare was not stopped", func() bool {
+	testwait.Eventually(t, "the idle spare was not stopped", func() bool {
 		return h.Spares(srv.Name).Ready == 0 && !proctable.Alive(first)
 	})
 	h.Retain(regOf(srv)) // a registry read is no request: they stay stopped
@@ -184,7 +185,7 @@ func TestSparesStopWhenIdle(t *testing.T) {
 	if st := h.Spares(srv.Name); st.Misses != 1 {
 		t.Errorf("misses = %d, want 1", st.Misses)
 	}
-	waitUntil(t, "the spare did not start again after a request", readyIs(h, srv.Name, 1))
+	testwait.Eventually(t, "the spare did not start again after a request", readyIs(h, srv.Name, 1))
 }
 
 // An edited entry's spares are discarded and the new entry's start; a
@@ -202,33 +203,33 @@ func TestSparesFollowTheRegistry(t *testing.T) {
 	srv, _ := spareServer(t, "spare-witness", 1)
 	srv.Env["SPARE_VAR"] = "${SPARE_SOURCE}"
 	h.Retain(regOf(srv))
-	waitUntil(t, "no spare ready", readyIs(h, srv.Name, 1))
+	testwait.Eventually(t, "no spare ready", readyIs(h, srv.Name, 1))
 	vars.Lock()
 	vars.v = "two"
 	vars.Unlock()
 	if got := callText(t, h, srv, "var", nil); got != "one" {
 		t.Errorf("the first spare has SPARE_VAR=%q, want one (expanded when it started)", got)
 	}
-	waitUntil(t, "no spare ready", readyIs(h, srv.Name, 1))
+	testwait.Eventually(t, "no spare ready", readyIs(h, srv.Name, 1))
 	if got := callText(t, h, srv, "var", nil); got != "two" {
 		t.Errorf("the next spare has SPARE_VAR=%q, want two (a changed variable is picked up)", got)
 	}
 
-	waitUntil(t, "no spare ready", readyIs(h, srv.Name, 1))
+	testwait.Eventually(t, "no spare ready", readyIs(h, srv.Name, 1))
 	old := h.spawned()[len(h.spawned())-1]
 	edited := *srv
 	edited.Env = map[string]string{"FAKEMCP_MARKER": srv.Env["FAKEMCP_MARKER"], "FAKEMCP_EARLY": srv.Env["FAKEMCP_EARLY"], "SPARE_VAR": "edited"}
 	h.Retain(regOf(&edited))
-	waitUntil(t, "the edited entry's old spare is alive", func() bool { return !proctable.Alive(old) })
-	waitUntil(t, "the edited entry has no spare", readyIs(h, srv.Name, 1))
+	testwait.Eventually(t, "the edited entry's old spare is alive", func() bool { return !proctable.Alive(old) })
+	testwait.Eventually(t, "the edited entry has no spare", readyIs(h, srv.Name, 1))
 	if got := callText(t, h, &edited, "var", nil); got != "edited" {
 		t.Errorf("after the edit SPARE_VAR=%q, want edited", got)
 	}
 
-	waitUntil(t, "no spare ready", readyIs(h, srv.Name, 1))
+	testwait.Eventually(t, "no spare ready", readyIs(h, srv.Name, 1))
 	last := h.spawned()[len(h.spawned())-1]
 	h.Retain(regOf())
-	waitUntil(t, "the removed entry's spare is alive", func() bool { return !proctable.Alive(last) })
+	testwait.Eventually(t, "the removed entry's spare is alive", func() bool { return !proctable.Alive(last) })
 	if n := h.Spares(srv.Name).Ready; n != 0 {
 		t.Errorf("a removed entry has %d spares", n)
 	}
@@ -241,7 +242,7 @@ func TestCloseLeavesNoSpare(t *testing.T) {
 	b := fake("ok")
 	b.Spare = 2
 	h.Retain(regOf(a, b))
-	waitUntil(t, "spares not ready", func() bool {
+	testwait.Eventually(t, "spares not ready", func() bool {
 		return h.Spares(a.Name).Ready == 3 && h.Spares(b.Name).Ready == 2
 	})
 	pids := h.spawned()
@@ -268,8 +269,8 @@ func TestSpareDaemonsEndWithTheSpare(t *testing.T) {
 			pids := t.TempDir()
 			srv.Env["FAKEMCP_PIDS"] = pids
 			h.Retain(regOf(srv))
-			waitUntil(t, "no spare ready", readyIs(h, srv.Name, 1))
-			waitUntil(t, "the daemon not started", func() bool { e, _ := os.ReadDir(pids); return len(e) == 3 })
+			testwait.Eventually(t, "no spare ready", readyIs(h, srv.Name, 1))
+			testwait.Eventually(t, "the daemon not started", func() bool { e, _ := os.ReadDir(pids); return len(e) == 3 })
 			escaped := recordedPids(t, pids, 3)
 			if how == "entry removed" {
 				h.Retain(regOf())
@@ -291,7 +292,7 @@ func TestSparesGiveTheirSlotsToRequests(t *testing.T) {
 	h := newHarness(t, host.Options{MaxProcs: maxProcs, Timeout: 5 * time.Second})
 	a, _ := spareServer(t, "spare-witness", maxProcs)
 	h.Retain(regOf(a))
-	waitUntil(t, "spares not ready", readyIs(h, a.Name, maxProcs))
+	testwait.Eventually(t, "spares not ready", readyIs(h, a.Name, maxProcs))
 	if n := h.Processes(); n != maxProcs {
 		t.Fatalf("%d slots taken by %d spares, want %d: spares count toward MaxProcs", n, maxProcs, maxProcs)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -461,7 +462,7 @@ func TestWarmWaiterOutlivesTheStartersCancel(t *testing.T) {
 		_, err := h.CallTool(ctxA, srv, "any", nil, nil, nil)
 		errA <- err
 	}()
-	waitUntil(t, "the first request starts the server", func() bool { return len(h.spawned()) == 1 })
+	testwait.Eventually(t, "the first request starts the server", func() bool { return len(h.spawned()) == 1 })
 
 	resB := make(chan error, 1)
 	go func() {
@@ -473,7 +474,7 @@ func TestWarmWaiterOutlivesTheStartersCancel(t *testing.T) {
 	}()
 	// B is in warm.get once two goroutines are: with A's start under way,
 	// it can only wait for it.
-	waitUntil(t, "the second request waits for the start", func() bool {
+	testwait.Eventually(t, "the second request waits for the start", func() bool {
 		buf := make([]byte, 1<<20)
 		return strings.Count(string(buf[:runtime.Stack(buf, true)]), "pool.(*Warm).get(") >= 2
 	})
@@ -508,7 +509,7 @@ func TestWarmStormOfCancelsStartsNothingMore(t *testing.T) {
 			errs <- err
 		}()
 	}
-	waitUntil(t, "every request is in warm.get", func() bool {
+	testwait.Eventually(t, "every request is in warm.get", func() bool {
 		buf := make([]byte, 1<<20)
 		return strings.Count(string(buf[:runtime.Stack(buf, true)]), "pool.(*Warm).get(") >= n
 	})
@@ -529,17 +530,5 @@ func TestWarmStormOfCancelsStartsNothingMore(t *testing.T) {
 	}
 	if got := len(h.spawned()); got != 2 {
 		t.Errorf("the next request: %d processes in all, want 2", got)
-	}
-}
-
-// waitUntil waits, bounded, for cond.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 10s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }

@@ -83,6 +83,7 @@ type Metrics struct {
 	pinChanges  *prometheus.CounterVec
 	egressNo    *prometheus.CounterVec
 	egressConns *prometheus.CounterVec
+	pinFlags    *prometheus.CounterVec
 	auditErrors prometheus.Counter
 	processes   *prometheus.Desc
 	warm        *prometheus.Desc
@@ -130,6 +131,8 @@ func New(o Options) *Metrics {
 			Help: "Connections the egress proxy of a sandbox's net list refused (each is also logged at warn)."}, []string{"server"}),
 		egressConns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "colibri_egress_connections_total",
 			Help: "Connections the egress proxy of a sandbox's net list made."}, []string{"server"}),
+		pinFlags: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "colibri_pin_flags_total",
+			Help: "Signs of tool poisoning the pin scan found, each when the definition was first recorded (docs/security.md)."}, []string{"server", "flag"}),
 		auditErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "colibri_audit_write_errors_total",
 			Help: "Audit records that could not be written (each is also logged)."}),
 		processes: prometheus.NewDesc("colibri_hosted_processes", "Hosted processes alive.", nil, nil),
@@ -161,7 +164,7 @@ func New(o Options) *Metrics {
 		}
 		return 0
 	})
-	m.reg.MustRegister(m.calls, m.clientOps, m.serverOps, m.retries, m.denials, m.pinChanges, m.egressNo, m.egressConns, m.auditErrors, info, gauges{m},
+	m.reg.MustRegister(m.calls, m.clientOps, m.serverOps, m.retries, m.denials, m.pinChanges, m.pinFlags, m.egressNo, m.egressConns, m.auditErrors, info, gauges{m},
 		m.registryValid, m.registryErrors, m.refused, sessions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: nil})
@@ -274,6 +277,14 @@ func (m *Metrics) EgressRefused(server string) {
 func (m *Metrics) EgressConnection(server string) {
 	if m != nil {
 		m.egressConns.WithLabelValues(server).Inc()
+	}
+}
+
+// PinFlag counts one sign of tool poisoning found in a definition of
+// server's (flag: one of internal/pin's Flag kinds).
+func (m *Metrics) PinFlag(server, flag string) {
+	if m != nil {
+		m.pinFlags.WithLabelValues(server, flag).Inc()
 	}
 }
 

@@ -114,6 +114,11 @@ func (e *MissingVarError) Error() string {
 	return fmt.Sprintf("${%s} refers to a variable that is not set in colibri's environment", e.Name)
 }
 
+// MissingVarHint is what to do about a MissingVarError: set the variable
+// where colibri runs, its environment or the file --env-file loads, or
+// write $$ for a literal $.
+const MissingVarHint = "set the variable where colibri runs: in its environment, or as a NAME=value line in a mode-0600 file that --env-file F (COLIBRI_MCP_ENV_FILE) loads, provider.env for the FreeBSD service; or write $$ for a literal $"
+
 func validVarName(name string) bool {
 	if name == "" {
 		return false

@@ -152,6 +152,7 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 		Policy  *policy.Policy     `json:"policy"`
 		Sandbox *Sandbox           `json:"sandbox"`
 		Pin     string             `json:"pin"`
+		PinScan string             `json:"pin_scan"`
 		PassEnv []string           `json:"pass_env"`
 	}
 	var policies struct {
@@ -159,6 +160,7 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 			Policy       *policy.Policy `json:"policy"`
 			Pin          string         `json:"pin"`
 			PinResources bool           `json:"pin_resources"`
+			PinScan      string         `json:"pin_scan"`
 		} `json:"servers"`
 	}
 	var raw struct {
@@ -177,7 +179,7 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 		// schema and the Go types: a bug of ours, reported as such.
 		return nil, &Error{File: path, Problems: []Problem{{Message: "internal: decoding a valid registry: " + err.Error()}}, Err: err}
 	}
-	reg := &Registry{Path: path, Servers: file.Servers, Policy: file.Policy, Sandbox: file.Sandbox, Pin: file.Pin, PassEnv: file.PassEnv}
+	reg := &Registry{Path: path, Servers: file.Servers, Policy: file.Policy, Sandbox: file.Sandbox, Pin: file.Pin, PinScan: file.PinScan, PassEnv: file.PassEnv}
 	if reg.Servers == nil {
 		reg.Servers = map[string]*Server{}
 	}
@@ -186,6 +188,7 @@ func Parse(r io.Reader, path string) (*Registry, error) {
 		s.Policy = policies.Servers[name].Policy
 		s.Pin = policies.Servers[name].Pin
 		s.PinResources = policies.Servers[name].PinResources
+		s.PinScan = policies.Servers[name].PinScan
 		s.fingerprint = fingerprint(raw.Servers[name], raw.Sandbox)
 		if s.PassEnv == nil {
 			s.PassEnv = file.PassEnv

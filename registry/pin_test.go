@@ -145,3 +145,26 @@ func TestUnversionedPackage(t *testing.T) {
 		}
 	}
 }
+
+// "pin_scan" top-level and per server: warn by default, a server's own
+// replacing the top-level one; anything but warn, block or off is an
+// error at its location.
+func TestPinScanKey(t *testing.T) {
+	reg, err := registry.Parse(strings.NewReader(`{"pin_scan": "block", "servers": {
+		"a": {"command": "/bin/a"},
+		"b": {"command": "/bin/b", "pin_scan": "off"}}}`), "r.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reg.PinScanMode(reg.Servers["a"]) != registry.ScanBlock || reg.PinScanMode(reg.Servers["b"]) != registry.ScanOff {
+		t.Errorf("pin_scan: a %q, b %q", reg.PinScanMode(reg.Servers["a"]), reg.PinScanMode(reg.Servers["b"]))
+	}
+	reg, _ = registry.Parse(strings.NewReader(`{"servers": {"a": {"command": "/bin/a"}}}`), "r.json")
+	if reg.PinScanMode(reg.Servers["a"]) != registry.ScanWarn {
+		t.Errorf("default: %q", reg.PinScanMode(reg.Servers["a"]))
+	}
+	_, err = registry.Parse(strings.NewReader(`{"servers": {"a": {"command": "/bin/a", "pin_scan": "loud"}}}`), "r.json")
+	if err == nil || !strings.Contains(err.Error(), "/servers/a/pin_scan") {
+		t.Errorf("a bad pin_scan: %v", err)
+	}
+}

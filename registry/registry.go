@@ -57,6 +57,9 @@ type Registry struct {
 	Sandbox *Sandbox
 	// Pin is the top-level "pin": every server's default (docs/cli.md#pinned-tool-definitions); "" means PinEnforce.
 	Pin string
+	// PinScan is the top-level "pin_scan": every server's default; ""
+	// means ScanWarn.
+	PinScan string
 	// PassEnv is the top-level "pass_env", every entry's default.
 	PassEnv []string
 }
@@ -72,6 +75,27 @@ const (
 	// warn or off only.
 	PinLocked = "locked"
 )
+
+// The values of "pin_scan" (docs/security.md, the poisoning scan).
+const (
+	ScanWarn  = "warn"
+	ScanBlock = "block"
+	ScanOff   = "off"
+)
+
+// PinScanMode is what a sign of tool poisoning in srv's definitions does:
+// its own "pin_scan", else the top-level one, else ScanWarn.
+func (r *Registry) PinScanMode(srv *Server) string {
+	mode := r.PinScan
+	if srv != nil && srv.PinScan != "" {
+		mode = srv.PinScan
+	}
+	switch mode {
+	case ScanBlock, ScanOff:
+		return mode
+	}
+	return ScanWarn
+}
 
 // Locked reports whether the registry says "pin": "locked".
 func (r *Registry) Locked() bool { return r.Pin == PinLocked }
@@ -155,6 +179,10 @@ type Server struct {
 	// means the top-level one. It is left out of the entry's JSON, as
 	// Policy is: a change of it restarts nothing.
 	Pin string `json:"-"`
+	// PinScan is the server's own "pin_scan" (replacing the top-level
+	// one); "" means the top-level one. Left out of the entry's JSON, as
+	// Pin is.
+	PinScan string `json:"-"`
 	// PinResources is the server's "pin_resources": its resources are
 	// pinned as well as its tools, prompts, templates and instructions
 	// (docs/security.md). Left out of the entry's JSON, as Pin is.

@@ -20,6 +20,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 	"github.com/colibri-mcp/colibri-mcp/policy"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
@@ -200,7 +201,7 @@ func TestAggregateSettlesBeforeListChanged(t *testing.T) {
 		if err := os.WriteFile(gates[name], nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, name+"'s list to be answered", func() bool {
+		testwait.Eventually(t, name+"'s list to be answered", func() bool {
 			_, err := os.Stat(gates[name] + ".listed")
 			return err == nil
 		})

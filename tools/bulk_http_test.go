@@ -26,6 +26,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
@@ -130,7 +131,7 @@ func (f *rawHTTP) postOrErr(ctx context.Context, body string) *http.Response {
 // is empty.
 func (f *rawHTTP) waitPOSTEnded(table *bulk.Table) {
 	f.t.Helper()
-	eventually(f.t, "the POST to end", func() bool {
+	testwait.Eventually(f.t, "the POST to end", func() bool {
 		return strings.Contains(f.logs.String(), "a POST ended before its call returned") || table.Len() == 0
 	})
 }
@@ -149,18 +150,6 @@ func (f *rawHTTP) answer(resp *http.Response) []string {
 		if err != nil {
 			return data
 		}
-	}
-}
-
-// eventually waits until cond holds, failing the test after 10 seconds.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -299,7 +288,7 @@ func lateCall(t *testing.T, server, name string) (rec map[string]any, line []byt
 	<-ended
 	f.waitPOSTEnded(table)
 	close(proceed)
-	eventually(t, "the audit line", func() bool {
+	testwait.Eventually(t, "the audit line", func() bool {
 		line, _ = os.ReadFile(auditPath)
 		return len(line) > 0
 	})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/audit"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
@@ -82,7 +83,7 @@ func TestBulkHTTPCancelledCallIsAuditedWithItsArguments(t *testing.T) {
 	f.waitPOSTEnded(table)
 	f.post(t.Context(), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`).Body.Close()
 	var line []byte
-	eventually(t, "the audit line", func() bool {
+	testwait.Eventually(t, "the audit line", func() bool {
 		line, _ = os.ReadFile(auditPath)
 		return len(line) > 0
 	})

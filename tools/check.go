@@ -34,7 +34,17 @@ type CheckServer struct {
 	// Changed are the tools whose definitions differ from their pins
 	// (with Probe); under pin: enforce they fail the check.
 	Changed []pin.Change `json:"changed,omitempty"`
-	Spare   int          `json:"spare,omitempty"` // started processes kept ready (serve keeps them)
+	// Flagged are the tools whose definitions the pin scan flagged (with
+	// Probe), each with its flags; they fail the check only where they
+	// are hidden (then they are among Changed).
+	Flagged []FlaggedTool `json:"flagged,omitempty"`
+	Spare   int           `json:"spare,omitempty"` // started processes kept ready (serve keeps them)
+}
+
+// FlaggedTool is one tool check found flagged.
+type FlaggedTool struct {
+	Name  string     `json:"name"`
+	Flags []pin.Flag `json:"flags"`
 }
 
 // CheckOptions say what Check does and whom it tells as it goes.
@@ -103,6 +113,11 @@ func (s *Service) Check(ctx context.Context, opts CheckOptions) *CheckResult {
 				n := len(listed.Servers[0].Tools)
 				r.Tools = &n
 				r.Changed = listed.Servers[0].Changed
+				for _, e := range listed.Servers[0].Tools {
+					if len(e.Flags) > 0 {
+						r.Flagged = append(r.Flagged, FlaggedTool{Name: e.Name, Flags: e.Flags})
+					}
+				}
 				r.OK = len(r.Changed) == 0 || reg.PinMode(srv) != registry.PinEnforce
 			}
 			done(i, r)

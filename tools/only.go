@@ -415,7 +415,7 @@ func (o *only) getHostedPrompt(ctx context.Context, r *mcp.GetPromptRequest) (*m
 				return nil, err
 			}
 			if pins.hides(params.Name) {
-				return nil, definitionChanged(ctx, srv.Name, pin.KindPrompt, params.Name, pins.changed[params.Name])
+				return nil, definitionChanged(ctx, srv.Name, pin.KindPrompt, params.Name, pins.changed[params.Name], pins.locked)
 			}
 		}
 		return cs.GetPrompt(ctx, params)
@@ -533,7 +533,7 @@ func (o *only) readHosted(ctx context.Context, r *mcp.ReadResourceRequest) (*mcp
 				return nil, err
 			}
 			if pins.hides(uri) {
-				return nil, definitionChanged(ctx, srv.Name, pin.KindResource, uri, pins.changed[uri])
+				return nil, definitionChanged(ctx, srv.Name, pin.KindResource, uri, pins.changed[uri], pins.locked)
 			}
 		}
 		return cs.ReadResource(ctx, params)

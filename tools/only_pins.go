@@ -23,6 +23,7 @@ import (
 type pinned struct {
 	changed map[string][]string
 	enforce bool
+	locked  bool // judged against a lock: what it lacks is "not in the locked pin file"
 }
 
 // hides reports whether the definition name is left out (and refused).
@@ -36,11 +37,13 @@ func (o *only) pinList(ctx context.Context, reg *registry.Registry, srv *registr
 	if !o.s.pinning(reg, srv) || kind == pin.KindResource && !srv.PinResources {
 		return pinned{}, nil
 	}
+	o.s.configurePins(reg)
 	v, err := check(o.s.opts.Pins)
 	if err != nil {
 		return pinned{}, &failure.Error{Kind: failure.KindConfig, Server: srv.Name, Err: err}
 	}
-	p := pinned{changed: v.Changed, enforce: reg.PinMode(srv) == registry.PinEnforce}
+	o.s.blockFlagged(reg, srv, &v)
+	p := pinned{changed: v.Changed, enforce: reg.PinMode(srv) == registry.PinEnforce, locked: v.Locked}
 	if len(p.changed) > 0 && !p.enforce {
 		names := make([]string, 0, len(p.changed))
 		for n := range p.changed {
@@ -54,16 +57,31 @@ func (o *only) pinList(ctx context.Context, reg *registry.Registry, srv *registr
 
 // definitionChanged is the refusal of a get or read of what differs from
 // its pin.
-func definitionChanged(ctx context.Context, server string, kind pin.Kind, name string, what []string) error {
-	record.NoteOf(ctx).Pinned("changed")
+func definitionChanged(ctx context.Context, server string, kind pin.Kind, name string, what []string, locked bool) error {
 	sel := pin.Selector{Kind: kind, Name: name}.String()
 	msg := fmt.Sprintf("the %s's definition changed since it was pinned (%s); nothing was sent", kind, strings.Join(what, ", "))
-	if len(what) == 1 && what[0] == pin.WhatNew {
+	hint := fmt.Sprintf("an operator reviews it with `colibri-mcp pins diff %s` and accepts it with `colibri-mcp pins accept %s %s`", server, server, shellWord(sel))
+	isNew := len(what) == 1 && what[0] == pin.WhatNew
+	flagged := len(what) == 1 && what[0] == pin.WhatFlagged
+	switch {
+	case flagged:
+		msg = fmt.Sprintf("the %s's definition was flagged by the pin scan and no one accepted it; nothing was sent", kind)
+	case locked && isNew:
+		msg = fmt.Sprintf("the %s is not in the locked pin file; nothing was sent", kind)
+	case locked:
+		msg = fmt.Sprintf("the %s's definition differs from the one in the locked pin file (%s); nothing was sent", kind, strings.Join(what, ", "))
+	case isNew:
 		msg = fmt.Sprintf("the %s is new since the server was pinned; nothing was sent", kind)
 	}
-	return &failure.Error{Kind: failure.KindToolChanged, Server: server, Tool: sel,
-		Err:  fmt.Errorf("%s", msg),
-		Hint: fmt.Sprintf("an operator reviews it with `colibri-mcp pins diff %s` and accepts it with `colibri-mcp pins accept %s %s`", server, server, shellWord(sel))}
+	if flagged {
+		record.NoteOf(ctx).Pinned("flagged")
+	} else {
+		record.NoteOf(ctx).Pinned("changed")
+	}
+	if locked {
+		hint = fmt.Sprintf("the lock is renewed where the servers are pinned: `colibri-mcp pins diff %s`, `colibri-mcp pins accept %s`, `colibri-mcp pins export --output pins.lock`, then shipped", server, server)
+	}
+	return &failure.Error{Kind: failure.KindToolChanged, Server: server, Tool: sel, Err: fmt.Errorf("%s", msg), Hint: hint}
 }
 
 // pinnedInstructions is what the caller is told of the server's

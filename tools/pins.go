@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -12,6 +13,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools/catalog"
 	"github.com/colibri-mcp/colibri-mcp/tools/record"
 )
 
@@ -59,8 +61,12 @@ func (s *Service) screenFor(ctx context.Context, reg *registry.Registry, srv *re
 	tools, _ = splitToolNames(tools)
 	kept = s.allowedOf(ctx, reg, srv, tools)
 	v, err := s.pinVerdict(reg, srv, caps, tools)
-	if err != nil || len(v.Changed) == 0 {
+	if err != nil {
 		return kept, nil, err
+	}
+	s.blockFlagged(reg, srv, &v)
+	if len(v.Changed) == 0 {
+		return kept, nil, nil
 	}
 	enforce := reg.PinMode(srv) == registry.PinEnforce
 	out := make([]*mcp.Tool, 0, len(kept))
@@ -95,6 +101,34 @@ func (s *Service) pinnedOnly(reg *registry.Registry, srv *registry.Server, entri
 	return entries
 }
 
+// flagged is entries, list_tools' view of tools (srv's list), with each
+// flagged tool's flags.
+func (s *Service) flagged(reg *registry.Registry, srv *registry.Server, tools []*mcp.Tool, entries []ToolEntry) []ToolEntry {
+	if !s.pinning(reg, srv) || reg.PinScanMode(srv) == registry.ScanOff || len(entries) == 0 {
+		return entries
+	}
+	flags, err := s.opts.Pins.Flagged(srv.Name, pin.NoCaps, tools) // tools: what the caller is shown, not the list the pins judge
+	if err != nil {
+		return entries
+	}
+	var hosted pin.Hosted
+	for i := range entries {
+		t := toolNamed(tools, entries[i].Name)
+		if t == nil {
+			continue
+		}
+		fl := slices.Clone(flags[t.Name].Flags)
+		if hosted == nil {
+			hosted = s.hostedNames(reg)
+		}
+		if c, err := pin.Canonical(t); err == nil {
+			fl = append(fl, pin.ScanShadowing(srv.Name, c, hosted)...)
+		}
+		entries[i].Flags = fl
+	}
+	return entries
+}
+
 // checkPinned is the pins' look at a call of tool, found in list (what a
 // session offered caps listed): under enforce a changed or new tool is
 // refused, tool_changed, before tools/call is sent; under warn it is
@@ -104,8 +138,20 @@ func (s *Service) checkPinned(ctx context.Context, reg *registry.Registry, srv *
 	if err != nil {
 		return err
 	}
+	s.blockFlagged(reg, srv, &v)
 	what, ok := v.Changed[tool.Name]
 	if !ok {
+		if fl := v.Flags[tool.Name].Flags; len(fl) > 0 { // shadowing is for listings: a call pays no scan of the others
+			record.NoteOf(ctx).Pinned("flagged")
+			s.log.WarnContext(ctx, "calling a hosted tool the pin scan flagged (pin_scan: warn)", "server", srv.Name, "tool", tool.Name, "flags", flagKinds(fl))
+		}
+		return nil
+	}
+	if len(what) == 1 && what[0] == pin.WhatFlagged {
+		record.NoteOf(ctx).Pinned("flagged")
+		if reg.PinMode(srv) == registry.PinEnforce {
+			return toolFlagged(srv.Name, tool.Name, v.Flags[tool.Name].Flags, v.Locked)
+		}
 		return nil
 	}
 	record.NoteOf(ctx).Pinned("changed")
@@ -121,6 +167,9 @@ func (s *Service) checkPinned(ctx context.Context, reg *registry.Registry, srv *
 // differs from its pin; locked: from the lock (docs/security.md, locked
 // pins), which colibri never changes in place.
 func toolChanged(server, tool string, what []string, call, locked bool) error {
+	if len(what) == 1 && what[0] == pin.WhatFlagged {
+		return toolFlagged(server, tool, nil, locked)
+	}
 	isNew := len(what) == 1 && what[0] == pin.WhatNew
 	msg := fmt.Sprintf("the tool's definition changed since it was pinned (%s)", strings.Join(what, ", "))
 	hint := fmt.Sprintf("an operator reviews it with `colibri-mcp pins diff %s` and accepts it with `colibri-mcp pins accept %s %s`", server, server, shellWord(tool))
@@ -142,13 +191,95 @@ func toolChanged(server, tool string, what []string, call, locked bool) error {
 		Err: fmt.Errorf("%s", msg), Hint: hint}
 }
 
+// blockFlagged adds to v's changes each flagged definition no person
+// accepted, where the scan blocks: "pin_scan": "block", or a lock (which
+// trusts what it marks as reviewed, and nothing flagged that it does not
+// mark); never with "pin_scan": "off" (nothing is scanned) nor a server
+// whose own pin is warn or off.
+func (s *Service) blockFlagged(reg *registry.Registry, srv *registry.Server, v *pin.Verdict) {
+	mode := reg.PinScanMode(srv)
+	if mode == registry.ScanOff || !(mode == registry.ScanBlock || v.Locked) || reg.PinMode(srv) != registry.PinEnforce {
+		return
+	}
+	for name, f := range v.Flags {
+		if f.Reviewed {
+			continue
+		}
+		if v.Changed == nil {
+			v.Changed = map[string][]string{}
+		}
+		if _, changed := v.Changed[name]; !changed {
+			v.Changed[name] = []string{pin.WhatFlagged}
+		}
+	}
+}
+
+// hostedNames are the tool names of every hosted server colibri knows a
+// list of, for shadowing: those that look like identifiers, and each
+// exposed name of aggregate mode.
+func (s *Service) hostedNames(reg *registry.Registry) pin.Hosted {
+	if s.opts.Host == nil {
+		return nil
+	}
+	var reqs []catalog.NameRequest
+	lists := map[string][]*mcp.Tool{}
+	for _, name := range reg.Names() {
+		srv := reg.Servers[name]
+		tools := s.opts.Host.KnownTools(srv)
+		lists[name] = tools
+		for _, t := range tools {
+			reqs = append(reqs, catalog.NameRequest{ToolRef: catalog.ToolRef{Server: name, Tool: t.Name}, Prefix: srv.Prefix()})
+		}
+	}
+	exposed := catalog.ExposedNames(reqs)
+	hosted := pin.Hosted{}
+	for name, tools := range lists {
+		for _, t := range tools {
+			hosted.Add(name, t.Name, exposed[catalog.ToolRef{Server: name, Tool: t.Name}])
+		}
+	}
+	return hosted
+}
+
+func flagKinds(flags []pin.Flag) string {
+	var kinds []string
+	for _, f := range flags {
+		if !slices.Contains(kinds, f.Flag) {
+			kinds = append(kinds, f.Flag)
+		}
+	}
+	return strings.Join(kinds, ",")
+}
+
+// toolFlagged is the refusal of a call to a tool the pin scan flagged,
+// which no person accepted, where the scan blocks.
+func toolFlagged(server, tool string, flags []pin.Flag, locked bool) error {
+	parts := []string{}
+	for _, f := range flags {
+		parts = append(parts, fmt.Sprintf("%s in %s", f.Flag, f.Where))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "colibri-mcp pins diff shows them")
+	}
+	msg := fmt.Sprintf("the tool's definition was flagged by the pin scan (%s) and no one accepted it; nothing was sent", strings.Join(parts, "; "))
+	hint := fmt.Sprintf("an operator reads the flags with `colibri-mcp pins diff %s` and, if the definition is honest, accepts it with `colibri-mcp pins accept %s %s`", server, server, shellWord(tool))
+	if locked {
+		msg = fmt.Sprintf("the tool's definition was flagged by the pin scan (%s) and the locked pin file does not mark it reviewed; nothing was sent", strings.Join(parts, "; "))
+		hint = "accept it where the lock is made (colibri-mcp pins accept), export the lock again and ship it"
+	}
+	return &failure.Error{Kind: failure.KindToolChanged, Server: server, Tool: tool, Phase: failure.PhaseList, Err: fmt.Errorf("%s", msg), Hint: hint}
+}
+
 // PinConfig is what the pins are told of reg: whether it locks the pin
 // file, and its entries' fingerprints. Whoever checks lists against a
 // pin.Store configures it with the registry the check runs under (tools
 // does so on each new version of the registry).
 func PinConfig(reg *registry.Registry) pin.Config {
-	c := pin.Config{Locked: reg.Locked(), Entries: make(map[string]*pin.Fingerprint, len(reg.Servers))}
+	c := pin.Config{Locked: reg.Locked(), Entries: make(map[string]*pin.Fingerprint, len(reg.Servers)), NoScan: map[string]bool{}}
 	for name, srv := range reg.Servers {
+		if reg.PinScanMode(srv) == registry.ScanOff {
+			c.NoScan[name] = true
+		}
 		if fp := srv.Fingerprint(); fp != nil {
 			c.Entries[name] = &pin.Fingerprint{Digest: fp.Digest, Fields: fp.Fields}
 		}

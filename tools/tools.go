@@ -281,6 +281,10 @@ type ToolEntry struct {
 	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
 	Icons        []mcp.Icon           `json:"icons,omitempty"`
 	Meta         mcp.Meta             `json:"_meta,omitempty"`
+	// Flags are the signs of tool poisoning the pin scan found in its
+	// definition (docs/security.md): shown, and with "pin_scan": "block"
+	// hidden until accepted.
+	Flags []pin.Flag `json:"flags,omitempty"`
 }
 
 func entryOf(t *mcp.Tool, detail, exposed string) ToolEntry {
@@ -396,7 +400,7 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *sess
 		if err != nil {
 			return nil, err
 		}
-		entries := s.pinnedOnly(reg, srv, s.entries(srv.Name, tools, in.Tool, detail))
+		entries := s.flagged(reg, srv, tools, s.pinnedOnly(reg, srv, s.entries(srv.Name, tools, in.Tool, detail)))
 		if in.Tool != "" && len(entries) == 0 {
 			if len(changed) == 1 {
 				return nil, toolChanged(srv.Name, in.Tool, changed[0].What, false, s.pinsLocked())
@@ -417,7 +421,7 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *sess
 				return
 			}
 			have[i] = tools
-			all[i] = ServerTools{Server: name, Tools: s.pinnedOnly(reg, reg.Servers[name], s.entries(name, tools, in.Tool, detail)), Changed: changed, Invalid: invalid}
+			all[i] = ServerTools{Server: name, Tools: s.flagged(reg, reg.Servers[name], tools, s.pinnedOnly(reg, reg.Servers[name], s.entries(name, tools, in.Tool, detail))), Changed: changed, Invalid: invalid}
 		})
 	}
 	wg.Wait()
@@ -514,7 +518,11 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 	// they could mean something else to it than what was checked.
 	decoded, sent, err := input.Arguments(args)
 	if err != nil {
-		return nil, &failure.Error{Kind: failure.KindInvalidArguments, Server: server, Tool: name, Phase: failure.PhaseCall, Err: err}
+		kind := failure.KindInvalidArguments
+		if errors.Is(err, input.ErrTooManyValues) {
+			kind = failure.KindTooLarge
+		}
+		return nil, &failure.Error{Kind: kind, Server: server, Tool: name, Phase: failure.PhaseCall, Err: err}
 	}
 	// Strings lifted into the bulk table stay references: the host's schema
 	// check reads their values only when the schema looks at what a string

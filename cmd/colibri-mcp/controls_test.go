@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -100,7 +101,7 @@ func startControlled(t *testing.T, reg string, args ...string) *controlledHTTP {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	waitFor(t, "colibri to listen", func() bool {
+	testwait.Eventually(t, "colibri to listen", func() bool {
 		logs := c.logs.String()
 		if m := urlRE.FindStringSubmatch(logs); m != nil {
 			c.url = m[1]
@@ -111,17 +112,6 @@ func startControlled(t *testing.T, reg string, args ...string) *controlledHTTP {
 		return c.url != "" && c.metricsURL != ""
 	})
 	return c
-}
-
-// waitFor polls cond, up to a deadline: for what only the outside shows
-// (a file, a log line), with no event to wait on.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
 }
 
 func (c *controlledHTTP) scrape(t *testing.T, token string) (int, string) {
@@ -313,7 +303,7 @@ func TestHTTPProductionControls(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.cmd.Process.Signal(syscall.SIGHUP)
-	waitFor(t, "the audit log reopened", func() bool { return strings.Contains(c.logs.String(), "SIGHUP: audit log reopened") })
+	testwait.Eventually(t, "the audit log reopened", func() bool { return strings.Contains(c.logs.String(), "SIGHUP: audit log reopened") })
 	call(t, alice, "colibri_external_mcp_call_tool", map[string]any{"server": "everything", "name": "echo", "arguments": map[string]any{"message": "after"}})
 	if fresh, old := auditLines(t, auditLog), auditLines(t, auditLog+".0"); len(fresh) != 1 || len(old) != len(wants) || fresh[0]["tool"] != "echo" {
 		t.Errorf("after SIGHUP: %d lines in the new file, %d in the rotated one", len(fresh), len(old))

@@ -64,6 +64,15 @@ func editCommands(withSettings settingsAction, stdout io.Writer, servers cli.She
 			Flags: append([]cli.Flag{
 				&cli.StringSliceFlag{Name: "env", Usage: "`K=V` for the child's environment (repeat; ${NAME} reads colibri's)"},
 				&cli.BoolFlag{Name: "persistent", Usage: "keep one warm session instead of a process per request"},
+				&cli.StringFlag{Name: "description", Usage: "the `TEXT` the servers tool shows (one short sentence: what the server is for)"},
+				&cli.StringFlag{Name: "cwd", Usage: "the command's working `DIR` (default: the registry's folder)"},
+				&cli.IntFlag{Name: "spare", Usage: "keep `N` started processes ready (0 to 4), so that a request skips the start"},
+				&cli.StringSliceFlag{Name: "pass-env", Usage: "pass colibri's variable `NAME` to the command as it is (repeat; globs: npm_config_*; not for secrets)"},
+				&cli.BoolFlag{Name: "sandbox", Usage: "confine the command in colibri's Linux sandbox (what --read, --write, --no-net and --net grant, and nothing else)"},
+				&cli.StringSliceFlag{Name: "read", Usage: "with the sandbox: let the command read `PATH` (repeat)"},
+				&cli.StringSliceFlag{Name: "write", Usage: "with the sandbox: let the command read and write `PATH` (repeat)"},
+				&cli.BoolFlag{Name: "no-net", Usage: "with the sandbox: no network at all"},
+				&cli.StringSliceFlag{Name: "net", Usage: "with the sandbox: reach only `DEST` (a host, *.domain, an address or CIDR, :port; repeat)"},
 				&cli.BoolFlag{Name: "replace", Usage: "replace a server of that name"},
 				&cli.StringFlag{Name: "url", Usage: "a remote MCP server's `URL` instead of a command"},
 				&cli.StringSliceFlag{Name: "header", Usage: "`K=V` sent with every request to --url (repeat)"},
@@ -107,7 +116,10 @@ var addCommandArgs = 2
 // addEntry reads add's arguments into an entry.
 func addEntry(cmd *cli.Command) (string, *regfile.Entry, error) {
 	name, e, err := regfile.NewEntry(regfile.AddArgs{Args: cmd.Args().Slice(), URL: cmd.String("url"),
-		Env: cmd.StringSlice("env"), Headers: cmd.StringSlice("header"), BearerTokenEnv: cmd.String("bearer-token-env"), Persistent: cmd.Bool("persistent")})
+		Env: cmd.StringSlice("env"), Headers: cmd.StringSlice("header"), BearerTokenEnv: cmd.String("bearer-token-env"), Persistent: cmd.Bool("persistent"),
+		Description: cmd.String("description"), Cwd: cmd.String("cwd"), Spare: int(cmd.Int("spare")), PassEnv: cmd.StringSlice("pass-env"),
+		Sandbox: cmd.Bool("sandbox"), Read: cmd.StringSlice("read"), Write: cmd.StringSlice("write"), NoNet: cmd.Bool("no-net"), Net: cmd.StringSlice("net"),
+		NetList: importcmd.NetList()})
 	if err != nil {
 		return "", nil, usage(fmt.Errorf("add: %v (%s)", err, clihelp.HelpHint(cmd)))
 	}
@@ -119,11 +131,12 @@ func cmdAdd(s *settings, name string, e *regfile.Entry, replace bool, w io.Write
 	if err := regfile.LiteralSecrets(path, e); err != nil {
 		return usage(fmt.Errorf("add: %w: nothing written", err))
 	}
+	replaced := replace && regfile.Holds(path, name)
 	backup, err := regfile.Add(path, name, e, replace)
 	if err != nil {
 		return editError("add", err)
 	}
-	termview.Added(w, name, path, backup, regfile.Hints(e.Command))
+	termview.Added(w, name, path, backup, replaced, regfile.HintsFor(e))
 	return nil
 }
 

@@ -93,11 +93,12 @@ func addFromRegistry(ctx context.Context, cmd *cli.Command, s *settings, w io.Wr
 		plan.Entry.Lifecycle = "persistent"
 	}
 	path := s.writePath()
+	replaced := cmd.Bool("replace") && regfile.Holds(path, name)
 	backup, err := regfile.Add(path, name, plan.Entry, cmd.Bool("replace"))
 	if err != nil {
 		return editError("add", err)
 	}
-	termview.AddedFromRegistry(w, termview.FromRegistry{Name: name, Path: path, Backup: backup, EnvFile: s.envFile, Plan: plan,
-		Hints: regfile.Hints(plan.Entry.Command)})
+	termview.AddedFromRegistry(w, termview.FromRegistry{Name: name, Path: path, Backup: backup, Replaced: replaced, EnvFile: s.envFile, Plan: plan,
+		Hints: regfile.HintsFor(plan.Entry)})
 	return nil
 }

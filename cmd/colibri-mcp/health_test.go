@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -63,7 +64,7 @@ func TestRegistryHealthWhileServing(t *testing.T) {
 			t.Fatalf("/readyz on a broken registry: %d %q", code, body)
 		}
 	}
-	waitFor(t, "the warn line", func() bool { return strings.Contains(c.logs.String(), "registry invalid") })
+	testwait.Eventually(t, "the warn line", func() bool { return strings.Contains(c.logs.String(), "registry invalid") })
 	logs := c.logs.String()
 	if n := strings.Count(logs, "registry invalid"); n != 1 {
 		t.Errorf("%d warn lines for one bad content, want 1:\n%s", n, logs)
@@ -98,7 +99,7 @@ func TestRegistryHealthWhileServing(t *testing.T) {
 	if code, body := getText(t, readyz); code != 200 || body != "ready" {
 		t.Fatalf("/readyz on a mended registry: %d %q", code, body)
 	}
-	waitFor(t, "the info line", func() bool { return strings.Contains(c.logs.String(), "registry valid again") })
+	testwait.Eventually(t, "the info line", func() bool { return strings.Contains(c.logs.String(), "registry valid again") })
 	_, m = c.scrape(t, "")
 	if metricValue(t, m, "colibri_registry_valid") != "1" {
 		t.Errorf("metrics on a mended registry:\n%s", m)
@@ -119,7 +120,7 @@ func TestRegistryHealthWhileServing(t *testing.T) {
 // A registry missing at start is a warning at start, naming what makes one.
 func TestRegistryMissingAtStartWarns(t *testing.T) {
 	c := startControlled(t, filepath.Join(t.TempDir(), "none.json"))
-	waitFor(t, "the warn line", func() bool { return strings.Contains(c.logs.String(), "level=WARN msg=\"registry invalid") })
+	testwait.Eventually(t, "the warn line", func() bool { return strings.Contains(c.logs.String(), "level=WARN msg=\"registry invalid") })
 	if logs := c.logs.String(); !strings.Contains(logs, "colibri-mcp init") {
 		t.Errorf("the start warning does not say how to make a registry:\n%s", logs)
 	}

@@ -128,3 +128,27 @@ func selfForTest(t *testing.T) string {
 	t.Helper()
 	return importcmd.Self()
 }
+
+// import's summary of the variables colibri reads names --env-file: the
+// file it wrote when given one, the flag that loads one when not; the
+// preview and --write give the same hints.
+func TestImportSummaryNamesEnvFile(t *testing.T) {
+	home := t.TempDir()
+	claude := filepath.Join(home, "cfg", "Claude", "claude_desktop_config.json")
+	os.MkdirAll(filepath.Dir(claude), 0o755)
+	os.WriteFile(claude, []byte(`{"mcpServers": {"gh": {"command": "npx", "args": ["-y", "gh-mcp@1.0.0"], "env": {"GITHUB_TOKEN": "ghp_x"}}}}`), 0o644)
+	_, preview, _ := asUser(t, home, "import", "--from", "claude")
+	if !strings.Contains(preview, "--env-file F loads") {
+		t.Errorf("preview:\n%s", preview)
+	}
+	envPath := filepath.Join(home, "provider.env")
+	code, stdout, stderr := asUser(t, home, "import", "--from", "claude", "--write", "--env-file", envPath)
+	if code != 0 || !strings.Contains(stdout, "the moved secrets go to "+envPath+" (--env-file)") {
+		t.Fatalf("import --write --env-file: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, l := range strings.Split(preview, "\n") {
+		if strings.HasPrefix(l, "hint: ") && !strings.Contains(stdout, l) {
+			t.Errorf("the preview's %q is not in --write's output:\n%s", l, stdout)
+		}
+	}
+}

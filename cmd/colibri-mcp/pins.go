@@ -30,6 +30,10 @@ func openPins(s *settings) *pin.Store {
 		log.Warn("a hosted server's definition differs from its pin (colibri-mcp pins diff SERVER shows it)",
 			"server", server, string(kind), name, "changed", strings.Join(what, ","), "capabilities", caps,
 			"pin_file", s.pinFile)
+	}, OnFlag: func(kind pin.Kind, server, name string, f pin.Flag) {
+		m.PinFlag(server, f.Flag)
+		log.Warn("the pin scan flagged a hosted server's definition (colibri-mcp pins diff SERVER shows it)",
+			"server", server, string(kind), name, "flag", f.Flag, "where", f.Where, "text", f.Text, "pin_file", s.pinFile)
 	}})
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 )
 
 // --args that is not JSON: the message says where it stops being JSON.
@@ -82,7 +85,7 @@ func TestCallInterruptedExits130(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	// Sent once the call is on its way to the server.
-	waitFor(t, "the server to start", func() bool { return strings.Contains(stderr.String(), "msg=started") })
+	testwait.Eventually(t, "the server to start", func() bool { return strings.Contains(stderr.String(), "msg=started") })
 	cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -142,5 +145,39 @@ func TestCompletionOffersServersAndTools(t *testing.T) {
 	code, stdout, _ = runCLI(t, nil, "--external-config", reg, "describe", "demo", "--generate-shell-completion")
 	if code != 0 || !strings.Contains(stdout, "echo\n") || !strings.Contains(stdout, "slow\n") {
 		t.Errorf("completion of describe's tool: exit %d:\n%s", code, stdout)
+	}
+}
+
+// A url entry whose server accepts and never answers fails timeout within
+// its timeout_ms and a second, in the one-shot call (a second more is
+// allowed for colibri's own start): it took 5.5 s with timeout_ms 1500.
+func TestCallSilentRemoteTimesOutWithinItsBudget(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	const timeoutMS = 1500
+	reg := writeRegistry(t, registryDoc{"silent": {"url": "http://" + ln.Addr().String() + "/mcp", "timeout_ms": timeoutMS}})
+	cmd := exec.Command(colibriBin, "--external-config", reg, "--external-call", "call", "silent", "any")
+	cmd.Env = append(os.Environ(), "E2E_SECRET=x", pinEnv(t))
+	start := time.Now()
+	out, _ := cmd.CombinedOutput()
+	took := time.Since(start)
+	if !strings.Contains(string(out), "timeout") {
+		t.Errorf("the call should fail timeout:\n%s", out)
+	}
+	if budget := timeoutMS*time.Millisecond + time.Second; took > budget+time.Second {
+		t.Errorf("call failed after %v, want within timeout_ms + 1 s (%v) and colibri's start", took, budget)
 	}
 }

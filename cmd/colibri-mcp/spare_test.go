@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/proctable"
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 )
 
 // import suggests "spare": 1 for servers started by npx, uvx, node or
@@ -73,9 +74,9 @@ func TestServeKeepsSpares(t *testing.T) {
 		}
 		return out.Servers[0].Spare.Ready
 	}
-	waitFor(t, "a spare ready", func() bool { return ready() == 1 })
+	testwait.Eventually(t, "a spare ready", func() bool { return ready() == 1 })
 	// Ready means started; the fake records its pid a moment later.
-	waitFor(t, "the spare's pid", func() bool { return len(dirEntries(t, pids)) > 0 })
+	testwait.Eventually(t, "the spare's pid", func() bool { return len(dirEntries(t, pids)) > 0 })
 	spare := dirEntries(t, pids)
 	if len(spare) != 1 {
 		t.Fatalf("processes %v started, want the one spare", spare)
@@ -88,7 +89,7 @@ func TestServeKeepsSpares(t *testing.T) {
 	if got := res.Content[0].(*mcp.TextContent).Text; got != spare[0] {
 		t.Errorf("the call ran on pid %s, want the spare %s", got, spare[0])
 	}
-	waitFor(t, "the replacement spare", func() bool { return ready() == 1 })
+	testwait.Eventually(t, "the replacement spare", func() bool { return ready() == 1 })
 	_, metrics := c.scrape(t, "")
 	for _, want := range []string{`colibri_spare_hits_total{server="witness"} 1`, `colibri_spare_misses_total{server="witness"} 0`} {
 		if !strings.Contains(metrics, want) {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 )
 
 // rawStdio is the built colibri-mcp serving stdio, driven with raw lines.
@@ -166,7 +168,7 @@ func TestStdioCancelledCallIsAudited(t *testing.T) {
 			break
 		}
 	}
-	waitFor(t, "the cancelled call's audit line", func() bool {
+	testwait.Eventually(t, "the cancelled call's audit line", func() bool {
 		b, _ := os.ReadFile(auditLog)
 		return strings.Contains(string(b), `"outcome":"cancelled"`)
 	})

@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 )
 
 // The face's own share of moving large strings by reference (bulk.go). What
@@ -239,7 +240,7 @@ func TestBulkCallOutlivingItsPOSTKeepsItsArguments(t *testing.T) {
 	if v := <-read; v != text {
 		t.Errorf("the call read %d bytes %.60q, want the %d bytes its caller sent", len(v), v, len(text))
 	}
-	waitFor(t, "the table to be empty", func() bool { return table.Len() == 0 })
+	testwait.Eventually(t, "the table to be empty", func() bool { return table.Len() == 0 })
 }
 
 // A call that begins only after its POST has ended (its caller gone) has

@@ -23,6 +23,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/internal/syncbuf"
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 )
 
 // testServer is colibri's HTTP face in process, over a small MCP server.
@@ -520,7 +521,7 @@ func TestNonReadingStreamsCutOff(t *testing.T) {
 		// Never read: the answer's write blocks. (The slack is for building
 		// and encoding 12 MiB under -race.)
 		waitClosed(t, ts, conn.LocalAddr().String(), bound+30*time.Second)
-		waitFor(t, "the SSE session to end", func() bool {
+		testwait.Eventually(t, "the SSE session to end", func() bool {
 			ts.sessions.mu.Lock()
 			defer ts.sessions.mu.Unlock()
 			return len(ts.sessions.sse) == 0
@@ -581,7 +582,7 @@ func TestSessionTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the sessions to expire", func() bool {
+	testwait.Eventually(t, "the sessions to expire", func() bool {
 		n := 0
 		for range ts.opts.Server.Sessions() {
 			n++
@@ -597,17 +598,6 @@ func TestSessionTimeout(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Error("the SSE client did not see its session end")
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

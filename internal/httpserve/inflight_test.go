@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 )
 
 // holdServer is an MCP server with one tool, hold, that says when it runs and
@@ -159,7 +160,7 @@ func TestShutdownLetsCallsFinish(t *testing.T) {
 			<-entered
 			stopped := make(chan error, 1)
 			go func() { stopped <- ts.stop() }()
-			waitFor(t, "the shutdown to begin", func() bool { return strings.Contains(ts.logs.String(), "shutting down") })
+			testwait.Eventually(t, "the shutdown to begin", func() bool { return strings.Contains(ts.logs.String(), "shutting down") })
 			select {
 			case err := <-stopped:
 				t.Fatalf("Serve returned (%v) with a call in flight", err)
@@ -195,7 +196,7 @@ func TestSessionNotIdleWhileCallRuns(t *testing.T) {
 			if got := outcome(t, out); got != "released" {
 				t.Fatalf("a call longer than the session timeout: %s, want its result", got)
 			}
-			waitFor(t, "the session to idle out after the call", func() bool {
+			testwait.Eventually(t, "the session to idle out after the call", func() bool {
 				for range srv.Sessions() {
 					return false
 				}
@@ -218,7 +219,7 @@ func TestSSEReusedIDDoesNotPinTheSession(t *testing.T) {
 		c.post(call)
 		<-entered
 		c.post(call)
-		waitFor(t, "the reuse to be logged", func() bool { return strings.Contains(ts.logs.String(), "reused the id of one in flight") })
+		testwait.Eventually(t, "the reuse to be logged", func() bool { return strings.Contains(ts.logs.String(), "reused the id of one in flight") })
 		close(release)
 		if _, data := c.next(); !strings.Contains(data, `"id":5`) || !strings.Contains(data, "released") {
 			t.Fatalf("the call: %s", data)
@@ -227,7 +228,7 @@ func TestSSEReusedIDDoesNotPinTheSession(t *testing.T) {
 	}
 	t.Run("idle", func(t *testing.T) {
 		_, srv := reuse(t, Options{SessionTimeout: 200 * time.Millisecond})
-		waitFor(t, "the session to idle out", func() bool {
+		testwait.Eventually(t, "the session to idle out", func() bool {
 			for range srv.Sessions() {
 				return false
 			}
@@ -295,7 +296,7 @@ func TestSSEEventsKeepTheSessionFromIdling(t *testing.T) {
 			ts := start(t, Options{SessionTimeout: timeout, Bulk: table})
 			c := openSSE(t, ts)
 			var ss *mcp.ServerSession
-			waitFor(t, "the session", func() bool {
+			testwait.Eventually(t, "the session", func() bool {
 				for s := range ts.opts.Server.Sessions() {
 					ss = s
 				}

@@ -125,7 +125,7 @@ func Run(o Options, stdout, stderr io.Writer) error {
 		}
 	}
 	abs, _ := filepath.Abs(path)
-	res, err := editorconf.Parse(data, format, editorconf.Options{Home: home, Workspace: editorconf.WorkspaceOf(abs), NetList: netList(), NoSandbox: noSandbox()})
+	res, err := editorconf.Parse(data, format, editorconf.Options{Home: home, Workspace: editorconf.WorkspaceOf(abs), NetList: NetList(), NoSandbox: noSandbox()})
 	if err != nil {
 		return mistake(fmt.Errorf("import: %s: %w", path, err))
 	}
@@ -136,7 +136,7 @@ func Run(o Options, stdout, stderr io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stderr, "%s, %s: %s\n", path, res.Format.Describe(), count(len(res.Entries), "server"))
-		printFindings(stderr, res, nil)
+		printFindings(stderr, res, nil, "")
 		return nil
 	case o.Write:
 		return write(o, path, data, res, own, stdout)
@@ -145,9 +145,10 @@ func Run(o Options, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// netList reports whether this colibri's registry takes a list of
-// destinations in a sandbox's "net" (VS Code's allowedDomains become it).
-func netList() bool {
+// NetList reports whether this colibri's registry takes a list of
+// destinations in a sandbox's "net" (VS Code's allowedDomains become it,
+// and add --net writes one).
+func NetList() bool {
 	_, err := registry.Parse(strings.NewReader(`{"servers":{"x":{"command":"/bin/true","sandbox":{"net":["example.com"]}}}}`), "")
 	return err == nil
 }
@@ -216,7 +217,7 @@ func printImport(w io.Writer, path string, res *editorconf.Result, registryPath 
 	if len(res.Entries) > 0 || len(res.Notes) > 0 {
 		fmt.Fprintln(w)
 	}
-	printFindings(w, res, nil)
+	printFindings(w, res, nil, "")
 	if len(res.Entries) == 0 {
 		fmt.Fprintln(w, "Nothing to import.")
 		return
@@ -225,9 +226,10 @@ func printImport(w io.Writer, path string, res *editorconf.Result, registryPath 
 }
 
 // printFindings lists the secrets moved, the notes, and the variables the
-// entries read from colibri's environment; with only set, for those
-// entries alone.
-func printFindings(w io.Writer, res *editorconf.Result, only []string) {
+// entries read from colibri's environment (and where they go: envFile, the
+// --env-file import writes, when given); with only set, for those entries
+// alone.
+func printFindings(w io.Writer, res *editorconf.Result, only []string, envFile string) {
 	in := func(server string) bool { return only == nil || slices.Contains(only, server) }
 	for _, m := range res.Moved {
 		if in(m.Server) {
@@ -263,7 +265,11 @@ func printFindings(w io.Writer, res *editorconf.Result, only []string) {
 	}
 	if len(vars) > 0 {
 		slices.Sort(vars)
-		fmt.Fprintf(w, "colibri reads from its environment: %s (set them where colibri runs: the env of its editor entry, or provider.env for the FreeBSD service)\n", strings.Join(vars, ", "))
+		where := "set them where colibri runs: NAME=value lines in a mode-0600 file that --env-file F loads (import --env-file F writes the moved secrets there), the env of its editor entry, or provider.env for the FreeBSD service"
+		if envFile != "" {
+			where = "the moved secrets go to " + envFile + " (--env-file), which 'colibri-mcp --env-file " + envFile + "' loads; set any other there too, or in colibri's environment"
+		}
+		fmt.Fprintf(w, "colibri reads from its environment: %s (%s)\n", strings.Join(vars, ", "), where)
 	}
 }
 
@@ -320,14 +326,14 @@ func write(o Options, source string, editorData []byte, res *editorconf.Result, 
 		fmt.Fprintln(w, r)
 	}
 	if len(added) == 0 {
-		printFindings(w, res, []string{})
+		printFindings(w, res, []string{}, o.EnvFile)
 		fmt.Fprintf(w, "Nothing written: %s is unchanged.\n", registryPath)
 	} else {
 		fmt.Fprintf(w, "added to %s: %s\n", registryPath, strings.Join(added, ", "))
 		if backup != "" {
 			fmt.Fprintf(w, "the previous registry is kept as %s\n", backup)
 		}
-		printFindings(w, res, added)
+		printFindings(w, res, added, o.EnvFile)
 	}
 	if o.EnvFile != "" {
 		if err := importEnvFile(o.EnvFile, res, added, w); err != nil {

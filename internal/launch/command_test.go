@@ -69,7 +69,7 @@ func TestCommand(t *testing.T) {
 		{name: "a missing ${NAME}",
 			srv:  registry.Server{Command: "srv", Env: map[string]string{"API_KEY": "${MISSING}"}},
 			kind: failure.KindConfig, says: "env API_KEY: ${MISSING} refers to a variable that is not set in colibri's environment",
-			hint: "set the variable in colibri's environment"},
+			hint: "--env-file F (COLIBRI_MCP_ENV_FILE)"},
 		{name: "a command not on the child's PATH",
 			srv:     registry.Server{Command: "srv"},
 			environ: []string{"PATH=/nonexistent", "HOME=/home/u"},

@@ -185,7 +185,7 @@ func (b *Builder) Command(srv *registry.Server) (*exec.Cmd, *redact.Set, error) 
 	})
 	if err != nil {
 		return nil, nil, &failure.Error{Kind: failure.KindConfig, Server: srv.Name, Phase: failure.PhaseSpawn, Err: err,
-			Hint: "set the variable in colibri's environment, or write $$ for a literal $"}
+			Hint: registry.MissingVarHint}
 	}
 	cmd, err := b.wrapCmd(srv, own)
 	if err != nil {

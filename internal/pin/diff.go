@@ -29,6 +29,10 @@ type ToolDiff struct {
 	// OldInstructions and NewInstructions are a server's instructions.
 	OldInstructions string `json:"old_instructions,omitempty"`
 	NewInstructions string `json:"new_instructions,omitempty"`
+	// Flags are what the poisoning scan found in the new definition; a
+	// definition pinned at first sight that is flagged and that no person
+	// accepted is listed with What "flagged" (and no paths).
+	Flags []Flag `json:"flags,omitempty"`
 	// Paths are the other members' paths added, removed or changed (a
 	// tool's schemas and annotations, a prompt's arguments, a template's
 	// or resource's name and mimeType).
@@ -87,12 +91,26 @@ func (s *Store) Diff(server string) ([]ToolDiff, error) {
 				}
 				d := diffOf(caps, k, name, q.What, old, q.Definition)
 				d.Digest = q.Digest
+				if q.Flags != nil {
+					d.Flags = q.Flags.Found
+				}
 				out = append(out, d)
+			}
+			for _, name := range sortedKeys(pinned) {
+				p := pinned[name]
+				if p.Reviewed || p.Flags == nil || len(p.Flags.Found) == 0 || pending[name] != nil {
+					continue
+				}
+				out = append(out, ToolDiff{Caps: caps, Kind: k, Name: name, What: []string{WhatFlagged}, Digest: p.Digest, Flags: p.Flags.Found, Paths: []PathChange{}})
 			}
 		}
 	}
 	return out, nil
 }
+
+// WhatFlagged is the "what" of a definition held back only because the
+// poisoning scan flagged it ("pin_scan": "block", or a lock).
+const WhatFlagged = "flagged"
 
 // textMembers are the members a diff shows as text, line by line; the
 // others are shown by JSON path.
@@ -162,8 +180,10 @@ func enc(v any) json.RawMessage {
 
 // escape writes a key as a JSON Pointer token (RFC 6901).
 func escape(k string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
+	return pointerEscaper.Replace(k)
 }
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // maxShown bounds one value, text block, tool name or schema path printed
 // by WriteDiff and WriteReport: each is a hosted server's, of any length.
@@ -196,6 +216,7 @@ func WriteDiff(w io.Writer, server string, diffs []ToolDiff) {
 		text("title", d.OldTitle, d.NewTitle)
 		text("description", d.OldDescription, d.NewDescription)
 		text("instructions", d.OldInstructions, d.NewInstructions)
+		WriteFlags(w, "  ", d.Flags)
 		for _, p := range d.Paths {
 			switch p.Op {
 			case "added":
@@ -240,12 +261,20 @@ func WriteReport(w io.Writer, path string, servers []ServerPins) {
 				fmt.Fprintf(w, ", %d changed (colibri-mcp pins diff %s)", n, sp.Server)
 			}
 			fmt.Fprintln(w)
-			for _, t := range set.Tools {
-				fmt.Fprintf(w, "  %-32s %s\n", clip(t.Name), t.Digest[:len("sha256:")+12])
-			}
-			for _, k := range Kinds[1:] {
+			for _, k := range Kinds {
 				for _, t := range *set.pinsOf(k) {
-					fmt.Fprintf(w, "  %-32s %s\n", clip(Selector{Kind: k, Name: t.Name}.String()), t.Digest[:len("sha256:")+12])
+					name := t.Name
+					if k != KindTool {
+						name = Selector{Kind: k, Name: t.Name}.String()
+					}
+					mark := ""
+					if len(t.Flags) > 0 && !t.Reviewed {
+						mark = "  FLAGGED (colibri-mcp pins accept " + sp.Server + " " + Selector{Kind: k, Name: t.Name}.String() + " after review)"
+					} else if len(t.Flags) > 0 {
+						mark = "  flagged, accepted"
+					}
+					fmt.Fprintf(w, "  %-32s %s%s\n", clip(name), t.Digest[:len("sha256:")+12], mark)
+					WriteFlags(w, "    ", t.Flags)
 				}
 			}
 			for _, c := range set.Changed {

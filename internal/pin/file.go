@@ -142,6 +142,10 @@ type Entry struct {
 	// digest): `pins accept` accepts only such. A server that lists
 	// another definition since gets a new, unreviewed entry.
 	Reviewed bool `json:"reviewed,omitempty"`
+	// Flags are what the poisoning scan found in this definition when it
+	// was recorded, with the scanner's version (absent: recorded before
+	// the scan, or with "pin_scan": "off").
+	Flags *Flags `json:"flags,omitempty"`
 }
 
 // ConfigError is a pin file that cannot be read, parsed or written: the

@@ -53,6 +53,7 @@ type LockDef struct {
 	Capabilities []string        `json:"capabilities"`
 	Definition   json.RawMessage `json:"definition"`
 	Digest       string          `json:"digest"`
+	Flags        *Flags          `json:"flags,omitempty"`
 	// Reviewed: a person accepted it (`pins accept`), rather than it
 	// being trusted at its first sighting.
 	Reviewed bool `json:"reviewed,omitempty"`
@@ -221,7 +222,7 @@ func exportOf(f *File, only []string) *Lock {
 					defs := (*m)[name]
 					i := slices.IndexFunc(defs, func(d *LockDef) bool { return d.Digest == e.Digest })
 					if i < 0 {
-						(*m)[name] = append(defs, &LockDef{Capabilities: capsNames(caps), Definition: readable(e.Definition), Digest: e.Digest, Reviewed: e.Reviewed})
+						(*m)[name] = append(defs, &LockDef{Capabilities: capsNames(caps), Definition: readable(e.Definition), Digest: e.Digest, Reviewed: e.Reviewed, Flags: e.Flags})
 						continue
 					}
 					d := defs[i]
@@ -348,7 +349,13 @@ func (s *Store) judgeLocked(server, caps string, b batch) Verdict {
 			}
 		}
 		if trusted {
+			if fl := s.flagsOf(server, b, i); len(fl) > 0 {
+				v.flag(name, fl, reviewedIn(defs[name], b.digests[i]))
+			}
 			continue
+		}
+		if fl := s.flagsOf(server, b, i); len(fl) > 0 {
+			v.flag(name, fl, false)
 		}
 		c, err := b.canon(i)
 		if err != nil {
@@ -379,6 +386,15 @@ func (s *Store) judgeLocked(server, caps string, b batch) Verdict {
 type observedKey struct {
 	server, caps string
 	kind         Kind
+}
+
+func reviewedIn(defs []*LockDef, digest string) bool {
+	for _, d := range defs {
+		if d.Digest == digest && d.Reviewed {
+			return true
+		}
+	}
+	return false
 }
 
 func subset(need, offered []string) bool {
@@ -453,7 +469,11 @@ func reportLock(l *Lock, names []string) []ServerPins {
 			m := *ls.of(k)
 			for _, key := range sortedKeys(m) {
 				for _, d := range m[key] {
-					*list = append(*list, ToolPin{Name: key, Digest: d.Digest})
+					p := ToolPin{Name: key, Digest: d.Digest, Reviewed: d.Reviewed}
+					if d.Flags != nil {
+						p.Flags = d.Flags.Found
+					}
+					*list = append(*list, p)
 				}
 			}
 		}

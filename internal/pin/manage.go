@@ -86,6 +86,18 @@ type SetPins struct {
 type ToolPin struct {
 	Name   string `json:"name"`
 	Digest string `json:"digest"`
+	// Flags are what the poisoning scan found in it; Reviewed, that a
+	// person accepted it.
+	Flags    []Flag `json:"flags,omitempty"`
+	Reviewed bool   `json:"reviewed,omitempty"`
+}
+
+func toolPin(name string, e *Entry) ToolPin {
+	p := ToolPin{Name: name, Digest: e.Digest, Reviewed: e.Reviewed}
+	if e.Flags != nil {
+		p.Flags = e.Flags.Found
+	}
+	return p
 }
 
 // pinsOf is where SetPins lists kind k's pins.
@@ -141,7 +153,7 @@ func (s *Store) Report(server string) ([]ServerPins, error) {
 				pinned, pending := set.pins(k)
 				list := p.pinsOf(k)
 				for _, name := range sortedKeys(pinned) {
-					*list = append(*list, ToolPin{Name: name, Digest: pinned[name].Digest})
+					*list = append(*list, toolPin(name, pinned[name]))
 				}
 				for _, name := range sortedKeys(pending) {
 					c := Change{Kind: k, Name: name, What: pending[name].What}
@@ -266,9 +278,22 @@ func (s *Store) accept(server string, reviewed bool, selectors []string) ([]Take
 						continue
 					}
 					pinnedP, pendingP := set.maps(k)
-					(*pinnedP)[name] = &Entry{Digest: q.Digest, Definition: q.Definition, Reviewed: true} // a person took it: the lock marks it reviewed
+					(*pinnedP)[name] = &Entry{Digest: q.Digest, Definition: q.Definition, Reviewed: true, Flags: q.Flags} // a person took it: the lock marks it reviewed
 					delete(*pendingP, name)
 					accepted = append(accepted, Taken{Kind: k, Name: name})
+				}
+			}
+		}
+		// A flagged definition pinned at first sight is accepted by
+		// marking it reviewed: "pin_scan": "block" and a lock then trust it.
+		for _, caps := range sortedKeys(sets) {
+			for _, k := range Kinds {
+				pinned, _ := sets[caps].pins(k)
+				for _, name := range sortedKeys(pinned) {
+					if p := pinned[name]; selected(sel, k, name) && !p.Reviewed && p.Flags != nil && len(p.Flags.Found) > 0 {
+						p.Reviewed = true
+						accepted = append(accepted, Taken{Kind: k, Name: name})
+					}
 				}
 			}
 		}

@@ -21,6 +21,10 @@ type Options struct {
 	// The kind says what the name is of (a tool's name, a prompt's, a
 	// template's uriTemplate, a resource's uri, InstructionsName).
 	OnChange func(kind Kind, server, caps, name string, what []string)
+	// OnFlag, when set, is told of each sign of poisoning the scan finds
+	// in a definition when the definition is first recorded (pinned or
+	// pending): colibri_pin_flags_total{server,flag} and the log.
+	OnFlag func(kind Kind, server, name string, f Flag)
 	// LockTimeout bounds the wait for another process's lock on the file;
 	// zero means DefaultLockTimeout.
 	LockTimeout time.Duration
@@ -56,6 +60,7 @@ type Store struct {
 	readErr  error                                // the last read's failure, for that version
 	gen      uint64                               // bumped whenever the pins in memory change
 	digests  map[any]string                       // by weak.Pointer: a list let go of is not kept alive here
+	scans    map[string][]Flag                    // by digest: the scan of a definition, once
 	verdicts map[verdictKey]verdictEntry
 }
 
@@ -85,6 +90,9 @@ type Config struct {
 	// recorded with a server's first pins and with each accept, and
 	// compared by `pins diff` and `check`.
 	Entries map[string]*Fingerprint
+	// NoScan are the servers whose "pin_scan" is "off": their definitions
+	// are not scanned, nor flagged.
+	NoScan map[string]bool
 }
 
 // Configure tells the pins what the registry says now. What was judged
@@ -108,6 +116,28 @@ type Verdict struct {
 	// Locked: judged against a lock, where a definition it does not hold
 	// is "not in the locked pin file" rather than new.
 	Locked bool
+	// Flags are, by name, the signs of poisoning the scan finds in each
+	// listed definition that has any (changed or not; never shadowing,
+	// which needs the other servers' lists: the caller adds it).
+	Flags map[string]Flagged
+}
+
+// Flagged is what the scan found in one listed definition, and whether a
+// person accepted that very definition (`pins accept`, a lock's review
+// mark): "pin_scan": "block" and a lock refuse a flagged definition only
+// until then.
+type Flagged struct {
+	Flags    []Flag
+	Reviewed bool
+}
+
+func (v *Verdict) flag(name string, flags []Flag, reviewed bool) {
+	if v.Flags == nil {
+		v.Flags = map[string]Flagged{}
+	}
+	if _, dup := v.Flags[name]; !dup {
+		v.Flags[name] = Flagged{Flags: flags, Reviewed: reviewed}
+	}
 }
 
 // verdictKey names one list: lists are shared and never changed once read
@@ -255,12 +285,38 @@ func check[T definition](s *Store, kind Kind, server, caps string, list []*T) (V
 		// First sighting, or news to record: under the lock, against the
 		// file as it is now (another process may have pinned it first).
 		entry := s.cfg.Entries[server]
-		if err := s.update(func(f *File) bool { return record(f, server, caps, b, entry, s.opts.Now(), s.opts.OnChange) }); err != nil {
+		scan := func(i int) *Flags {
+			if s.cfg.NoScan[server] {
+				return nil
+			}
+			return &Flags{Scanner: ScannerVersion, Found: s.flagsOf(server, b, i)}
+		}
+		var found []func()
+		if err := s.update(func(f *File) bool {
+			found = nil
+			return record(f, server, caps, b, entry, scan, s.opts.Now(), s.opts.OnChange, func(k Kind, name string, fl *Flags) {
+				if s.opts.OnFlag != nil && fl != nil {
+					for _, one := range fl.Found {
+						found = append(found, func() { s.opts.OnFlag(k, server, name, one) })
+					}
+				}
+			})
+		}); err != nil {
 			return Verdict{}, err
+		}
+		for _, tell := range found {
+			tell()
 		}
 		set = s.file.Servers[server][caps]
 	}
 	v := judge(set, b)
+	for i, name := range b.keys {
+		if fl := s.flagsOf(server, b, i); len(fl) > 0 {
+			p, _ := set.pins(kind)
+			reviewed := p[name] != nil && p[name].Digest == b.digests[i] && p[name].Reviewed
+			v.flag(name, fl, reviewed)
+		}
+	}
 	s.remember(key, v)
 	return v, nil
 }
@@ -331,7 +387,7 @@ func (s *Store) stale(set *Set, b batch) bool {
 // pins of its kind (in any capability set), the pins the server has
 // elsewhere when caps is new to it, and then each change not yet pending
 // in this form. It reports whether f changed.
-func record(f *File, server, caps string, b batch, entry *Fingerprint, now time.Time, onChange func(Kind, string, string, string, []string)) bool {
+func record(f *File, server, caps string, b batch, entry *Fingerprint, scan func(int) *Flags, now time.Time, onChange func(Kind, string, string, string, []string), onFlags func(Kind, string, *Flags)) bool {
 	sets := f.Servers[server]
 	if sets == nil {
 		sets = map[string]*Set{}
@@ -358,14 +414,16 @@ func record(f *File, server, caps string, b batch, entry *Fingerprint, now time.
 				continue
 			}
 			if p := pinnedElsewhere(sets, b.kind, name); p != nil {
-				(*pinnedP)[name] = &Entry{Digest: p.Digest, Definition: p.Definition}
+				(*pinnedP)[name] = &Entry{Digest: p.Digest, Definition: p.Definition, Reviewed: p.Reviewed, Flags: p.Flags}
 				continue
 			}
 			if !first {
 				continue
 			}
 			if c, err := b.canon(i); err == nil && Digest(c) == b.digests[i] {
-				(*pinnedP)[name] = &Entry{Digest: b.digests[i], Definition: c}
+				fl := scan(i)
+				(*pinnedP)[name] = &Entry{Digest: b.digests[i], Definition: c, Flags: fl}
+				onFlags(b.kind, name, fl)
 			}
 		}
 		changed = true
@@ -399,7 +457,9 @@ func record(f *File, server, caps string, b batch, entry *Fingerprint, now time.
 		if *pendingP == nil {
 			*pendingP = map[string]*Entry{}
 		}
-		(*pendingP)[name] = &Entry{Digest: b.digests[i], Definition: c, What: w, Seen: &at}
+		fl := scan(i)
+		(*pendingP)[name] = &Entry{Digest: b.digests[i], Definition: c, What: w, Seen: &at, Flags: fl}
+		onFlags(b.kind, name, fl)
 		changed = true
 		if onChange != nil && !pendingElsewhere(sets, b.kind, caps, name, b.digests[i]) {
 			onChange(b.kind, server, caps, name, w) // once per change, however many capability sets see it

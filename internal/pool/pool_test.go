@@ -17,6 +17,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/pool"
 	"github.com/colibri-mcp/colibri-mcp/internal/redact"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -163,7 +164,7 @@ func TestWaitersShareOneStart(t *testing.T) {
 			results <- got{w, s, err}
 		}()
 	}
-	waitUntil(t, "every request waits for the start", func() bool {
+	testwait.Eventually(t, "every request waits for the start", func() bool {
 		buf := make([]byte, 1<<20)
 		return strings.Count(string(buf[:runtime.Stack(buf, true)]), "pool.(*Warm).get(") >= n
 	})
@@ -250,16 +251,5 @@ func TestRetainLetsTheCallInFlightFinish(t *testing.T) {
 	w.Release(s, nil)
 	if !session.Ended(up, 0) {
 		t.Errorf("the retired process was not stopped when its last request released it")
-	}
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

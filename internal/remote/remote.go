@@ -376,10 +376,20 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.send(r, x)
 }
 
-// send passes r on, recording the answer in x and bounding its body.
+// send passes r on, recording the answer in x and bounding its body. The
+// request ends with the Conn, too: a request go-sdk sends on a context of
+// its own (notifications/cancelled, bounded at 5 s) to a server that never
+// answers must not hold the Close that waits for it.
 func (t *roundTripper) send(r *http.Request, x *Exchange) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(r)
+	ctx, cancel := context.WithCancelCause(r.Context())
+	stopLife := context.AfterFunc(t.c.life, func() { cancel(errClosed) })
+	release := func() {
+		stopLife()
+		cancel(nil)
+	}
+	resp, err := t.base.RoundTrip(r.WithContext(ctx))
 	if err != nil {
+		release()
 		if x != nil {
 			x.each(func(x *Exchange) { x.err = err })
 		}
@@ -401,6 +411,7 @@ func (t *roundTripper) send(r *http.Request, x *Exchange) (*http.Response, error
 			resp.Body = &screenedBody{c: t.c, rc: resp.Body} // strict.go
 		}
 	}
+	resp.Body = &releaseBody{ReadCloser: resp.Body, release: release}
 	return resp, nil
 }
 

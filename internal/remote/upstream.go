@@ -9,7 +9,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/textproto"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -30,6 +34,8 @@ type Upstream struct {
 	url    string // as shown: query values redacted
 	log    *slog.Logger
 	redact *redact.Set
+
+	connected atomic.Bool // initialize succeeded (Connected)
 
 	endOnce sync.Once
 	endCh   chan struct{}
@@ -111,7 +117,7 @@ func expandHint(err error) string {
 	var ctl *registry.ControlCharError
 	switch {
 	case errors.As(err, &missing):
-		return "set the variable in colibri's environment, or write $$ for a literal $"
+		return registry.MissingVarHint
 	case errors.As(err, &ctl):
 		return "the variable's value must be one line: remove the line break or other control character from it in colibri's environment (often a trailing newline from the file it was read from)"
 	}
@@ -155,6 +161,7 @@ func (r *Upstream) DescribeEnd() string {
 // version, and its end, which ends the upstream (the connection failed, or
 // colibri closed it).
 func (r *Upstream) Connected(cs *mcp.ClientSession) {
+	r.connected.Store(true)
 	r.conn.SetProtocolVersion(cs.InitializeResult().ProtocolVersion)
 	go func() {
 		cs.Wait()
@@ -165,8 +172,22 @@ func (r *Upstream) Connected(cs *mcp.ClientSession) {
 func (r *Upstream) BytesRead() int64 { return r.conn.BytesRead() }
 func (r *Upstream) Oversize() bool   { return r.conn.TooLarge() }
 
+// Track records the exchanges made under ctx. Before the session is
+// connected, ctx is the initialize phase's: once it ends unconnected (the
+// phase timed out, the caller left), the Conn closes, and every request
+// still in flight with it: go-sdk's Connect waits, before it returns its
+// error, for the notifications/cancelled it sends each timed-out request
+// (the server/discover probe's, initialize's), 5 s each on a server that
+// accepts and never answers, past the phase a user waits for.
 func (r *Upstream) Track(ctx context.Context) context.Context {
 	ctx, _ = Track(ctx)
+	if !r.connected.Load() {
+		context.AfterFunc(ctx, func() {
+			if !r.connected.Load() {
+				r.conn.Close()
+			}
+		})
+	}
 	return ctx
 }
 
@@ -269,6 +290,7 @@ func (r *Upstream) Diagnose(ctx context.Context, e *failure.Error, phase failure
 	var rpcErr *jsonrpc.Error
 	var redir *RedirectError
 	var failed error
+	var challenge string
 	switch unclear := r.conn.Unclear(); {
 	case unclear != nil:
 		// A message two readers could read differently (strict.go): go-sdk
@@ -298,6 +320,14 @@ func (r *Upstream) Diagnose(ctx context.Context, e *failure.Error, phase failure
 		e.Kind = failure.KindUnauthorized
 		e.Err = fmt.Errorf("the server refused colibri's credentials during %s (HTTP %d %s)", method, status, http.StatusText(status))
 		e.Hint = "check bearer_token, headers or oauth for this server"
+	case status == 0 && malformedChallenge(netErr, &challenge):
+		// Go's HTTP client refuses a response whose headers hold control
+		// characters, before its status is known; a WWW-Authenticate
+		// header is a refusal of colibri's credentials all the same.
+		e.Kind = failure.KindUnauthorized
+		e.Err = fmt.Errorf("the server refused colibri's credentials during %s, with an authentication challenge that holds characters no HTTP header may (shown escaped): WWW-Authenticate: %s", method, challenge)
+		e.Hint = "check bearer_token, headers or oauth for this server"
+		r.log.Warn("the server refused colibri's credentials with a malformed authentication challenge", "method", method, "challenge", r.redact.Apply(challenge))
 	case errors.Is(err, mcp.ErrSessionMissing):
 		// "The server MAY terminate the session at any time, after which
 		// it MUST respond to requests containing that session ID with
@@ -381,6 +411,46 @@ func (r *Upstream) Diagnose(ctx context.Context, e *failure.Error, phase failure
 		e.Retry.Idempotent = true
 	}
 	e.Err = redactedErr{e.Err, r.redact}
+}
+
+// malformedChallenge finds, in err, Go's refusal of a response whose
+// WWW-Authenticate header holds characters no header may (HTTP/1:
+// textproto's "malformed MIME header line" quoting the line; HTTP/2: an
+// invalid value for "www-authenticate", not quoted), and sets challenge to
+// the header's value, control characters escaped, clipped.
+func malformedChallenge(err error, challenge *string) bool {
+	if err == nil {
+		return false
+	}
+	var pe textproto.ProtocolError
+	if errors.As(err, &pe) {
+		line, uerr := strconv.Unquote(strings.TrimPrefix(string(pe), "malformed MIME header line: "))
+		name, value, _ := strings.Cut(line, ":")
+		if uerr != nil || !strings.EqualFold(strings.TrimSpace(name), "WWW-Authenticate") {
+			return false
+		}
+		*challenge = failure.ClipMessage(escapeControls(strings.TrimSpace(value)))
+		return true
+	}
+	if strings.Contains(strings.ToLower(err.Error()), `invalid header field value for "www-authenticate"`) {
+		*challenge = "(its value is not passed on over HTTP/2)"
+		return true
+	}
+	return false
+}
+
+// escapeControls writes each control character of s (C0, DEL, C1) as
+// \xNN, so that a server's words reach no terminal or log as commands.
+func escapeControls(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x20 || r >= 0x7f && r < 0xa0 {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // redactedErr shows err with the upstream's secrets redacted, and still

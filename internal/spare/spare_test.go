@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 )
 
 // fakeProc is a process that exits when told.
@@ -77,15 +79,6 @@ func (w *world) count() (started, discarded int) {
 	return len(w.started), len(w.discarded)
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 5s: %s", what)
-		}
-	}
-}
-
 func entry(spec string, want int) Entry[string] {
 	return Entry[string]{Name: "s", Want: want, Idle: time.Hour, Spec: spec}
 }
@@ -94,7 +87,7 @@ func entry(spec string, want int) Entry[string] {
 func TestTakeOnceThenRefill(t *testing.T) {
 	w := newWorld(t, Options[*fakeProc, string]{})
 	w.Sync([]Entry[string]{entry("a", 1)}, true)
-	eventually(t, "a spare", func() bool { return w.Ready("s") == 1 })
+	testwait.Eventually(t, "a spare", func() bool { return w.Ready("s") == 1 })
 	p, ok, err := w.Take(entry("a", 1))
 	if !ok || err != nil || p.id != 1 {
 		t.Fatalf("Take = %v %v %v, want spare 1", p, ok, err)
@@ -106,7 +99,7 @@ func TestTakeOnceThenRefill(t *testing.T) {
 		t.Errorf("counts %+v, want 1 hit and 1 miss", c)
 	}
 	w.Refill("s")
-	eventually(t, "the replacement", func() bool { return w.Ready("s") == 1 })
+	testwait.Eventually(t, "the replacement", func() bool { return w.Ready("s") == 1 })
 	if started, _ := w.count(); started != 2 {
 		t.Errorf("%d started, want 2", started)
 	}
@@ -118,7 +111,7 @@ func TestCircuit(t *testing.T) {
 	w := newWorld(t, Options[*fakeProc, string]{Threshold: 3, Cooldown: time.Hour})
 	w.dieAtOnce = true
 	w.Sync([]Entry[string]{entry("a", 1)}, true)
-	eventually(t, "the circuit to open", func() bool { return w.Open("s") != nil })
+	testwait.Eventually(t, "the circuit to open", func() bool { return w.Open("s") != nil })
 	if started, _ := w.count(); started != 3 {
 		t.Errorf("%d started before the circuit opened, want 3", started)
 	}
@@ -146,7 +139,7 @@ func TestCircuit(t *testing.T) {
 func TestEvictEditRemoveClose(t *testing.T) {
 	w := newWorld(t, Options[*fakeProc, string]{NoSlotRetry: time.Hour})
 	w.Sync([]Entry[string]{entry("a", 2)}, true)
-	eventually(t, "two spares", func() bool { return w.Ready("s") == 2 })
+	testwait.Eventually(t, "two spares", func() bool { return w.Ready("s") == 2 })
 	if !w.Evict() || w.Ready("s") != 1 {
 		t.Fatalf("Evict did not take a spare (ready %d)", w.Ready("s"))
 	}
@@ -154,20 +147,20 @@ func TestEvictEditRemoveClose(t *testing.T) {
 		t.Errorf("%d discarded after Evict, want 1 (synchronously)", d)
 	}
 	w.Sync([]Entry[string]{entry("b", 1)}, true) // edited
-	eventually(t, "the edited entry's spare", func() bool { return w.Ready("s") == 1 })
-	eventually(t, "the old spares discarded", func() bool { _, d := w.count(); return d == 2 })
+	testwait.Eventually(t, "the edited entry's spare", func() bool { return w.Ready("s") == 1 })
+	testwait.Eventually(t, "the old spares discarded", func() bool { _, d := w.count(); return d == 2 })
 	p, ok, _ := w.Take(entry("b", 1))
 	if !ok || p.spec != "b" {
 		t.Fatalf("after an edit Take = %+v, want a spare of the new spec", p)
 	}
 	w.Refill("s")
-	eventually(t, "a spare", func() bool { return w.Ready("s") == 1 })
+	testwait.Eventually(t, "a spare", func() bool { return w.Ready("s") == 1 })
 	w.Sync(nil, true) // removed
-	eventually(t, "the removed entry's spare discarded", func() bool { return w.Ready("s") == 0 })
+	testwait.Eventually(t, "the removed entry's spare discarded", func() bool { return w.Ready("s") == 0 })
 	w.Sync([]Entry[string]{entry("b", 3)}, true)
-	eventually(t, "three spares", func() bool { return w.Ready("s") == 3 })
+	testwait.Eventually(t, "three spares", func() bool { return w.Ready("s") == 3 })
 	w.Close()
-	eventually(t, "every spare discarded", func() bool {
+	testwait.Eventually(t, "every spare discarded", func() bool {
 		started, d := w.count()
 		return started == d+1 // the one taken above is the request's to end
 	})
@@ -179,7 +172,7 @@ func TestIdle(t *testing.T) {
 	e := entry("a", 1)
 	e.Idle = 20 * time.Millisecond
 	w.Sync([]Entry[string]{e}, true)
-	eventually(t, "the spare stopped when idle", func() bool { _, d := w.count(); return d == 1 && w.Ready("s") == 0 })
+	testwait.Eventually(t, "the spare stopped when idle", func() bool { _, d := w.count(); return d == 1 && w.Ready("s") == 0 })
 	w.Sync([]Entry[string]{e}, true)
 	if started, _ := w.count(); started != 1 {
 		t.Fatal("a registry read woke idle spares")
@@ -188,7 +181,7 @@ func TestIdle(t *testing.T) {
 		t.Fatal("a spare while idle")
 	}
 	w.Refill("s")
-	eventually(t, "spares again after a request", func() bool { started, _ := w.count(); return started == 2 })
+	testwait.Eventually(t, "spares again after a request", func() bool { started, _ := w.count(); return started == 2 })
 }
 
 // Concurrent takes, evictions, edits, deaths and Close: every spare ends
@@ -244,7 +237,7 @@ func TestConcurrentUse(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	w.Close()
-	eventually(t, "every spare ended and every slot back", func() bool {
+	testwait.Eventually(t, "every spare ended and every slot back", func() bool {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		n := 0

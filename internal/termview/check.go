@@ -43,6 +43,13 @@ func CheckLine(w io.Writer, r tools.CheckServer) {
 	default:
 		fmt.Fprintf(w, "  %-20s ok\n", r.Server)
 	}
+	for _, f := range r.Flagged {
+		var kinds []string
+		for _, one := range f.Flags {
+			kinds = append(kinds, one.Flag+" in "+one.Where)
+		}
+		fmt.Fprintf(w, "  %-20s flagged by the pin scan: %s (%s; see colibri-mcp pins diff %s)\n", "", f.Name, strings.Join(kinds, ", "), r.Server)
+	}
 	fmt.Fprintf(w, "  %-20s %s\n", "", r.Confinement)
 }
 

@@ -10,8 +10,12 @@ import (
 
 // Added is what add prints: the entry added, the registry kept, hints on
 // the command, and what to try next.
-func Added(w io.Writer, name, path, backup string, hints []string) {
-	fmt.Fprintf(w, "added %q to %s\n", name, path)
+func Added(w io.Writer, name, path, backup string, replaced bool, hints []string) {
+	if replaced {
+		fmt.Fprintf(w, "replaced %q in %s\n", name, path)
+	} else {
+		fmt.Fprintf(w, "added %q to %s\n", name, path)
+	}
 	if backup != "" {
 		fmt.Fprintf(w, "the previous registry is kept as %s\n", backup)
 	}
@@ -38,6 +42,7 @@ func Initialized(w io.Writer, path, backup, demo string) {
 // FromRegistry is what add --from-registry wrote, for AddedFromRegistry.
 type FromRegistry struct {
 	Name, Path, Backup string
+	Replaced           bool // --replace replaced an entry of that name
 	// EnvFile is --env-file, when colibri was given one: where the
 	// variables to set may go.
 	EnvFile string
@@ -51,7 +56,11 @@ type FromRegistry struct {
 func AddedFromRegistry(w io.Writer, a FromRegistry) {
 	p := a.Plan
 	src := p.Entry.Source
-	fmt.Fprintf(w, "added %q to %s: %s (%s@%s from %s)\n", a.Name, a.Path, p.What, src.Name, src.Version, src.Registry)
+	verb := "added %q to %s"
+	if a.Replaced {
+		verb = "replaced %q in %s"
+	}
+	fmt.Fprintf(w, verb+": %s (%s@%s from %s)\n", a.Name, a.Path, p.What, src.Name, src.Version, src.Registry)
 	if a.Backup != "" {
 		fmt.Fprintf(w, "the previous registry is kept as %s\n", a.Backup)
 	}

@@ -8,10 +8,12 @@ import (
 // add and init say what they wrote, what they kept, and what to run next.
 func TestEditLines(t *testing.T) {
 	var b strings.Builder
-	Added(&b, "fs", "/r.json", "/r.json.bak", []string{"npx fetches the package on each start"})
-	Added(&b, "gh", "/r.json", "", nil)
+	Added(&b, "fs", "/r.json", "/r.json.bak", false, []string{"npx fetches the package on each start"})
+	Added(&b, "gh", "/r.json", "", false, nil)
+	Added(&b, "gh", "/r.json", "/r.json.bak", true, nil)
 	want := "added \"fs\" to /r.json\nthe previous registry is kept as /r.json.bak\nhint: npx fetches the package on each start\ntry: colibri-mcp list-tools fs\n" +
-		"added \"gh\" to /r.json\ntry: colibri-mcp list-tools gh\n"
+		"added \"gh\" to /r.json\ntry: colibri-mcp list-tools gh\n" +
+		"replaced \"gh\" in /r.json\nthe previous registry is kept as /r.json.bak\ntry: colibri-mcp list-tools gh\n"
 	if b.String() != want {
 		t.Errorf("add: got\n%s\nwant\n%s", b.String(), want)
 	}

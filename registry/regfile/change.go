@@ -28,10 +28,36 @@ type Entry struct {
 	Env         map[string]string `json:"env,omitempty"`
 	Headers     map[string]string `json:"headers,omitempty"`
 	BearerToken string            `json:"bearer_token,omitempty"`
+	Cwd         string            `json:"cwd,omitempty"`
 	Description string            `json:"description,omitempty"`
 	Lifecycle   string            `json:"lifecycle,omitempty"`
+	Sandbox     *Sandbox          `json:"sandbox,omitempty"`
+	Spare       int               `json:"spare,omitempty"`
+	PassEnv     []string          `json:"pass_env,omitempty"`
 	// Source is where add --from-registry took the entry from.
 	Source *registry.Source `json:"source,omitempty"`
+}
+
+// Sandbox is the "sandbox" add writes: Net is false, a list of
+// destinations, or nil (the network, the default).
+type Sandbox struct {
+	Read  []string `json:"read,omitempty"`
+	Write []string `json:"write,omitempty"`
+	Net   any      `json:"net,omitempty"`
+}
+
+// HintsFor are Hints for e, less those e follows already (a spare, a
+// pass_env).
+func HintsFor(e *Entry) []string {
+	var out []string
+	for _, h := range Hints(e.Command) {
+		switch {
+		case e.Spare > 0 && strings.Contains(h, `"spare"`), len(e.PassEnv) > 0 && strings.Contains(h, `"pass_env"`):
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
 }
 
 // Add sets the server name to e in the registry at path (replacing one of
@@ -44,6 +70,17 @@ func Add(path, name string, e *Entry, replace bool) (backup string, err error) {
 	return Edit(path, func(old []byte) ([]byte, error) {
 		return AddServer(old, name, raw, replace)
 	})
+}
+
+// Holds reports whether the registry at path has an entry called name (a
+// registry that does not read has none).
+func Holds(path, name string) bool {
+	reg, err := registry.Load(path)
+	if err != nil {
+		return false
+	}
+	_, ok := reg.Servers[name]
+	return ok
 }
 
 // Remove takes the server name out of the registry at path, as Edit does.
@@ -206,10 +243,10 @@ func Hints(command string) []string {
 	base := strings.TrimSuffix(filepath.Base(command), ".exe")
 	var hints []string
 	if slices.Contains([]string{"npx", "uvx", "node", "python", "python3", "bunx", "deno"}, base) {
-		hints = append(hints, fmt.Sprintf(`%s starts slowly (hundreds of milliseconds): "spare": 1 in the entry keeps one process ready for the next request`, base))
+		hints = append(hints, fmt.Sprintf(`%s starts slowly (hundreds of milliseconds): "spare": 1 in the entry (add --spare 1) keeps one process ready for the next request`, base))
 	}
 	if base == "npx" || base == "uvx" {
-		hints = append(hints, fmt.Sprintf(`%s needs the proxy, CA and package settings colibri does not pass by default: "pass_env": ["HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "npm_config_*"]`, base))
+		hints = append(hints, fmt.Sprintf(`%s needs the proxy, CA and package settings colibri does not pass by default: "pass_env": ["HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "npm_config_*"] (add --pass-env NAME for each)`, base))
 	}
 	return hints
 }
@@ -222,6 +259,16 @@ type AddArgs struct {
 	Env, Headers   []string // K=V
 	BearerTokenEnv string   // the NAME of the variable that holds the token
 	Persistent     bool
+	// A command's: its working directory, description, spares, the
+	// variables passed as they are, and its sandbox: Read and Write
+	// grants, NoNet, Net destinations; Sandbox alone confines it with
+	// the defaults. NetList says the registry takes a list in net.
+	Cwd, Description string
+	Spare            int
+	PassEnv          []string
+	Read, Write, Net []string
+	NoNet, Sandbox   bool
+	NetList          bool
 }
 
 // NewEntry is the entry add writes, and its name; an error says which
@@ -293,8 +340,79 @@ func NewEntry(a AddArgs) (string, *Entry, error) {
 		if a.Persistent {
 			e.Lifecycle = registry.Persistent
 		}
+		if err := commandExtras(a, e); err != nil {
+			return "", nil, err
+		}
 	}
+	if e.URL != "" {
+		for _, f := range []struct {
+			set  bool
+			flag string
+		}{{a.Cwd != "", "--cwd is"}, {a.Spare > 0, "--spare is"}, {len(a.PassEnv) > 0, "--pass-env is"},
+			{a.Sandbox || a.NoNet || len(a.Read)+len(a.Write)+len(a.Net) > 0, "--sandbox, --read, --write, --net and --no-net are"}} {
+			if f.set {
+				return "", nil, fmt.Errorf("%s for a command: colibri starts no process for a remote server", f.flag)
+			}
+		}
+	}
+	e.Description = a.Description
 	return name, e, nil
+}
+
+// abs is p made absolute from the folder add runs in (the registry would
+// read a relative one against its own folder); ~ and ~/… are left for the
+// registry, which reads them as colibri's HOME.
+func abs(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") || filepath.IsAbs(p) {
+		return p
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// commandExtras sets a command entry's cwd, spares, pass_env and sandbox.
+func commandExtras(a AddArgs, e *Entry) error {
+	if a.Cwd != "" {
+		e.Cwd = abs(a.Cwd)
+	}
+	if a.Spare < 0 || a.Spare > 4 {
+		return fmt.Errorf("--spare %d: 0 to 4", a.Spare)
+	}
+	if a.Spare > 0 && a.Persistent {
+		return errors.New("--spare is for a process per request; --persistent keeps one warm session instead")
+	}
+	e.Spare = a.Spare
+	for _, n := range a.PassEnv {
+		if n == "" || strings.Contains(n, "=") {
+			return fmt.Errorf("--pass-env %q: give a variable's NAME (globs allowed: npm_config_*), not NAME=VALUE: its value is passed as colibri has it", n)
+		}
+	}
+	e.PassEnv = a.PassEnv
+	if a.NoNet && len(a.Net) > 0 {
+		return errors.New("give --no-net or --net DEST, not both")
+	}
+	if !a.Sandbox && !a.NoNet && len(a.Read)+len(a.Write)+len(a.Net) == 0 {
+		return nil
+	}
+	sb := &Sandbox{}
+	for _, p := range a.Read {
+		sb.Read = append(sb.Read, abs(p))
+	}
+	for _, p := range a.Write {
+		sb.Write = append(sb.Write, abs(p))
+	}
+	switch {
+	case a.NoNet:
+		sb.Net = false
+	case len(a.Net) > 0 && !a.NetList:
+		return errors.New("--net DEST: this colibri's sandbox allows the network whole or not at all (--no-net turns it off)")
+	case len(a.Net) > 0:
+		sb.Net = a.Net
+	}
+	e.Sandbox = sb
+	return nil
 }
 
 // upperName reports whether s is a variable name in upper case, as the

@@ -36,9 +36,16 @@ import (
 //     another value than the server reads;
 //   - a string that is not valid UTF-8 or holds a lone surrogate escape
 //     ("\ud800"), which Go reads as U+FFFD and others otherwise.
+//
+// Arguments of more than MaxValues values are refused before they are
+// decoded (ErrTooManyValues).
 func Arguments(raw json.RawMessage) (map[string]any, json.RawMessage, error) {
 	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
 		return map[string]any{}, nil, nil
+	}
+	n, lone, values := scanArguments(raw)
+	if values > MaxValues {
+		return nil, nil, tooManyValues("arguments", values)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -54,7 +61,6 @@ func Arguments(raw json.RawMessage) (map[string]any, json.RawMessage, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("arguments: must be a JSON object, got %s", jsonType(v))
 	}
-	n, lone := scanArguments(raw)
 	if n != members(m) {
 		at, key := firstDuplicate(raw)
 		return nil, nil, fmt.Errorf("arguments%s: key %q appears more than once (a hosted server may read either value)", at, key)
@@ -68,6 +74,26 @@ func Arguments(raw json.RawMessage) (map[string]any, json.RawMessage, error) {
 		}
 	}
 	return m, raw, nil
+}
+
+// MaxValues bounds the values (array elements, object members, the
+// scalars and containers they hold) of a call's input that colibri decodes
+// generically, for a schema check. A value takes two bytes in JSON ("0,")
+// and far more decoded (an interface, its boxed number or string, the
+// slice or map slot holding it, and what the schema check, the audit log
+// and the call's record then hold of it): 4 MiB of small values, two
+// million of them, cost colibri 173 MB of peak RSS (measured) where their
+// bytes cost 4, and 250,000 small members 93 MB. 65,536 values is more
+// than a model writes in one call (a value is a token or more), and
+// decode in a few megabytes.
+const MaxValues = 1 << 16
+
+// ErrTooManyValues is what an input of more than MaxValues values fails
+// with: the call is refused too_large.
+var ErrTooManyValues = errors.New("more values than colibri decodes for a schema check")
+
+func tooManyValues(what string, values int) error {
+	return fmt.Errorf("%s: %w: %d or more, at most %d (arrays of many small values cost colibri fifty times their size to check; send fewer, or larger, values)", what, ErrTooManyValues, values, MaxValues)
 }
 
 // members is the number of object members in v, at every depth.
@@ -87,23 +113,29 @@ func members(v any) int {
 	return n
 }
 
-// scanArguments counts the object members in raw, one valid JSON value (a
-// member is the one place a colon stands outside a string), and reports
-// whether a string in it holds a surrogate escape that is not half of a
-// pair. String contents are skipped with byte searches: a large string
-// costs little more than a memchr.
-func scanArguments(raw []byte) (members int, lone bool) {
+// scanArguments counts the object members in raw (a member is the one
+// place a colon stands outside a string) and its values (one, plus one a
+// comma and one a container outside strings: at least as many as the
+// decoder makes), and reports whether a string in it holds a surrogate
+// escape that is not half of a pair. String contents are skipped with byte
+// searches: a large string costs little more than a memchr. raw need not
+// be valid JSON: it is scanned before it is decoded, and the counts of an
+// invalid one mean nothing.
+func scanArguments(raw []byte) (members int, lone bool, values int) {
+	values = 1
 	for i := 0; i < len(raw); i++ {
 		switch raw[i] {
 		case ':':
 			members++
+		case ',', '[', '{':
+			values++
 		case '"':
 			start := i + 1
 			end := start
 			for {
 				j := bytes.IndexByte(raw[end:], '"')
 				if j < 0 {
-					return members, lone // not valid JSON: cannot happen
+					return members, lone, values // not valid JSON
 				}
 				end += j
 				k := end
@@ -121,7 +153,7 @@ func scanArguments(raw []byte) (members int, lone bool) {
 			i = end
 		}
 	}
-	return members, lone
+	return members, lone, values
 }
 
 // loneSurrogate reports whether s, a JSON string's contents, holds a

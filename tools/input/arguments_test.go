@@ -2,8 +2,12 @@ package input
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/tools/describe"
 )
 
 // What the schema check sees and what the hosted server is sent agree on
@@ -65,5 +69,25 @@ func BenchmarkDecodeArguments8MiB(b *testing.B) {
 		if _, _, err := Arguments(raw); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A call's arguments are bounded in values, not only bytes: past MaxValues
+// they are refused before they are decoded, for call_tool's arguments and
+// for what Own decodes of a tool's own input; at the bound they pass.
+func TestArgumentsBoundedInValues(t *testing.T) {
+	array := func(n int) json.RawMessage { // {"v":[0,…]}: n+2 values
+		return json.RawMessage(`{"v":[0` + strings.Repeat(",0", n-1) + `]}`)
+	}
+	if _, _, err := Arguments(array(MaxValues - 2)); err != nil {
+		t.Errorf("%d values: %v", MaxValues, err)
+	}
+	if _, _, err := Arguments(array(MaxValues - 1)); !errors.Is(err, ErrTooManyValues) {
+		t.Errorf("%d values: %v, want ErrTooManyValues", MaxValues+1, err)
+	}
+	var in struct{ Server string }
+	err := Own(nil, describe.ListToolsTool, json.RawMessage(`{"server":[0`+strings.Repeat(",0", MaxValues)+`]}`), &in)
+	if failure.KindOf(err) != failure.KindTooLarge {
+		t.Errorf("list_tools with %d values in server: %v, want too_large", MaxValues+1, err)
 	}
 }

@@ -77,15 +77,35 @@ func FuzzCallArguments(f *testing.F) {
 		if sent == nil {
 			sent = json.RawMessage("{}")
 		}
-		n, lone := scanArguments(sent)
+		n, lone, values := scanArguments(sent)
 		if !utf8.Valid(sent) || lone || n != members(args) {
 			t.Fatalf("sent %q: valid UTF-8 %v, lone surrogate %v, %d members for %d", sent, utf8.Valid(sent), lone, n, members(args))
+		}
+		// The bound on values counts at least what the decoder makes.
+		if decoded := valuesOf(args); values < decoded {
+			t.Fatalf("sent %q: scanned %d values, decoded %d", sent, values, decoded)
 		}
 		again, _, err := Arguments(sent)
 		if err != nil || !reflect.DeepEqual(again, args) {
 			t.Fatalf("sent %q decodes to %v (%v), checked %v", sent, again, err, args)
 		}
 	})
+}
+
+// valuesOf counts the values in v, v included.
+func valuesOf(v any) int {
+	n := 1
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			n += valuesOf(e)
+		}
+	case []any:
+		for _, e := range x {
+			n += valuesOf(e)
+		}
+	}
+	return n
 }
 
 // acceptsFully is Own's check of a call_tool input without its

@@ -11,6 +11,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/schema"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools/describe"
 )
@@ -80,6 +81,9 @@ func Own(table *bulk.Table, tool string, raw json.RawMessage, v any) error {
 		return &failure.Error{Kind: failure.KindInvalidArguments, Err: fmt.Errorf("%s: arguments: %s", tool, msg)}
 	}
 	doc, top, err := ownDoc(table, tool, raw)
+	if errors.Is(err, ErrTooManyValues) {
+		return &failure.Error{Kind: failure.KindTooLarge, Err: fmt.Errorf("%s: %w", tool, err)}
+	}
 	if err != nil {
 		return invalid("invalid JSON: " + err.Error())
 	}
@@ -126,10 +130,14 @@ var opaque = map[string]string{describe.CallToolTool: "arguments"}
 
 // ownDoc decodes a tool's own input for its schema check; an opaque property
 // that holds an object stands in as an empty one. For a tool with an opaque
-// property it also returns the input's members as they came.
+// property it also returns the input's members as they came. What it
+// decodes is bounded in values as Arguments is (ErrTooManyValues).
 func ownDoc(table *bulk.Table, tool string, raw json.RawMessage) (any, map[string]json.RawMessage, error) {
 	key := opaque[tool]
 	if trimmed := bytes.TrimLeft(raw, " \t\r\n"); key == "" || len(trimmed) == 0 || trimmed[0] != '{' {
+		if _, _, values := scanArguments(raw); values > MaxValues {
+			return nil, nil, tooManyValues("arguments", values)
+		}
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 		return doc, nil, err
 	}
@@ -145,6 +153,9 @@ func ownDoc(table *bulk.Table, tool string, raw json.RawMessage) (any, map[strin
 		}
 		v = table.Flatten(v)
 		top[k] = v
+		if _, _, values := scanArguments(v); values > MaxValues {
+			return nil, nil, tooManyValues("arguments/"+schema.EscapePointer(k), values)
+		}
 		x, err := jsonschema.UnmarshalJSON(bytes.NewReader(v))
 		if err != nil {
 			return nil, nil, err

@@ -1,0 +1,583 @@
+package pin
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The poisoning scan (docs/security.md, "A first version can be poisoned
+// too"): every definition colibri pins is read for the signs of tool
+// poisoning when it is recorded, and what is found is kept beside the pin
+// with the scanner's version. A first version is pinned as trusted; the
+// scan is what judges what it said.
+
+// ScannerVersion is the version of the rules below. A later scanner may
+// find more in a definition pinned under an earlier one; it never
+// un-accepts a definition `pins accept` took (Reviewed).
+const ScannerVersion = 1
+
+// The kinds of flag (colibri_pin_flags_total's "flag" label).
+const (
+	// FlagInvisible: a character that does not show or that changes the
+	// direction of text — Unicode tags (U+E0000–U+E007F, which can spell
+	// a whole hidden instruction), zero-width characters, bidi controls,
+	// any other format character (Cf) — anywhere in a definition: a
+	// description, a title, a property name, an enum value.
+	FlagInvisible = "invisible_character"
+	// FlagInstruction: text aimed at the model rather than a description
+	// of the tool: to ignore or override earlier instructions, to keep
+	// something from the user, to read or send files or secrets the tool
+	// has no business with (~/.ssh, credentials, another tool's config).
+	FlagInstruction = "model_instruction"
+	// FlagMarkup: <IMPORTANT>-style markup, the wrapper poisoned
+	// descriptions hide their instructions in.
+	FlagMarkup = "instruction_markup"
+	// FlagShadowing: a definition that names another hosted server's tool
+	// (computed when lists are read, never stored: it depends on the rest
+	// of the registry).
+	FlagShadowing = "shadowing"
+)
+
+// Flag is one sign of poisoning in a definition.
+// Its members are declared in key order, as a lock's are.
+type Flag struct {
+	Flag string `json:"flag"`
+	// Text is the offending text with what is around it (bounded), every
+	// invisible character made visible as \u{XXXX} (and Unicode tags
+	// spelt out as the ASCII they hide).
+	Text string `json:"text"`
+	// Where is the member it is in, as a path: description,
+	// inputSchema/properties/path/description, or a property name's
+	// path with "(name)" after it.
+	Where string `json:"where"`
+}
+
+// Flags are what the scanner of version Scanner found in one definition.
+type Flags struct {
+	Found   []Flag `json:"found,omitempty"`
+	Scanner int    `json:"scanner"`
+}
+
+// maxFlags bounds the flags kept for one definition; maxScanned the
+// strings and bytes read of one (a definition is bounded by the list it
+// came in, but a scan must not cost more than the bound says).
+const (
+	maxFlags       = 16
+	maxScanStrings = 4096
+	maxScanBytes   = 1 << 20
+	snippet        = 48 // runes of context either side of a match
+)
+
+// Scan reads a canonical definition of kind k for the signs of poisoning
+// (every kind but shadowing, which ScanShadowing finds). Nothing found is
+// an empty list.
+func Scan(k Kind, canonical json.RawMessage) []Flag {
+	var v any
+	if json.Unmarshal(canonical, &v) != nil {
+		return nil
+	}
+	sc := scanner{}
+	sc.walk("", v, 0)
+	return sc.found
+}
+
+// ScanText reads one text (a prompts/get message, a server's
+// instructions) that where names.
+func ScanText(where, text string) []Flag {
+	sc := scanner{}
+	sc.text(where, text, false)
+	return sc.found
+}
+
+type scanner struct {
+	found   []Flag
+	strings int
+	bytes   int
+}
+
+func (sc *scanner) add(f Flag) {
+	if len(sc.found) >= maxFlags {
+		return
+	}
+	for _, g := range sc.found {
+		if g.Flag == f.Flag && g.Where == f.Where {
+			return // one flag of a kind per member is enough to show
+		}
+	}
+	sc.found = append(sc.found, f)
+}
+
+func (sc *scanner) walk(path string, v any, depth int) {
+	if depth > 64 || sc.strings > maxScanStrings || sc.bytes > maxScanBytes {
+		return
+	}
+	switch v := v.(type) {
+	case string:
+		sc.text(orTop(path), v, false)
+	case []any:
+		for i, e := range v {
+			sc.walk(join(path, fmt.Sprint(i)), e, depth+1)
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			sc.text(join(path, k)+" (name)", k, true)
+			sc.walk(join(path, k), v[k], depth+1)
+		}
+	}
+}
+
+func orTop(p string) string {
+	if p == "" {
+		return "(definition)"
+	}
+	return p
+}
+
+func join(path, k string) string {
+	if strings.ContainsAny(k, "~/") {
+		k = escape(k)
+	}
+	if path == "" {
+		return k
+	}
+	return path + "/" + k
+}
+
+// text scans one string; key: it is an object's key (a property name),
+// read for invisible characters only.
+func (sc *scanner) text(where, s string, key bool) {
+	sc.strings++
+	sc.bytes += len(s)
+	if sc.strings > maxScanStrings || sc.bytes > maxScanBytes {
+		return
+	}
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if !ascii {
+		if i := invisibleAt(s); i >= 0 {
+			sc.add(Flag{Flag: FlagInvisible, Where: where, Text: around(s, i, i+utf8.RuneLen(firstRune(s[i:])))})
+		}
+	}
+	if key || len(s) < 8 {
+		return
+	}
+	if ascii && !triggered(strings.ToLower(s)) {
+		return // the common case: no rule's trigger, no pattern to try
+	}
+	folded := fold(s)
+	for _, r := range markupRules {
+		if loc := r.find(folded.text); loc != nil {
+			a, b := folded.span(loc)
+			sc.add(Flag{Flag: FlagMarkup, Where: where, Text: around(s, a, b)})
+			break
+		}
+	}
+	for _, r := range instructionRules {
+		if loc := r.find(folded.text); loc != nil {
+			a, b := folded.span(loc)
+			sc.add(Flag{Flag: FlagInstruction, Where: where, Text: around(s, a, b)})
+			break
+		}
+	}
+}
+
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
+}
+
+// invisible reports whether r does not show, or changes the direction of
+// the text around it.
+func invisible(r rune) bool {
+	switch {
+	case r >= 0xE0000 && r <= 0xE007F: // tags
+		return true
+	case r == 0x200B, r == 0x200C, r == 0x200D, r == 0x2060, r == 0xFEFF, r == 0x180E: // zero-width
+		return true
+	case r == 0x200E, r == 0x200F, r == 0x061C, r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069: // bidi
+		return true
+	}
+	return unicode.Is(unicode.Cf, r)
+}
+
+// invisibleAt is the byte offset of s's first invisible character, -1
+// when none.
+func invisibleAt(s string) int {
+	for i, r := range s {
+		if invisible(r) {
+			return i
+		}
+	}
+	return -1
+}
+
+// folded is a text as the rules read it: lower case, invisible characters
+// removed (an instruction split by zero-width spaces is still one), runs
+// of space made one; offsets map back to the original.
+type folded struct {
+	text string
+	at   []int // at[i]: the offset in the original of text's byte i
+	end  int
+}
+
+func fold(s string) folded {
+	var b strings.Builder
+	f := folded{at: make([]int, 0, len(s)), end: len(s)}
+	space := false
+	for i, r := range s {
+		if invisible(r) {
+			continue
+		}
+		if unicode.IsSpace(r) {
+			if space {
+				continue
+			}
+			space = true
+			r = ' '
+		} else {
+			space = false
+		}
+		r = unicode.ToLower(r)
+		n := utf8.RuneLen(r)
+		if n < 0 {
+			n = 1
+		}
+		for range n {
+			f.at = append(f.at, i)
+		}
+		b.WriteRune(r)
+	}
+	f.text = b.String()
+	return f
+}
+
+// span maps a match in f.text back to the original's offsets.
+func (f folded) span(loc []int) (int, int) {
+	a := f.at[loc[0]]
+	b := f.end
+	if loc[1] < len(f.at) {
+		b = f.at[loc[1]]
+	}
+	return a, b
+}
+
+// around is s[a:b] with up to snippet runes either side, bounded, made
+// visible.
+func around(s string, a, b int) string {
+	start, end := a, b
+	for n := 0; n < snippet && start > 0; n++ {
+		_, size := utf8.DecodeLastRuneInString(s[:start])
+		start -= size
+	}
+	for n := 0; n < snippet && end < len(s); n++ {
+		_, size := utf8.DecodeRuneInString(s[end:])
+		end += size
+	}
+	if b-a > 4*snippet {
+		b = a + 4*snippet
+		for b < len(s) && !utf8.RuneStart(s[b]) {
+			b++
+		}
+		end = b
+	}
+	out := Visible(s[start:end])
+	if start > 0 {
+		out = "…" + out
+	}
+	if end < len(s) {
+		out += "…"
+	}
+	return out
+}
+
+// Visible is s with every invisible character and control character
+// written as \u{XXXX}, and a run of Unicode tags followed by the ASCII it
+// spells (tags are how a hidden instruction is smuggled: U+E0041 is a
+// hidden "A").
+func Visible(s string) string {
+	var b, tags strings.Builder
+	flush := func() {
+		if tags.Len() > 0 {
+			fmt.Fprintf(&b, "[tags spell %q]", tags.String())
+			tags.Reset()
+		}
+	}
+	for _, r := range s {
+		switch {
+		case r >= 0xE0020 && r <= 0xE007E:
+			fmt.Fprintf(&b, `\u{%X}`, r)
+			tags.WriteRune(r - 0xE0000)
+		case invisible(r), unicode.IsControl(r) && r != '\n' && r != '\t':
+			flush()
+			fmt.Fprintf(&b, `\u{%X}`, r)
+		default:
+			flush()
+			b.WriteRune(r)
+		}
+	}
+	flush()
+	return b.String()
+}
+
+// The rules, read on folded text (lower case, one space). Each is narrow
+// on purpose: a tool that says what it does to files ("Read the complete
+// contents of a file", "Delete the file at path") is not flagged; text
+// that tells the model what to do beyond the tool, or to keep it from the
+// user, or names secrets the tool has no business with, is. Their test
+// vectors are in docs/security.md and scan_test.go.
+var (
+	markupRules = []rule{
+		{[]string{"<"}, regexp.MustCompile(`</?\s*(important|system|instructions?|admin|critical|secret|hidden|override|assistant|sudo)\s*>`)},
+		{[]string{"[inst]", "[/inst]", "<|"}, regexp.MustCompile(`\[/?inst\]|<\|im_start\|>|<\|system\|>`)},
+	}
+	instructionRules = []rule{
+		// Override the model's instructions.
+		{[]string{"ignore", "disregard", "forget", "override", "bypass"}, regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass) (all |any |the )?(of )?(your |the )?(previous|prior|earlier|above|preceding|other|original|system|existing) (\w+ )?(instructions?|prompts?|rules|directions|directives|guidelines|messages)\b`)},
+		{[]string{"instruction"}, regexp.MustCompile(`\b(new|updated|real|actual) (system )?instructions?:`)},
+		// Keep it from the user.
+		{[]string{"user", "human"}, regexp.MustCompile(`\b(do not|don't|dont|never|without) (\w+ ){0,3}(tell|telling|inform|informing|mention|mentioning|notify|notifying|reveal|revealing|alert|alerting|show|showing)( it| this| that| anything)? (to )?the (user|human)\b`)},
+		{[]string{"user", "human"}, regexp.MustCompile(`\b(hide|conceal|keep) (\w+ ){0,4}(from|secret from) the (user|human)\b`)},
+		{[]string{"user", "human"}, regexp.MustCompile(`\bthe (user|human) (must|should|need) not (know|see|notice|be told)\b`)},
+		{[]string{"user", "human"}, regexp.MustCompile(`\b(without|before) (the )?(user|human)('s)? (knowing|noticing|knowledge|consent|approval)\b`)},
+		// Files and secrets no tool description has business naming.
+		{[]string{".ssh", "id_", "credentials", "shadow", "netrc", "pgpass", ".docker", ".kube", "git-credentials"}, regexp.MustCompile(`~/\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|/\.ssh/|\.aws/credentials|/etc/shadow\b|\.netrc\b|\.pgpass\b|\.docker/config\.json|\.kube/config\b|\.git-credentials\b`)},
+		{[]string{"/.cursor/", "/.claude/", "/.codeium/", "/.vscode/", "mcp.json", "claude_desktop_config"}, regexp.MustCompile(`(~|\$home|%userprofile%)/\.(cursor|claude|codeium|vscode)/|\bmcp\.json\b|claude_desktop_config\.json`)},
+		{[]string{"key", "password", "secret", "credential", "cookie", "environment variable", "env var", ".env"}, regexp.MustCompile(`\b(read|send|pass|include|upload|post|forward|exfiltrate|leak|append|attach|copy) (\w+ ){0,5}(the )?(user's |users' |their |all )?(private keys?|ssh keys?|api keys|passwords|secrets|credentials|session cookies|environment variables|env vars|\.env file)\b`)},
+	}
+)
+
+// rule is one pattern, tried only on a text that holds one of its
+// triggers (a plain substring search: most descriptions hold none, and a
+// regular expression costs far more than a search).
+type rule struct {
+	triggers []string
+	re       *regexp.Regexp
+}
+
+// triggered reports whether lower (a text in lower case) holds any rule's
+// trigger.
+func triggered(lower string) bool {
+	for _, rules := range [][]rule{markupRules, instructionRules} {
+		for _, r := range rules {
+			for _, t := range r.triggers {
+				if strings.Contains(lower, t) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func (r rule) find(s string) []int {
+	for _, t := range r.triggers {
+		if strings.Contains(s, t) {
+			return r.re.FindStringIndex(s)
+		}
+	}
+	return nil
+}
+
+// shadowName reports whether a tool name is one shadowing is looked for
+// by: one that looks like an identifier (holding _, -, . or an inner
+// capital letter), not a common word ("search", "echo") that any text
+// may hold.
+func shadowName(name string) bool {
+	if len(name) < 3 {
+		return false
+	}
+	if strings.ContainsAny(name, "_-.") {
+		return true
+	}
+	for i, r := range name {
+		if i > 0 && unicode.IsUpper(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// Hosted is the names shadowing is looked for by: each tool name of a
+// hosted server that looks like an identifier, and each exposed name
+// (aggregate mode's PREFIX__TOOL), with the servers that have it.
+type Hosted map[string][]string
+
+// Add records that server has a tool of name (and, when exposed is not
+// "", that it is offered as exposed).
+func (h Hosted) Add(server, name, exposed string) {
+	for _, n := range []string{name, exposed} {
+		if n == "" || (n == name && !shadowName(n)) {
+			continue
+		}
+		if !slices.Contains(h[n], server) {
+			h[n] = append(h[n], server)
+		}
+	}
+}
+
+// ScanShadowing finds, in a canonical definition of server's, each name
+// of another hosted server's tool (one server does not have itself), as
+// a whole token (letters, digits, _, -, . and / around it break it).
+func ScanShadowing(server string, canonical json.RawMessage, hosted Hosted) []Flag {
+	if len(hosted) == 0 {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(canonical, &v) != nil {
+		return nil
+	}
+	var found []Flag
+	seen := map[string]bool{}
+	var walk func(path string, v any, depth int)
+	walk = func(path string, v any, depth int) {
+		if depth > 64 || len(found) >= maxFlags {
+			return
+		}
+		switch v := v.(type) {
+		case string:
+			for _, tok := range tokens(v) {
+				owners := hosted[v[tok[0]:tok[1]]]
+				if len(owners) == 0 || slices.Contains(owners, server) || seen[v[tok[0]:tok[1]]] {
+					continue
+				}
+				seen[v[tok[0]:tok[1]]] = true
+				found = append(found, Flag{Flag: FlagShadowing, Where: orTop(path),
+					Text: fmt.Sprintf("names %s's tool %s: %s", strings.Join(owners, ", "), v[tok[0]:tok[1]], around(v, tok[0], tok[1]))})
+			}
+		case []any:
+			for i, e := range v {
+				walk(join(path, fmt.Sprint(i)), e, depth+1)
+			}
+		case map[string]any:
+			for _, k := range sortedKeys(v) {
+				if path == "" && k == "name" {
+					continue // its own name
+				}
+				walk(join(path, k), v[k], depth+1)
+			}
+		}
+	}
+	walk("", v, 0)
+	return found
+}
+
+// tokens are the byte spans of s's words as tool names are made: runs of
+// letters, digits, _, - and . (a trailing . or - is punctuation).
+func tokens(s string) [][2]int {
+	var out [][2]int
+	start := -1
+	word := func(r rune) bool {
+		return r == '_' || r == '-' || r == '.' || unicode.IsLetter(r) || unicode.IsDigit(r)
+	}
+	end := func(i int) {
+		if start < 0 {
+			return
+		}
+		j := i
+		for j > start && (s[j-1] == '.' || s[j-1] == '-') {
+			j--
+		}
+		if j > start {
+			out = append(out, [2]int{start, j})
+		}
+		start = -1
+	}
+	for i, r := range s {
+		if word(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		end(i)
+	}
+	end(len(s))
+	return out
+}
+
+// maxScans bounds the scans kept in memory: past it the cache starts again.
+const maxScans = 1 << 14
+
+// flagsOf is what the scan finds in b's definition i of server's (nil for
+// a server whose pin_scan is off), once per digest.
+func (s *Store) flagsOf(server string, b batch, i int) []Flag {
+	if s.cfg.NoScan[server] {
+		return nil
+	}
+	d := b.digests[i]
+	if fl, ok := s.scans[d]; ok {
+		return fl
+	}
+	c, err := b.canon(i)
+	var fl []Flag
+	if err == nil {
+		fl = Scan(b.kind, c)
+	}
+	if s.scans == nil || len(s.scans) >= maxScans {
+		s.scans = map[string][]Flag{}
+	}
+	s.scans[d] = fl
+	return fl
+}
+
+// WriteFlags prints flags for a person, one a line after indent: the kind,
+// where, and the offending text made visible.
+func WriteFlags(w io.Writer, indent string, flags []Flag) {
+	for _, f := range flags {
+		fmt.Fprintf(w, "%sflagged %s in %s: %s\n", indent, f.Flag, clip(f.Where), clip(f.Text))
+	}
+}
+
+// Flagged is what the scan finds in tools, a list server gave a session
+// offered caps, by name, with whether a person accepted each flagged
+// definition: read only, nothing recorded (Check records; this reads a
+// list that may be a part of one, such as what a caller is shown).
+func (s *Store) Flagged(server, caps string, tools []*mcp.Tool) (map[string]Flagged, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
+	b := batch{kind: KindTool, keys: make([]string, len(tools)), digests: make([]string, len(tools)),
+		canon: func(i int) ([]byte, error) { return Canonical(tools[i]) }}
+	for i, t := range tools {
+		b.keys[i] = t.Name
+		b.digests[i] = digestOf(s, t)
+	}
+	var v Verdict
+	for i, name := range b.keys {
+		fl := s.flagsOf(server, b, i)
+		if len(fl) == 0 {
+			continue
+		}
+		reviewed := false
+		if s.locked() {
+			if ls := s.lockView().Servers[server]; ls != nil {
+				reviewed = reviewedIn(ls.Tools[name], b.digests[i])
+			}
+		} else if set := s.file.Servers[server][caps]; set != nil {
+			p := set.Tools[name]
+			reviewed = p != nil && p.Digest == b.digests[i] && p.Reviewed
+		}
+		v.flag(name, fl, reviewed)
+	}
+	return v.Flags, nil
+}

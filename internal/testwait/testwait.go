@@ -1,0 +1,35 @@
+// Package testwait waits, in a test, for what only the outside shows (a
+// file, a log line, a counter another goroutine moves) where there is no
+// event to wait on: cond is polled every few milliseconds until it holds, and
+// the test fails, naming what it waited for, when it does not within Bound.
+// The bound is a failure's, never a test's timing: a test that passes never
+// waits for it, however loaded the machine.
+//
+//	testwait.Eventually(t, "the audit line", func() bool { return strings.Contains(logs.String(), `"outcome"`) })
+//
+// It is test tooling: no production package imports it.
+package testwait
+
+import (
+	"testing"
+	"time"
+)
+
+// Bound is how long Eventually waits before it fails the test.
+const Bound = 30 * time.Second
+
+// every is how often cond is asked.
+const every = 5 * time.Millisecond
+
+// Eventually returns once cond holds, and fails t if it does not within
+// Bound.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(Bound)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %s", Bound, what)
+		}
+		time.Sleep(every)
+	}
+}
