@@ -723,3 +723,22 @@ func (g *refusingGate) BeforeSend(tool *mcp.Tool, _ []*mcp.Tool) error {
 }
 
 func (g *refusingGate) Nameable(list []*mcp.Tool) []*mcp.Tool { return list }
+
+// A server npx starts that does not answer initialize in time is told
+// apart from a hung server: the hint says npx may be downloading the
+// package, and how to install it in advance.
+func TestRunnerTimeoutHint(t *testing.T) {
+	dir := t.TempDir()
+	npx := filepath.Join(dir, "npx")
+	if err := os.Symlink(fakeBin, npx); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, host.Options{Timeout: 300 * time.Millisecond})
+	srv := fake("hang-init")
+	srv.Command = npx
+	_, err := h.ListTools(t.Context(), srv, nil)
+	e := wantKind(t, err, failure.KindTimeout, failure.PhaseInitialize)
+	if !strings.Contains(e.Hint, "npx may be downloading the package") || !strings.Contains(e.Hint, "raise timeout_ms") {
+		t.Errorf("hint %q: want npx's download named before raising timeout_ms", e.Hint)
+	}
+}

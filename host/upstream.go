@@ -3,11 +3,13 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/launch"
 	"github.com/colibri-mcp/colibri-mcp/internal/remote"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -34,6 +36,7 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *session.C
 	key := srv.ProcessKey()
 	s, err := session.Open(ctx, timer, h.sessionConfig(srv, h.versions.Ask(key)), up, caller)
 	if err != nil {
+		runnerHint(srv, err)
 		return nil, err
 	}
 	init := s.InitializeResult()
@@ -43,6 +46,22 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *session.C
 	}
 	h.versions.Learn(key, serverVersion, init.ProtocolVersion)
 	return s, nil
+}
+
+// runnerHint puts launch.RunnerHint first in the hint of a failed
+// initialize of a server a package runner starts: a silent download reads
+// like a hung server.
+func runnerHint(srv *registry.Server, err error) {
+	var fe *failure.Error
+	if !errors.As(err, &fe) || fe.Phase != failure.PhaseInitialize {
+		return
+	}
+	if h := launch.RunnerHint(srv, fe.Kind == failure.KindTimeout); h != "" {
+		if fe.Hint != "" {
+			h += "; " + fe.Hint
+		}
+		fe.Hint = h
+	}
 }
 
 // sessionConfig is what a session of srv needs to know.

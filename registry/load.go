@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
 	"github.com/colibri-mcp/colibri-mcp/policy"
 )
 
@@ -29,61 +29,37 @@ func Load(path string) (*Registry, error) {
 	return Parse(f, path)
 }
 
-// openRegular opens path for reading if it is a regular file. The file is
-// opened with O_NONBLOCK, so that a FIFO with no writer (perhaps swapped in
-// after a stat) cannot block the open, and then checked with fstat on the
-// descriptor itself: what is read is what was checked.
+// openRegular opens path for reading if it is, or links to, a regular file
+// of at most MaxFileSize bytes (safefile.OpenFollowing: a FIFO, a device or
+// a directory is refused at once, never opened or waited on).
 func openRegular(path string) (*os.File, error) {
-	fail := func(err error) (*os.File, error) {
-		return nil, &Error{File: path, Problems: []Problem{{Message: readProblem(err)}}, Err: err}
-	}
-	// Stat first: opening a device can have effects of its own (a terminal
-	// may become the controlling one), so only what looks regular is opened.
-	st, err := os.Stat(path)
+	f, err := safefile.OpenFollowing(path)
 	if err == nil {
-		err = regular(st)
+		if err = sizeOK(f); err != nil {
+			f.Close()
+		}
 	}
 	if err != nil {
-		return fail(err)
-	}
-	f, err := openChecked(path)
-	if err != nil {
-		return fail(err)
+		return nil, &Error{File: path, Problems: []Problem{{Message: readProblem(err)}}, Err: err}
 	}
 	return f, nil
 }
 
-// openChecked opens path without blocking and keeps it only if the open
-// descriptor is a regular file of at most MaxFileSize bytes.
-func openChecked(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
+// sizeOK refuses an open registry file of more than MaxFileSize bytes.
+func sizeOK(f *os.File) error {
 	st, err := f.Stat()
 	if err == nil {
 		err = regular(st)
 	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return err
 }
 
-// errNotRegular is a registry path that names something other than a
-// regular file.
-var errNotRegular = errors.New("not a regular file")
-
+// regular says why a registry file of that stat is refused (not a regular
+// file, or larger than MaxFileSize), or nil: what the Loader's stat checks
+// before each read.
 func regular(st os.FileInfo) error {
-	switch {
-	case st.Mode().IsRegular():
-	case st.IsDir():
-		return fmt.Errorf("%w: it is a directory", errNotRegular)
-	case st.Mode()&os.ModeNamedPipe != 0:
-		return fmt.Errorf("%w: it is a FIFO, which colibri never reads (it could block every request)", errNotRegular)
-	default:
-		return fmt.Errorf("%w: its mode is %s", errNotRegular, st.Mode().Type())
+	if err := safefile.Regular(st); err != nil {
+		return err
 	}
 	if st.Size() > MaxFileSize {
 		return fmt.Errorf("%w: %d bytes, more than the limit of %d", errTooLarge, st.Size(), MaxFileSize)
@@ -99,7 +75,7 @@ func readProblem(err error) string {
 		return missingProblem(nil)
 	case errors.Is(err, os.ErrPermission):
 		return "the registry file cannot be read: permission denied"
-	case errors.Is(err, errNotRegular):
+	case errors.Is(err, safefile.ErrNotRegular):
 		return "the registry path is " + err.Error()
 	case errors.Is(err, errTooLarge):
 		return err.Error()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -386,8 +387,9 @@ func TestAddLongName(t *testing.T) {
 	}
 }
 
-// add that cannot keep the old registry (FILE.bak … FILE.bak.999 all
-// exist) says why once, and "nothing written" once, not twice.
+// add that cannot keep the old registry (the oldest backup, which would
+// go, is a folder with files in it) says why once, and "nothing written"
+// once, not twice.
 func TestAddBackupFails(t *testing.T) {
 	home := t.TempDir()
 	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
@@ -395,15 +397,10 @@ func TestAddBackupFails(t *testing.T) {
 		t.Fatalf("init: exit %d, %q", code, stderr)
 	}
 	before := mustRead(t, reg)
-	for n := range 1000 {
-		name := reg + ".bak"
-		if n > 0 {
-			name += "." + strconv.Itoa(n)
-		}
-		os.WriteFile(name, nil, 0o600)
-	}
+	oldest := reg + ".bak." + strconv.Itoa(safefile.MaxBackups-1)
+	os.MkdirAll(filepath.Join(oldest, "sub"), 0o700)
 	code, _, stderr := asUser(t, home, "add", "x", "--", "/bin/true")
-	if code != 1 || !strings.Contains(stderr, "remove old backups") || strings.Count(stderr, "nothing written") != 1 || strings.Contains(stderr, " as :") {
+	if code != 1 || !strings.Contains(stderr, "removing the oldest backup") || strings.Count(stderr, "nothing written") != 1 || strings.Contains(stderr, " as :") {
 		t.Fatalf("add whose backup fails: exit %d, %q", code, stderr)
 	}
 	if mustRead(t, reg) != before {

@@ -444,9 +444,9 @@ func TestImportHidesSecretsThatStay(t *testing.T) {
 	}
 }
 
-// No import ever overwrites a backup: the first keeps the user's registry
-// as FILE.bak, each later one the registry it replaced as FILE.bak.1,
-// FILE.bak.2, …, and says which.
+// Each import keeps the registry it replaced as FILE.bak, the newest
+// always, the older ones moving to FILE.bak.1, FILE.bak.2, … (at most five
+// kept, docs/import.md), and says which.
 func TestImportWriteKeepsEveryBackup(t *testing.T) {
 	dir := t.TempDir()
 	reg := filepath.Join(dir, "external-mcp.json")
@@ -461,12 +461,12 @@ func TestImportWriteKeepsEveryBackup(t *testing.T) {
 		before, _ := os.ReadFile(reg)
 		states = append(states, string(before))
 		code, stdout, stderr := runHere(t, nil, "--external-config", reg, "import", file, "--write")
-		want := []string{reg + ".bak", reg + ".bak.2", reg + ".bak.3"}[i]
-		if code != 0 || !strings.Contains(stdout, "the previous registry is kept as "+want+"\n") {
-			t.Fatalf("import %d: exit %d, want the backup %s:\n%s%s", i+1, code, want, stdout, stderr)
+		if code != 0 || !strings.Contains(stdout, "the previous registry is kept as "+reg+".bak\n") {
+			t.Fatalf("import %d: exit %d, want the backup %s.bak:\n%s%s", i+1, code, reg, stdout, stderr)
 		}
 	}
-	for i, bak := range []string{".bak", ".bak.2", ".bak.3"} {
+	// The newest first.
+	for i, bak := range []string{".bak.2", ".bak.1", ".bak"} {
 		got, err := os.ReadFile(reg + bak)
 		if err != nil || string(got) != states[i] {
 			t.Errorf("%s: %q (%v), want the registry before import %d: %q", bak, got, err, i+1, states[i])

@@ -23,7 +23,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/editorconf"
 	"github.com/colibri-mcp/colibri-mcp/internal/editorconf/rewrite"
@@ -182,19 +181,17 @@ func duplicateKeys(path string, data []byte) error {
 	return fmt.Errorf("import: %s: %s; remove one of each (editors differ on which they keep)", path, strings.Join(lines, "; "))
 }
 
-// readEditorFile reads a regular file of at most maxEditorFile bytes; a
-// FIFO or a device is refused, never waited on.
+// readEditorFile reads a regular file (or a link to one: editors' files are
+// often linked from a dotfiles folder) of at most maxEditorFile bytes; a FIFO
+// or a device is refused, never opened or waited on (safefile.OpenFollowing).
 func readEditorFile(path string) ([]byte, error) {
-	st, err := os.Stat(path)
+	f, err := safefile.OpenFollowing(path)
 	if err != nil {
-		return nil, errors.Unwrap(err) // the path is named by the caller
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, errors.Unwrap(err)
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, pe.Err // the path is named by the caller
+		}
+		return nil, err
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxEditorFile+1))

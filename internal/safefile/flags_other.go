@@ -3,3 +3,5 @@
 package safefile
 
 const extraFlags = 0
+
+const followFlags = 0

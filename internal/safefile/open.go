@@ -63,6 +63,44 @@ func OpenFile(path string, flag int, perm os.FileMode) (*os.File, error) {
 	return f, nil
 }
 
+// OpenFollowing opens path read-only if it is, or links to, a regular file:
+// for the files a person keeps where they like and may link into place (the
+// registry, an editor's configuration), where Open would refuse the link. It
+// asks stat first, so that a device is never opened (opening one can have
+// effects of its own: a terminal may become the controlling one), then opens
+// without blocking and keeps the descriptor only if fstat finds it regular,
+// so that what is read is what was checked. A failed stat or open is the
+// *os.PathError; a refusal wraps ErrNotRegular and leaves the path for the
+// caller to name.
+func OpenFollowing(path string) (*os.File, error) {
+	st, err := os.Stat(path)
+	if err == nil {
+		err = Regular(st)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return openFollowingChecked(path)
+}
+
+// openFollowingChecked is OpenFollowing past its stat: what a path swapped
+// after the stat meets.
+func openFollowingChecked(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|followFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil {
+		err = Regular(st)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // ReadFile reads a whole regular file of at most limit bytes.
 func ReadFile(path string, limit int64) ([]byte, error) {
 	f, err := Open(path)

@@ -78,3 +78,56 @@ func TestOpenFileAppendCreates(t *testing.T) {
 		t.Fatalf("created %v, %v; want mode 0600", st, err)
 	}
 }
+
+// OpenFollowing follows a link to a regular file, and refuses at once,
+// without blocking, a FIFO at the path, one a link names, and one swapped in
+// after its stat (the descriptor's own fstat refuses it); a device is never
+// opened.
+func TestOpenFollowing(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	if err := os.WriteFile(target, []byte("kept"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenFollowing(link)
+	if err != nil {
+		t.Fatalf("a link to a regular file: %v", err)
+	}
+	f.Close()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	fifoLink := filepath.Join(dir, "fifo-link")
+	if err := os.Symlink(fifo, fifoLink); err != nil {
+		t.Fatal(err)
+	}
+	for name, open := range map[string]func() (*os.File, error){
+		"a FIFO":                  func() (*os.File, error) { return OpenFollowing(fifo) },
+		"a link to a FIFO":        func() (*os.File, error) { return OpenFollowing(fifoLink) },
+		"a FIFO after their stat": func() (*os.File, error) { return openFollowingChecked(fifo) },
+		"a device":                func() (*os.File, error) { return OpenFollowing("/dev/null") },
+		"a directory":             func() (*os.File, error) { return OpenFollowing(dir) },
+	} {
+		done := make(chan error, 1)
+		go func() {
+			f, err := open()
+			if f != nil {
+				f.Close()
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrNotRegular) {
+				t.Errorf("%s: %v, want ErrNotRegular", name, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: OpenFollowing blocked", name)
+		}
+	}
+}

@@ -49,39 +49,66 @@ func ReadWithMode(path string, limit int64) ([]byte, fs.FileMode, error) {
 	return data, st.Mode().Perm(), nil
 }
 
-// Backup keeps data beside path: as FILE.bak, or, when that exists already
-// (kept by an earlier run: the file as it was before the first), as
-// FILE.bak.1, FILE.bak.2, …, the first name free. No backup is overwritten.
-// It returns the name used.
-func Backup(path string, data []byte, mode fs.FileMode) (string, error) {
-	for n := 0; n < 1000; n++ {
-		name := path + ".bak"
-		if n > 0 {
-			name += "." + strconv.Itoa(n)
-		}
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return name, err
-		}
-		_, err = f.Write(data)
-		if err == nil {
-			err = f.Chmod(mode) // O_CREATE's mode is less the umask
-		}
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(name)
-		}
+// MaxBackups is how many backups of a file Backup keeps: FILE.bak (the
+// newest) and FILE.bak.1 … FILE.bak.4, older first to go.
+const MaxBackups = 5
+
+// Backup keeps data beside path as FILE.bak, the newest backup always:
+// the older ones move to FILE.bak.1, FILE.bak.2, … (newest first), and the
+// oldest beyond MaxBackups is removed. data is written (mode, synced) to a
+// temporary file first, and the backups move only once it is whole; a
+// link at a backup's name is moved or removed, never written through. It
+// returns the name used, FILE.bak.
+func Backup(path string, data []byte, mode fs.FileMode) (name string, err error) {
+	name = path + ".bak"
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".bak-*")
+	if err != nil {
 		return name, err
 	}
-	return "", fmt.Errorf("%s.bak … %s.bak.999 all exist: remove old backups", path, path)
+	defer func() {
+		if err != nil {
+			os.Remove(f.Name())
+		}
+	}()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return name, err
+	}
+	numbered := func(n int) string {
+		if n == 0 {
+			return name
+		}
+		return name + "." + strconv.Itoa(n)
+	}
+	if err := os.Remove(numbered(MaxBackups - 1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return name, fmt.Errorf("removing the oldest backup: %w", err)
+	}
+	for n := MaxBackups - 2; n >= 0; n-- {
+		if err := os.Rename(numbered(n), numbered(n+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return name, fmt.Errorf("moving %s: %w", numbered(n), err)
+		}
+	}
+	// Linking the whole temporary file in place fails if FILE.bak appeared
+	// meanwhile (another writer): no backup is overwritten.
+	if err := os.Link(f.Name(), name); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return name, err
+		}
+		// A file system without hard links: a rename, which the lock the
+		// callers hold keeps from racing another writer of FILE.bak.
+		return name, os.Rename(f.Name(), name)
+	}
+	os.Remove(f.Name())
+	return name, nil
 }
 
 // Replace writes data to path through a temporary file in the same folder

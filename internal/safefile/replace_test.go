@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -40,16 +41,39 @@ func TestReplaceKeepsAConcurrentEdit(t *testing.T) {
 	}
 }
 
-// Backups never overwrite one another.
-func TestBackupNumbers(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "f")
-	for i, want := range []string{p + ".bak", p + ".bak.1"} {
-		got, err := Backup(p, []byte{byte('a' + i)}, 0o600)
-		if err != nil || got != want {
-			t.Fatalf("Backup #%d = %q, %v; want %q", i, got, err, want)
+// The newest backup is FILE.bak, the older ones FILE.bak.1 … (newest
+// first), at most MaxBackups in all, each with the mode given; a link at a
+// backup's name is moved, never written through.
+func TestBackupRotates(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	os.Symlink(filepath.Join(dir, "elsewhere"), p+".bak")
+	for i := 0; i < 7; i++ {
+		got, err := Backup(p, []byte{byte('a' + i)}, 0o640)
+		if err != nil || got != p+".bak" {
+			t.Fatalf("Backup #%d = %q, %v; want %q", i, got, err, p+".bak")
 		}
 	}
-	if b, _ := os.ReadFile(p + ".bak"); string(b) != "a" {
-		t.Errorf(".bak = %q, want the first", b)
+	for n, want := range []string{"g", "f", "e", "d", "c"} {
+		name := p + ".bak"
+		if n > 0 {
+			name += "." + strconv.Itoa(n)
+		}
+		b, err := os.ReadFile(name)
+		if err != nil || string(b) != want {
+			t.Errorf("%s = %q (%v), want %q", name, b, err, want)
+		}
+		if st, err := os.Lstat(name); err != nil || st.Mode().Perm() != 0o640 || !st.Mode().IsRegular() {
+			t.Errorf("%s: %v, %v; want a regular file of mode 0640", name, st, err)
+		}
+	}
+	if _, err := os.Lstat(p + ".bak.5"); err == nil {
+		t.Error("more than MaxBackups backups kept")
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "elsewhere")); err == nil {
+		t.Error("a backup was written through a link")
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".f.bak-*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 }

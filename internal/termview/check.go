@@ -57,7 +57,13 @@ func CheckLine(w io.Writer, r tools.CheckServer) {
 // servers that passed and failed, and the time it took.
 func CheckEnd(w io.Writer, out *tools.CheckResult, path string, took time.Duration) {
 	if out.Error != nil {
-		fmt.Fprintf(w, "registry %s: %s\n", path, out.Error.Message)
+		// The registry's own message names the file already: once is
+		// enough.
+		msg := out.Error.Message
+		if !strings.HasPrefix(msg, path+":") {
+			msg = path + ": " + msg
+		}
+		fmt.Fprintf(w, "registry %s\n", msg)
 		return
 	}
 	for _, warning := range out.Warnings {

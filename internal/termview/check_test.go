@@ -27,6 +27,8 @@ func TestCheckLines(t *testing.T) {
 	CheckLine(&b, tools.CheckServer{Server: "plain", OK: true, Confinement: "c"})
 	CheckEnd(&b, &tools.CheckResult{Servers: []tools.CheckServer{{OK: true}, {Error: &tools.ErrorDetail{}}}}, "/r.json", 1500*time.Millisecond)
 	CheckEnd(&b, &tools.CheckResult{Error: &tools.ErrorDetail{Message: "invalid"}}, "/r.json", 0)
+	// The registry's message names the file: not twice.
+	CheckEnd(&b, &tools.CheckResult{Error: &tools.ErrorDetail{Message: "/r.json: /servers/a/comand: unknown key"}}, "/r.json", 0)
 	want := "registry /r.json: valid, 1 server\n" +
 		"  died                 FAIL handshake: exited\n      | no API key\n  " + strings.Repeat(" ", 20) + " unconfined\n" +
 		"  pinned               CHANGED (3 tools; differ from their pins: echo (description, schema); see colibri-mcp pins diff pinned)\n  " + strings.Repeat(" ", 20) + " sandboxed\n" +
@@ -35,7 +37,8 @@ func TestCheckLines(t *testing.T) {
 		"  one                  ok (1 spare kept ready by serve)\n  " + strings.Repeat(" ", 20) + " c\n" +
 		"  plain                ok\n  " + strings.Repeat(" ", 20) + " c\n" +
 		"1 ok, 1 failed in 1.5s\n" +
-		"registry /r.json: invalid\n"
+		"registry /r.json: invalid\n" +
+		"registry /r.json: /servers/a/comand: unknown key\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}

@@ -1,6 +1,7 @@
 package termview
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -181,6 +182,28 @@ func Result(w io.Writer, res *mcp.CallToolResult) {
 	}
 	if res.StructuredContent != nil {
 		b, _ := json.Marshal(res.StructuredContent)
-		fmt.Fprintf(w, "structured: %s\n", b)
+		if !textHolds(res.Content, b) {
+			fmt.Fprintf(w, "structured: %s\n", b)
+		}
 	}
+}
+
+// textHolds reports whether a text content of content is the JSON b (as
+// the spec asks a tool that returns structuredContent to send it as text
+// too): the structured line would say it twice.
+func textHolds(content []mcp.Content, b []byte) bool {
+	for _, c := range content {
+		t, ok := c.(*mcp.TextContent)
+		if !ok {
+			continue
+		}
+		var v any
+		if json.Unmarshal([]byte(t.Text), &v) != nil {
+			continue
+		}
+		if tb, err := json.Marshal(v); err == nil && bytes.Equal(tb, b) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,29 @@
+package launch
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/colibri-mcp/colibri-mcp/registry"
+)
+
+func TestRunnerHint(t *testing.T) {
+	off := false
+	for _, tc := range []struct {
+		srv      registry.Server
+		timedOut bool
+		want     string // "" for no hint
+	}{
+		{registry.Server{Command: "npx"}, true, "npx may be downloading the package"},
+		{registry.Server{Command: "/usr/local/bin/uvx"}, true, "uv tool install PKG==VERSION"},
+		{registry.Server{Command: "pipx"}, true, "pipx install"},
+		{registry.Server{Command: "npx", Sandbox: &registry.Sandbox{Net: &off}}, false, `sandbox has no network ("net": false)`},
+		{registry.Server{Command: "npx"}, false, ""},
+		{registry.Server{Command: "/usr/bin/github-mcp-server"}, true, ""},
+	} {
+		got := RunnerHint(&tc.srv, tc.timedOut)
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("%s (timed out %v, sandbox %+v): %q, want %q", tc.srv.Command, tc.timedOut, tc.srv.Sandbox, got, tc.want)
+		}
+	}
+}
