@@ -92,6 +92,11 @@ type Options struct {
 	// StateDir is colibri's state folder, home of the sandboxes' private
 	// HOME and TMPDIR folders; "" means $XDG_STATE_HOME/colibri-mcp.
 	StateDir string
+	// StateErr, when set, is why StateDir cannot be used (internal/statedir):
+	// an entry that needs the folder (a sandbox, OAuth tokens without a
+	// token_file) fails config with these words, before anything starts;
+	// every other entry runs.
+	StateErr error
 	// OnSpawn, when set, is told of every process started.
 	OnSpawn func(server string, pid int)
 	// OnRequest, when set, is told of each request colibri sent a hosted
@@ -100,6 +105,11 @@ type Options struct {
 	OnRequest func(server, method string, took time.Duration, errorType string)
 	// OnRetry, when set, is told of each retry of a phase.
 	OnRetry func(server string, phase failure.Phase)
+	// OnEgressRefused and OnEgressConnection are told, per server, each
+	// connection the egress proxy of a sandbox's "net" list refuses, and
+	// each it makes (colibri_egress_refused_total,
+	// colibri_egress_connections_total); nil: not told.
+	OnEgressRefused, OnEgressConnection func(server string)
 
 	// PingInterval is how often an idle warm session is pinged.
 	PingInterval time.Duration
@@ -175,8 +185,8 @@ type Host struct {
 	spares  *spares      // per_request entries' started processes
 	waiting atomic.Int32 // requests waiting for a process slot
 	launch  *launch.Builder
-	watch   atomic.Pointer[func(*registry.Server, []*mcp.Tool)]             // WatchLists
-	notify  atomic.Pointer[func(*registry.Server, string, json.RawMessage)] // WatchNotifications
+	watch   atomic.Pointer[func(*registry.Server, []*mcp.Tool)]                     // WatchLists
+	notify  atomic.Pointer[func(*registry.Server, string, string, json.RawMessage)] // WatchNotifications
 
 	versions *upver.Book // the protocol version each entry speaks
 
@@ -235,6 +245,7 @@ func New(opts Options) *Host {
 		Environ: opts.Environ, JailPriv: opts.JailPriv, JailHelper: opts.JailHelper,
 		Launcher: opts.Launcher, SandboxABI: opts.SandboxABI, SandboxProtect: opts.SandboxProtect,
 		StateDir: opts.StateDir, Logger: opts.Logger,
+		EgressRefused: opts.OnEgressRefused, EgressConnected: opts.OnEgressConnection,
 	})
 	h.base, h.cancel = context.WithCancel(context.Background())
 	h.pool = pool.New(pool.Options{
@@ -270,9 +281,10 @@ func (h *Host) WatchLists(f func(srv *registry.Server, tools []*mcp.Tool)) {
 // WatchNotifications sets f to be told of every notification a hosted
 // server sends on a session opened after the call (serve --only relays
 // list_changed, resources/updated and log messages this way, outside any
-// request). f runs on the goroutine that reads the server: it must be
-// quick, and must not wait on the host.
-func (h *Host) WatchNotifications(f func(srv *registry.Server, method string, params json.RawMessage)) {
+// request), with the Partition of the caller the session was opened for.
+// f runs on the goroutine that reads the server: it must be quick, and
+// must not wait on the host.
+func (h *Host) WatchNotifications(f func(srv *registry.Server, partition, method string, params json.RawMessage)) {
 	h.notify.Store(&f)
 }
 
@@ -325,6 +337,7 @@ func (h *Host) Close() {
 	h.pool.Close()
 	h.bg.Wait()
 	h.reapAdopted()
+	h.launch.Close() // the egress proxy, once no process of it is left
 }
 
 // acquireSlot waits for one of MaxProcs process slots until ctx ends. A

@@ -5,9 +5,10 @@
 // an empty capability set, and resource limits.
 //
 // Go cannot run code between fork and exec, so colibri re-executes itself
-// as a launcher that confines itself and then execve(2)s the server (the
-// pid stays the same, so the process-tree kill, Pdeathsig and the reaper
-// see one process). The launcher is internal/sandbox/early, which main
+// as a launcher that confines itself and then execve(2)s the server; a
+// first launcher, the subreaper of the server's tree, starts it and stays
+// to end the tree when the server or colibri ends (even a SIGKILLed
+// colibri: early's reap_linux.go). The launcher is internal/sandbox/early, which main
 // imports for its init; it is handed exactly what to apply, a Plan with
 // its Landlock rights and seccomp programs made here, in its argv; it
 // parses no registry and imports nothing but syscall.
@@ -61,6 +62,9 @@ type Plan struct {
 	UnixOpen bool
 	// Net false forbids every IPv4 and IPv6 socket.
 	Net bool
+	// ProxyPort, with a "net" list, is the egress proxy's port: the one
+	// TCP port the server may connect to (Landlock), no UDP (seccomp).
+	ProxyPort int
 	// MemoryMB bounds each process's private writable memory
 	// (RLIMIT_DATA); 0: no bound.
 	MemoryMB int64
@@ -111,6 +115,9 @@ func (p *Plan) args() []string {
 	if p.Net {
 		add(early.KeyNet, "1")
 	}
+	if p.ProxyPort > 0 {
+		add(early.KeyPort, strconv.Itoa(p.ProxyPort))
+	}
 	if p.MemoryMB > 0 {
 		add(early.KeyMem, strconv.FormatInt(p.MemoryMB, 10))
 	}
@@ -141,7 +148,7 @@ func parseArgv(args []string) (*Plan, []string, error) {
 		return nil, nil, err
 	}
 	return &Plan{Read: ep.Read, Write: ep.Write, Devices: ep.Devices, Unix: ep.Unix, Home: ep.Home, Tmp: ep.Tmp, Net: ep.Net,
-		MemoryMB: ep.MemoryMB, CPUSeconds: ep.CPUSeconds, OpenFiles: ep.OpenFiles, ABI: ep.ABI}, ep.Argv, nil
+		MemoryMB: ep.MemoryMB, CPUSeconds: ep.CPUSeconds, OpenFiles: ep.OpenFiles, ABI: ep.ABI, ProxyPort: int(ep.Port)}, ep.Argv, nil
 }
 
 // Cleanup removes what the launcher made for a process, given the argv it

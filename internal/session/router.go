@@ -46,6 +46,11 @@ type Caller struct {
 	// Meta is put into the hosted request's _meta (W3C trace context:
 	// traceparent, tracestate, baggage), beside colibri's progress token.
 	Meta map[string]any
+	// Partition, when set, keeps the caller's warm sessions apart from
+	// every other partition's: serve --only gives each principal hosted
+	// sessions of its own, so that nothing of one caller's (its log
+	// level, roots, subscriptions, the server's logs) reaches another.
+	Partition string
 }
 
 // Listing is what a caller is offered while a server's tools are listed:
@@ -54,7 +59,7 @@ func (c *Caller) Listing() *Caller {
 	if c == nil {
 		return nil
 	}
-	return &Caller{Log: c.Log, LogLevel: c.LogLevel}
+	return &Caller{Log: c.Log, LogLevel: c.LogLevel, Partition: c.Partition}
 }
 
 // Capabilities names what c offers a hosted server, sorted and joined by

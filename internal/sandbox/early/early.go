@@ -2,7 +2,9 @@
 // as `colibri-mcp __colibri_sandbox_launcher PLAN… -- COMMAND ARGS…`
 // confines itself as the plan says (no_new_privs, an empty capability set,
 // seccomp filters, a Landlock domain, resource limits) and execve(2)s the
-// command.
+// command. Started by colibri, it first becomes its server's reaper
+// (reap_linux.go): it starts itself again to do the above, and stays to
+// end the server's tree when the server or colibri ends.
 //
 // It acts from its init, and it imports nothing but syscall, unsafe and
 // runtime. Go initializes a program's packages in import-path order as
@@ -32,8 +34,11 @@ type Plan struct {
 	Read, Write, Devices []string
 	// Unix are the pathname Unix sockets (or folders of them) the server
 	// may connect to (from Landlock ABI 9).
-	Unix                 []string
-	Net                  bool
+	Unix []string
+	Net  bool
+	// Port is the one TCP port connect(2) may reach (the egress proxy's),
+	// where the ruleset handles TCP.
+	Port                 int64
 	MemoryMB, CPUSeconds int64
 	OpenFiles            int64
 	ABI                  int
@@ -78,6 +83,7 @@ const (
 	KeyDevice  = "d"      // a device granted read and write
 	KeyUnix    = "u"      // a pathname Unix socket (or a folder of them) granted connect
 	KeyNet     = "net"    // "1": the plan allows the network (informative: the rules say it)
+	KeyPort    = "port"   // the TCP port connect(2) may reach
 	KeyMem     = "mem"    // RLIMIT_DATA in MiB
 	KeyCPU     = "cpu"    // RLIMIT_CPU in seconds
 	KeyNofile  = "nofile" // RLIMIT_NOFILE, soft and hard
@@ -133,6 +139,9 @@ func Parse(args []string) (*Plan, error) {
 			p.Unix = append(p.Unix, val)
 		case KeyNet:
 			p.Net = val == "1"
+		case KeyPort:
+			p.Port, bad = decimal(val)
+			bad = bad || p.Port < 1 || p.Port > 65535
 		case KeyMem:
 			p.MemoryMB, bad = decimal(val)
 		case KeyCPU:

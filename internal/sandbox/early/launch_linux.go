@@ -20,6 +20,7 @@ func Run(args []string) {
 	if !IsLauncher(args) {
 		return
 	}
+	launcherArgs = args
 	p, err := Parse(args)
 	if err == nil {
 		err = p.apply()
@@ -65,8 +66,9 @@ func cmdline() ([]string, bool) {
 
 // Constants package syscall lacks (the same on every Linux architecture).
 const (
-	prSetNoNewPrivs = 38
-	oPath           = 0x200000
+	prSetNoNewPrivs    = 38
+	oPath              = 0x200000
+	landlockConnectTCP = 1 << 1 // LANDLOCK_ACCESS_NET_CONNECT_TCP
 )
 
 // sysErr is a failed step: what, and the kernel's error.
@@ -110,6 +112,23 @@ func (p *Plan) apply() error {
 	if err := closeInherited(); err != nil {
 		return err
 	}
+	if reaped(&env) {
+		// Started by the launcher that reaps (reap_linux.go): confine
+		// and exec in place.
+	} else if parent, ok := watchParent(); ok {
+		return p.startAndReap(parent) // reap_linux.go
+	}
+	if err := p.confine(); err != nil {
+		return err
+	}
+	err := syscall.Exec(p.Argv[0], p.Argv, env)
+	return fail("starting "+p.Argv[0], err)
+}
+
+// confine applies the plan to the calling thread (no_new_privs, the
+// seccomp filters, the Landlock domain and the capabilities are the
+// thread's until execve) and the resource limits to the process.
+func (p *Plan) confine() error {
 	if err := dropCapabilities(); err != nil {
 		return err
 	}
@@ -126,11 +145,7 @@ func (p *Plan) apply() error {
 	}
 	// Last: the limits bound the launcher too; the server starts afresh
 	// under them.
-	if err := p.limit(); err != nil {
-		return err
-	}
-	err := syscall.Exec(p.Argv[0], p.Argv, env)
-	return fail("starting "+p.Argv[0], err)
+	return p.limit()
 }
 
 func setEnv(env []string, name, value string) []string {
@@ -320,6 +335,16 @@ func (p *Plan) landlock() error {
 			if err := addRule(int(rfd), path, p.Rights[kind]); err != nil {
 				return err
 			}
+		}
+	}
+	if p.Port > 0 && p.Ruleset[1]&landlockConnectTCP != 0 {
+		const ruleNetPort = 2
+		attr := struct { // struct landlock_net_port_attr, packed: 16 bytes
+			allowed uint64
+			port    uint64
+		}{allowed: landlockConnectTCP, port: uint64(p.Port)}
+		if _, _, e := syscall.RawSyscall6(sysLandlockAddRule, rfd, ruleNetPort, uintptr(unsafe.Pointer(&attr)), 0, 0, 0); e != 0 {
+			return fail("granting TCP port "+itoa(p.Port), e)
 		}
 	}
 	if _, _, e := syscall.RawSyscall(sysLandlockRestrictSelf, rfd, 0, 0); e != 0 {
