@@ -175,8 +175,8 @@ type Host struct {
 	spares  *spares      // per_request entries' started processes
 	waiting atomic.Int32 // requests waiting for a process slot
 	launch  *launch.Builder
-	watch   atomic.Pointer[func(*registry.Server, []*mcp.Tool)]             // WatchLists
-	notify  atomic.Pointer[func(*registry.Server, string, json.RawMessage)] // WatchNotifications
+	watch   atomic.Pointer[func(*registry.Server, []*mcp.Tool)]                     // WatchLists
+	notify  atomic.Pointer[func(*registry.Server, string, string, json.RawMessage)] // WatchNotifications
 
 	versions *upver.Book // the protocol version each entry speaks
 
@@ -270,9 +270,10 @@ func (h *Host) WatchLists(f func(srv *registry.Server, tools []*mcp.Tool)) {
 // WatchNotifications sets f to be told of every notification a hosted
 // server sends on a session opened after the call (serve --only relays
 // list_changed, resources/updated and log messages this way, outside any
-// request). f runs on the goroutine that reads the server: it must be
-// quick, and must not wait on the host.
-func (h *Host) WatchNotifications(f func(srv *registry.Server, method string, params json.RawMessage)) {
+// request), with the Partition of the caller the session was opened for.
+// f runs on the goroutine that reads the server: it must be quick, and
+// must not wait on the host.
+func (h *Host) WatchNotifications(f func(srv *registry.Server, partition, method string, params json.RawMessage)) {
 	h.notify.Store(&f)
 }
 

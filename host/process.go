@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,19 +29,30 @@ import (
 // classified into the contract's kinds.
 type process struct {
 	*proc.Child
-	bulk *bulk.Table
+	bulk  *bulk.Table
+	relay func(method string, params json.RawMessage) bool // the session's (RelayBelow)
 }
 
-var _ session.Upstream = (*process)(nil)
+var (
+	_ session.Upstream   = (*process)(nil)
+	_ session.RelayBelow = (*process)(nil)
+)
 
 func (p *process) Transport() mcp.Transport {
 	// The child's own limit (Options.MaxMessage) is in force, and kills the
 	// group the moment it is crossed. lineconn moves each message with
-	// fewer passes over its bytes than the SDK's IOTransport (issue 16).
-	return &lineconn.Transport{Reader: p.Stdout(), Writer: p.Stdin(), Bulk: p.bulk, Repaired: func() {
+	// fewer passes over its bytes than the SDK's IOTransport (issue 16),
+	// and hands progress and log notifications to the session's relay
+	// without go-sdk's decoding of each (a flood of them is damped there).
+	return &lineconn.Transport{Reader: p.Stdout(), Writer: p.Stdin(), Bulk: p.bulk, Relay: p.relay, Repaired: func() {
 		// A file name read from disk, say: not refused, but not hidden.
 		p.Logger().Warn("the server's text held invalid UTF-8 or a lone surrogate, replaced with U+FFFD (docs/protocol.md, \"Strict reading\")")
 	}}
+}
+
+// RelayBelow takes the session's relay, which Transport hands lineconn.
+func (p *process) RelayBelow(relay func(method string, params json.RawMessage) bool) {
+	p.relay = relay
 }
 
 func (p *process) Track(ctx context.Context) context.Context { return ctx }

@@ -34,7 +34,15 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *session.C
 		return nil, err
 	}
 	key := srv.ProcessKey()
-	s, err := session.Open(ctx, timer, h.sessionConfig(srv, h.versions.Ask(key)), up, caller)
+	cfg := h.sessionConfig(srv, h.versions.Ask(key))
+	if f := h.notify.Load(); f != nil && *f != nil {
+		part := ""
+		if caller != nil {
+			part = caller.Partition
+		}
+		cfg.Notified = func(method string, params json.RawMessage) { (*f)(srv, part, method, params) }
+	}
+	s, err := session.Open(ctx, timer, cfg, up, caller)
 	if err != nil {
 		runnerHint(srv, err)
 		return nil, err
@@ -84,9 +92,6 @@ func (h *Host) sessionConfig(srv *registry.Server, version string) session.Confi
 		}
 	}
 	cfg.Listed = func(tools []*mcp.Tool) { h.listed(srv, tools) }
-	if f := h.notify.Load(); f != nil && *f != nil {
-		cfg.Notified = func(method string, params json.RawMessage) { (*f)(srv, method, params) }
-	}
 	if srv.URL == "" {
 		cfg.Release = func() {
 			h.releaseSlot()

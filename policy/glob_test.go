@@ -37,6 +37,11 @@ func TestMatch(t *testing.T) {
 		{"*a*b*c", "xaybzc", true},
 		{"*a*b*c", "xaybzcd", false},
 		{"*.*", "a.b.c", true},
+		// Case is ignored, in the name and in the pattern.
+		{"*delete*", "Delete_User", true},
+		{"*delete*", "DELETE", true},
+		{"GET_*", "get_file", true},
+		{"get_*", "Put_File", false},
 	} {
 		got, err := Match(tc.pattern, tc.name)
 		if err != nil || got != tc.want {

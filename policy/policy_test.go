@@ -43,6 +43,12 @@ func TestDecide(t *testing.T) {
 		{name: "a deny glob", local: `{"tools":{"deny":["*delete*"]}}`, tool: "bulk_delete_all",
 			rule: `server:demo tools.deny "*delete*"`},
 		{name: "a deny glob that does not match", local: `{"tools":{"deny":["*delete*"]}}`, tool: "get_file", allow: true},
+		// A hosted server chooses its names: case never lets one past a rule.
+		{name: "a deny glob ignores case", local: `{"tools":{"deny":["*delete*"]}}`, tool: "Bulk_DELETE_All",
+			rule: `server:demo tools.deny "*delete*"`},
+		{name: "an upper-case deny glob", global: `{"tools":{"deny":["DROP_*"]}}`, tool: "drop_table", rule: `tools.deny "DROP_*"`},
+		{name: "an allow list ignores case", local: `{"tools":{"allow":["get_*"]}}`, tool: "GET_File", allow: true,
+			rule: `server:demo tools.allow "get_*"`},
 		{name: "an allow list admits", local: `{"tools":{"allow":["get_*","search"]}}`, tool: "get_file", allow: true,
 			rule: `server:demo tools.allow "get_*"`},
 		{name: "an allow list refuses the rest", local: `{"tools":{"allow":["get_*","search"]}}`, tool: "put_file",

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -51,7 +52,22 @@ type only struct {
 	// notes carries the hosted server's notifications to the caller,
 	// off the goroutine that reads the server, bounded.
 	notes chan func()
+
+	mu sync.Mutex
+	// who is the principal of each caller's session (what partition its
+	// hosted sessions are: callerOf), learnt from its requests.
+	who map[*mcp.ServerSession]string
+	// subs counts, for each partition's warm process and URI, the caller
+	// sessions subscribed: the hosted subscription is made by the first
+	// and ended by the last.
+	subs map[subKey]map[*mcp.ServerSession]bool
 }
+
+type subKey struct{ part, uri string }
+
+// maxSubscriptions bounds the URIs one partition (a principal) keeps
+// subscribed on its hosted server: past it, resources/subscribe is refused.
+const maxSubscriptions = 1024
 
 // onlyNotes bounds the notifications waiting for a caller slow to read:
 // past it they are dropped (a list_changed comes again with the next
@@ -80,7 +96,8 @@ func (s *Service) NewOnlyServer(ctx context.Context, name, version string) (*mcp
 	if err != nil {
 		return nil, err
 	}
-	o := &only{s: s, name: name, caps: offered(init.Capabilities), notes: make(chan func(), onlyNotes)}
+	o := &only{s: s, name: name, caps: offered(init.Capabilities), notes: make(chan func(), onlyNotes),
+		who: map[*mcp.ServerSession]string{}, subs: map[subKey]map[*mcp.ServerSession]bool{}}
 	instructions, err := o.pinnedInstructions(ctx, srv, init.Instructions)
 	if err != nil {
 		return nil, err
@@ -172,6 +189,7 @@ func (o *only) callerOf(ctx context.Context, ss *mcp.ServerSession, p mcp.Params
 	}
 	c := caller.For(ctx, ss, meta, token, o.s.levels.Get(ss))
 	c.Log = nil
+	c.Partition = reqctx.Principal(ctx)
 	return c
 }
 
@@ -181,6 +199,9 @@ func (o *only) callerOf(ctx context.Context, ss *mcp.ServerSession, p mcp.Params
 func (o *only) control(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ctx = reqctx.WithID(ctx, reqctx.NewID())
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+			o.learn(ss, reqctx.Principal(ctx))
+		}
 		start := time.Now()
 		ctx, leave, handle := o.s.joinBulk(ctx, method, req, next)
 		defer leave()
@@ -591,10 +612,89 @@ func (o *only) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
 		return &jsonrpc.Error{Code: codeRefused, Message: fmt.Sprintf(
 			"colibri: %s is per_request: each request starts its own process, gone once it answers, so nothing would send this resource's updates; a subscription needs a warm server (\"lifecycle\": \"persistent\")", o.name)}
 	}
-	_, err = ask(o, ctx, srv, o.callerOf(ctx, r.Session, r.Params), "resources/subscribe", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
+	c := o.callerOf(ctx, r.Session, r.Params)
+	first, err := o.subscribed(subKey{c.Partition, uri}, r.Session)
+	if err != nil || !first {
+		return err // refused, or already subscribed on this partition's process
+	}
+	_, err = ask(o, ctx, srv, c, "resources/subscribe", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
 		return struct{}{}, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 	})
+	if err != nil {
+		o.unsubscribed(subKey{c.Partition, uri}, r.Session)
+	}
 	return err
+}
+
+// subscribed books ss's subscription to k's URI on k's partition, and
+// reports whether it is the first (the one to pass on).
+func (o *only) subscribed(k subKey, ss *mcp.ServerSession) (first bool, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.subs[k] == nil {
+		n := 0
+		for sk := range o.subs {
+			if sk.part == k.part {
+				n++
+			}
+		}
+		if n >= maxSubscriptions {
+			return false, &jsonrpc.Error{Code: codeRefused, Message: fmt.Sprintf("colibri: too_large: this caller already holds %d subscriptions on %s; unsubscribe from some first", maxSubscriptions, o.name)}
+		}
+		o.subs[k] = map[*mcp.ServerSession]bool{}
+	}
+	first = len(o.subs[k]) == 0
+	o.subs[k][ss] = true
+	return first, nil
+}
+
+// unsubscribed ends ss's subscription to k's URI, and reports whether it
+// was the last (the hosted subscription ends with it).
+func (o *only) unsubscribed(k subKey, ss *mcp.ServerSession) (last bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	m := o.subs[k]
+	if m == nil || !m[ss] {
+		return false
+	}
+	delete(m, ss)
+	if len(m) > 0 {
+		return false
+	}
+	delete(o.subs, k)
+	return true
+}
+
+// learn remembers ss's principal, forgetting sessions that have ended
+// when the table has grown.
+func (o *only) learn(ss *mcp.ServerSession, principal string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.who[ss] == principal {
+		return
+	}
+	if len(o.who) >= 64 {
+		live := map[*mcp.ServerSession]bool{}
+		for s := range o.server.Sessions() {
+			live[s] = true
+		}
+		for s := range o.who {
+			if !live[s] {
+				delete(o.who, s)
+			}
+		}
+	}
+	o.who[ss] = principal
+}
+
+func (o *only) principalOf(ss *mcp.ServerSession) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	p, ok := o.who[ss]
+	if !ok {
+		return "\x00" // a session not yet seen matches no partition
+	}
+	return p
 }
 
 func (o *only) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error {
@@ -605,7 +705,11 @@ func (o *only) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error
 	if !srv.IsPersistent() {
 		return nil // nothing was subscribed
 	}
-	_, err = ask(o, ctx, srv, o.callerOf(ctx, r.Session, r.Params), "resources/unsubscribe", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
+	c := o.callerOf(ctx, r.Session, r.Params)
+	if !o.unsubscribed(subKey{c.Partition, r.Params.URI}, r.Session) {
+		return nil // other sessions of this caller still hold it, or it was never held
+	}
+	_, err = ask(o, ctx, srv, c, "resources/unsubscribe", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
 		return struct{}{}, cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: r.Params.URI})
 	})
 	return err
@@ -637,7 +741,7 @@ func (o *only) setLevel(ctx context.Context, r *mcp.ServerRequest[*mcp.SetLoggin
 // subscribed, go-sdk's books), and log messages under the server's own
 // logger names (go-sdk's session drops those below the level its caller
 // set). Progress is relayed by the call it belongs to.
-func (o *only) notified(srv *registry.Server, method string, params json.RawMessage) {
+func (o *only) notified(srv *registry.Server, part, method string, params json.RawMessage) {
 	if srv.Name != o.name || params == nil && method == "notifications/message" {
 		return
 	}
@@ -663,8 +767,12 @@ func (o *only) notified(srv *registry.Server, method string, params json.RawMess
 		}
 		p.Meta = nil
 		f = func(ctx context.Context) {
+			// Only to the callers whose hosted sessions these are: a
+			// server's log may say what another caller asked it.
 			for ss := range o.server.Sessions() {
-				_ = ss.Log(ctx, &p)
+				if o.principalOf(ss) == part {
+					_ = ss.Log(ctx, &p)
+				}
 			}
 		}
 	default:

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -467,5 +468,75 @@ func TestOnlyPinsPromptsAndResources(t *testing.T) {
 	}
 	if res, err := o.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet"}); err != nil || len(res.Messages) != 1 {
 		t.Errorf("prompts/get after pins accept: %v %v", res, err)
+	}
+}
+
+// Over HTTP each principal gets hosted sessions of its own: one caller's
+// server logs never reach another, and a subscription held by two sessions
+// of one caller outlives the unsubscribe of one of them.
+func TestOnlyHTTPCallersApart(t *testing.T) {
+	t.Parallel()
+	e := everything(t)
+	e["everything"]["lifecycle"] = "persistent"
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte("alice tok-alice-0123456789\nbob tok-bob-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := startHTTPWith(t, "127.0.0.1:0", writeRegistry(t, e), "--only", "everything", "--token-file", tokens)
+	connect := func(token string, n *notes) *mcp.ClientSession {
+		t.Helper()
+		hc := &http.Client{Transport: bearer{token, http.DefaultTransport}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "only-http", Version: "1"}, n.options()).Connect(t.Context(),
+			&mcp.StreamableClientTransport{Endpoint: c.url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	ctx := t.Context()
+	an, bn, a2n := newNotes(), newNotes(), newNotes()
+	alice, bob, alice2 := connect("tok-alice-0123456789", an), connect("tok-bob-0123456789", bn), connect("tok-alice-0123456789", a2n)
+	for _, cs := range []*mcp.ClientSession{alice, bob} {
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res := call(t, alice, "toggle-simulated-logging", nil); res.IsError {
+		t.Fatalf("toggle-simulated-logging: %v", res.Content)
+	}
+	select {
+	case <-an.logs:
+	case <-time.After(20 * time.Second):
+		t.Fatal("alice got no log of her own server session")
+	}
+	if err := bob.Ping(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-bn.logs:
+		t.Errorf("bob was sent a log of alice's hosted session: %+v", p)
+	default:
+	}
+
+	uri := "demo://resource/static/document/architecture.md"
+	for _, cs := range []*mcp.ClientSession{alice, alice2} {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := alice.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if res := call(t, alice2, "toggle-subscriber-updates", nil); res.IsError {
+		t.Fatalf("toggle-subscriber-updates: %v", res.Content)
+	}
+	select {
+	case got := <-a2n.updated:
+		if got != uri {
+			t.Errorf("updated %q", got)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the second session's subscription ended with the first's unsubscribe")
 	}
 }

@@ -40,7 +40,7 @@ func main() {
 	peers := flag.String("peers", "testdata/peers", "where server-everything is installed")
 	n := flag.Int("n", 40, "iterations per side for server-everything (the demo server gets 5×)")
 	soakN := flag.Int("soak", 5000, "sequential calls of the soak")
-	rows := flag.String("rows", "", "the parts to run, comma-separated: cold, warm, big, load, soak, sandbox, spare, cost, growth (default: all)")
+	rows := flag.String("rows", "", "the parts to run, comma-separated: cold, warm, only, big, load, soak, sandbox, spare, cost, growth (default: all)")
 	short := flag.Bool("short", false, "the spare, cost and growth rows in short modes (fewer calls, shorter windows)")
 	only := flag.String("only", "", "the same as -rows (ab is cold)")
 	warmN := flag.Int("warm", 2000, "calls per side of the warm comparison")
@@ -109,6 +109,15 @@ func main() {
 				if err := warmAB(*colibri, t, face, env, *warmN); err != nil {
 					fail(t.name+" warm "+face, err)
 				}
+			}
+		}
+	}
+	if runs("only") {
+		fmt.Printf("\nserve --only NAME over stdio, the server persistent (warm), vs a direct client's warm session (A/B alternated): tools/call, prompts/get, resources/read\n")
+		header()
+		for _, t := range targets {
+			if err := onlyAB(*colibri, t, env, *warmN); err != nil {
+				fail(t.name+" only", err)
 			}
 		}
 	}

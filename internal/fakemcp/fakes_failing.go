@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -76,6 +77,17 @@ var failingFakes = map[string]func(){
 			}
 		}))
 	},
+	// Answers a call after FAKEMCP_NOTIFY notifications (400,000 unless
+	// set), half progress under the call's token (the last one is
+	// progress N of N) and half log messages, written as fast as stdout
+	// takes them: the flood colibri's relay must damp.
+	"notify-flood": func() {
+		n, err := strconv.Atoi(os.Getenv("FAKEMCP_NOTIFY"))
+		if err != nil {
+			n = 400_000
+		}
+		notifyFlood(n)
+	},
 	"invalid-jsonrpc": func() {
 		rawServe(rawHandshake(func(string, json.RawMessage) {
 			fmt.Println(`{"this":"is json","but":"not json-rpc"}`)
@@ -121,4 +133,45 @@ var failingFakes = map[string]func(){
 			time.Sleep(time.Duration(every) * time.Millisecond)
 		}
 	},
+}
+
+// notifyFlood serves the handshake, then answers each tools/call after n
+// notifications (progress under its token, when it has one, and log
+// messages, one of each in turn), the last of them progress n of n.
+func notifyFlood(n int) {
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	out := bufio.NewWriterSize(os.Stdout, 1<<16)
+	for sc.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Meta struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+			continue
+		}
+		if m.Method != "tools/call" {
+			rawHandshake(func(string, json.RawMessage) {})(m.Method, m.ID)
+			continue
+		}
+		token := m.Params.Meta.ProgressToken
+		for i := 1; i <= n; i++ {
+			if i%2 == 0 || i == n {
+				if token != nil {
+					fmt.Fprintf(out, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%d,"total":%d}}`+"\n", token, i, n)
+				}
+				continue
+			}
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"flood line %d"}}`+"\n", i)
+		}
+		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"flooded"}]}}`+"\n", m.ID)
+		if out.Flush() != nil {
+			os.Exit(1)
+		}
+	}
 }

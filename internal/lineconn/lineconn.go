@@ -22,6 +22,7 @@ package lineconn
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,6 +32,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdkjson "github.com/segmentio/encoding/json"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/strict"
@@ -48,6 +50,13 @@ type Transport struct {
 	// internal/bulk). Nil: messages pass
 	// whole.
 	Bulk *bulk.Table
+	// Relay, if set, is handed each notification read, in read order,
+	// before any later message reaches go-sdk; one it takes (it reports
+	// whether it did) never reaches go-sdk at all. params may be kept: it
+	// is the reader's own copy. A one-line notification is read without
+	// go-sdk's decoder (relayed), so that a flood of them costs colibri
+	// what the relay makes of them and little more.
+	Relay func(method string, params json.RawMessage) bool
 	// Repaired, if set, is told of each message whose content text held
 	// invalid UTF-8 or a lone surrogate, replaced with U+FFFD before it
 	// was read (internal/strict): for the log.
@@ -62,6 +71,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		incoming: make(chan msgOrErr),
 		closed:   make(chan struct{}),
 		bulk:     t.Bulk,
+		relay:    t.Relay,
 		repaired: t.Repaired,
 	}
 	// Reads happen on a goroutine of their own so that Read can return when
@@ -88,6 +98,8 @@ type conn struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	relay func(method string, params json.RawMessage) bool
+
 	bulk    *bulk.Table
 	pmu     sync.Mutex
 	pending map[jsonrpc.ID]*bulk.Owner // tools/calls written for a request that owns strings, not yet answered
@@ -103,14 +115,24 @@ func (c *conn) readLoop(r *bufio.Reader) {
 	for {
 		parts, _, _, err := ReadLine(r, 0)
 		var msg jsonrpc.Message
-		if parts = TrimSpace(parts); len(parts) > 0 && err == nil && rep.drop(parts) {
-			continue
+		asked := false
+		if parts = TrimSpace(parts); len(parts) > 0 && err == nil {
+			if rep.drop(parts) {
+				continue
+			}
+			var taken bool
+			if asked, taken = c.relayed(parts); taken {
+				continue
+			}
 		}
 		if len(parts) > 0 && (err == nil || err == io.EOF) {
 			var derr error
 			msg, derr = c.decode(parts)
 			if derr != nil {
 				err = derr
+			}
+			if req, ok := msg.(*jsonrpc.Request); ok && derr == nil && c.relay != nil && !asked && !req.IsCall() && c.relay(req.Method, req.Params) {
+				msg = nil // relayed: go-sdk never sees it
 			}
 		}
 		if msg != nil && (err == nil || err == io.EOF) {
@@ -128,6 +150,54 @@ func (c *conn) readLoop(r *bufio.Reader) {
 			return
 		}
 	}
+}
+
+// maxRelayedLine bounds the lines relayed reads itself: a progress or log
+// notification is a few hundred bytes; a longer one (one line of pieces)
+// is decoded by go-sdk, then relayed all the same.
+const maxRelayedLine = 16 << 10
+
+// relayed hands the line to the relay (asked), and reports whether the
+// relay took it, when it is one notification (a JSON-RPC 2.0 request without an id)
+// read in one piece. It is read with go-sdk's own decoder and flags (field
+// names matched exactly) but not through go-sdk's jsonrpc.DecodeMessage,
+// which makes and clears a 32 KiB buffer twice for every message: a
+// server's flood of 400,000 progress and log notifications cost colibri
+// 7 s of CPU in that alone (docs/protocol.md, "Notifications are damped").
+// A line that is not exactly such a notification is left to decode, which
+// refuses what go-sdk or internal/strict refuses.
+func (c *conn) relayed(parts [][]byte) (asked, taken bool) {
+	if c.relay == nil || len(parts) != 1 || len(parts[0]) > maxRelayedLine || !bytes.Contains(parts[0], []byte("notifications/")) {
+		return false, false
+	}
+	line := parts[0]
+	// What go-sdk would read one way and the caller's parser another is
+	// refused as in decode; invalid text is repaired as there.
+	fixed, problem := strict.Check(line, strict.FromServer)
+	if problem != nil {
+		return false, false // decode refuses it
+	}
+	if fixed != nil {
+		line = fixed
+	}
+	var m struct {
+		Version string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	// Parse reads the whole value (its syntax checked as it goes) and
+	// returns what follows it, which must be nothing, as in decode.
+	// (ZeroCopy: what it returns points into line, which is this read's
+	// own copy.)
+	rest, err := sdkjson.Parse(line, &m, sdkjson.ZeroCopy|sdkjson.DontMatchCaseInsensitiveStructFields)
+	if err != nil || len(bytes.TrimSpace(rest)) > 0 || m.Version != "2.0" || m.ID != nil || m.Method == "" {
+		return false, false
+	}
+	if fixed != nil {
+		c.noteRepaired()
+	}
+	return true, c.relay(m.Method, m.Params)
 }
 
 // decode is the message of one line (its parts, as read), which must hold

@@ -71,6 +71,7 @@ func New(o Options) *Pool { return &Pool{o: o} }
 type warmKey struct {
 	server string
 	caps   string // the capabilities offered, e.g. "elicitation,roots,sampling"
+	part   string // session.Caller.Partition: callers that share no warm session with others
 }
 
 // Warm is one warm server: its session when up, and what it has learnt of
@@ -132,7 +133,7 @@ func Fingerprint(srv *registry.Server) [sha256.Size]byte {
 // Acquire returns srv's warm session for caller, starting it if need be. The
 // caller must release it.
 func (p *Pool) Acquire(ctx context.Context, srv *registry.Server, caller *session.Caller) (*Warm, *session.Session, error) {
-	key := warmKey{srv.Name, caller.Capabilities()}
+	key := warmKey{srv.Name, caller.Capabilities(), partitionOf(caller)}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -162,6 +163,13 @@ func (p *Pool) Acquire(ctx context.Context, srv *registry.Server, caller *sessio
 	p.mu.Unlock()
 	s, err := w.get(ctx, caller)
 	return w, s, err
+}
+
+func partitionOf(c *session.Caller) string {
+	if c == nil {
+		return ""
+	}
+	return c.Partition
 }
 
 // Retain shuts down the warm processes of servers the registry no longer

@@ -547,7 +547,16 @@ func (p *Child) removeJail() {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, p.remove[0], p.remove[1:]...)
 			cmd.Env = p.cmd.Env
-			if out, err := cmd.CombinedOutput(); err != nil {
+			var output bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &output, &output
+			// Started as colibri's own child: ReapAdopted kills every
+			// child it did not start through Start.
+			err := Start(cmd)
+			if err == nil {
+				err = cmd.Wait()
+				Reaped(cmd.Process.Pid)
+			}
+			if out := output.Bytes(); err != nil {
 				p.log.Warn("cannot remove the ephemeral jail", "argv", p.remove, "err", err, "output", strings.TrimSpace(string(out)))
 				return
 			}

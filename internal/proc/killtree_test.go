@@ -181,3 +181,62 @@ func TestChildKillEndsTheTree(t *testing.T) {
 		}
 	}
 }
+
+// KillTree ends the group's members that are no descendant of the server:
+// an orphan (its parent, a member too, exited, so that the kernel handed it
+// to init) is out of reach of the descendant walk, and stopped by KillTree's
+// first SIGSTOP; only the last whole-group SIGKILL ends it. This fails if
+// that SIGKILL goes to the server alone (TestKillTreeReachesDescendants…
+// then still passes): the orphan stays, stopped.
+func TestKillTreeEndsTheGroupsOrphans(t *testing.T) {
+	if IsReaper() {
+		t.Fatal("this test must run without the reaper")
+	}
+	pids := filepath.Join(t.TempDir(), "pids")
+	// sh (group leader, then sleep) ── sh ── sleep   (the middle sh exits: the
+	// sleep is orphaned, still in the leader's group)
+	cmd := exec.Command("sh", "-c", `
+		sh -c 'sleep 300 & echo $! >> "$PIDS"'
+		echo $$ >> "$PIDS"
+		exec sleep 300`)
+	cmd.Env = append(os.Environ(), "PIDS="+pids)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	defer Reaped(cmd.Process.Pid)
+	waited := make(chan struct{})
+	go func() { cmd.Wait(); close(waited) }()
+	orphan := 0
+	for deadline := time.Now().Add(10 * time.Second); orphan == 0; time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(pids)
+		if lines := strings.Fields(string(b)); len(lines) == 2 {
+			p, err := strconv.Atoi(lines[0])
+			if err != nil {
+				t.Fatalf("pid file: %q", b)
+			}
+			orphan = p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the tree did not start: pid file %q", b)
+		}
+	}
+	t.Cleanup(func() { syscall.Kill(orphan, syscall.SIGKILL) })
+	if pgid, err := syscall.Getpgid(orphan); err != nil || pgid != cmd.Process.Pid {
+		t.Fatalf("the orphan %d is not in the server's group (%d, %v): the test proves nothing", orphan, pgid, err)
+	}
+
+	if _, err := KillTree(cmd.Process.Pid); err != nil {
+		t.Fatalf("KillTree: %v", err)
+	}
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server itself was not killed")
+	}
+	for deadline := time.Now().Add(10 * time.Second); alive(orphan); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the group's orphan %d outlived KillTree", orphan)
+		}
+	}
+}

@@ -5,9 +5,10 @@
 // an empty capability set, and resource limits.
 //
 // Go cannot run code between fork and exec, so colibri re-executes itself
-// as a launcher that confines itself and then execve(2)s the server (the
-// pid stays the same, so the process-tree kill, Pdeathsig and the reaper
-// see one process). The launcher is internal/sandbox/early, which main
+// as a launcher that confines itself and then execve(2)s the server; a
+// first launcher, the subreaper of the server's tree, starts it and stays
+// to end the tree when the server or colibri ends (even a SIGKILLed
+// colibri: early's reap_linux.go). The launcher is internal/sandbox/early, which main
 // imports for its init; it is handed exactly what to apply, a Plan with
 // its Landlock rights and seccomp programs made here, in its argv; it
 // parses no registry and imports nothing but syscall.

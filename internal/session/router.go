@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -45,6 +46,11 @@ type Caller struct {
 	// Meta is put into the hosted request's _meta (W3C trace context:
 	// traceparent, tracestate, baggage), beside colibri's progress token.
 	Meta map[string]any
+	// Partition, when set, keeps the caller's warm sessions apart from
+	// every other partition's: serve --only gives each principal hosted
+	// sessions of its own, so that nothing of one caller's (its log
+	// level, roots, subscriptions, the server's logs) reaches another.
+	Partition string
 }
 
 // Listing is what a caller is offered while a server's tools are listed:
@@ -53,7 +59,7 @@ func (c *Caller) Listing() *Caller {
 	if c == nil {
 		return nil
 	}
-	return &Caller{Log: c.Log, LogLevel: c.LogLevel}
+	return &Caller{Log: c.Log, LogLevel: c.LogLevel, Partition: c.Partition}
 }
 
 // Capabilities names what c offers a hosted server, sorted and joined by
@@ -85,6 +91,7 @@ func (c *Caller) Capabilities() string {
 type router struct {
 	mu      sync.Mutex
 	server  string
+	logger  *slog.Logger      // the upstream's: what the damping dropped is said here
 	secrets *redact.Set       // the session's: applied to what is relayed as the server's log
 	byToken map[string]*route // by the progress token colibri gave the hosted call
 	active  []*route          // operations in flight, oldest first
@@ -111,6 +118,8 @@ type route struct {
 	// first notification (under the router's lock): most calls have none,
 	// and start no goroutine for them.
 	delivering bool
+
+	damping // what a flood of progress and logs leaves of itself (damp.go)
 }
 
 // Bounds of a route.
@@ -120,8 +129,13 @@ const (
 	drainWait    = 2 * time.Second // how long a result waits for its notifications
 )
 
-func newRouter(server string, secrets *redact.Set) *router {
-	return &router{server: server, secrets: secrets, byToken: map[string]*route{}}
+// newRouter is the router of server's session; log (nil: none) is told
+// of what the damping drops.
+func newRouter(server string, secrets *redact.Set, log *slog.Logger) *router {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &router{server: server, logger: log, secrets: secrets, byToken: map[string]*route{}}
 }
 
 // redact hides the session's secrets in a log message's data (any JSON).
@@ -179,6 +193,7 @@ func (r *router) begin(ctx context.Context, caller *Caller, token string, kick f
 		if token != "" {
 			delete(r.byToken, token)
 		}
+		r.settle(rt) // the last progress held back, and the count of logs dropped
 		// Under the lock: the relay queues only under it, so it never
 		// sends on a closed queue.
 		close(rt.queue)
@@ -197,9 +212,10 @@ func (r *router) begin(ctx context.Context, caller *Caller, token string, kick f
 	}
 }
 
-// deliver queues f for rt's caller; a caller whose queue is full loses it.
-// It is called with r.mu held, while rt is still routed.
-func (rt *route) deliver(f func()) {
+// deliver queues f for rt's caller; a caller whose queue is full loses it
+// (deliver reports whether it was queued). It is called with r.mu held,
+// while rt is still routed.
+func (rt *route) deliver(f func()) bool {
 	if !rt.delivering {
 		rt.delivering = true
 		go func() {
@@ -213,7 +229,9 @@ func (rt *route) deliver(f func()) {
 	}
 	select {
 	case rt.queue <- f:
+		return true
 	default:
+		return false
 	}
 }
 
@@ -389,13 +407,13 @@ func (r *router) relay(method string, params json.RawMessage) bool {
 }
 
 // progress delivers one progress notification to the call whose token it
-// carries; one for no call of colibri's is dropped.
+// carries, as the call's pace allows (damp.go); one for no call of
+// colibri's is dropped. Only the token is read of one held back.
 func (r *router) progress(raw json.RawMessage) {
-	var p mcp.ProgressNotificationParams
-	if err := json.Unmarshal(raw, &p); err != nil {
+	token, ok := progressToken(raw)
+	if !ok {
 		return
 	}
-	token, _ := p.ProgressToken.(string)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rt := r.byToken[token]
@@ -403,25 +421,47 @@ func (r *router) progress(raw json.RawMessage) {
 		return
 	}
 	rt.kick()
+	if rt.holdProgress(r, raw) {
+		return
+	}
+	r.deliverProgress(rt, raw)
+}
+
+// deliverProgress queues raw, a progress notification's params, for rt's
+// caller. It is called with r.mu held.
+func (r *router) deliverProgress(rt *route, raw json.RawMessage) {
+	var p mcp.ProgressNotificationParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return
+	}
 	rt.deliver(func() { rt.caller.Progress(rt.ctx, &p) })
 }
 
 // log delivers a hosted server's log message, with logger "server/NAME", to
-// the caller of the one operation in flight. (That caller's own session
-// drops what is below the level it set.)
+// the caller of the one operation in flight, as its pace allows (damp.go:
+// the others are counted, and the count told once the operation ends).
+// (That caller's own session drops what is below the level it set.)
 func (r *router) log(raw json.RawMessage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.active) != 1 {
+		return // none, or several: nothing tells whose it is
+	}
+	rt := r.active[0]
+	if rt.caller.Log == nil {
+		return
+	}
+	if !rt.logs.allow(r.clock(), logEvery, logBurst) {
+		rt.droppedLogs++
+		return
+	}
 	var p mcp.LoggingMessageParams
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return
 	}
 	p.Logger = "server/" + r.server
 	p.Data = r.redact(p.Data)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.active) != 1 {
-		return // none, or several: nothing tells whose it is
-	}
-	if rt := r.active[0]; rt.caller.Log != nil {
-		rt.deliver(func() { rt.caller.Log(rt.ctx, &p) })
+	if !rt.deliver(func() { rt.caller.Log(rt.ctx, &p) }) {
+		rt.droppedLogs++
 	}
 }

@@ -53,7 +53,7 @@ func TestForwardRefusesWhenAmbiguous(t *testing.T) {
 		{"nothing", nil, "no call that may answer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRouter("fake", nil)
+			r := newRouter("fake", nil, nil)
 			for _, c := range tc.routes {
 				defer r.begin(t.Context(), c, "", func() {})()
 			}
@@ -92,7 +92,7 @@ func TestForwardBoundsRequestsInFlight(t *testing.T) {
 			return nil, ctx.Err()
 		}
 	}}
-	r := newRouter("fake", nil)
+	r := newRouter("fake", nil, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	end := r.begin(ctx, caller, "", func() {})
 	defer end()
@@ -132,7 +132,7 @@ func TestForwardBoundsRequestsInFlight(t *testing.T) {
 // Progress reaches the call whose token it carries, and is dropped for a
 // token of no call in flight.
 func TestProgressByToken(t *testing.T) {
-	r := newRouter("fake", nil)
+	r := newRouter("fake", nil, nil)
 	var got [2]atomic.Int32
 	var kicked [2]atomic.Int32
 	for i, token := range []string{"colibri-1", "colibri-2"} {

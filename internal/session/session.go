@@ -99,15 +99,19 @@ type Session struct {
 // (the spawn and initialize phase, which started before up did): one
 // attempt, no retry. On failure up is killed, and reaped in the background.
 func Open(ctx context.Context, timer *Timer, cfg Config, up Upstream, caller *Caller) (*Session, error) {
-	s := &Session{cfg: cfg, up: up, routes: newRouter(cfg.Server, up.Secrets())}
+	s := &Session{cfg: cfg, up: up, routes: newRouter(cfg.Server, up.Secrets(), up.Logger())}
 	s.routes.notified = cfg.Notified
 	defer s.endOnExit(timer)()
-	transport := up.Transport()
-	if r, ok := up.(RelayBelow); ok {
-		// A remote upstream relays in its HTTP client: go-sdk's connection
-		// must reach the session unwrapped (its hooks open the GET stream).
+	r, below := up.(RelayBelow)
+	if below {
+		// A remote upstream relays in its HTTP client (go-sdk's connection
+		// must reach the session unwrapped: its hooks open the GET stream),
+		// a process in lineconn (before go-sdk decodes each message). It
+		// is handed the relay before it makes its transport.
 		r.RelayBelow(s.routes.relay)
-	} else {
+	}
+	transport := up.Transport()
+	if !below {
 		transport = &relayTransport{routes: s.routes, inner: transport}
 	}
 	copts := s.routes.clientOptions(caller)

@@ -2,7 +2,9 @@
 // as `colibri-mcp __colibri_sandbox_launcher PLAN… -- COMMAND ARGS…`
 // confines itself as the plan says (no_new_privs, an empty capability set,
 // seccomp filters, a Landlock domain, resource limits) and execve(2)s the
-// command.
+// command. Started by colibri, it first becomes its server's reaper
+// (reap_linux.go): it starts itself again to do the above, and stays to
+// end the server's tree when the server or colibri ends.
 //
 // It acts from its init, and it imports nothing but syscall, unsafe and
 // runtime. Go initializes a program's packages in import-path order as

@@ -20,6 +20,7 @@ func Run(args []string) {
 	if !IsLauncher(args) {
 		return
 	}
+	launcherArgs = args
 	p, err := Parse(args)
 	if err == nil {
 		err = p.apply()
@@ -110,6 +111,23 @@ func (p *Plan) apply() error {
 	if err := closeInherited(); err != nil {
 		return err
 	}
+	if reaped(&env) {
+		// Started by the launcher that reaps (reap_linux.go): confine
+		// and exec in place.
+	} else if parent, ok := watchParent(); ok {
+		return p.startAndReap(parent) // reap_linux.go
+	}
+	if err := p.confine(); err != nil {
+		return err
+	}
+	err := syscall.Exec(p.Argv[0], p.Argv, env)
+	return fail("starting "+p.Argv[0], err)
+}
+
+// confine applies the plan to the calling thread (no_new_privs, the
+// seccomp filters, the Landlock domain and the capabilities are the
+// thread's until execve) and the resource limits to the process.
+func (p *Plan) confine() error {
 	if err := dropCapabilities(); err != nil {
 		return err
 	}
@@ -126,11 +144,7 @@ func (p *Plan) apply() error {
 	}
 	// Last: the limits bound the launcher too; the server starts afresh
 	// under them.
-	if err := p.limit(); err != nil {
-		return err
-	}
-	err := syscall.Exec(p.Argv[0], p.Argv, env)
-	return fail("starting "+p.Argv[0], err)
+	return p.limit()
 }
 
 func setEnv(env []string, name, value string) []string {

@@ -9,4 +9,5 @@ const (
 	sysLandlockCreateRuleset = 444
 	sysLandlockAddRule       = 445
 	sysLandlockRestrictSelf  = 446
+	sysPidfdOpen             = 434
 )

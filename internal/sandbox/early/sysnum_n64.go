@@ -8,4 +8,5 @@ const (
 	sysLandlockCreateRuleset = 5000 + 444
 	sysLandlockAddRule       = 5000 + 445
 	sysLandlockRestrictSelf  = 5000 + 446
+	sysPidfdOpen             = 5000 + 434
 )

@@ -8,4 +8,5 @@ const (
 	sysLandlockCreateRuleset = 4000 + 444
 	sysLandlockAddRule       = 4000 + 445
 	sysLandlockRestrictSelf  = 4000 + 446
+	sysPidfdOpen             = 4000 + 434
 )
