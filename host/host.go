@@ -92,6 +92,11 @@ type Options struct {
 	// StateDir is colibri's state folder, home of the sandboxes' private
 	// HOME and TMPDIR folders; "" means $XDG_STATE_HOME/colibri-mcp.
 	StateDir string
+	// StateErr, when set, is why StateDir cannot be used (internal/statedir):
+	// an entry that needs the folder (a sandbox, OAuth tokens without a
+	// token_file) fails config with these words, before anything starts;
+	// every other entry runs.
+	StateErr error
 	// OnSpawn, when set, is told of every process started.
 	OnSpawn func(server string, pid int)
 	// OnRequest, when set, is told of each request colibri sent a hosted

@@ -83,6 +83,7 @@ type Metrics struct {
 	pinChanges  *prometheus.CounterVec
 	pinFlags    *prometheus.CounterVec
 	auditErrors prometheus.Counter
+	chainLines  atomic.Pointer[func() int64]
 	processes   *prometheus.Desc
 	warm        *prometheus.Desc
 	circuit     *prometheus.Desc
@@ -158,7 +159,14 @@ func New(o Options) *Metrics {
 		}
 		return 0
 	})
-	m.reg.MustRegister(m.calls, m.clientOps, m.serverOps, m.retries, m.denials, m.pinChanges, m.pinFlags, m.auditErrors, info, gauges{m},
+	chainLines := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "colibri_audit_chain_lines",
+		Help: "Lines of this process's audit chain (each names the one before it), to check a copy of the log kept elsewhere against."}, func() float64 {
+		if f := m.chainLines.Load(); f != nil {
+			return float64((*f)())
+		}
+		return 0
+	})
+	m.reg.MustRegister(m.calls, m.clientOps, m.serverOps, m.retries, m.denials, m.pinChanges, m.pinFlags, m.auditErrors, chainLines, info, gauges{m},
 		m.registryValid, m.registryErrors, m.refused, sessions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: nil})
@@ -272,6 +280,14 @@ func (m *Metrics) PinFlag(server, flag string) {
 func (m *Metrics) AuditWriteError() {
 	if m != nil {
 		m.auditErrors.Inc()
+	}
+}
+
+// SetAuditChain sets what colibri_audit_chain_lines reads at each scrape:
+// the lines of this process's audit chain.
+func (m *Metrics) SetAuditChain(lines func() int64) {
+	if m != nil {
+		m.chainLines.Store(&lines)
 	}
 }
 
