@@ -2,6 +2,7 @@ package pin_test
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -79,6 +80,9 @@ func tagged(s string) string {
 func TestScanVectors(t *testing.T) {
 	for _, v := range scanVectors {
 		got := pin.Scan(pin.KindTool, canonical(t, v.carrier))
+		if !reflect.DeepEqual(got, pin.ScanTool(v.carrier)) {
+			t.Errorf("%s: ScanTool %v differs from Scan %v", v.name, pin.ScanTool(v.carrier), got)
+		}
 		if v.flag == "" {
 			if len(got) != 0 {
 				t.Errorf("%s: flagged %v, want nothing", v.name, got)
@@ -136,7 +140,9 @@ func BenchmarkScan(b *testing.B) {
 			"edits":  map[string]any{"type": "array", "items": map[string]any{"type": "object", "properties": map[string]any{"oldText": map[string]any{"type": "string", "description": "Text to search for - must match exactly"}, "newText": map[string]any{"type": "string", "description": "Text to replace with"}}}},
 			"dryRun": map[string]any{"type": "boolean", "default": false, "description": "Preview changes using git-style diff format"},
 		}))
+	var tl mcp.Tool
+	json.Unmarshal(honest, &tl)
 	for range b.N {
-		pin.Scan(pin.KindTool, honest)
+		pin.ScanTool(&tl)
 	}
 }
