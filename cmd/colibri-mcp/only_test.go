@@ -540,3 +540,20 @@ func TestOnlyHTTPCallersApart(t *testing.T) {
 		t.Fatal("the second session's subscription ended with the first's unsubscribe")
 	}
 }
+
+// While the served entry is gone from the registry, /readyz says so.
+func TestOnlyReadyzWithoutItsEntry(t *testing.T) {
+	t.Parallel()
+	reg := writeRegistry(t, nil)
+	c := startHTTPWith(t, "127.0.0.1:0", reg, "--only", "demo")
+	readyz := strings.TrimSuffix(c.url, "/mcp") + "/readyz"
+	if code, body := getText(t, readyz); code != 200 || body != "ready" {
+		t.Fatalf("/readyz with the entry: %d %q", code, body)
+	}
+	if err := os.WriteFile(reg, []byte(`{"servers":{"other":{"command":"/bin/true"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := getText(t, readyz); code != 503 || !strings.Contains(body, `no server "demo", which serve --only offers`) || strings.Contains(body, filepath.Dir(reg)) {
+		t.Errorf("/readyz without the entry: %d %q", code, body)
+	}
+}
