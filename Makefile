@@ -19,7 +19,7 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZ_TARGETS := FuzzWrap:./jail FuzzParse:./registry FuzzCallArguments:./tools/input FuzzExposedNames:./tools/catalog FuzzStripJSONC:./internal/editorconf FuzzDecide:./policy FuzzMatch:./policy FuzzCanonical:./audit FuzzMember:./internal/stdioserve FuzzLiftLower:./internal/bulk FuzzScanPath:./internal/bulk FuzzLiftCuts:./internal/bulk FuzzTrimSpace:./internal/lineconn FuzzCheck:./internal/strict
 
 .DEFAULT_GOAL := help
-.PHONY: help build demo test unit fuzz fuzz-long bench bench-go lint cross release peers install port-files install-test check-all clean conformance
+.PHONY: help build demo test unit fuzz fuzz-long bench bench-go lint cross release peers install port-files install-test fleet check-all clean conformance
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -66,9 +66,12 @@ lint: ## gofmt, go vet, staticcheck, shellcheck and sh -n of the shell scripts, 
 cross: ## type-check the FreeBSD code and its tests (go vet checks test files too) without running them
 	GOOS=freebsd $(GO) vet ./...
 
-release: ## build freebsd/amd64 and freebsd/arm64 binaries into dist/ (not part of make test)
-	GOOS=freebsd GOARCH=amd64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/freebsd-amd64/colibri-mcp ./cmd/colibri-mcp
-	GOOS=freebsd GOARCH=arm64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/freebsd-arm64/colibri-mcp ./cmd/colibri-mcp
+release: ## build colibri-mcp and demo-mcp-server for freebsd/amd64 and freebsd/arm64 into dist/freebsd-*/ (then: make install BIN=dist/freebsd-amd64 DESTDIR=IMG)
+	@for arch in amd64 arm64; do \
+		echo "GOOS=freebsd GOARCH=$$arch: dist/freebsd-$$arch/colibri-mcp dist/freebsd-$$arch/demo-mcp-server"; \
+		CGO_ENABLED=0 GOOS=freebsd GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/freebsd-$$arch/colibri-mcp ./cmd/colibri-mcp || exit 1; \
+		CGO_ENABLED=0 GOOS=freebsd GOARCH=$$arch $(GO) build -trimpath -ldflags '-s -w' -o dist/freebsd-$$arch/demo-mcp-server ./examples/demo-server || exit 1; \
+	done
 
 peers: $(PEERS)/node_modules/.installed ## install the pinned real MCP peers (npm ci)
 
@@ -81,8 +84,13 @@ $(PEERS)/node_modules/.installed: $(PEERS)/package.json $(PEERS)/package-lock.js
 # toolchain (and its cache) out of root's hands. The sample registry is
 # rewritten to name the installed demo server, so that
 # `colibri-mcp --external-config $(PREFIX)/etc/colibri/external-mcp.json.sample check --probe`
-# passes where it is installed.
-install: ## install what `make build` built, the rc.d script, man page and samples under $(DESTDIR)$(PREFIX)
+# passes where it is installed. BIN=dist/freebsd-amd64 (make release)
+# installs FreeBSD's binaries from any host: the sandbox launcher, Linux's
+# alone, is installed only when BIN holds it. Run by a user other than root
+# with a DESTDIR, install sets no owners and writes $(DESTDIR)/METALOG, the
+# mtree(5) list of what it installed with root's ownership and each mode
+# (FreeBSD's NO_ROOT convention), for makefs(8) -F or pkg create.
+install: ## install what `make build` (or `make release`: BIN=dist/freebsd-amd64) built, the rc.d script, man page and samples under $(DESTDIR)$(PREFIX)
 	@for f in $(BIN)/colibri-mcp $(BIN)/demo-mcp-server; do \
 		[ -x "$$f" ] || { echo "make install: $$f is missing: run 'make build' first (make build && sudo make install)"; exit 1; }; done
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/colibri-mcp $(DESTDIR)$(PREFIX)/etc/rc.d \
@@ -100,11 +108,21 @@ install: ## install what `make build` built, the rc.d script, man page and sampl
 	install -m 0644 etc/newsyslog.conf.d/colibri_mcp.conf $(DESTDIR)$(PREFIX)/etc/newsyslog.conf.d/colibri_mcp.conf
 	install -m 0644 man/colibri-mcp.8 $(DESTDIR)$(PREFIX)/share/man/man8/colibri-mcp.8
 	install -m 0644 README.md docs/*.md docs/registry.schema.json docs/pins-lock.schema.json $(DESTDIR)$(PREFIX)/share/doc/colibri-mcp/
+	@if [ -n "$(DESTDIR)" ] && [ "$$(id -u)" != 0 ]; then \
+		scripts/metalog.sh "$(DESTDIR)" "$(PREFIX)" > "$(DESTDIR)/METALOG" && echo "wrote $(DESTDIR)/METALOG (mtree, root:wheel)"; fi
 
 port-files: ## write the port's files/colibri_mcp.in from rc.d/colibri_mcp (a test checks they are in step)
 	sed 's|/usr/local|%%PREFIX%%|g' rc.d/colibri_mcp > ports/sysutils/colibri-mcp/files/colibri_mcp.in
 
-install-test: ## check make install's places on a scratch DESTDIR (not part of make test)
+# haproxy is a Debian package: installed here when missing and run as root
+# (apt-get), otherwise the target says what to install and stops, passing.
+fleet: peers ## three colibri instances behind a real HAProxy, clients of both protocol versions (docs/scaling.md; not part of make test)
+	@if ! command -v haproxy >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then apt-get install -y haproxy || exit 1; \
+		else echo "make fleet: haproxy is missing: apt-get install haproxy (Debian), pkg install haproxy (FreeBSD); skipping"; exit 0; fi; fi; \
+	COLIBRI_TEST_FLEET=1 $(GO) test -count=1 -timeout 10m -run '^TestFleet$$' -v .
+
+install-test: ## check make install's places on a scratch DESTDIR, and of make release's FreeBSD binaries (not part of make test)
 	COLIBRI_TEST_INSTALL=1 $(GO) test -count=1 -run '^TestMakeInstall$$' .
 
 # The official conformance suite's client scenarios, colibri as the client

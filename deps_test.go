@@ -2,6 +2,7 @@
 package colibri_test
 
 import (
+	"debug/elf"
 	"fmt"
 	"go/parser"
 	"go/token"
@@ -13,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -367,6 +369,67 @@ func TestMakeInstall(t *testing.T) {
 	check := exec.Command(filepath.Join(prefix, "bin/colibri-mcp"), "--external-config", filepath.Join(prefix, "etc/colibri/external-mcp.json.sample"), "check", "--probe")
 	if out, err := check.CombinedOutput(); err != nil || !strings.Contains(string(out), "1 ok, 0 failed") {
 		t.Errorf("check --probe of the installed sample: %v\n%s", err, out)
+	}
+	testInstallFreeBSDImage(t, make)
+}
+
+// An image built from this host (docs/freebsd.md, "Building an appliance
+// image"): make release builds both FreeBSD binaries for both
+// architectures; make install BIN=dist/freebsd-amd64 installs FreeBSD's
+// layout, nothing Linux-only, and run without privilege (nobody, when the
+// tests are root) writes no owners and an mtree METALOG with root's.
+func testInstallFreeBSDImage(t *testing.T, make func(args ...string) (string, error)) {
+	if out, err := make("release"); err != nil {
+		t.Fatalf("make release: %v\n%s", err, out)
+	}
+	for _, arch := range []string{"amd64", "arm64"} {
+		for _, name := range []string{"colibri-mcp", "demo-mcp-server"} {
+			f, err := elf.Open(filepath.Join("dist", "freebsd-"+arch, name))
+			if err != nil {
+				t.Errorf("dist/freebsd-%s/%s: %v", arch, name, err)
+				continue
+			}
+			want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[arch]
+			if f.OSABI != elf.ELFOSABI_FREEBSD || f.Machine != want {
+				t.Errorf("dist/freebsd-%s/%s: %v %v, want FreeBSD %v", arch, name, f.OSABI, f.Machine, want)
+			}
+			f.Close()
+		}
+	}
+	img, err := os.MkdirTemp("", "colibri-image-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(img)
+	os.Chmod(img, 0o777)
+	cmd := exec.Command("make", "install", "BIN=dist/freebsd-amd64", "DESTDIR="+img, "PREFIX=/usr/local")
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		cmd.Env = append(os.Environ(), "HOME=/nonexistent")
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make install BIN=dist/freebsd-amd64 (unprivileged): %v\n%s", err, out)
+	}
+	for _, p := range []string{"usr/local/bin/colibri-mcp", "usr/local/libexec/colibri-mcp/demo-mcp-server", "usr/local/etc/rc.d/colibri_mcp"} {
+		if _, err := os.Stat(filepath.Join(img, p)); err != nil {
+			t.Errorf("image: %v", err)
+		}
+	}
+	if f, err := elf.Open(filepath.Join(img, "usr/local/bin/colibri-mcp")); err != nil || f.OSABI != elf.ELFOSABI_FREEBSD {
+		t.Errorf("the image's colibri-mcp is not FreeBSD's: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(img, "usr/local/libexec/colibri-mcp/colibri-sandbox")); err == nil {
+		t.Error("the FreeBSD image holds Linux's sandbox launcher")
+	}
+	metalog, err := os.ReadFile(filepath.Join(img, "METALOG"))
+	if err != nil {
+		t.Fatalf("no METALOG beside the unprivileged image: %v", err)
+	}
+	for _, want := range []string{"#mtree", "./usr/local/bin/colibri-mcp type=file uname=root gname=wheel mode=755",
+		"./usr/local/etc/rc.d/colibri_mcp type=file uname=root gname=wheel mode=555", "./usr/local/libexec/colibri-mcp type=dir uname=root gname=wheel"} {
+		if !strings.Contains(string(metalog), want) {
+			t.Errorf("METALOG lacks %q:\n%s", want, metalog)
+		}
 	}
 }
 

@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -58,6 +60,9 @@ func newRCEnv(t *testing.T, rcConf string) *rcEnv {
 		"/usr/local/etc/colibri/", filepath.Join(dir, "etc")+"/",
 		"/var/run/", filepath.Join(dir, "run")+"/",
 		"/var/log/", filepath.Join(dir, "log")+"/",
+		"/var/db/", filepath.Join(dir, "db")+"/",
+		// prestart's PATH: the fakes first.
+		`PATH="/usr/local/sbin:`, `PATH="`+filepath.Join(dir, "bin")+`:/usr/local/sbin:`,
 	).Replace(string(src))
 	e := &rcEnv{dir: dir, script: filepath.Join(dir, "colibri_mcp"), conf: filepath.Join(dir, "rc.conf")}
 	write := func(path, text string, mode os.FileMode) {
@@ -67,15 +72,22 @@ func newRCEnv(t *testing.T, rcConf string) *rcEnv {
 	}
 	write(e.script, script, 0o755)
 	write(e.conf, rcConf, 0o644)
-	// Each fake writes its arguments one per line, then FOO (from the env file).
+	// Each fake writes its arguments one per line, then FOO (from the env
+	// file), and its name to the calls file, in the order they ran.
 	record := func(name, then string) {
 		write(filepath.Join(dir, "bin", name), "#!/bin/sh\n"+
+			`echo `+name+` >> "`+filepath.Join(dir, "calls")+"\"\n"+
 			`for a in "$@"; do printf '%s\n' "$a"; done > "`+filepath.Join(dir, name+".argv")+"\"\n"+
 			`printf '%s\n' "${FOO-unset}" > "`+filepath.Join(dir, name+".foo")+"\"\n"+then+"\n", 0o755)
 	}
 	record("daemon", "exit 0")
 	record("su", "exit 0")
 	record("colibri-mcp", `exit "${FAKE_CHECK_EXIT:-0}"`)
+	// install(1) -d makes the folder (the owner is the test's user: -o
+	// needs a user the machine may not have); getent(1) knows the run-as
+	// user, whose HOME is $FAKE_HOME.
+	record("install", `for last in "$@"; do :; done; if [ "$1" = -d ]; then mkdir -p "$last" && chmod 0700 "$last"; fi`)
+	record("getent", `printf '%s:*:1001:1001::%s:/usr/sbin/nologin\n' "$2" "${FAKE_HOME:-/nonexistent}"`)
 	// The log exists: creating it would need the service's user.
 	write(filepath.Join(dir, "log/colibri_mcp.log"), "", 0o640)
 	return e
@@ -121,7 +133,7 @@ colibri_mcp_args="--external-call --log-format json"
 	want := []string{"-f", "-r", "-R", "5", "-P", d("run/colibri_mcp_daemon.pid"), "-p", d("run/colibri_mcp.pid"),
 		"-H", "-o", d("log/colibri_mcp.log"), "-t", "colibri_mcp", "-u", "mcp",
 		d("bin/colibri-mcp"), "serve", "--http", "127.0.0.1:8750", "--external-config", d("etc/external-mcp.json"),
-		"--token-file", "/usr/local/etc/colibri/tokens", "--external-call", "--log-format", "json"}
+		"--token-file", "/usr/local/etc/colibri/tokens", "--state-dir", d("db/colibri"), "--external-call", "--log-format", "json"}
 	if got := e.argv("daemon"); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("daemon(8) ran as\n  %q\nwant\n  %q", got, want)
 	}
@@ -135,8 +147,12 @@ colibri_mcp_args="--external-call --log-format json"
 	if got := strings.TrimSpace(e.read("daemon.foo")); got != "from-env-file" {
 		t.Errorf("FOO in the service's environment: %q", got)
 	}
-	if got := e.argv("colibri-mcp"); strings.Join(got, " ") != "--external-config "+d("etc/external-mcp.json")+" check" {
+	// The check runs as root, with a scratch state folder of root's (the
+	// service's own is colibri_mcp_runas's), removed after it.
+	if got := e.argv("colibri-mcp"); len(got) != 5 || strings.Join(got[:3], " ") != "--external-config "+d("etc/external-mcp.json")+" --state-dir" || got[4] != "check" {
 		t.Errorf("start_precmd ran colibri-mcp %q, want a check of the registry", got)
+	} else if _, err := os.Stat(got[3]); err == nil {
+		t.Errorf("the check's scratch folder %s is left", got[3])
 	}
 	if got := strings.TrimSpace(e.read("colibri-mcp.foo")); got != "from-env-file" {
 		t.Errorf("the check ran without the env file: FOO=%q", got)
@@ -266,7 +282,8 @@ colibri_mcp_metrics_addr="127.0.0.1:9750"
 	}
 	argv := strings.Join(e.argv("daemon"), " ")
 	want := "serve --http 127.0.0.1:8750 --external-config " + d("etc/external-mcp.json") +
-		" --audit-log " + d("log/colibri_mcp_audit.log") + " --audit-key-file " + d("etc/audit.key") + " --metrics-addr 127.0.0.1:9750"
+		" --audit-log " + d("log/colibri_mcp_audit.log") + " --audit-key-file " + d("etc/audit.key") + " --metrics-addr 127.0.0.1:9750" +
+		" --state-dir " + d("db/colibri")
 	if !strings.HasSuffix(argv, want) {
 		t.Errorf("daemon(8) ran as\n  %s\nwant it to end with\n  %s", argv, want)
 	}
@@ -305,7 +322,109 @@ func TestNewsyslogAuditLine(t *testing.T) {
 	if strings.Contains(fields[6], "C") {
 		t.Errorf("audit line flags %q: C would create an empty audit log when auditing is off", fields[6])
 	}
+	// B: no turnover line in a file that holds a hash chain of audit lines.
+	if !strings.Contains(fields[6], "B") {
+		t.Errorf("audit line flags %q: without B newsyslog writes a line into the audit log", fields[6])
+	}
 	if !strings.Contains(string(rcd), `child_pidfile="/var/run/${name}.pid"`) || !strings.Contains(string(rcd), "/var/log/colibri_mcp_audit.log") {
 		t.Error("rc.d/colibri_mcp no longer writes the pidfile newsyslog signals, or suggests another audit log path")
+	}
+}
+
+// The state folder (docs/freebsd.md): prestart makes a missing one, 0700
+// and owned by colibri_mcp_runas, before daemon(8) starts, and passes
+// --state-dir; colibri_mcp_state_dir moves it; provider.env naming a folder
+// or a pin file of its own wins (no folder made, no flag).
+func TestRCDStateDir(t *testing.T) {
+	e := newRCEnv(t, "colibri_mcp_enable=YES\ncolibri_mcp_runas=mcp\n")
+	d := func(p string) string { return filepath.Join(e.dir, p) }
+	if _, stderr, err := e.run(t, "start"); err != nil {
+		t.Fatalf("start: %v: %s", err, stderr)
+	}
+	if got := strings.Join(e.argv("install"), " "); got != "-d -o mcp -m 0700 "+d("db/colibri") {
+		t.Errorf("install ran as %q", got)
+	}
+	if calls := strings.Fields(e.read("calls")); slices.Index(calls, "install") < 0 || slices.Index(calls, "install") > slices.Index(calls, "daemon") {
+		t.Errorf("the folder was not made before daemon(8) started: %q", calls)
+	}
+	if fi, err := os.Stat(d("db/colibri")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the state folder: %v %v", fi, err)
+	}
+	if argv := strings.Join(e.argv("daemon"), " "); !strings.Contains(argv, " --state-dir "+d("db/colibri")) {
+		t.Errorf("daemon(8) ran as %s", argv)
+	}
+
+	moved := newRCEnv(t, "colibri_mcp_enable=YES\ncolibri_mcp_runas=mcp\ncolibri_mcp_state_dir="+filepath.Join(t.TempDir(), "state")+"\n")
+	if _, stderr, err := moved.run(t, "start"); err != nil {
+		t.Fatalf("start: %v: %s", err, stderr)
+	}
+	if argv := strings.Join(moved.argv("daemon"), " "); !strings.Contains(argv, "/state") || strings.Contains(argv, "db/colibri") {
+		t.Errorf("colibri_mcp_state_dir did not move the folder: %s", argv)
+	}
+
+	for _, v := range []string{"COLIBRI_MCP_STATE_DIR=/srv/colibri", "COLIBRI_MCP_PIN_FILE=/usr/local/etc/colibri/pins.lock"} {
+		own := newRCEnv(t, "colibri_mcp_enable=YES\ncolibri_mcp_runas=mcp\n")
+		os.WriteFile(own.conf, []byte(own.read("rc.conf")+"colibri_mcp_env_file=\""+filepath.Join(own.dir, "etc/provider.env")+"\"\n"), 0o644)
+		os.WriteFile(filepath.Join(own.dir, "etc/provider.env"), []byte(v+"\n"), 0o600)
+		if _, stderr, err := own.run(t, "start"); err != nil {
+			t.Fatalf("%s: start: %v: %s", v, err, stderr)
+		}
+		if argv := strings.Join(own.argv("daemon"), " "); strings.Contains(argv, "--state-dir") || own.read("install.argv") != "" {
+			t.Errorf("%s in provider.env: daemon(8) ran as %s; install %q", v, argv, own.read("install.argv"))
+		}
+	}
+}
+
+// An existing state folder that is someone else's is refused with the
+// chown to run, never changed; one that is colibri_mcp_runas's is used as
+// it is. A new folder while the run-as user's former default holds pins is
+// refused with the mv to run: the service never starts with no pins.
+func TestRCDStateDirRefusals(t *testing.T) {
+	e := newRCEnv(t, "colibri_mcp_enable=YES\ncolibri_mcp_runas=mcp\n")
+	dir := filepath.Join(e.dir, "db/colibri")
+	os.MkdirAll(dir, 0o700) // the test's user's, not mcp's
+	_, stderr, err := e.run(t, "start")
+	if err == nil || !strings.Contains(stderr, "run 'chown -R mcp "+dir) || e.read("daemon.argv") != "" {
+		t.Errorf("a folder of another user: %v %q; daemon %q", err, stderr, e.read("daemon.argv"))
+	}
+	if e.read("install.argv") != "" {
+		t.Errorf("install ran on another user's folder: %q", e.read("install.argv"))
+	}
+
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := newRCEnv(t, "colibri_mcp_enable=YES\ncolibri_mcp_runas="+me.Username+"\n")
+	os.MkdirAll(filepath.Join(mine.dir, "db/colibri"), 0o700)
+	if _, stderr, err := mine.run(t, "start"); err != nil || !strings.Contains(strings.Join(mine.argv("daemon"), " "), "--state-dir") {
+		t.Errorf("the run-as user's own folder: %v %q", err, stderr)
+	}
+
+	home := t.TempDir()
+	old := filepath.Join(home, ".local/state/colibri-mcp")
+	os.MkdirAll(filepath.Join(old, "oauth"), 0o700)
+	os.WriteFile(filepath.Join(old, "pins.json"), []byte("{}"), 0o600)
+	up := newRCEnv(t, "colibri_mcp_enable=YES\ncolibri_mcp_runas=mcp\n")
+	newDir := filepath.Join(up.dir, "db/colibri")
+	_, stderr, err = up.run(t, "start", "FAKE_HOME="+home)
+	want := "mv " + filepath.Join(old, "pins.json") + " " + filepath.Join(old, "oauth") + " " + newDir + "/"
+	if err == nil || !strings.Contains(stderr, want) || up.read("daemon.argv") != "" {
+		t.Errorf("pins under the former default: %v %q (want %q); daemon %q", err, stderr, want, up.read("daemon.argv"))
+	}
+	// Once moved, it starts.
+	os.MkdirAll(newDir, 0o700)
+	os.Rename(filepath.Join(old, "pins.json"), filepath.Join(newDir, "pins.json"))
+	os.Rename(filepath.Join(old, "oauth"), filepath.Join(newDir, "oauth"))
+	up.write(t, "rc.conf", "colibri_mcp_enable=YES\ncolibri_mcp_runas="+me.Username+"\n")
+	if _, stderr, err := up.run(t, "start", "FAKE_HOME="+home); err != nil {
+		t.Errorf("after the mv: %v %q", err, stderr)
+	}
+}
+
+func (e *rcEnv) write(t *testing.T, name, text string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(e.dir, name), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

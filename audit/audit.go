@@ -56,6 +56,11 @@ type Record struct {
 	Attempts    int       `json:"attempts,omitempty"`
 	DurationMS  int64     `json:"duration_ms"`
 	ResultBytes *int64    `json:"result_bytes,omitempty"`
+	// Instance, Chain and Prev are the Writer's, set as it writes the line
+	// (chain.go): what the caller puts there is replaced.
+	Instance string `json:"instance,omitempty"`
+	Chain    string `json:"chain,omitempty"`
+	Prev     string `json:"prev,omitempty"`
 }
 
 // Client is the caller's clientInfo, as it introduced itself at initialize.
@@ -103,25 +108,52 @@ func clip(s string) string {
 // each record is written whole, with one write(2), under a lock.
 type Writer struct {
 	path string
+	opts Options
 
 	mu      sync.Mutex
 	w       io.Writer
 	f       *os.File // nil when w is stderr
 	closed  bool
 	warning string // about the file last opened (Warning)
+	chain   chain  // this process's hash chain (chain.go)
+}
+
+// Options are a Writer's chain settings; the zero value is an unkeyed
+// chain with no instance name.
+type Options struct {
+	// Instance is this colibri's name (--instance): every line's instance,
+	// and the first part of its chain.
+	Instance string
+	// Key, when set, makes prev an HMAC-SHA256 under it (--audit-key-file)
+	// rather than a plain SHA-256, so that nobody without it can rebuild
+	// the chain after editing a line.
+	Key []byte
+	// OnHead, when set, is told of the chain's head every HeadEvery lines
+	// (cmd logs it at info, so that a copy of the log kept elsewhere
+	// anchors the chain against a truncated tail).
+	OnHead func(Head)
 }
 
 // Open opens the audit log at path for appending, creating it with mode
 // 0600; "-" writes to stderr instead (and Reopen then does nothing).
 func Open(path string, stderr io.Writer) (*Writer, error) {
+	return OpenWith(path, stderr, Options{})
+}
+
+// OpenWith is Open with the chain's options.
+func OpenWith(path string, stderr io.Writer, opts Options) (*Writer, error) {
+	c, err := newChain(opts)
+	if err != nil {
+		return nil, err
+	}
 	if path == "-" {
-		return &Writer{path: path, w: stderr}, nil
+		return &Writer{path: path, opts: opts, w: stderr, chain: c}, nil
 	}
 	f, warning, err := openLog(path)
 	if err != nil {
 		return nil, err
 	}
-	return &Writer{path: path, w: f, f: f, warning: warning}, nil
+	return &Writer{path: path, opts: opts, w: f, f: f, warning: warning, chain: c}, nil
 }
 
 // openLog opens the log for appending, creating it with mode 0600 (which
@@ -166,20 +198,38 @@ func (w *Writer) Path() string { return w.path }
 // Write appends r as one line. An error means the record is lost: the
 // caller logs it and counts it, and the call it describes goes on.
 func (w *Writer) Write(r *Record) error {
-	line, err := json.Marshal(r.clipped())
-	if err != nil {
-		return fmt.Errorf("encoding an audit record: %w", err)
-	}
-	line = append(line, '\n')
+	c := r.clipped()
+	c.Instance = w.opts.Instance
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.w == nil {
+		w.mu.Unlock()
 		return errors.New("writing the audit log: it is closed")
 	}
-	if _, err := w.w.Write(line); err != nil {
+	// The line names the one before it: encoded under the lock, in the
+	// order written.
+	c.Chain, c.Prev = w.chain.id, w.chain.prev()
+	line, err := json.Marshal(c)
+	if err != nil {
+		w.mu.Unlock()
+		return fmt.Errorf("encoding an audit record: %w", err)
+	}
+	if _, err := w.w.Write(append(line, '\n')); err != nil {
+		w.mu.Unlock()
 		return fmt.Errorf("writing the audit log %s: %w", w.path, err)
 	}
+	head, told := w.chain.wrote(line)
+	w.mu.Unlock()
+	if told && w.opts.OnHead != nil {
+		w.opts.OnHead(head)
+	}
 	return nil
+}
+
+// Head is the chain's head now: what colibri logs at exit.
+func (w *Writer) Head() Head {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.chain.head()
 }
 
 // Reopen opens the path again and writes there from now on: after

@@ -92,6 +92,11 @@ type Options struct {
 	// StateDir is colibri's state folder, home of the sandboxes' private
 	// HOME and TMPDIR folders; "" means $XDG_STATE_HOME/colibri-mcp.
 	StateDir string
+	// StateErr, when set, is why StateDir cannot be used (internal/statedir):
+	// an entry that needs the folder (a sandbox, OAuth tokens without a
+	// token_file) fails config with these words, before anything starts;
+	// every other entry runs.
+	StateErr error
 	// OnSpawn, when set, is told of every process started.
 	OnSpawn func(server string, pid int)
 	// OnRequest, when set, is told of each request colibri sent a hosted
@@ -100,6 +105,11 @@ type Options struct {
 	OnRequest func(server, method string, took time.Duration, errorType string)
 	// OnRetry, when set, is told of each retry of a phase.
 	OnRetry func(server string, phase failure.Phase)
+	// OnEgressRefused and OnEgressConnection are told, per server, each
+	// connection the egress proxy of a sandbox's "net" list refuses, and
+	// each it makes (colibri_egress_refused_total,
+	// colibri_egress_connections_total); nil: not told.
+	OnEgressRefused, OnEgressConnection func(server string)
 
 	// PingInterval is how often an idle warm session is pinged.
 	PingInterval time.Duration
@@ -235,6 +245,7 @@ func New(opts Options) *Host {
 		Environ: opts.Environ, JailPriv: opts.JailPriv, JailHelper: opts.JailHelper,
 		Launcher: opts.Launcher, SandboxABI: opts.SandboxABI, SandboxProtect: opts.SandboxProtect,
 		StateDir: opts.StateDir, Logger: opts.Logger,
+		EgressRefused: opts.OnEgressRefused, EgressConnected: opts.OnEgressConnection,
 	})
 	h.base, h.cancel = context.WithCancel(context.Background())
 	h.pool = pool.New(pool.Options{
@@ -326,6 +337,7 @@ func (h *Host) Close() {
 	h.pool.Close()
 	h.bg.Wait()
 	h.reapAdopted()
+	h.launch.Close() // the egress proxy, once no process of it is left
 }
 
 // acquireSlot waits for one of MaxProcs process slots until ctx ends. A

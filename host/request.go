@@ -379,6 +379,9 @@ func (h *Host) backoff(attempt int) time.Duration {
 // unset ${NAME}, a command that cannot be found or run, a bad cwd, a jail
 // setting that cannot work.
 func (h *Host) Check(srv *registry.Server) error {
+	if err := h.stateProblem(srv); err != nil {
+		return err
+	}
 	if srv.URL != "" {
 		r, err := h.dialRemote(srv)
 		if err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -12,6 +13,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/launch"
 	"github.com/colibri-mcp/colibri-mcp/internal/remote"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
+	"github.com/colibri-mcp/colibri-mcp/internal/statedir"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -105,6 +107,9 @@ func (h *Host) sessionConfig(srv *registry.Server, version string) session.Confi
 // started now, holding a process slot waited for within phase) or, for a
 // url entry, a remote connection. On failure nothing is left running.
 func (h *Host) startUpstream(ctx, phase context.Context, srv *registry.Server) (session.Upstream, error) {
+	if err := h.stateProblem(srv); err != nil {
+		return nil, err
+	}
 	if srv.URL != "" {
 		r, err := h.dialRemote(srv)
 		if err != nil {
@@ -144,3 +149,17 @@ func (h *Host) dialRemote(srv *registry.Server) (*remote.Upstream, error) {
 
 // The remote upstream satisfies session.Upstream structurally.
 var _ session.Upstream = (*remote.Upstream)(nil)
+
+// stateProblem is a config failure when srv needs the state folder and it
+// cannot be used (Options.StateErr), with the folder's own words.
+func (h *Host) stateProblem(srv *registry.Server) error {
+	if h.opts.StateErr == nil {
+		return nil
+	}
+	what := statedir.Needs(nil, srv, false)
+	if what == "" {
+		return nil
+	}
+	return &failure.Error{Kind: failure.KindConfig, Server: srv.Name, Phase: failure.PhaseSpawn,
+		Err: fmt.Errorf("%w (needed for %s)", h.opts.StateErr, what)}
+}

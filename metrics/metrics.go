@@ -81,8 +81,11 @@ type Metrics struct {
 	retries     *prometheus.CounterVec
 	denials     *prometheus.CounterVec
 	pinChanges  *prometheus.CounterVec
+	egressNo    *prometheus.CounterVec
+	egressConns *prometheus.CounterVec
 	pinFlags    *prometheus.CounterVec
 	auditErrors prometheus.Counter
+	chainLines  atomic.Pointer[func() int64]
 	processes   *prometheus.Desc
 	warm        *prometheus.Desc
 	circuit     *prometheus.Desc
@@ -125,6 +128,10 @@ func New(o Options) *Metrics {
 			Help: "Calls the policy refused."}, []string{"server"}),
 		pinChanges: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "colibri_tool_changes_total",
 			Help: "Changes of hosted tool definitions against their pins: each first sighting, and each call refused for one."}, []string{"server"}),
+		egressNo: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "colibri_egress_refused_total",
+			Help: "Connections the egress proxy of a sandbox's net list refused (each is also logged at warn)."}, []string{"server"}),
+		egressConns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "colibri_egress_connections_total",
+			Help: "Connections the egress proxy of a sandbox's net list made."}, []string{"server"}),
 		pinFlags: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "colibri_pin_flags_total",
 			Help: "Signs of tool poisoning the pin scan found, each when the definition was first recorded (docs/security.md)."}, []string{"server", "flag"}),
 		auditErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "colibri_audit_write_errors_total",
@@ -158,7 +165,14 @@ func New(o Options) *Metrics {
 		}
 		return 0
 	})
-	m.reg.MustRegister(m.calls, m.clientOps, m.serverOps, m.retries, m.denials, m.pinChanges, m.pinFlags, m.auditErrors, info, gauges{m},
+	chainLines := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "colibri_audit_chain_lines",
+		Help: "Lines of this process's audit chain (each names the one before it), to check a copy of the log kept elsewhere against."}, func() float64 {
+		if f := m.chainLines.Load(); f != nil {
+			return float64((*f)())
+		}
+		return 0
+	})
+	m.reg.MustRegister(m.calls, m.clientOps, m.serverOps, m.retries, m.denials, m.pinChanges, m.pinFlags, m.egressNo, m.egressConns, m.auditErrors, chainLines, info, gauges{m},
 		m.registryValid, m.registryErrors, m.refused, sessions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: nil})
@@ -260,6 +274,20 @@ func (m *Metrics) ToolChange(server string) {
 	}
 }
 
+// EgressRefused counts one connection the egress proxy refused a server.
+func (m *Metrics) EgressRefused(server string) {
+	if m != nil {
+		m.egressNo.WithLabelValues(server).Inc()
+	}
+}
+
+// EgressConnection counts one connection the egress proxy made for a server.
+func (m *Metrics) EgressConnection(server string) {
+	if m != nil {
+		m.egressConns.WithLabelValues(server).Inc()
+	}
+}
+
 // PinFlag counts one sign of tool poisoning found in a definition of
 // server's (flag: one of internal/pin's Flag kinds).
 func (m *Metrics) PinFlag(server, flag string) {
@@ -272,6 +300,14 @@ func (m *Metrics) PinFlag(server, flag string) {
 func (m *Metrics) AuditWriteError() {
 	if m != nil {
 		m.auditErrors.Inc()
+	}
+}
+
+// SetAuditChain sets what colibri_audit_chain_lines reads at each scrape:
+// the lines of this process's audit chain.
+func (m *Metrics) SetAuditChain(lines func() int64) {
+	if m != nil {
+		m.chainLines.Store(&lines)
 	}
 }
 

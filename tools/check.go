@@ -39,6 +39,9 @@ type CheckServer struct {
 	// are hidden (then they are among Changed).
 	Flagged []FlaggedTool `json:"flagged,omitempty"`
 	Spare   int           `json:"spare,omitempty"` // started processes kept ready (serve keeps them)
+	// RunTime are the variables (${NAME}) the entry reads where it runs:
+	// check --root reports them, never reading the build host's.
+	RunTime []string `json:"set_at_run_time,omitempty"`
 }
 
 // FlaggedTool is one tool check found flagged.
@@ -95,6 +98,11 @@ func (s *Service) Check(ctx context.Context, opts CheckOptions) *CheckResult {
 	for i, name := range names {
 		srv := reg.Servers[name]
 		r := CheckServer{Server: name, OK: true, Confinement: s.opts.Host.Confinement(srv), Spare: srv.Spare}
+		if err := s.stateProblem(reg, srv); err != nil {
+			r.OK, r.Error = false, Detail(err)
+			done(i, r)
+			continue
+		}
 		if err := s.opts.Host.Check(srv); err != nil {
 			r.OK, r.Error = false, Detail(err)
 			done(i, r)
@@ -200,4 +208,15 @@ func (r *CheckResult) Failed() int {
 		}
 	}
 	return n
+}
+
+// stateProblem is srv's want of a state folder as a config failure, or nil.
+func (s *Service) stateProblem(reg *registry.Registry, srv *registry.Server) error {
+	if s.opts.StateProblem == nil {
+		return nil
+	}
+	if err := s.opts.StateProblem(reg, srv); err != nil {
+		return &failure.Error{Kind: failure.KindConfig, Server: srv.Name, Err: err}
+	}
+	return nil
 }

@@ -29,7 +29,7 @@ import (
 
 // The fields of docs/operations.md#audit-log, and no others.
 var auditFields = []string{"ts", "id", "principal", "transport", "client", "server", "tool", "exposed_name", "policy",
-	"args", "outcome", "error_kind", "phase", "http_status", "attempts", "duration_ms", "result_bytes"}
+	"args", "outcome", "error_kind", "phase", "http_status", "attempts", "duration_ms", "result_bytes", "instance", "chain", "prev"}
 
 type controlled struct {
 	svc     *tools.Service

@@ -4,6 +4,7 @@ package tools
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 
@@ -28,6 +29,7 @@ func (s *Service) NewServer(version string) *mcp.Server {
 	server := mcp.NewServer(&mcp.Implementation{Name: "colibri-mcp", Title: "colibri-mcp", Version: version}, &mcp.ServerOptions{
 		Logger:       s.log,
 		Instructions: instructions,
+		GetSessionID: s.sessionID,
 		Capabilities: &mcp.ServerCapabilities{
 			Logging: &mcp.LoggingCapabilities{}, // hosted servers' logs are forwarded
 			// The tools' descriptions follow the registry, and in aggregate
@@ -222,3 +224,13 @@ func unexposed(name string) error {
 
 // ErrorResult is a colibri failure as the contract shapes it (answer.Error).
 func ErrorResult(err error) *mcp.CallToolResult { return answer.Error(err) }
+
+// sessionID is a new HTTP session's id: the instance's name, a dot and 26
+// random characters (crypto/rand's Text, go-sdk's own default), or those
+// alone without an instance.
+func (s *Service) sessionID() string {
+	if s.opts.Instance == "" {
+		return rand.Text()
+	}
+	return s.opts.Instance + "." + rand.Text()
+}

@@ -95,6 +95,15 @@ type Options struct {
 	// what a change does), and one more source list_tools' query searches
 	// without contacting a server. nil pins nothing.
 	Pins *pin.Store
+	// StateProblem, when set, says why srv cannot run for want of a state
+	// folder (internal/statedir: its pins, sandbox home or OAuth tokens
+	// would be there, and it cannot be used); Check reports it per server.
+	// Requests meet the same words where they use the folder.
+	StateProblem func(reg *registry.Registry, srv *registry.Server) error
+	// Instance is this colibri's name (--instance): an HTTP session id
+	// begins with it, so that a load balancer in front of several
+	// instances can route a session by prefix (docs/scaling.md).
+	Instance string
 }
 
 // Defaults of Options.

@@ -15,12 +15,13 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
 	"github.com/colibri-mcp/colibri-mcp/internal/termview"
+	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
 const authDescription = "A remote server whose registry entry has \"oauth\": {\"grant\": \"authorization_code\"}\n" +
 	"needs one login in a browser; colibri then keeps its tokens (mode 0600) and refreshes them.\n" +
-	"Tokens live in oauth.token_file, or $XDG_STATE_HOME/colibri-mcp/oauth/SERVER.json\n" +
-	"(~/.local/state/… without XDG_STATE_HOME), or /var/db/colibri/oauth/SERVER.json for root.\n" +
+	"Tokens live in oauth.token_file, or STATE_DIR/oauth/SERVER.json (--state-dir: by default\n" +
+	"$XDG_STATE_HOME/colibri-mcp, ~/.local/state/colibri-mcp, or /var/db/colibri for root).\n" +
 	"A client_credentials server needs no login. See docs/oauth.md.\n\n" +
 	"Examples:\n" +
 	"  colibri-mcp auth login github\n" +
@@ -111,7 +112,16 @@ func authCommand(withSettings func(func(context.Context, *cli.Command, *settings
 // environment for ${NAME}, HOME and XDG_STATE_HOME; the per-phase timeout
 // for each request to an authorization server.
 func oauthOptions(s *settings) oauth.Options {
-	return oauth.Options{Logger: s.logger, Timeout: s.timeout, Getenv: lookupIn(s.environ)}
+	return oauth.Options{Logger: s.logger, Timeout: s.timeout, Getenv: lookupIn(s.environ), Dir: s.state.Join("oauth")}
+}
+
+// authState refuses a server whose token file would be in a state folder
+// that cannot be used (exit 2, the folder's words), before any login.
+func authState(s *settings, srv *registry.Server) error {
+	if s.state.Err != nil && srv.OAuth != nil && srv.OAuth.TokenFile == "" {
+		return usage(fmt.Errorf("server %q: its token file: %w", srv.Name, s.state.Err))
+	}
+	return nil
 }
 
 // authError maps internal/oauth's errors to exit codes: a server the
@@ -129,6 +139,9 @@ func cmdAuthLogin(ctx context.Context, s *settings, name string, lo oauth.LoginO
 	if err != nil {
 		return authError(err)
 	}
+	if err := authState(s, srv); err != nil {
+		return err
+	}
 	lo.Options = oauthOptions(s)
 	lo.Stderr = termview.Safe(stderr) // the URL comes from the authorization server
 	st, err := oauth.Login(ctx, srv, lo)
@@ -143,6 +156,9 @@ func cmdAuthStatus(s *settings, name string, asJSON bool, stdout io.Writer) erro
 	srv, err := oauth.FindServer(s.configPath, name)
 	if err != nil {
 		return authError(err)
+	}
+	if err := authState(s, srv); err != nil {
+		return err
 	}
 	st, err := oauth.GetStatus(srv, oauthOptions(s))
 	if err != nil {
@@ -163,6 +179,9 @@ func cmdAuthLogout(s *settings, name string, stdout io.Writer) error {
 	srv, err := oauth.FindServer(s.configPath, name)
 	if err != nil {
 		return authError(err)
+	}
+	if err := authState(s, srv); err != nil {
+		return err
 	}
 	path, removed, err := oauth.Logout(srv, oauthOptions(s))
 	if err != nil {

@@ -25,6 +25,8 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
+	"github.com/colibri-mcp/colibri-mcp/internal/statedir"
+	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -103,7 +105,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				Description: "Examples:\n" +
 					"  colibri-mcp servers\n" +
 					"  colibri-mcp --external-config ./external-mcp.json servers --json" + exitCodesHelp,
-				Flags: []cli.Flag{jsonFlag()},
+				Flags: append([]cli.Flag{jsonFlag()}, rootFlags()...),
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
 					if err := clihelp.WantArgs(cmd, 0, 0); err != nil {
 						return err
@@ -174,13 +176,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				Description: "Examples:\n" +
 					"  colibri-mcp check\n" +
 					"  colibri-mcp check --probe" + exitCodesHelp,
-				Flags: []cli.Flag{
+				Flags: append([]cli.Flag{
 					&cli.BoolFlag{Name: "probe", Usage: "start (or connect to) each server and list its tools, printing each server's line as it finishes"},
 					jsonFlag(),
-				},
+				}, rootFlags()...),
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
 					if err := clihelp.WantArgs(cmd, 0, 0); err != nil {
 						return err
+					}
+					if s.image != nil {
+						if cmd.Bool("probe") {
+							return usage(fmt.Errorf("check: --probe with --root: an image's servers do not run on the build host; check the image's paths without --probe, and probe on the image (%s)", clihelp.HelpHint(cmd)))
+						}
+						return checkImage(s, cmd.Bool("json"), termview.Safe(stdout))
 					}
 					return cmdCheck(ctx, s, cmd.Bool("probe"), cmd.Bool("json"), stdout)
 				}),
@@ -204,6 +212,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			},
 			authCommand(withSettings, stdout, stderr),
 			pinsCommand(withSettings, stdout, stderr),
+			auditCommand(stdin, stdout, stderr),
 		}, editCommands(withSettings, stdout, completeNames(environ, false))...), []*cli.Command{
 			{
 				Name:        "help",
@@ -262,7 +271,9 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "audit-key-file", Usage: "the HMAC key of the audit log's argument digests", Sources: cli.EnvVars("COLIBRI_MCP_AUDIT_KEY_FILE")},
 		&cli.StringSliceFlag{Name: "allowed-host", Usage: "HTTP mode: a `NAME` a request's Host or Origin may give besides the served address (a proxy's public name; repeatable)", Sources: cli.EnvVars("COLIBRI_MCP_ALLOWED_HOSTS")},
 		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics at http://ADDR/metrics (beyond loopback only with --token-file)", Sources: cli.EnvVars("COLIBRI_MCP_METRICS_ADDR")},
-		&cli.StringFlag{Name: "pin-file", Usage: "the pinned tool definitions (default: $XDG_STATE_HOME/colibri-mcp/pins.json; /var/db/colibri/pins.json as root)", Sources: cli.EnvVars("COLIBRI_MCP_PIN_FILE")},
+		&cli.StringFlag{Name: "pin-file", Usage: "the pinned tool definitions (default: STATE_DIR/pins.json)", Sources: cli.EnvVars("COLIBRI_MCP_PIN_FILE")},
+		&cli.StringFlag{Name: "instance", Usage: "this instance's `NAME` in audit and log lines, and the start of its HTTP session ids, for several instances behind one address (default: the host name)", Sources: cli.EnvVars("COLIBRI_MCP_INSTANCE")},
+		&cli.StringFlag{Name: "state-dir", Usage: "the one folder colibri writes at run time: pins, OAuth tokens, the sandboxes' homes (default: $XDG_STATE_HOME/colibri-mcp, ~/.local/state/colibri-mcp; " + statedir.RootDefault + " as root)", Sources: cli.EnvVars("COLIBRI_MCP_STATE_DIR")},
 	}
 }
 
@@ -299,6 +310,13 @@ type settings struct {
 	pinFile        string   // "" when there is no place for it (pinErr says why)
 	envFile        string   // --env-file / COLIBRI_MCP_ENV_FILE, loaded before anything else
 	pinErr         error
+	state          *statedir.Dir // --state-dir, or the default; state.Err when it cannot be used
+	pinsInState    bool          // no --pin-file: the pin file is STATE_DIR/pins.json
+	instance       string        // --instance, or the host name
+	image          *image        // --root's image, else nil
+	logLevel       slog.Level    // the logger's, for serve's (with instance=)
+	logFormat      string
+	logTo          io.Writer
 	pins           *pin.Store // the pin file opened already, if it was (pinStore)
 
 	// Opened for the run (openAudit, serve), not parsed.
@@ -314,7 +332,9 @@ type settings struct {
 
 func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*settings, error) {
 	// The env file first: its variables are colibri's own from here on.
-	if f := cmd.Root().String("env-file"); f != "" { // import has an --env-file of its own
+	// With --root it is the image's, read where the image runs: ${NAME}s
+	// are reported, never expanded from the build host.
+	if f := cmd.Root().String("env-file"); f != "" && !(hasFlag(cmd, "root") && cmd.String("root") != "") { // import has an --env-file of its own
 		vars, err := envfile.Load(f)
 		if err != nil {
 			return nil, usage(fmt.Errorf("--env-file / COLIBRI_MCP_ENV_FILE: %w", err))
@@ -335,6 +355,14 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 		metricsAddr:  clihelp.FlagString(cmd, "metrics-addr"),
 		pinFile:      cmd.String("pin-file"),
 	}
+	s.state = statedir.Resolve(cmd.String("state-dir"), os.Geteuid(), env)
+	var err error
+	if s.instance, err = instanceName(cmd.String("instance")); err != nil {
+		return nil, usage(err)
+	}
+	if err := applyRoot(cmd, s); err != nil {
+		return nil, err
+	}
 	for _, name := range cmd.StringSlice("allowed-host") {
 		name = strings.TrimSpace(name)
 		if err := httpserve.CheckAllowedHost(name); err != nil {
@@ -343,7 +371,7 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 		s.allowedHosts = append(s.allowedHosts, name)
 	}
 	if s.pinFile == "" {
-		s.pinFile, s.pinErr = pin.DefaultPath(os.Geteuid(), env)
+		s.pinFile, s.pinErr, s.pinsInState = s.state.Join("pins.json"), s.state.Err, true
 	}
 	s.configNamed = s.configPath != ""
 	s.root = asRoot(ctx)
@@ -353,7 +381,6 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 			return err == nil
 		})
 	}
-	var err error
 	// The gate: the flag wins when given; otherwise the variable.
 	if s.externalCall, err = boolSetting(cmd, env, "external-call", "COLIBRI_MCP_EXTERNAL_CALL"); err != nil {
 		return nil, err
@@ -395,6 +422,8 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 	if s.logger, err = newLogger(level, cmd.String("log-format"), cmd.Root().ErrWriter); err != nil {
 		return nil, err
 	}
+	s.logLevel.UnmarshalText([]byte(level)) // newLogger checked it
+	s.logFormat, s.logTo = cmd.String("log-format"), cmd.Root().ErrWriter
 	return s, nil
 }
 
@@ -466,9 +495,19 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 	loader := &registry.Loader{Path: s.configPath, Tried: s.configTried}
 	s.loadRegistry = loader.Load
 	configShown := s.configPath
+	if s.image != nil {
+		s.loadRegistry = func() (*registry.Registry, error) { return loadImageRegistry(s) }
+		configShown = s.image.registry
+	}
 	if s.health != nil {
 		s.loadRegistry = func() (*registry.Registry, error) {
 			reg, err := loader.Load()
+			if err == nil {
+				// A registry that needs an unusable state folder is not
+				// ready either, though every entry that does not need it
+				// is served (docs/operations.md).
+				s.health.ObserveState(s.state.Problem(reg, s.pinsInState))
+			}
 			s.health.Observe(err) // the operator's log keeps the whole error
 			return reg, err
 		}
@@ -504,6 +543,7 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 	if m := s.metrics; m != nil {
 		opts.OnRequest = m.ClientOperation
 		opts.OnRetry = func(server string, phase failure.Phase) { m.Retry(server, string(phase)) }
+		opts.OnEgressRefused, opts.OnEgressConnection = m.EgressRefused, m.EgressConnection
 	}
 	h := host.New(opts)
 	svc := tools.New(tools.Options{
@@ -519,6 +559,61 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		Bulk:         s.bulk,
 		Pins:         s.pinStore(),
 		HideFolders:  s.httpAddr != "", // callers over HTTP never learn the server's folders
+		Instance:     s.instance,
+		StateProblem: func(reg *registry.Registry, srv *registry.Server) error {
+			if s.state.Err == nil {
+				return nil
+			}
+			if what := statedir.Needs(reg, srv, s.pinsInState); what != "" {
+				return fmt.Errorf("%w (needed for %s)", s.state.Err, what)
+			}
+			return nil
+		},
 	})
 	return svc, h
+}
+
+// instanceName is --instance checked (letters, digits, '.', '_' and '-',
+// at most 64, starting with a letter or digit: it begins HTTP session ids
+// and audit chains), or with none given the host name made such a name.
+func instanceName(given string) (string, error) {
+	if given != "" {
+		if !validInstance(given) {
+			return "", fmt.Errorf("--instance / COLIBRI_MCP_INSTANCE %q: want at most 64 letters, digits, '.', '_' or '-', starting with a letter or digit", given)
+		}
+		return given, nil
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		return "colibri", nil
+	}
+	b := []byte(host)
+	for i, c := range b {
+		if !instanceByte(c) {
+			b[i] = '-'
+		}
+	}
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	if name := string(b); validInstance(name) {
+		return name, nil
+	}
+	return "colibri", nil
+}
+
+func validInstance(s string) bool {
+	if s == "" || len(s) > 64 || s[0] == '.' || s[0] == '_' || s[0] == '-' {
+		return false
+	}
+	for i := range len(s) {
+		if !instanceByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func instanceByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
 }

@@ -40,6 +40,11 @@ func watchRegistry(ctx context.Context, s *settings) (stop func()) {
 // serve runs colibri's MCP server over stdio (or HTTP with --http) until the
 // client leaves or a signal arrives, then tears every hosted process down.
 func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.Writer) error {
+	// Several instances behind one address share a log pipeline: each line
+	// says whose it is (last, after the request id).
+	if h, ok := newInstanceLogHandler(s.logFormat, s.logLevel, s.logTo, s.instance); ok {
+		s.logger = slog.New(h)
+	}
 	if s.only != "" && s.aggregate {
 		return usage(errors.New("serve: --only offers one hosted server as colibri's own, --aggregate every server's tools beside colibri's: choose one (see 'colibri-mcp serve --help')"))
 	}
@@ -55,6 +60,9 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	if s.metricsAddr != "" {
 		v, c := clihelp.BuildVersion(version, commit, debug.ReadBuildInfo) // as --version says them
 		s.metrics = metrics.New(metrics.Options{Version: v, Commit: c})
+		if w := s.audit; w != nil {
+			s.metrics.SetAuditChain(func() int64 { return w.Head().Lines })
+		}
 	}
 	// Large strings cross either face by reference (internal/bulk): the
 	// face lowers every message it writes.

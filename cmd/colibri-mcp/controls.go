@@ -16,7 +16,13 @@ import (
 // be opened stops the run (exit 2): running unaudited would be the silent
 // failure an audit log exists to prevent. The returned func closes it.
 func openAudit(s *settings, stderr io.Writer) (closeAudit func(), err error) {
-	w, d, warnings, err := audit.Setup(s.auditLog, s.auditKeyFile, stderr)
+	w, d, warnings, err := audit.Setup(s.auditLog, s.auditKeyFile, stderr, audit.Options{
+		Instance: s.instance,
+		// Every 1,000 lines (and at exit) the chain's head is logged, so
+		// that a copy of the log kept elsewhere anchors it against a
+		// truncated tail (docs/operations.md).
+		OnHead: func(h audit.Head) { logHead(s, h) },
+	})
 	for _, warning := range warnings {
 		s.logger.Warn(warning)
 	}
@@ -27,7 +33,17 @@ func openAudit(s *settings, stderr io.Writer) (closeAudit func(), err error) {
 		return func() {}, nil
 	}
 	s.audit, s.digester = w, d
-	return func() { w.Close() }, nil
+	return func() {
+		if h := w.Head(); h.Lines > 0 {
+			logHead(s, h)
+		}
+		w.Close()
+	}, nil
+}
+
+// logHead logs the audit chain's head at info.
+func logHead(s *settings, h audit.Head) {
+	s.logger.Info("audit chain head", "chain", h.Chain, "lines", h.Lines, "last", h.Last, "audit_log", s.auditLog)
 }
 
 // startMetrics serves the metrics at --metrics-addr until ctx ends, and

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v3"
 
@@ -32,7 +34,7 @@ func editCommands(withSettings settingsAction, stdout io.Writer, servers cli.She
 				"other than root, /usr/local/etc/colibri/external-mcp.json for root, or --external-config.\n" +
 				"An existing registry is never overwritten without --force (then it is kept as FILE.bak).\n\n" +
 				"Examples:\n  colibri-mcp init\n  colibri-mcp init --force" + exitCodesHelp,
-			Flags: []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "replace an existing registry (kept as FILE.bak)"}},
+			Flags: append([]cli.Flag{&cli.BoolFlag{Name: "force", Usage: "replace an existing registry (kept as FILE.bak)"}}, rootFlags()...),
 			Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
 				if err := clihelp.WantArgs(cmd, 0, 0); err != nil {
 					return err
@@ -77,6 +79,7 @@ func editCommands(withSettings settingsAction, stdout io.Writer, servers cli.She
 				&cli.StringFlag{Name: "url", Usage: "a remote MCP server's `URL` instead of a command"},
 				&cli.StringSliceFlag{Name: "header", Usage: "`K=V` sent with every request to --url (repeat)"},
 				&cli.StringFlag{Name: "bearer-token-env", Usage: "send Authorization: Bearer with colibri's variable `NAME`"},
+				rootFlags()[0], rootFlags()[1],
 			}, fromRegistryFlags()...),
 			Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
 				if cmd.IsSet("from-registry") {
@@ -99,7 +102,8 @@ func editCommands(withSettings settingsAction, stdout io.Writer, servers cli.She
 			Usage:         "remove one server from the registry (kept in FILE.bak)",
 			ArgsUsage:     "NAME",
 			ShellComplete: servers,
-			Description:   "Examples:\n  colibri-mcp remove demo" + exitCodesHelp,
+			Description:   "Examples:\n  colibri-mcp remove demo\n  colibri-mcp remove --root /tmp/img demo" + exitCodesHelp,
+			Flags:         rootFlags(),
 			Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
 				if err := clihelp.WantArgs(cmd, 1, 1); err != nil {
 					return err
@@ -136,6 +140,11 @@ func cmdAdd(s *settings, name string, e *regfile.Entry, replace bool, w io.Write
 	if err != nil {
 		return editError("add", err)
 	}
+	if im := s.image; im != nil {
+		// The image's paths; its commands are checked by check --root.
+		termview.Added(w, name, im.shown(path), shownBackup(im, backup), replaced, regfile.HintsFor(e))
+		return nil
+	}
 	termview.Added(w, name, path, backup, replaced, regfile.HintsFor(e))
 	return nil
 }
@@ -145,6 +154,9 @@ func cmdRemove(s *settings, name string, w io.Writer) error {
 	backup, err := regfile.Remove(path, name)
 	if err != nil {
 		return editError("remove", err)
+	}
+	if im := s.image; im != nil {
+		path, backup = im.shown(path), shownBackup(im, backup)
 	}
 	fmt.Fprintf(w, "removed %q from %s (the previous registry is kept as %s)\n", name, path, backup)
 	return nil
@@ -164,6 +176,17 @@ func editError(cmd string, err error) error {
 func cmdInit(s *settings, force bool, w io.Writer) error {
 	path := s.writePath()
 	demo := regfile.InstalledDemo(importcmd.Self())
+	if s.image != nil {
+		// The image's own demo server, where make install put it, never
+		// the build host's.
+		demo = ""
+		if s.image.isExecutable(imageDemo) {
+			demo = imageDemo
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return failed(fmt.Errorf("init: %w", err))
+		}
+	}
 	doc, err := regfile.Starter(demo)
 	if err != nil {
 		return failed(fmt.Errorf("init: %w", err))
@@ -175,6 +198,11 @@ func cmdInit(s *settings, force bool, w io.Writer) error {
 	case err != nil:
 		return failed(fmt.Errorf("init: %w", err))
 	}
+	if im := s.image; im != nil {
+		termview.Initialized(w, im.shown(path), shownBackup(im, backup), demo)
+		fmt.Fprintf(w, "check it with 'colibri-mcp check --root %s'\n", im.root)
+		return nil
+	}
 	termview.Initialized(w, path, backup, demo)
 	self := importcmd.Self()
 	if importcmd.TransientBuild(self) {
@@ -182,4 +210,12 @@ func cmdInit(s *settings, force bool, w io.Writer) error {
 	}
 	fmt.Fprint(w, importcmd.Snippet(self, path, false))
 	return nil
+}
+
+// shownBackup is a backup's path in the image ("" stays "").
+func shownBackup(im *image, backup string) string {
+	if backup == "" {
+		return ""
+	}
+	return im.shown(backup)
 }

@@ -44,6 +44,13 @@ func startHTTPWith(t *testing.T, addr, reg string, extraArgs ...string) *httpCol
 	args := append([]string{"serve", "--http", addr, "--external-config", reg, "--external-call"}, extraArgs...)
 	cmd := exec.Command(colibriBin, args...)
 	cmd.Env = append(os.Environ(), pinEnv(t), "E2E_SECRET=x")
+	return startHTTPCmd(t, cmd)
+}
+
+// startHTTPCmd starts cmd, a `colibri-mcp serve --http` prepared by the
+// caller, and waits until it listens.
+func startHTTPCmd(t *testing.T, cmd *exec.Cmd) *httpColibri {
+	t.Helper()
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

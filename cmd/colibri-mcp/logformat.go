@@ -22,14 +22,49 @@ import (
 // newLogHandler is the handler for format ("text" or "json") at level, writing to w;
 // false for another format.
 func newLogHandler(format string, level slog.Level, w io.Writer) (slog.Handler, bool) {
+	return newInstanceLogHandler(format, level, w, "")
+}
+
+// newInstanceLogHandler is newLogHandler whose every line ends with
+// instance=NAME (serve's, for several instances sharing one log pipeline),
+// unless instance is "".
+func newInstanceLogHandler(format string, level slog.Level, w io.Writer, instance string) (slog.Handler, bool) {
 	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: millis}
+	var h slog.Handler
 	switch format {
 	case "text":
-		return reqctx.Handler(demoteSDK{slog.NewTextHandler(w, opts)}), true
+		h = slog.NewTextHandler(w, opts)
 	case "json":
-		return reqctx.Handler(demoteSDK{slog.NewJSONHandler(w, opts)}), true
+		h = slog.NewJSONHandler(w, opts)
+	default:
+		return nil, false
 	}
-	return nil, false
+	if instance != "" {
+		h = instanceLast{h, instance}
+	}
+	return reqctx.Handler(demoteSDK{h}), true
+}
+
+// instanceLast ends each record with instance=NAME, after the request id
+// and every other attribute, so that lines keep the shape their readers
+// match.
+type instanceLast struct {
+	slog.Handler
+	name string
+}
+
+func (h instanceLast) Handle(ctx context.Context, r slog.Record) error {
+	r = r.Clone()
+	r.AddAttrs(slog.String("instance", h.name))
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h instanceLast) WithAttrs(as []slog.Attr) slog.Handler {
+	return instanceLast{h.Handler.WithAttrs(as), h.name}
+}
+
+func (h instanceLast) WithGroup(name string) slog.Handler {
+	return instanceLast{h.Handler.WithGroup(name), h.name}
 }
 
 // millis writes a duration as milliseconds, its key ending in _ms: JSON

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/launch"
@@ -19,21 +18,14 @@ func sandboxWiring(opts *host.Options, s *settings) {
 	if exe, err := os.Executable(); err == nil {
 		opts.Launcher = launch.LauncherFor(exe)
 	}
-	getenv := lookupIn(s.environ)
 	protect := []string{s.configPath, s.tokenFile, s.auditLog, s.auditKeyFile, s.pinFile, s.envFile}
 	if s.pinFile != "" {
 		protect = append(protect, s.pinFile+".lock") // internal/pin's lock, beside the file
 	}
-	state := ""
-	if v, ok := getenv("XDG_STATE_HOME"); ok && filepath.IsAbs(v) {
-		state = filepath.Join(v, "colibri-mcp")
-	} else if home, err := os.UserHomeDir(); err == nil {
-		state = filepath.Join(home, ".local", "state", "colibri-mcp")
-	}
-	opts.StateDir = state
+	opts.StateDir, opts.StateErr = s.state.Path, s.state.Err
 	// The whole state folder (pins, OAuth tokens, the sandboxes' homes and
 	// temporary folders), and root's default place for OAuth tokens.
-	protect = append(protect, state)
+	protect = append(protect, s.state.Path)
 	if os.Geteuid() == 0 {
 		protect = append(protect, oauth.DefaultRootDir)
 	}

@@ -36,6 +36,7 @@ type Registry struct {
 	known  bool   // a read was observed
 	bad    string // the last error's text ("" while good)
 	reason string // for /readyz: no folder
+	state  string // the state folder's problem for this registry ("" when none)
 }
 
 // New returns a Registry that has seen no read yet.
@@ -95,9 +96,31 @@ func (r *Registry) report(valid bool) {
 	}
 }
 
-// Ready says whether the last read validated; when not, reason is its
-// first problem: the file's name without its folder, the JSON location and
-// the message.
+// ObserveState records whether the registry last read needs a state folder
+// that cannot be used (internal/statedir; nil: it does not, or the folder is
+// fine). It logs at warn when that turns bad or its words change, and at
+// info when it is fine again. The registry itself stays valid: the entries
+// that do not need the folder are served.
+func (r *Registry) ObserveState(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err == nil {
+		if r.state != "" {
+			r.opts.Logger.Info("state folder usable again")
+		}
+		r.state = ""
+		return
+	}
+	if text := err.Error(); text != r.state {
+		r.opts.Logger.Warn("state folder unusable: requests that need it fail with a config error until it is fixed", "error", text)
+		r.state = text
+	}
+}
+
+// Ready says whether the last read validated and the state folder it needs
+// can be used; when not, reason is the first problem: the file's name
+// without its folder, the JSON location and the message, or the state
+// folder's.
 func (r *Registry) Ready() (ok bool, reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -106,6 +129,8 @@ func (r *Registry) Ready() (ok bool, reason string) {
 		return false, "the registry has not been read yet"
 	case r.bad != "":
 		return false, r.reason
+	case r.state != "":
+		return false, r.state
 	}
 	return true, ""
 }

@@ -51,6 +51,9 @@ func CheckLine(w io.Writer, r tools.CheckServer) {
 		fmt.Fprintf(w, "  %-20s flagged by the pin scan: %s (%s; see colibri-mcp pins diff %s)\n", "", f.Name, strings.Join(kinds, ", "), r.Server)
 	}
 	fmt.Fprintf(w, "  %-20s %s\n", "", r.Confinement)
+	if len(r.RunTime) > 0 {
+		fmt.Fprintf(w, "  %-20s ${%s}: set where the image runs, not checked here\n", "", strings.Join(r.RunTime, "}, ${"))
+	}
 }
 
 // CheckEnd is check's last line: the registry's problem, or the count of

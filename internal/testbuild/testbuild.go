@@ -14,9 +14,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
+	"time"
 
-	"github.com/colibri-mcp/colibri-mcp/internal/pin"
+	"github.com/colibri-mcp/colibri-mcp/internal/statedir"
 )
 
 // Module is the repository's module path.
@@ -58,30 +60,67 @@ func MustDir() string {
 }
 
 // IsolatePins points every colibri this test binary runs (in-process, or a
-// child that inherits its environment) at a pin file in dir
-// (COLIBRI_MCP_PIN_FILE), never at the machine's default (docs/registry.md#settings: /var/db/colibri/pins.json as root, which is how CI runs), so
-// that a test run never changes what the next run, or the operator's
-// service, trusts. A test that wants pins of its own sets the variable
-// again in its child's environment (the last value wins). Call it from
-// TestMain before m.Run; the check it returns, after m.Run, fails when the
-// default pin file changed anyway (a test gave a colibri an environment of
-// its own without COLIBRI_MCP_PIN_FILE).
+// child that inherits its environment) at a pin file and a state folder in
+// dir (COLIBRI_MCP_PIN_FILE, COLIBRI_MCP_STATE_DIR), never at the machine's
+// default (docs/operations.md: /var/db/colibri as root, which is how CI
+// runs), so that a test run never changes what the next run, or the
+// operator's service, trusts, and a colibri running elsewhere on the machine
+// cannot fail the tests. A test that wants a pin file or folder of its own
+// sets the variable again in its child's environment (the last value wins).
+// Call it from TestMain before m.Run; the check it returns, after m.Run,
+// fails when a file of the default folder changed while the tests ran,
+// naming the file and when it changed: a colibri started by a test with an
+// environment of its own, or another colibri of this machine.
 func IsolatePins(dir string) (check func() error) {
+	def := statedir.Resolve("", os.Geteuid(), os.LookupEnv).Path
+	state := filepath.Join(dir, "state")
+	os.Mkdir(state, 0o700)
 	os.Setenv("COLIBRI_MCP_PIN_FILE", filepath.Join(dir, "pins.json"))
-	def, err := pin.DefaultPath(os.Geteuid(), os.LookupEnv)
-	if err != nil {
+	os.Setenv("COLIBRI_MCP_STATE_DIR", state)
+	if def == "" {
 		return func() error { return nil }
 	}
-	before, beforeErr := os.Lstat(def)
+	start := time.Now()
+	before := snapshot(def)
 	return func() error {
-		after, afterErr := os.Lstat(def)
-		switch {
-		case (beforeErr == nil) != (afterErr == nil):
-		case beforeErr != nil:
-			return nil
-		case os.SameFile(before, after) && before.Size() == after.Size() && before.ModTime().Equal(after.ModTime()):
+		after := snapshot(def)
+		var changed []string
+		for p, fi := range after {
+			if was, ok := before[p]; !ok || was.size != fi.size || !was.mod.Equal(fi.mod) {
+				changed = append(changed, fmt.Sprintf("%s (modified %s)", p, fi.mod.UTC().Format("15:04:05.000")))
+			}
+		}
+		for p := range before {
+			if _, ok := after[p]; !ok {
+				changed = append(changed, p+" (removed)")
+			}
+		}
+		if len(changed) == 0 {
 			return nil
 		}
-		return fmt.Errorf("the tests changed the machine's default pin file %s: a colibri started by a test had no COLIBRI_MCP_PIN_FILE of its own", def)
+		sort.Strings(changed)
+		return fmt.Errorf("the machine's default state folder %s changed while the tests ran (%s to %s UTC): %s; "+
+			"either another colibri of this machine uses it, or a colibri started by a test had an environment of its own without COLIBRI_MCP_STATE_DIR",
+			def, start.UTC().Format("15:04:05"), time.Now().UTC().Format("15:04:05"), strings.Join(changed, ", "))
 	}
+}
+
+type fileState struct {
+	size int64
+	mod  time.Time
+}
+
+// snapshot is the files under dir (at most 10,000), by path.
+func snapshot(dir string) map[string]fileState {
+	out := map[string]fileState{}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || len(out) >= 10000 {
+			return filepath.SkipDir
+		}
+		if fi, err := d.Info(); err == nil && !d.IsDir() {
+			out[p] = fileState{fi.Size(), fi.ModTime()}
+		}
+		return nil
+	})
+	return out
 }

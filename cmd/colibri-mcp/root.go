@@ -1,0 +1,249 @@
+package main
+
+// --root DIR: init, add, remove, servers and check on an image being built
+// (docs/freebsd.md, "Building an appliance image"): the registry and
+// everything it names are read as if DIR were /, through internal/rootfs,
+// so that nothing outside DIR is read or written, and the image's commands
+// are looked for in the image, never on the build host.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/rootfs"
+	"github.com/colibri-mcp/colibri-mcp/internal/termview"
+	"github.com/colibri-mcp/colibri-mcp/registry"
+	"github.com/colibri-mcp/colibri-mcp/tools"
+)
+
+// imageDemo is the demo server's place in an image (make install's).
+const imageDemo = "/usr/local/libexec/colibri-mcp/demo-mcp-server"
+
+// imagePath is the service's PATH (rc.d/colibri_mcp's prestart): where a
+// bare command of the image's registry is looked for.
+const imagePath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// rootFlags are --root and --target-os, for the commands that take them.
+func rootFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "root", Usage: "read the registry and everything it names as if `DIR` were / (an image being built); no variable"},
+		&cli.StringFlag{Name: "target-os", Usage: "with --root: judge the entries for `OS` freebsd or linux", Value: "freebsd"},
+	}
+}
+
+// image is --root's: the folder and the system it is for.
+type image struct {
+	root     string // absolute and clean
+	targetOS string
+	registry string // the registry's path in the image
+}
+
+// host is the build host's path of the image's path p (links followed
+// inside the image).
+func (im *image) host(p string) (string, error) { return rootfs.Resolve(im.root, p) }
+
+// shown is the image's path of a host path under the root.
+func (im *image) shown(host string) string {
+	if rel, err := filepath.Rel(im.root, host); err == nil && !strings.HasPrefix(rel, "..") {
+		return "/" + rel
+	}
+	return host
+}
+
+// hasFlag says whether cmd defines the flag name.
+func hasFlag(cmd *cli.Command, name string) bool {
+	return slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) })
+}
+
+// applyRoot points s at the image when --root is given: the registry is
+// the image's (--external-config as a path of the image, else the system
+// registry), read and written under DIR.
+func applyRoot(cmd *cli.Command, s *settings) error {
+	if !hasFlag(cmd, "root") || cmd.String("root") == "" {
+		return nil
+	}
+	dir := cmd.String("root")
+	bad := func(format string, a ...any) error {
+		return usage(fmt.Errorf(cmd.Name+": "+format+" (%s)", append(a, clihelp.HelpHint(cmd))...))
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return bad("--root %s: %v", dir, err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return bad("--root %s: not a folder: make the image's folder first (make install DESTDIR=%s)", dir, dir)
+	}
+	im := &image{root: filepath.Clean(abs), targetOS: cmd.String("target-os"), registry: registry.DefaultPath}
+	if im.targetOS != "freebsd" && im.targetOS != "linux" {
+		return bad("--target-os %q: want freebsd or linux", im.targetOS)
+	}
+	if s.configNamed {
+		if !filepath.IsAbs(s.configPath) {
+			return bad("--external-config %s: with --root it is a path of the image, and must be absolute", s.configPath)
+		}
+		im.registry = filepath.Clean(s.configPath)
+	}
+	if s.configPath, err = im.host(im.registry); err != nil {
+		return bad("--root %s: the registry %s: %v", dir, im.registry, err)
+	}
+	s.configNamed, s.configTried, s.image = true, nil, im
+	return nil
+}
+
+// loadImageRegistry reads the image's registry, with its paths as the
+// image has them: relative ones are resolved against its folder in the
+// image, not on the build host.
+func loadImageRegistry(s *settings) (*registry.Registry, error) {
+	f, err := os.Open(s.configPath)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, &registry.Error{File: s.image.registry, Problems: []registry.Problem{{Message: "no registry in the image: run 'colibri-mcp init --root " + s.image.root + "'"}}}
+		}
+		return nil, err
+	}
+	defer f.Close()
+	return registry.Parse(f, s.image.registry)
+}
+
+// varRef finds ${NAME} references: set where the image runs, never here.
+var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// checkImage is check --root: each entry judged for the target OS, its
+// command found in the image (an absolute one under the root, a bare one
+// on the service's PATH there), its cwd and jail paths there, its ${NAME}s
+// reported as set at run time. Nothing starts.
+func checkImage(s *settings, asJSON bool, stdout io.Writer) error {
+	start := time.Now()
+	out := &tools.CheckResult{ConfigPath: s.image.registry, OK: true, Servers: []tools.CheckServer{}}
+	reg, err := loadImageRegistry(s)
+	if err != nil {
+		out.OK, out.Error = false, tools.Detail(&failure.Error{Kind: failure.KindConfig, Err: err})
+	} else {
+		if !asJSON {
+			termview.CheckRead(stdout, s.image.registry, len(reg.Names()))
+		}
+		for _, name := range reg.Names() {
+			srv := reg.Servers[name]
+			r := tools.CheckServer{Server: name, OK: true, Confinement: srv.ConfinementLine(), Spare: srv.Spare, RunTime: runTimeVars(srv)}
+			if problem := s.image.judge(srv); problem != "" {
+				r.OK, r.Error = false, tools.Detail(&failure.Error{Kind: failure.KindConfig, Server: name, Err: errors.New(problem)})
+				out.OK = false
+			}
+			out.Servers = append(out.Servers, r)
+			if !asJSON {
+				termview.CheckLine(stdout, r)
+			}
+		}
+	}
+	if asJSON {
+		termview.JSON(stdout, out)
+	} else {
+		termview.CheckEnd(stdout, out, s.image.registry, time.Since(start))
+	}
+	switch {
+	case out.Error != nil:
+		return silent(exitUsage)
+	case !out.OK:
+		return silent(exitFailed)
+	}
+	return nil
+}
+
+// runTimeVars are the variables srv's entry reads at run time.
+func runTimeVars(srv *registry.Server) []string {
+	seen := map[string]bool{}
+	texts := append([]string{srv.Command, srv.URL, srv.Cwd}, srv.Args...)
+	for _, v := range srv.Env {
+		texts = append(texts, v)
+	}
+	for _, v := range srv.Headers {
+		texts = append(texts, v)
+	}
+	if srv.OAuth != nil {
+		texts = append(texts, srv.OAuth.ClientSecret)
+	}
+	for _, t := range texts {
+		for _, m := range varRef.FindAllStringSubmatch(t, -1) {
+			seen[m[1]] = true
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// judge is what keeps srv from running in the image ("" when nothing).
+func (im *image) judge(srv *registry.Server) string {
+	if srv.URL != "" {
+		return "" // a remote server: nothing of it is in the image
+	}
+	sandboxed := srv.Sandbox != nil && !srv.Sandbox.Off
+	switch {
+	case sandboxed && im.targetOS == "freebsd":
+		return fmt.Sprintf(`%s: "sandbox" is Linux confinement; on FreeBSD confine the server with "jail" (or --target-os linux)`, srv.Sandbox.At)
+	case srv.Jail != nil && im.targetOS == "linux":
+		return `"jail" is FreeBSD's confinement; on Linux use "sandbox" (or --target-os freebsd)`
+	}
+	if j := srv.Jail; j != nil {
+		for _, p := range []string{j.Path, j.RootPath} {
+			if p != "" && !im.isDir(p) {
+				return fmt.Sprintf("jail folder %s is not in the image", p)
+			}
+		}
+		return "" // the command is the jail's, inside it
+	}
+	if sandboxed {
+		for _, p := range append(slices.Clone(srv.Sandbox.Read), srv.Sandbox.Write...) {
+			if _, _, err := rootfs.Stat(im.root, p); err != nil && !strings.Contains(p, "${") {
+				return fmt.Sprintf("%s: %s is not in the image", srv.Sandbox.At, p)
+			}
+		}
+	}
+	if srv.Cwd != "" && !strings.Contains(srv.Cwd, "${") && !im.isDir(srv.Cwd) {
+		return fmt.Sprintf("cwd %s is not a folder in the image", srv.Cwd)
+	}
+	if strings.Contains(srv.Command, "${") {
+		return ""
+	}
+	if strings.Contains(srv.Command, "/") {
+		if !im.isExecutable(srv.Command) {
+			return fmt.Sprintf("command %s is not an executable file in the image (under %s)", srv.Command, im.root)
+		}
+		return ""
+	}
+	path := imagePath
+	if p, ok := srv.Env["PATH"]; ok && !strings.Contains(p, "${") {
+		path = p
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if filepath.IsAbs(dir) && im.isExecutable(filepath.Join(dir, srv.Command)) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("command %q is not on the image's PATH (%s, under %s): install it in the image, or name it by its path there", srv.Command, path, im.root)
+}
+
+func (im *image) isDir(p string) bool {
+	_, fi, err := rootfs.Stat(im.root, p)
+	return err == nil && fi.IsDir()
+}
+
+func (im *image) isExecutable(p string) bool {
+	_, fi, err := rootfs.Stat(im.root, p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
