@@ -42,6 +42,7 @@ func TestCheck(t *testing.T) {
 		{"fractional progress is MCP's", FromServer, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":0.5,"total":1}}`, "", false},
 		{"a number out of range", FromServer, `{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{"n":1e400}}}`, "/result/structuredContent/n", true},
 		{"an error code with a fraction", FromServer, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600.5,"message":"x"}}`, "/error/code", true},
+		{"an elicitation's form values are the form's", FromCaller, `{"jsonrpc":"2.0","id":3,"result":{"action":"accept","content":{"Title":"Dr","Type":"x"}}}`, "", false},
 		{"a batch's message", FromCaller, `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"Name":"rm"}}]`, "/1/params/Name", true},
 		{"a clean batch", FromCaller, `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ls"}}]`, "", false},
 		{"deep nesting within the decoders' bound", FromServer, `{"jsonrpc":"2.0","id":1,"result":{"structuredContent":` + strings.Repeat("[", maxDepth-8) + strings.Repeat("]", maxDepth-8) + `}}`, "", false},
