@@ -284,7 +284,7 @@ func TestCircuitCoolsDownAndDoubles(t *testing.T) {
 			acquire(failure.KindUnavailable, "as the circuit opens")
 			time.Sleep(cooldown - 1)
 			acquire(failure.KindUnavailable, "a nanosecond before the cool-down ends")
-			time.Sleep(1)
+			time.Sleep(time.Nanosecond) // the cool-down ends
 			if cooldown < 3*time.Second {
 				acquire(failure.KindCrashed, "the trial after "+cooldown.String()) // fails: open again, twice as long (at most 3 s)
 			}
