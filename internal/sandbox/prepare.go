@@ -122,8 +122,9 @@ func Prepare(in Input) (*Plan, string, error) {
 		warning = msg + `; running with what the kernel has ("best_effort": true)`
 	}
 	// A "net" list: the server in a network namespace of its own is what
-	// isolates it; colibri does not make one yet, so what is left is
-	// Landlock's TCP rule, by port (ABI 4): best_effort's fallback.
+	// isolates it (ProxySock: colibri starts the launcher in one); where
+	// user namespaces are not available, what is left is Landlock's TCP
+	// rule, by port (ABI 4): best_effort's fallback.
 	if in.Spec.Egress && in.Spec.ProxySock == "" {
 		msg := "egress by destination keeps a server to its proxy by a network namespace of its own, and unprivileged user namespaces are not available here"
 		switch {
