@@ -105,6 +105,11 @@ type Options struct {
 	OnRequest func(server, method string, took time.Duration, errorType string)
 	// OnRetry, when set, is told of each retry of a phase.
 	OnRetry func(server string, phase failure.Phase)
+	// OnEgressRefused and OnEgressConnection are told, per server, each
+	// connection the egress proxy of a sandbox's "net" list refuses, and
+	// each it makes (colibri_egress_refused_total,
+	// colibri_egress_connections_total); nil: not told.
+	OnEgressRefused, OnEgressConnection func(server string)
 
 	// PingInterval is how often an idle warm session is pinged.
 	PingInterval time.Duration
@@ -240,6 +245,7 @@ func New(opts Options) *Host {
 		Environ: opts.Environ, JailPriv: opts.JailPriv, JailHelper: opts.JailHelper,
 		Launcher: opts.Launcher, SandboxABI: opts.SandboxABI, SandboxProtect: opts.SandboxProtect,
 		StateDir: opts.StateDir, Logger: opts.Logger,
+		EgressRefused: opts.OnEgressRefused, EgressConnected: opts.OnEgressConnection,
 	})
 	h.base, h.cancel = context.WithCancel(context.Background())
 	h.pool = pool.New(pool.Options{
@@ -331,6 +337,7 @@ func (h *Host) Close() {
 	h.pool.Close()
 	h.bg.Wait()
 	h.reapAdopted()
+	h.launch.Close() // the egress proxy, once no process of it is left
 }
 
 // acquireSlot waits for one of MaxProcs process slots until ctx ends. A

@@ -1,11 +1,16 @@
 package host_test
 
 import (
+	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -210,5 +215,65 @@ func TestSandboxUnixGrant(t *testing.T) {
 	}
 	if line := w.h.Confinement(prisoner(&be)); !strings.Contains(line, "unix "+db.path) || !strings.Contains(line, "every pathname Unix socket is reachable") {
 		t.Errorf("confinement line %q should name the grant and say every socket is reachable", line)
+	}
+}
+
+// Egress by destination ("net": [destinations]): through the egress proxy
+// a listed loopback literal is reached; an unlisted one and a listed name
+// that resolves to loopback are refused (403 naming the destination), as
+// are direct TCP (the kernel) and UDP; both are counted. Without a network
+// namespace of its own the sandbox falls back to Landlock's TCP rule, by
+// port, which only best_effort accepts.
+func TestSandboxEgressByDestination(t *testing.T) {
+	var mu sync.Mutex
+	refused, connected := map[string]int{}, map[string]int{}
+	count := func(m map[string]int) func(string) {
+		return func(s string) { mu.Lock(); m[s]++; mu.Unlock() }
+	}
+	w := newSandboxWorld(t, host.Options{OnEgressRefused: count(refused), OnEgressConnection: count(connected)})
+	reached := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { io.WriteString(rw, "reached") }))
+	defer reached.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { io.WriteString(rw, "the other") }))
+	defer other.Close()
+	listed := strings.TrimPrefix(reached.URL, "http://")
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(other.URL, "http://"))
+	// localhost by name: it resolves to loopback, which is listed as a
+	// literal for the other port only.
+	sb := &registry.Sandbox{Destinations: []string{listed, "localhost:" + port}, At: "/servers/prisoner/sandbox"}
+	_, err := w.h.ListTools(t.Context(), prisoner(sb), nil)
+	if e := wantKind(t, err, failure.KindSandbox, failure.PhaseSpawn); !strings.Contains(e.Error(), "network namespace") {
+		t.Errorf("without best_effort: %q should say what is missing", e.Error())
+	}
+	be := *sb
+	be.BestEffort = true
+	confined := prisoner(&be)
+	free := prisoner(nil)
+	for _, args := range []map[string]any{
+		{"op": "tcp", "addr": listed},
+		{"op": "tcp", "addr": strings.TrimPrefix(other.URL, "http://")},
+		{"op": "udp", "addr": listed},
+	} {
+		if got := w.try(t, free, args); !strings.HasPrefix(got, "ok: ") {
+			t.Fatalf("unconfined %v: %s (else this proves nothing)", args, got)
+		}
+		if got := w.try(t, confined, args); !strings.Contains(got, "permission denied") && !strings.Contains(got, "operation not permitted") {
+			t.Errorf("confined %v: %s, want the kernel's refusal", args, got)
+		}
+	}
+	if got := w.try(t, confined, map[string]any{"op": "fetch", "addr": reached.URL + "/"}); got != "ok: 200 reached" {
+		t.Errorf("through the proxy to the listed literal: %s", got)
+	}
+	for _, u := range []string{other.URL + "/", "http://localhost:" + port + "/"} {
+		if got := w.try(t, confined, map[string]any{"op": "fetch", "addr": u}); !strings.HasPrefix(got, "ok: 403 ") {
+			t.Errorf("through the proxy to %s: %s, want 403", u, got)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if refused["prisoner"] != 2 || connected["prisoner"] != 1 {
+		t.Errorf("refused %d, connected %d; want 2 and 1", refused["prisoner"], connected["prisoner"])
+	}
+	if line := w.h.Confinement(confined); !strings.Contains(line, "net "+listed+",localhost:"+port) || !strings.Contains(line, "Landlock's TCP rule") {
+		t.Errorf("confinement %q should name the destinations and the fallback", line)
 	}
 }

@@ -81,6 +81,8 @@ type Metrics struct {
 	retries     *prometheus.CounterVec
 	denials     *prometheus.CounterVec
 	pinChanges  *prometheus.CounterVec
+	egressNo    *prometheus.CounterVec
+	egressConns *prometheus.CounterVec
 	pinFlags    *prometheus.CounterVec
 	auditErrors prometheus.Counter
 	chainLines  atomic.Pointer[func() int64]
@@ -126,6 +128,10 @@ func New(o Options) *Metrics {
 			Help: "Calls the policy refused."}, []string{"server"}),
 		pinChanges: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "colibri_tool_changes_total",
 			Help: "Changes of hosted tool definitions against their pins: each first sighting, and each call refused for one."}, []string{"server"}),
+		egressNo: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "colibri_egress_refused_total",
+			Help: "Connections the egress proxy of a sandbox's net list refused (each is also logged at warn)."}, []string{"server"}),
+		egressConns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "colibri_egress_connections_total",
+			Help: "Connections the egress proxy of a sandbox's net list made."}, []string{"server"}),
 		pinFlags: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "colibri_pin_flags_total",
 			Help: "Signs of tool poisoning the pin scan found, each when the definition was first recorded (docs/security.md)."}, []string{"server", "flag"}),
 		auditErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "colibri_audit_write_errors_total",
@@ -166,7 +172,7 @@ func New(o Options) *Metrics {
 		}
 		return 0
 	})
-	m.reg.MustRegister(m.calls, m.clientOps, m.serverOps, m.retries, m.denials, m.pinChanges, m.pinFlags, m.auditErrors, chainLines, info, gauges{m},
+	m.reg.MustRegister(m.calls, m.clientOps, m.serverOps, m.retries, m.denials, m.pinChanges, m.pinFlags, m.egressNo, m.egressConns, m.auditErrors, chainLines, info, gauges{m},
 		m.registryValid, m.registryErrors, m.refused, sessions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: nil})
@@ -265,6 +271,20 @@ func (m *Metrics) PolicyDenial(server string) {
 func (m *Metrics) ToolChange(server string) {
 	if m != nil {
 		m.pinChanges.WithLabelValues(server).Inc()
+	}
+}
+
+// EgressRefused counts one connection the egress proxy refused a server.
+func (m *Metrics) EgressRefused(server string) {
+	if m != nil {
+		m.egressNo.WithLabelValues(server).Inc()
+	}
+}
+
+// EgressConnection counts one connection the egress proxy made for a server.
+func (m *Metrics) EgressConnection(server string) {
+	if m != nil {
+		m.egressConns.WithLabelValues(server).Inc()
 	}
 }
 

@@ -138,3 +138,18 @@ func TestErrorType(t *testing.T) {
 		}
 	}
 }
+
+// The egress proxy's counters, per server.
+func TestEgressCounters(t *testing.T) {
+	m := New(Options{})
+	m.EgressRefused("gh")
+	m.EgressRefused("gh")
+	m.EgressConnection("gh")
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{`colibri_egress_refused_total{server="gh"} 2`, `colibri_egress_connections_total{server="gh"} 1`} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}

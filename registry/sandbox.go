@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/egress/dest"
 )
 
 // Sandbox is an entry's Linux confinement (docs/security.md#on-linux-a-sandboxed-server-keeps-to-what-its-entry-grants), or the
@@ -23,8 +25,16 @@ type Sandbox struct {
 	MaxMemoryMB   int64    `json:"max_memory_mb,omitempty"`
 	MaxCPUSeconds int64    `json:"max_cpu_seconds,omitempty"`
 	MaxOpenFiles  int64    `json:"max_open_files,omitempty"` // 0: DefaultMaxOpenFiles
-	Home          string   `json:"home,omitempty"`           // HomePerServer ("" too) or HomePerRequest
-	BestEffort    bool     `json:"best_effort,omitempty"`
+	// MaxConnections bounds, with a net list, the connections through the
+	// egress proxy at once; 0: 64.
+	MaxConnections int64  `json:"max_connections,omitempty"`
+	Home           string `json:"home,omitempty"` // HomePerServer ("" too) or HomePerRequest
+	BestEffort     bool   `json:"best_effort,omitempty"`
+
+	// Destinations is "net" as a list: the destinations the server
+	// reaches, through colibri's egress proxy, and nothing else (Net is
+	// then nil). Each is checked by Validate (egress.ParseDestination).
+	Destinations []string `json:"-"`
 
 	// Off is "sandbox": false.
 	Off bool `json:"-"`
@@ -54,7 +64,16 @@ func (s *Sandbox) OpenFiles() int64 {
 
 // NetAllowed reports whether the sandboxed server may use the network
 // (net defaults to true).
-func (s *Sandbox) NetAllowed() bool { return s.Net == nil || *s.Net }
+func (s *Sandbox) NetAllowed() bool { return s.Destinations == nil && (s.Net == nil || *s.Net) }
+
+// Connections is the server's connections through the egress proxy at
+// once, with a net list.
+func (s *Sandbox) Connections() int {
+	if s.MaxConnections > 0 {
+		return int(s.MaxConnections)
+	}
+	return 64
+}
 
 // UnmarshalJSON reads false as Off, and an object as the sandbox.
 func (s *Sandbox) UnmarshalJSON(b []byte) error {
@@ -63,7 +82,22 @@ func (s *Sandbox) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	type plain Sandbox
-	return json.Unmarshal(b, (*plain)(s))
+	aux := struct {
+		*plain
+		Net json.RawMessage `json:"net,omitempty"`
+	}{plain: (*plain)(s)}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	switch net := bytes.TrimSpace(aux.Net); {
+	case len(net) == 0:
+	case net[0] == '[':
+		s.Destinations = []string{}
+		return json.Unmarshal(net, &s.Destinations)
+	default:
+		return json.Unmarshal(net, &s.Net)
+	}
+	return nil
 }
 
 // MarshalJSON writes Off as false (the entry's fingerprint tells an
@@ -73,7 +107,13 @@ func (s *Sandbox) MarshalJSON() ([]byte, error) {
 		return []byte("false"), nil
 	}
 	type plain Sandbox
-	return json.Marshal((*plain)(s))
+	if s.Destinations == nil {
+		return json.Marshal((*plain)(s))
+	}
+	return json.Marshal(struct {
+		*plain
+		Net []string `json:"net"`
+	}{(*plain)(s), s.Destinations})
 }
 
 // applySandbox gives a command entry the sandbox that applies to it and
@@ -136,6 +176,11 @@ func (s *Server) sandboxProblems() []Problem {
 		return []Problem{{Location: sb.At, Message: sandboxElsewhere}}
 	}
 	var ps []Problem
+	for i, d := range sb.Destinations {
+		if _, err := dest.Parse(d); err != nil {
+			ps = append(ps, Problem{Location: fmt.Sprintf("%s/net/%d", sb.At, i), Message: err.Error()})
+		}
+	}
 	for _, set := range []struct {
 		key   string
 		paths []string
@@ -220,9 +265,14 @@ func (s *Server) ConfinementLine() string {
 			return strings.Join(ps, " ")
 		}
 		line := "sandboxed: read " + paths(sb.Read) + ", write " + paths(sb.Write) + ", net "
-		if sb.NetAllowed() {
+		switch {
+		case sb.Destinations != nil && len(sb.Destinations) == 0:
+			line += "nothing"
+		case sb.Destinations != nil:
+			line += strings.Join(sb.Destinations, ",")
+		case sb.NetAllowed():
 			line += "on"
-		} else {
+		default:
 			line += "off"
 		}
 		// Unix sockets are closed unless granted: the line names the key

@@ -71,6 +71,10 @@ func TestSandboxProblems(t *testing.T) {
 			"/servers/a/sandbox/read/1: " + filepath.Join(dir, "nope") + " does not exist"},
 		{"a missing unix socket, named by its location", `{"servers": {"a": {"command": "/bin/true", "sandbox": {"unix": ["/run/nope/.s.PGSQL.5432"]}}}}`,
 			"/servers/a/sandbox/unix/0: /run/nope/.s.PGSQL.5432 does not exist"},
+		{"a destination that is not one, at its location", `{"servers": {"a": {"command": "/bin/true", "sandbox": {"net": ["api.github.com", "http://x.com/"]}}}}`,
+			`/servers/a/sandbox/net/1: "http://x.com/": a destination is a host name`},
+		{"a net list with a jail", `{"servers": {"a": {"command": "/bin/true", "jail": {"name": "j"}, "sandbox": {"net": ["x.com"]}}}}`,
+			`/servers/a/sandbox: "sandbox" cannot go with "jail"`},
 		{"a missing path of the top-level sandbox, said once", `{"sandbox": {"write": ["/nope"]}, "servers": {"a": {"command": "/bin/true"}, "b": {"command": "/bin/true"}}}`,
 			"/sandbox/write/0: /nope does not exist"},
 		{"with a jail", `{"servers": {"a": {"command": "/bin/true", "jail": {"name": "j"}, "sandbox": {}}}}`,
@@ -143,5 +147,24 @@ func TestSandboxTokenFilesOpenFilesAndHome(t *testing.T) {
 		if _, err := parseIn(t, dir, doc); err == nil || !strings.Contains(err.Error(), "/servers/a/sandbox/") {
 			t.Errorf("%s: err = %v, want one at its location", doc, err)
 		}
+	}
+}
+
+// "net" as a list is the destinations; it is written back as a list.
+func TestSandboxNetList(t *testing.T) {
+	reg, err := parseIn(t, t.TempDir(), `{"servers": {"a": {"command": "/bin/true", "sandbox": {"net": ["api.github.com", "*.npmjs.org:443"], "max_connections": 8}}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := reg.Servers["a"].Confinement()
+	if sb.NetAllowed() || len(sb.Destinations) != 2 || sb.Connections() != 8 {
+		t.Errorf("sandbox %+v", sb)
+	}
+	if line := reg.Servers["a"].ConfinementLine(); !strings.Contains(line, ", net api.github.com,*.npmjs.org:443, ") {
+		t.Errorf("line %q", line)
+	}
+	b, err := sb.MarshalJSON()
+	if err != nil || !strings.Contains(string(b), `"net":["api.github.com","*.npmjs.org:443"]`) {
+		t.Errorf("marshalled %s, %v", b, err)
 	}
 }

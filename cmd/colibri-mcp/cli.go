@@ -543,6 +543,7 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 	if m := s.metrics; m != nil {
 		opts.OnRequest = m.ClientOperation
 		opts.OnRetry = func(server string, phase failure.Phase) { m.Retry(server, string(phase)) }
+		opts.OnEgressRefused, opts.OnEgressConnection = m.EgressRefused, m.EgressConnection
 	}
 	h := host.New(opts)
 	svc := tools.New(tools.Options{

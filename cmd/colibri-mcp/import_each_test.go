@@ -61,12 +61,14 @@ func TestImportVSCodeSandboxApplyEach(t *testing.T) {
 		t.Fatalf("import --apply --each: exit %d\n%s%s", code, stdout, stderr)
 	}
 	r := mustRead(t, reg)
-	for _, want := range []string{`"sandbox": {`, `"` + proj + `/out"`, `"net": false`, `"` + home + `/pw.sock"`} {
+	// This colibri's registry takes a list of destinations: allowedDomains
+	// becomes net.
+	for _, want := range []string{`"sandbox": {`, `"` + proj + `/out"`, `"api.example.com"`, `"` + home + `/pw.sock"`} {
 		if !strings.Contains(r, want) {
 			t.Errorf("registry does not hold %s:\n%s", want, r)
 		}
 	}
-	for _, want := range []string{"sandbox.filesystem.denyRead not carried over", "allowedDomains (api.example.com) not carried over",
+	for _, want := range []string{"sandbox.filesystem.denyRead not carried over",
 		"left as they were in " + vscode + ": taken", "the call gate is off", "--external-call"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output does not say %q:\n%s", want, stdout)

@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -21,7 +26,8 @@ var sandboxFakes = map[string]func(){
 	// kernel refused it, so that one test sees both with and without the
 	// sandbox. Ops: read, write (path), tcp, udp (addr), signal (pid,
 	// signal number sig), ptrace (pid), exec (path: a setuid copy of this
-	// fake, run as "euid"), alloc (mb, touched), spin (forever), env.
+	// fake, run as "euid"), alloc (mb, touched), spin (forever), env, fetch
+	// (addr: a URL, through HTTPS_PROXY).
 	"prisoner": func() {
 		s := mcp.NewServer(&mcp.Implementation{Name: "prisoner", Version: "1"}, nil)
 		type in struct {
@@ -95,6 +101,20 @@ func try(op, path, addr string, pid, sig, mb int) (string, error) {
 		for n := 0; ; n++ {
 			_ = n * n
 		}
+	case "fetch": // addr: a URL, fetched through the proxy HTTPS_PROXY names (which Go skips for loopback itself)
+		u, err := url.Parse(os.Getenv("HTTPS_PROXY"))
+		if err != nil || u.Host == "" {
+			return "", fmt.Errorf("no HTTPS_PROXY: %q", os.Getenv("HTTPS_PROXY"))
+		}
+		c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: http.ProxyURL(u),
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+		resp, err := c.Get(addr)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(b))), nil
 	case "env":
 		return fmt.Sprintf("HOME=%s TMPDIR=%s", os.Getenv("HOME"), os.Getenv("TMPDIR")), nil
 	}

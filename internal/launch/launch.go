@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/colibri-mcp/colibri-mcp/internal/egress"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/redact"
 	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
@@ -55,16 +56,22 @@ type Config struct {
 	// HOME and TMPDIR folders; "" means $XDG_STATE_HOME/colibri-mcp.
 	StateDir string
 	// Logger is told once per server of a best_effort sandbox's missing
-	// rules; nil discards.
+	// rules, and of each connection the egress proxy refuses; nil discards.
 	Logger *slog.Logger
+	// EgressRefused and EgressConnected count, per server, the egress
+	// proxy's refusals and connections (metrics); nil: not counted.
+	EgressRefused, EgressConnected func(server string)
 }
 
 // Builder builds the commands of registry entries. It is safe for
 // concurrent use.
 type Builder struct {
-	cfg    Config
-	seq    atomic.Uint64 // ephemeral jails' names
-	warned sync.Map      // server name → true once a best_effort sandbox's missing rules were logged
+	cfg      Config
+	egressMu sync.Mutex
+	proxy    *egress.Proxy            // started for the first sandbox with a "net" list
+	grants   map[string]*egress.Grant // by server, destinations and max_connections
+	seq      atomic.Uint64            // ephemeral jails' names
+	warned   sync.Map                 // server name → true once a best_effort sandbox's missing rules were logged
 }
 
 // New returns a Builder with cfg, defaults filled in.
@@ -204,8 +211,12 @@ func (b *Builder) wrapCmd(srv *registry.Server, own map[string]string) (*exec.Cm
 		} else if err := checkExecutable(srv.Command); err != nil {
 			return nil, &failure.Error{Kind: failure.KindSpawn, Server: srv.Name, Phase: failure.PhaseSpawn, Err: err}
 		}
-		if argv, err = b.confine(srv, argv); err != nil {
+		var proxyURL string
+		if argv, proxyURL, err = b.confine(srv, argv); err != nil {
 			return nil, err
+		}
+		if proxyURL != "" {
+			env = proxyEnv(env, proxyURL)
 		}
 	} else {
 		spec := jailSpec(srv.Jail)
@@ -284,28 +295,29 @@ func checkExecutable(path string) error {
 // launcher, which confines itself and then execs argv. It runs where every
 // command is built (wrapCmd), so per-request, warm and spare processes get
 // the same confinement.
-func (b *Builder) confine(srv *registry.Server, argv []string) ([]string, error) {
+func (b *Builder) confine(srv *registry.Server, argv []string) ([]string, string, error) {
 	if srv.Confinement() == nil {
-		return argv, nil
+		return argv, "", nil
 	}
-	plan, warning, err := b.plan(srv, argv)
+	plan, warning, proxyURL, err := b.plan(srv, argv)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if warning != "" {
 		if _, told := b.warned.LoadOrStore(srv.Name, true); !told {
 			b.cfg.Logger.Warn("the sandbox runs without some of its rules", "server", srv.Name, "reason", warning)
 		}
 	}
-	return sandbox.Argv(b.cfg.Launcher, plan, argv), nil
+	return sandbox.Argv(b.cfg.Launcher, plan, argv), proxyURL, nil
 }
 
-// plan is the sandbox plan of srv's command argv (resolved), and what a
-// best_effort sandbox runs without.
-func (b *Builder) plan(srv *registry.Server, argv []string) (*sandbox.Plan, string, error) {
+// plan is the sandbox plan of srv's command argv (resolved), what a
+// best_effort sandbox runs without, and with a "net" list the URL of the
+// server's grant at the egress proxy.
+func (b *Builder) plan(srv *registry.Server, argv []string) (*sandbox.Plan, string, string, error) {
 	sb := srv.Confinement()
-	fail := func(kind failure.Kind, err error, hint string) (*sandbox.Plan, string, error) {
-		return nil, "", &failure.Error{Kind: kind, Server: srv.Name, Phase: failure.PhaseSpawn, Err: err, Hint: hint}
+	fail := func(kind failure.Kind, err error, hint string) (*sandbox.Plan, string, string, error) {
+		return nil, "", "", &failure.Error{Kind: kind, Server: srv.Name, Phase: failure.PhaseSpawn, Err: err, Hint: hint}
 	}
 	if b.cfg.Launcher == "" {
 		return fail(failure.KindSandbox, errors.New("no sandbox launcher: this colibri was not told its own binary"), "")
@@ -320,11 +332,21 @@ func (b *Builder) plan(srv *registry.Server, argv []string) (*sandbox.Plan, stri
 	}
 	home, _ := b.Getenv("HOME")
 	state := b.stateDir()
+	var proxyURL string
+	var proxyPort int
+	if sb.Destinations != nil {
+		g, err := b.egressGrant(srv)
+		if err != nil {
+			return fail(failure.KindSandbox, fmt.Errorf("%s: starting the egress proxy: %w", sb.At, err), "")
+		}
+		proxyURL, proxyPort = g.URL, g.Port()
+	}
 	plan, warning, err := sandbox.Prepare(sandbox.Input{
 		Server: srv.Name,
 		Spec: sandbox.Spec{Read: sb.Read, Write: sb.Write, Unix: sb.Unix, Net: sb.NetAllowed(),
 			MaxMemoryMB: sb.MaxMemoryMB, MaxCPUSeconds: sb.MaxCPUSeconds, MaxOpenFiles: sb.OpenFiles(),
-			HomePerRequest: sb.Home == registry.HomePerRequest, BestEffort: sb.BestEffort},
+			HomePerRequest: sb.Home == registry.HomePerRequest, BestEffort: sb.BestEffort,
+			Egress: sb.Destinations != nil, ProxyPort: proxyPort},
 		Argv:     argv,
 		Dir:      dir,
 		StateDir: state,
@@ -343,7 +365,7 @@ func (b *Builder) plan(srv *registry.Server, argv []string) (*sandbox.Plan, stri
 		return fail(failure.KindSandbox, fmt.Errorf("%s: %w", sb.At, err),
 			`set "best_effort": true in the sandbox to run with what the kernel has, or "sandbox": false to run unconfined`)
 	}
-	return plan, warning, nil
+	return plan, warning, proxyURL, nil
 }
 
 // Confinement says in one line how srv's processes are confined, as check
@@ -366,7 +388,7 @@ func (b *Builder) Confinement(srv *registry.Server) string {
 		}
 		argv[0] = path
 	}
-	plan, warning, err := b.plan(srv, append(argv, srv.Args...))
+	plan, warning, _, err := b.plan(srv, append(argv, srv.Args...))
 	if err != nil {
 		return line
 	}

@@ -33,7 +33,7 @@ func DetectABI() int {
 // rather than start anything. It is the same for every plan of the same
 // ABI, network and memory bound, and made once for each.
 func (p *Plan) enforcement() []string {
-	key := enforcementKey{abi: p.abi(), net: p.Net, mem: p.MemoryMB > 0, unixOpen: p.UnixOpen}
+	key := enforcementKey{abi: p.abi(), net: p.Net, mem: p.MemoryMB > 0, unixOpen: p.UnixOpen, egress: p.ProxyPort > 0}
 	if v, ok := enforcements.Load(key); ok {
 		return v.([]string)
 	}
@@ -53,8 +53,8 @@ func (p *Plan) enforcement() []string {
 
 // enforcementKey is what the enforcement depends on.
 type enforcementKey struct {
-	abi                int
-	net, mem, unixOpen bool
+	abi                        int
+	net, mem, unixOpen, egress bool
 }
 
 var enforcements sync.Map // enforcementKey → []string
@@ -125,6 +125,23 @@ func (k enforcementKey) filters() ([][]early.Insn, error) {
 			sockets = seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: unix.AF_UNIX}}
 		}
 		deny = append(deny, seccomp.NameWithConditions{Name: "socket", Conditions: sockets})
+	}
+	if k.egress {
+		// A "net" list: TCP to the proxy's port alone (Landlock), so no
+		// datagram or raw IPv4 and IPv6 socket (UDP is Landlock's from ABI
+		// 10 only), and no family but those.
+		for _, fam := range []uint64{unix.AF_INET, unix.AF_INET6} {
+			deny = append(deny, seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
+				{Argument: 0, Operation: seccomp.Equal, Value: fam},
+				{Argument: 1, Operation: seccomp.BitsSet, Value: unix.SOCK_DGRAM}}})
+		}
+		others := seccomp.ArgumentConditions{}
+		for _, fam := range []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK, unix.AF_UNIX} {
+			others = append(others, seccomp.Condition{Argument: 0, Operation: seccomp.NotEqual, Value: fam})
+		}
+		deny = append(deny, seccomp.NameWithConditions{Name: "socket", Conditions: others})
+	}
+	if !k.net || closeUnix || k.egress {
 		// io_uring's operations open sockets without socket(2).
 		groups = append(groups, seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: []string{"io_uring_setup"}})
 	}
@@ -250,8 +267,10 @@ func (k enforcementKey) landlock() []string {
 	}
 	base := configs[k.abi]
 	fs, net := uint64(base.HandledAccessFS), uint64(0)
-	if !k.net {
-		net = uint64(base.HandledAccessNet) // no rule: no TCP (or UDP, from ABI 10) at all
+	if !k.net || k.egress {
+		// No rule: no TCP (or UDP, from ABI 10) at all; with a "net" list
+		// the launcher adds the one rule, connect to the proxy's port.
+		net = uint64(base.HandledAccessNet)
 	}
 	hex := func(v uint64) string { return strconv.FormatUint(v, 16) }
 	out := []string{early.KeyRuleset + "=" + hex(fs) + "," + hex(net) + "," + hex(uint64(base.Scoped))}

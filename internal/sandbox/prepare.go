@@ -23,7 +23,11 @@ type Spec struct {
 	// HomePerRequest makes the private HOME fresh for each process,
 	// removed with its TMPDIR (Cleanup), instead of one per server.
 	HomePerRequest bool
-	BestEffort     bool
+	// Egress is a "net" list: the server reaches the egress proxy on
+	// ProxyPort (loopback) and nothing else.
+	Egress     bool
+	ProxyPort  int
+	BestEffort bool
 }
 
 // defaultOpenFiles is RLIMIT_NOFILE where the spec names none: it bounds
@@ -113,6 +117,19 @@ func Prepare(in Input) (*Plan, string, error) {
 		}
 		warning = msg + `; running with what the kernel has ("best_effort": true)`
 	}
+	// A "net" list: the server in a network namespace of its own is what
+	// isolates it; colibri does not make one yet, so what is left is
+	// Landlock's TCP rule, by port (ABI 4): best_effort's fallback.
+	if in.Spec.Egress {
+		msg := "egress by destination keeps a server to its proxy by a network namespace of its own, which this colibri does not set up"
+		switch {
+		case in.ABI < 4:
+			return nil, "", &Error{Msg: msg + fmt.Sprintf("; its fallback, Landlock's TCP rule, needs ABI 4 (this kernel: %d)", max(in.ABI, 0))}
+		case !in.Spec.BestEffort:
+			return nil, "", &Error{Msg: msg + `; "best_effort": true falls back to Landlock's TCP rule: connections to the proxy's port only, at any address`}
+		}
+		warning = strings.TrimPrefix(warning+"; ", "; ") + fmt.Sprintf("no network namespace: connections to the egress proxy's port %d only, at any address (Landlock's TCP rule)", in.Spec.ProxyPort)
+	}
 	unixOpen := false
 	if len(in.Spec.Unix) > 0 && in.ABI < unixRulesABI {
 		have := "this kernel has no Landlock"
@@ -128,7 +145,8 @@ func Prepare(in Input) (*Plan, string, error) {
 	}
 	p := &Plan{
 		UnixOpen:   unixOpen,
-		Net:        in.Spec.Net,
+		ProxyPort:  in.Spec.ProxyPort,
+		Net:        in.Spec.Net || in.Spec.Egress, // TCP to the proxy: its rules are ProxyPort's
 		MemoryMB:   in.Spec.MaxMemoryMB,
 		CPUSeconds: in.Spec.MaxCPUSeconds,
 		ABI:        in.ABI,

@@ -62,6 +62,9 @@ type Plan struct {
 	UnixOpen bool
 	// Net false forbids every IPv4 and IPv6 socket.
 	Net bool
+	// ProxyPort, with a "net" list, is the egress proxy's port: the one
+	// TCP port the server may connect to (Landlock), no UDP (seccomp).
+	ProxyPort int
 	// MemoryMB bounds each process's private writable memory
 	// (RLIMIT_DATA); 0: no bound.
 	MemoryMB int64
@@ -112,6 +115,9 @@ func (p *Plan) args() []string {
 	if p.Net {
 		add(early.KeyNet, "1")
 	}
+	if p.ProxyPort > 0 {
+		add(early.KeyPort, strconv.Itoa(p.ProxyPort))
+	}
 	if p.MemoryMB > 0 {
 		add(early.KeyMem, strconv.FormatInt(p.MemoryMB, 10))
 	}
@@ -142,7 +148,7 @@ func parseArgv(args []string) (*Plan, []string, error) {
 		return nil, nil, err
 	}
 	return &Plan{Read: ep.Read, Write: ep.Write, Devices: ep.Devices, Unix: ep.Unix, Home: ep.Home, Tmp: ep.Tmp, Net: ep.Net,
-		MemoryMB: ep.MemoryMB, CPUSeconds: ep.CPUSeconds, OpenFiles: ep.OpenFiles, ABI: ep.ABI}, ep.Argv, nil
+		MemoryMB: ep.MemoryMB, CPUSeconds: ep.CPUSeconds, OpenFiles: ep.OpenFiles, ABI: ep.ABI, ProxyPort: int(ep.Port)}, ep.Argv, nil
 }
 
 // Cleanup removes what the launcher made for a process, given the argv it

@@ -34,8 +34,11 @@ type Plan struct {
 	Read, Write, Devices []string
 	// Unix are the pathname Unix sockets (or folders of them) the server
 	// may connect to (from Landlock ABI 9).
-	Unix                 []string
-	Net                  bool
+	Unix []string
+	Net  bool
+	// Port is the one TCP port connect(2) may reach (the egress proxy's),
+	// where the ruleset handles TCP.
+	Port                 int64
 	MemoryMB, CPUSeconds int64
 	OpenFiles            int64
 	ABI                  int
@@ -80,6 +83,7 @@ const (
 	KeyDevice  = "d"      // a device granted read and write
 	KeyUnix    = "u"      // a pathname Unix socket (or a folder of them) granted connect
 	KeyNet     = "net"    // "1": the plan allows the network (informative: the rules say it)
+	KeyPort    = "port"   // the TCP port connect(2) may reach
 	KeyMem     = "mem"    // RLIMIT_DATA in MiB
 	KeyCPU     = "cpu"    // RLIMIT_CPU in seconds
 	KeyNofile  = "nofile" // RLIMIT_NOFILE, soft and hard
@@ -135,6 +139,9 @@ func Parse(args []string) (*Plan, error) {
 			p.Unix = append(p.Unix, val)
 		case KeyNet:
 			p.Net = val == "1"
+		case KeyPort:
+			p.Port, bad = decimal(val)
+			bad = bad || p.Port < 1 || p.Port > 65535
 		case KeyMem:
 			p.MemoryMB, bad = decimal(val)
 		case KeyCPU:

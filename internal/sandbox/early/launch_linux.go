@@ -66,8 +66,9 @@ func cmdline() ([]string, bool) {
 
 // Constants package syscall lacks (the same on every Linux architecture).
 const (
-	prSetNoNewPrivs = 38
-	oPath           = 0x200000
+	prSetNoNewPrivs    = 38
+	oPath              = 0x200000
+	landlockConnectTCP = 1 << 1 // LANDLOCK_ACCESS_NET_CONNECT_TCP
 )
 
 // sysErr is a failed step: what, and the kernel's error.
@@ -334,6 +335,16 @@ func (p *Plan) landlock() error {
 			if err := addRule(int(rfd), path, p.Rights[kind]); err != nil {
 				return err
 			}
+		}
+	}
+	if p.Port > 0 && p.Ruleset[1]&landlockConnectTCP != 0 {
+		const ruleNetPort = 2
+		attr := struct { // struct landlock_net_port_attr, packed: 16 bytes
+			allowed uint64
+			port    uint64
+		}{allowed: landlockConnectTCP, port: uint64(p.Port)}
+		if _, _, e := syscall.RawSyscall6(sysLandlockAddRule, rfd, ruleNetPort, uintptr(unsafe.Pointer(&attr)), 0, 0, 0); e != 0 {
+			return fail("granting TCP port "+itoa(p.Port), e)
 		}
 	}
 	if _, _, e := syscall.RawSyscall(sysLandlockRestrictSelf, rfd, 0, 0); e != 0 {

@@ -1,0 +1,252 @@
+package egress
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/egress/dest"
+)
+
+// world is a proxy with counters, a resolver of its own and loopback
+// targets.
+type world struct {
+	p                  *Proxy
+	mu                 sync.Mutex
+	refused, connected map[string]int
+}
+
+func newWorld(t *testing.T, opts Options) *world {
+	t.Helper()
+	w := &world{refused: map[string]int{}, connected: map[string]int{}}
+	opts.Refused = func(s string) { w.mu.Lock(); w.refused[s]++; w.mu.Unlock() }
+	opts.Connected = func(s string) { w.mu.Lock(); w.connected[s]++; w.mu.Unlock() }
+	if opts.Resolve == nil {
+		opts.Resolve = func(_ context.Context, host string) ([]netip.Addr, error) {
+			switch host {
+			case "loopback.test":
+				return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+			}
+			return nil, errors.New("no such host")
+		}
+	}
+	p, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	w.p = p
+	return w
+}
+
+func (w *world) counts(server string) (refused, connected int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.refused[server], w.connected[server]
+}
+
+func dests(t *testing.T, ss ...string) []dest.Destination {
+	var out []dest.Destination
+	for _, s := range ss {
+		d, err := dest.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// client is an HTTP client through proxyURL that trusts srv's certificate.
+func client(proxyURL string, srv *httptest.Server) *http.Client {
+	u, _ := url.Parse(proxyURL)
+	tr := &http.Transport{Proxy: http.ProxyURL(u), DisableKeepAlives: true}
+	if srv != nil && srv.TLS != nil {
+		tr.TLSClientConfig = &tls.Config{RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}
+	}
+	return &http.Client{Transport: tr}
+}
+
+func get(c *http.Client, u string) (int, string, error) {
+	resp, err := c.Get(u)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), nil
+}
+
+// Through CONNECT: a listed loopback literal is reached; an unlisted one,
+// and a listed name that resolves to loopback, are refused (403 naming the
+// destination), each refusal counted and each connection too.
+func TestConnectReachesWhatIsListedOnly(t *testing.T) {
+	w := newWorld(t, Options{})
+	target := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { io.WriteString(rw, "hello") }))
+	defer target.Close()
+	other := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { t.Error("the unlisted server was reached") }))
+	defer other.Close()
+	tu, _ := url.Parse(target.URL)
+	g := w.p.Grant("gh", dests(t, tu.Host, "loopback.test"), 0)
+	defer g.Revoke()
+
+	if code, body, err := get(client(g.URL, target), target.URL); err != nil || code != 200 || body != "hello" {
+		t.Fatalf("listed literal: %d %q %v", code, body, err)
+	}
+	if _, err := client(g.URL, other).Get(other.URL); err == nil || !strings.Contains(err.Error(), "Forbidden") {
+		t.Errorf("unlisted literal: %v, want 403", err)
+	}
+	_, port, _ := net.SplitHostPort(tu.Host)
+	if _, err := client(g.URL, target).Get("https://loopback.test:" + port); err == nil {
+		t.Error("a name resolving to loopback was carried")
+	}
+	if refused, connected := w.counts("gh"); refused != 2 || connected != 1 {
+		t.Errorf("refused %d, connected %d; want 2 and 1", refused, connected)
+	}
+}
+
+// The credential: none, a wrong one or a revoked one gets 407; one
+// server's credential does not reach another server's destination.
+func TestProxyAnswersOnlyItsServers(t *testing.T) {
+	w := newWorld(t, Options{})
+	a := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { io.WriteString(rw, "a") }))
+	defer a.Close()
+	b := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { io.WriteString(rw, "b") }))
+	defer b.Close()
+	au, _ := url.Parse(a.URL)
+	bu, _ := url.Parse(b.URL)
+	ga := w.p.Grant("a", dests(t, au.Host), 0)
+	gb := w.p.Grant("b", dests(t, bu.Host), 0)
+	defer gb.Revoke()
+	for name, proxy := range map[string]string{
+		"no credential":    "http://" + w.p.Addr().String(),
+		"a wrong one":      "http://colibri:nottheone@" + w.p.Addr().String(),
+		"another's server": ga.URL,
+	} {
+		_, err := client(proxy, b).Get(b.URL)
+		want := "Proxy Authentication Required"
+		if name == "another's server" {
+			want = "Forbidden"
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %s", name, err, want)
+		}
+	}
+	ga.Revoke()
+	if _, err := client(ga.URL, a).Get(a.URL); err == nil || !strings.Contains(err.Error(), "Proxy Authentication Required") {
+		t.Errorf("revoked: %v, want 407", err)
+	}
+	if code, body, err := get(client(gb.URL, b), b.URL); err != nil || code != 200 || body != "b" {
+		t.Errorf("b's own: %d %q %v", code, body, err)
+	}
+}
+
+// Plain HTTP forwarding: to the request URI's host, never to a differing
+// Host header's; the server's credential is not forwarded.
+func TestForwardPlainHTTP(t *testing.T) {
+	w := newWorld(t, Options{})
+	var seen http.Header
+	target := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		seen = r.Header.Clone()
+		io.WriteString(rw, "plain "+r.URL.Path)
+	}))
+	defer target.Close()
+	tu, _ := url.Parse(target.URL)
+	g := w.p.Grant("web", dests(t, tu.Host), 0)
+	defer g.Revoke()
+	c := client(g.URL, nil)
+	if code, body, err := get(c, target.URL+"/x"); err != nil || code != 200 || body != "plain /x" {
+		t.Fatalf("plain: %d %q %v", code, body, err)
+	}
+	if seen.Get("Proxy-Authorization") != "" {
+		t.Error("the credential was forwarded")
+	}
+	req, _ := http.NewRequest("GET", target.URL+"/y", nil)
+	req.Host = "metadata.internal"
+	resp, err := c.Do(req)
+	if err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("differing Host: %v %v, want 403", resp, err)
+	}
+}
+
+// At most max_connections tunnels at once: the next is refused (429) while
+// they are held, and counted.
+func TestMaxConnections(t *testing.T) {
+	w := newWorld(t, Options{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(io.Discard, c); c.Close() }()
+		}
+	}()
+	g := w.p.Grant("db", dests(t, ln.Addr().String()), 1)
+	defer g.Revoke()
+	tunnel := func() (net.Conn, string) {
+		c, err := net.Dial("tcp", w.p.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(g.URL)
+		pw, _ := u.User.Password()
+		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: Basic %s\r\n\r\n", ln.Addr(), ln.Addr(),
+			basic("colibri", pw))
+		status, _ := bufio.NewReader(c).ReadString('\n')
+		return c, status
+	}
+	first, status := tunnel()
+	defer first.Close()
+	if !strings.Contains(status, "200") {
+		t.Fatalf("first: %q", status)
+	}
+	second, status := tunnel()
+	defer second.Close()
+	if !strings.Contains(status, "429") {
+		t.Errorf("second while the first is held: %q, want 429", status)
+	}
+	if refused, _ := w.counts("db"); refused != 1 {
+		t.Errorf("refused %d, want 1", refused)
+	}
+}
+
+// With an operator's proxy (HTTPS_PROXY in colibri's environment) the
+// egress proxy connects through it, its credential sent to it.
+func TestChainsToTheOperatorsProxy(t *testing.T) {
+	target := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { io.WriteString(rw, "far") }))
+	defer target.Close()
+	tu, _ := url.Parse(target.URL)
+	operator := newWorld(t, Options{})
+	og := operator.p.Grant("colibri itself", dests(t, tu.Host), 0)
+	up, _ := url.Parse(og.URL)
+	w := newWorld(t, Options{Upstream: up})
+	g := w.p.Grant("gh", dests(t, tu.Host), 0)
+	if code, body, err := get(client(g.URL, target), target.URL); err != nil || code != 200 || body != "far" {
+		t.Fatalf("chained: %d %q %v", code, body, err)
+	}
+	if _, connected := operator.counts("colibri itself"); connected != 1 {
+		t.Errorf("the operator's proxy carried %d connections, want 1", connected)
+	}
+}
+
+func basic(user, pw string) string {
+	return base64.StdEncoding.EncodeToString([]byte(user + ":" + pw))
+}
