@@ -24,6 +24,8 @@ func TestCheck(t *testing.T) {
 		{"case variant beside name", FromCaller, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ls","NAME":"rm"}}`, "/params/NAME", true},
 		{"long s folds to s", FromServer, `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","deſcription":"x","inputSchema":{"type":"object"}}]}}`, "/result/tools/0/deſcription", true},
 		{"NUL-suffixed key", FromCaller, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name\u0000x":"rm"}}`, "/params/name\x00x", true},
+		{"an escaped method key still names the params' shape", FromCaller, `{"jsonrpc":"2.0","id":1,"\u006dethod":"tools/call","params":{"name":"ls","Name":"rm"}}`, "/params/Name", true},
+		{"an escaped method key in a batch", FromCaller, `[{"jsonrpc":"2.0","id":1,"m\u0065thod":"tools/call","params":{"Name":"rm"}}]`, "/0/params/Name", true},
 		{"case variant of method", FromCaller, `{"jsonrpc":"2.0","id":1,"Method":"tools/call"}`, "/Method", false},
 		{"case inside a schema is the schema's", FromServer, `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object","properties":{"Type":{},"type":{}}}}]}}`, "", false},
 		{"key twice inside a schema", FromServer, `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object","type":"string"}}]}}`, "/result/tools/0/inputSchema/type", true},
