@@ -439,8 +439,38 @@ func (o *only) getHostedPrompt(ctx context.Context, r *mcp.GetPromptRequest) (*m
 				return nil, definitionChanged(ctx, srv.Name, pin.KindPrompt, params.Name, pins.changed[params.Name], pins.locked)
 			}
 		}
-		return cs.GetPrompt(ctx, params)
+		res, err := cs.GetPrompt(ctx, params)
+		if err == nil && pinning && reg.PinScanMode(srv) != registry.ScanOff {
+			o.scanMessages(ctx, srv, params.Name, res)
+		}
+		return res, err
 	})
+}
+
+// scanMessages reads a prompts/get's messages for the signs of tool
+// poisoning (docs/security.md): they are made anew at each get, so there
+// is no pin to hold them to; what the scan finds is logged at warn and
+// audited ("pin": "flagged").
+func (o *only) scanMessages(ctx context.Context, srv *registry.Server, name string, res *mcp.GetPromptResult) {
+	if res == nil {
+		return
+	}
+	var found []pin.Flag
+	for i, m := range res.Messages {
+		if m == nil {
+			continue
+		}
+		if t, ok := m.Content.(*mcp.TextContent); ok {
+			found = append(found, pin.ScanText(fmt.Sprintf("messages/%d/content/text", i), t.Text)...)
+		}
+	}
+	if len(found) == 0 {
+		return
+	}
+	record.NoteOf(ctx).Pinned("flagged")
+	for _, f := range found {
+		o.s.log.WarnContext(ctx, "the pin scan flagged a prompt's message", "server", srv.Name, "prompt", name, "flag", f.Flag, "where", f.Where, "text", f.Text)
+	}
 }
 
 // finish writes the audit line of a prompts/get or resources/read, as a
