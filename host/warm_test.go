@@ -219,7 +219,10 @@ func TestWarmWedgeFoundByPing(t *testing.T) {
 
 // Repeated failures open the circuit: calls fail fast with unavailable and
 // nothing is started; after the cool-down a trial start is made, and once
-// the server is healthy the circuit closes.
+// the server is healthy the circuit closes. (How long each cool-down lasts,
+// and its doubling, internal/pool's TestCircuitCoolsDownAndDoubles checks
+// on a synctest clock; here the cool-downs are waited out by asking until
+// the circuit lets a start through, not by sleeping a guess.)
 func TestWarmCircuit(t *testing.T) {
 	h := newHarness(t, host.Options{Retries: 1, CircuitThreshold: 3, Cooldown: 300 * time.Millisecond, CooldownMax: time.Second})
 	srv := persistent("broken-until-marker")
@@ -240,19 +243,32 @@ func TestWarmCircuit(t *testing.T) {
 		t.Errorf("unavailable should carry the last failure's stderr_tail, got %q", e.StderrTail)
 	}
 
-	time.Sleep(350 * time.Millisecond) // let the 300 ms cool-down pass: one trial, still broken
-	_, err = h.CallTool(t.Context(), srv, "echo", nil, nil, nil)
+	// past the cool-down: one trial, still broken
+	_, err = callPastCooldown(t, h, srv, nil)
 	wantKind(t, err, failure.KindHandshake, failure.PhaseInitialize)
 	_, err = h.CallTool(t.Context(), srv, "echo", nil, nil, nil)
 	wantKind(t, err, failure.KindUnavailable, "") // open again, for twice as long
 
 	os.WriteFile(marker, nil, 0o600)
-	time.Sleep(650 * time.Millisecond) // let the doubled, 600 ms cool-down pass
-	if got := callText(t, h, srv, "echo", map[string]any{"message": "back"}); got != "Echo: back" {
-		t.Errorf("after the cool-down, got %q", got)
+	if res, err := callPastCooldown(t, h, srv, map[string]any{"message": "back"}); err != nil || res.Content[0].(*mcp.TextContent).Text != "Echo: back" {
+		t.Errorf("after the cool-down: %v %+v", err, res)
 	}
 	// Closed: a later failure counts from zero again.
 	callText(t, h, srv, "echo", map[string]any{"message": "again"})
+}
+
+// callPastCooldown calls srv's echo until its circuit lets the call
+// through (it stops answering unavailable), and returns how that call
+// ended.
+func callPastCooldown(t *testing.T, h *harness, srv *registry.Server, args map[string]any) (*mcp.CallToolResult, error) {
+	t.Helper()
+	var res *mcp.CallToolResult
+	var err error
+	testwait.Eventually(t, "the circuit to let a start through", func() bool {
+		res, err = h.CallTool(t.Context(), srv, "echo", session.ArgumentsOf(args), nil, nil)
+		return err == nil || failure.KindOf(err) != failure.KindUnavailable
+	})
+	return res, err
 }
 
 // One persistent server failing never slows another: a healthy server is

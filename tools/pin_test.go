@@ -315,6 +315,20 @@ func TestPinAggregate(t *testing.T) {
 	if got["s__stay"] == nil || got[hashed] == nil || got["s__a_b"] != nil {
 		t.Errorf("after: stay and %s (not renamed) should stay; tools %v", hashed, names(got))
 	}
+	// A caller that still holds a changed tool's name is told why it is
+	// gone: tool_changed and the command that shows the change, not
+	// unknown_tool; nothing is sent to the server. A name never offered
+	// stays unknown.
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "s__echo", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := resultText(res); !res.IsError || !strings.Contains(text, "tool_changed") || !strings.Contains(text, "colibri-mcp pins diff s") {
+		t.Errorf("a call of the withdrawn s__echo: %s", text)
+	}
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "s__never", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("a call of a name never offered: %v", err)
+	}
 	if len(r.calls()) != 0 {
 		t.Errorf("the server was called: %v", r.calls())
 	}

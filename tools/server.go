@@ -66,8 +66,10 @@ func (s *Service) NewServer(version string) *mcp.Server {
 //     does not run (joinBulk);
 //  3. the catalog's part: a tools/list waits for the hosted lists being
 //     read and is narrowed to what the caller may see, aggregate mode
-//     serves ui:// resources, and each caller's logging level is kept to
-//     pass on to hosted servers.
+//     serves ui:// resources and answers a call by the name of a tool the
+//     pins withdrew (tool_changed, which go-sdk, no longer knowing the
+//     name, would answer "unknown tool"), and each caller's logging level
+//     is kept to pass on to hosted servers.
 func (s *Service) receiving(server *mcp.Server) []mcp.Middleware {
 	refresh := func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -82,6 +84,13 @@ func (s *Service) receiving(server *mcp.Server) []mcp.Middleware {
 			if method == "tools/list" {
 				s.cat.RetryDue()
 				s.cat.Settle(ctx)
+			}
+			if r, ok := req.(*mcp.CallToolRequest); ok && s.opts.Aggregate && r.Params != nil {
+				if _, withdrawn := s.cat.Withdrawn(r.Params.Name); withdrawn {
+					// go-sdk no longer knows the name (the pins hid the
+					// tool): answered here, tool_changed, not unknown tool.
+					return s.handleHosted(ctx, r)
+				}
 			}
 			if r, ok := req.(*mcp.ReadResourceRequest); ok && s.opts.Aggregate {
 				res, err := s.readUI(ctx, r)
@@ -184,7 +193,12 @@ func (s *Service) handleCallTool(ctx context.Context, req *mcp.CallToolRequest) 
 func (s *Service) handleHosted(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	ref, ok := s.cat.Route(req.Params.Name)
 	if !ok {
-		return s.errorResult(unexposed(req.Params.Name)), nil
+		if ref, ok = s.cat.Withdrawn(req.Params.Name); !ok {
+			return s.errorResult(unexposed(req.Params.Name)), nil
+		}
+		// Hidden because it changed since pinned: the call's own pin
+		// check says so (tool_changed and the pins diff to run), or, if
+		// the change was accepted meanwhile, makes the call.
 	}
 	return s.answerCall(ctx, req, toolCall{Server: ref.Server, Tool: ref.Tool, Arguments: req.Params.Arguments, Exposed: req.Params.Name}), nil
 }

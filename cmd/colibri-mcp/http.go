@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"path/filepath"
 	"time"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
@@ -37,8 +39,16 @@ func serveHTTP(ctx context.Context, s *settings, svc *tools.Service, onHUP hupAc
 		Server:       server,
 		AllowedHosts: s.allowedHosts,
 		Ready: func() (bool, string) {
-			s.loadRegistry() // read now: the answer is the file as it is
-			return s.health.Ready()
+			reg, err := s.loadRegistry() // read now: the answer is the file as it is
+			if ok, why := s.health.Ready(); !ok || err != nil {
+				return ok, why
+			}
+			if s.only != "" && reg.Servers[s.only] == nil {
+				// serve --only fails every request (config) while its
+				// server is gone from the registry.
+				return false, fmt.Sprintf("%s: no server %q, which serve --only offers", filepath.Base(s.configPath), s.only)
+			}
+			return true, ""
 		},
 		OnRefused:       s.metrics.HTTPRefused,
 		TokenFile:       s.tokenFile,

@@ -540,3 +540,76 @@ func TestOnlyHTTPCallersApart(t *testing.T) {
 		t.Fatal("the second session's subscription ended with the first's unsubscribe")
 	}
 }
+
+// While the served entry is gone from the registry, /readyz says so.
+func TestOnlyReadyzWithoutItsEntry(t *testing.T) {
+	t.Parallel()
+	reg := writeRegistry(t, nil)
+	c := startHTTPWith(t, "127.0.0.1:0", reg, "--only", "demo")
+	readyz := strings.TrimSuffix(c.url, "/mcp") + "/readyz"
+	if code, body := getText(t, readyz); code != 200 || body != "ready" {
+		t.Fatalf("/readyz with the entry: %d %q", code, body)
+	}
+	if err := os.WriteFile(reg, []byte(`{"servers":{"other":{"command":"/bin/true"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := getText(t, readyz); code != 503 || !strings.Contains(body, `no server "demo", which serve --only offers`) || strings.Contains(body, filepath.Dir(reg)) {
+		t.Errorf("/readyz without the entry: %d %q", code, body)
+	}
+}
+
+// A warm server's notifications/tools/list_changed reaches the caller, and
+// the list it then reads is the server's new one.
+func TestOnlyListChanged(t *testing.T) {
+	t.Parallel()
+	toolsFile := filepath.Join(t.TempDir(), "tools.json")
+	pinTools(t, toolsFile, shiftTool("echo", "Echoes."))
+	reg := writeRegistry(t, registryDoc{"s": pinShift(toolsFile, "lifecycle", "persistent", "pin", "off")})
+	changed := make(chan struct{}, 8)
+	o, _ := serveOnly(t, reg, "s", &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}})
+	ctx := t.Context()
+	if tl, err := o.ListTools(ctx, nil); err != nil || len(tl.Tools) != 1 {
+		t.Fatalf("tools/list: %v %v", tl, err)
+	}
+	pinTools(t, toolsFile, shiftTool("echo", "Echoes."), shiftTool("sprouted", "New."))
+	select {
+	case <-changed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no notifications/tools/list_changed")
+	}
+	tl, err := o.ListTools(ctx, nil)
+	if err != nil || len(tl.Tools) != 2 {
+		t.Errorf("tools/list after list_changed: %v %v", tl, err)
+	}
+}
+
+// The TypeScript SDK's client, offering sampling and elicitation, answers
+// server-everything's tools that ask for them, through serve --only.
+func TestOnlyTypeScriptClientAnswersTheServer(t *testing.T) {
+	t.Parallel()
+	e := everything(t)
+	e["everything"]["pin"] = "off" // the tools that ask appear only to a client offering what they ask for
+	script, _ := filepath.Abs("../../testdata/peers/ts-only.mjs")
+	cmd := exec.Command("node", script, colibriBin, writeRegistry(t, e))
+	cmd.Dir = filepath.Dir(script)
+	cmd.Env = append(os.Environ(), pinEnv(t))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ts-only: %v\n%s%s", err, out, stderr.String())
+	}
+	var summary struct {
+		Server  string
+		Prompts []string
+		Asked   struct{ Sampling, Elicitation int }
+	}
+	if err := json.Unmarshal(out, &summary); err != nil || summary.Asked.Sampling != 1 || summary.Asked.Elicitation != 1 || len(summary.Prompts) == 0 {
+		t.Errorf("ts-only: %v %s", err, out)
+	}
+}

@@ -32,9 +32,12 @@ func fromSyntax(err error) error {
 // exact, and reports a syntax error with its line and column. The message
 // never quotes more than one character of the file.
 func decodeJSONC(data []byte) (any, error) {
-	plain, err := StripJSONC(data)
+	plain, err := syntax.StripJSONC(data)
+	if errors.Is(err, io.ErrUnexpectedEOF) && !strings.Contains(err.Error(), "comment") {
+		return nil, jsonError(data, err) // cut short: where it ends says nothing more
+	}
 	if err != nil {
-		return nil, err
+		return nil, fromSyntax(err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(plain))
 	dec.UseNumber()

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -106,6 +107,19 @@ func capsList() {
 func pinShift() {
 	path := os.Getenv("PIN_TOOLS")
 	s := mcp.NewServer(&mcp.Implementation{Name: "pin-shift", Version: "1"}, nil)
+	// A list swaps whole: tools/list waits while the tools are removed and
+	// added one by one, so that no list shows a mix of the old and the new
+	// (one did, under load, and a test took it for the whole change).
+	var swap sync.Mutex
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				swap.Lock()
+				defer swap.Unlock()
+			}
+			return next(ctx, method, req)
+		}
+	})
 	var last []byte
 	var names []string
 	load := func() {
@@ -117,6 +131,8 @@ func pinShift() {
 		if json.Unmarshal(data, &tools) != nil {
 			return // caught half-written: the next look reads it whole
 		}
+		swap.Lock()
+		defer swap.Unlock()
 		last = data
 		if len(names) > 0 {
 			s.RemoveTools(names...)

@@ -345,42 +345,61 @@ func Visible(s string) string {
 // vectors are in docs/security.md and scan_test.go.
 var (
 	markupRules = []rule{
-		{[]string{"<"}, regexp.MustCompile(`</?\s*(important|system|instructions?|admin|critical|secret|hidden|override|assistant|sudo)\s*>`)},
-		{[]string{"[inst]", "[/inst]", "<|"}, regexp.MustCompile(`\[/?inst\]|<\|im_start\|>|<\|system\|>`)},
+		{[][]string{{"<"}, {"important", "system", "instruction", "admin", "critical", "secret", "hidden", "override", "assistant", "sudo"}},
+			regexp.MustCompile(`</?\s*(important|system|instructions?|admin|critical|secret|hidden|override|assistant|sudo)\s*>`)},
+		{[][]string{{"[inst]", "[/inst]", "<|"}}, regexp.MustCompile(`\[/?inst\]|<\|im_start\|>|<\|system\|>`)},
 	}
 	instructionRules = []rule{
 		// Override the model's instructions.
-		{[]string{"ignore", "disregard", "forget", "override", "bypass"}, regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass) (all |any |the )?(of )?(your |the )?(previous|prior|earlier|above|preceding|other|original|system|existing) (\w+ )?(instructions?|prompts?|rules|directions|directives|guidelines|messages)\b`)},
-		{[]string{"instruction"}, regexp.MustCompile(`\b(new|updated|real|actual) (system )?instructions?:`)},
+		{[][]string{{"ignore", "disregard", "forget", "override", "bypass"}, {"instruction", "prompt", "rules", "direction", "directive", "guideline", "message"}},
+			regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass) (all |any |the )?(of )?(your |the )?(previous|prior|earlier|above|preceding|other|original|system|existing) (\w+ )?(instructions?|prompts?|rules|directions|directives|guidelines|messages)\b`)},
+		{[][]string{{"instructions:", "instruction:"}}, regexp.MustCompile(`\b(new|updated|real|actual) (system )?instructions?:`)},
 		// Keep it from the user.
-		{[]string{"user", "human"}, regexp.MustCompile(`\b(do not|don't|dont|never|without) (\w+ ){0,3}(tell|telling|inform|informing|mention|mentioning|notify|notifying|reveal|revealing|alert|alerting|show|showing)( it| this| that| anything)? (to )?the (user|human)\b`)},
-		{[]string{"user", "human"}, regexp.MustCompile(`\b(hide|conceal|keep) (\w+ ){0,4}(from|secret from) the (user|human)\b`)},
-		{[]string{"user", "human"}, regexp.MustCompile(`\bthe (user|human) (must|should|need) not (know|see|notice|be told)\b`)},
-		{[]string{"user", "human"}, regexp.MustCompile(`\b(without|before) (the )?(user|human)('s)? (knowing|noticing|knowledge|consent|approval)\b`)},
+		{[][]string{{"user", "human"}, {"tell", "inform", "mention", "notify", "reveal", "alert", "show"}, {"not ", "never", "without", "n't", "dont"}},
+			regexp.MustCompile(`\b(do not|don't|dont|never|without) (\w+ ){0,3}(tell|telling|inform|informing|mention|mentioning|notify|notifying|reveal|revealing|alert|alerting|show|showing)( it| this| that| anything)? (to )?the (user|human)\b`)},
+		{[][]string{{"user", "human"}, {"hide", "conceal", "keep"}, {"from"}},
+			regexp.MustCompile(`\b(hide|conceal|keep) (\w+ ){0,4}(from|secret from) the (user|human)\b`)},
+		{[][]string{{"user", "human"}, {" not "}, {"know", "see", "notice", "told"}},
+			regexp.MustCompile(`\bthe (user|human) (must|should|need) not (know|see|notice|be told)\b`)},
+		{[][]string{{"user", "human"}, {"without", "before"}, {"knowing", "noticing", "knowledge", "consent", "approval"}},
+			regexp.MustCompile(`\b(without|before) (the )?(user|human)('s)? (knowing|noticing|knowledge|consent|approval)\b`)},
 		// Files and secrets no tool description has business naming.
-		{[]string{".ssh", "id_", "credentials", "shadow", "netrc", "pgpass", ".docker", ".kube", "git-credentials"}, regexp.MustCompile(`~/\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|/\.ssh/|\.aws/credentials|/etc/shadow\b|\.netrc\b|\.pgpass\b|\.docker/config\.json|\.kube/config\b|\.git-credentials\b`)},
-		{[]string{"/.cursor/", "/.claude/", "/.codeium/", "/.vscode/", "mcp.json", "claude_desktop_config"}, regexp.MustCompile(`(~|\$home|%userprofile%)/\.(cursor|claude|codeium|vscode)/|\bmcp\.json\b|claude_desktop_config\.json`)},
-		{[]string{"key", "password", "secret", "credential", "cookie", "environment variable", "env var", ".env"}, regexp.MustCompile(`\b(read|send|pass|include|upload|post|forward|exfiltrate|leak|append|attach|copy) (\w+ ){0,5}(the )?(user's |users' |their |all )?(private keys?|ssh keys?|api keys|passwords|secrets|credentials|session cookies|environment variables|env vars|\.env file)\b`)},
+		{[][]string{{".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".aws/credentials", "/etc/shadow", ".netrc", ".pgpass", ".docker/config", ".kube/config", ".git-credentials"}},
+			regexp.MustCompile(`~/\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|/\.ssh/|\.aws/credentials|/etc/shadow\b|\.netrc\b|\.pgpass\b|\.docker/config\.json|\.kube/config\b|\.git-credentials\b`)},
+		{[][]string{{"/.cursor/", "/.claude/", "/.codeium/", "/.vscode/", "mcp.json", "claude_desktop_config"}},
+			regexp.MustCompile(`(~|\$home|%userprofile%)/\.(cursor|claude|codeium|vscode)/|\bmcp\.json\b|claude_desktop_config\.json`)},
+		{[][]string{{"read", "send", "pass", "include", "upload", "post", "forward", "exfiltrate", "leak", "append", "attach", "copy"},
+			{"private key", "ssh key", "api keys", "passwords", "secrets", "credentials", "session cookies", "environment variables", "env vars", ".env file"}},
+			regexp.MustCompile(`\b(read|send|pass|include|upload|post|forward|exfiltrate|leak|append|attach|copy) (\w+ ){0,5}(the )?(user's |users' |their |all )?(private keys?|ssh keys?|api keys|passwords|secrets|credentials|session cookies|environment variables|env vars|\.env file)\b`)},
 	}
 )
 
-// rule is one pattern, tried only on a text that holds one of its
-// triggers (a plain substring search: most descriptions hold none, and a
-// regular expression costs far more than a search).
+// rule is one pattern, tried only on a text that holds, for each group of
+// its triggers, one of the group (plain substring searches: most
+// descriptions hold none, and a regular expression costs far more than a
+// search).
 type rule struct {
-	triggers []string
+	triggers [][]string
 	re       *regexp.Regexp
 }
 
-// triggered reports whether lower (a text in lower case) holds any rule's
-// trigger.
+// armed reports whether lower (a text in lower case) holds one trigger of
+// each of r's groups.
+func (r rule) armed(lower string) bool {
+	for _, group := range r.triggers {
+		if !slices.ContainsFunc(group, func(t string) bool { return strings.Contains(lower, t) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// triggered reports whether lower holds the triggers of any rule.
 func triggered(lower string) bool {
 	for _, rules := range [][]rule{markupRules, instructionRules} {
 		for _, r := range rules {
-			for _, t := range r.triggers {
-				if strings.Contains(lower, t) {
-					return true
-				}
+			if r.armed(lower) {
+				return true
 			}
 		}
 	}
@@ -388,12 +407,10 @@ func triggered(lower string) bool {
 }
 
 func (r rule) find(s string) []int {
-	for _, t := range r.triggers {
-		if strings.Contains(s, t) {
-			return r.re.FindStringIndex(s)
-		}
+	if !r.armed(s) {
+		return nil
 	}
-	return nil
+	return r.re.FindStringIndex(s)
 }
 
 // shadowName reports whether a tool name is one shadowing is looked for
@@ -526,9 +543,10 @@ func (s *Store) flagsOf(server string, b batch, i int) []Flag {
 	if fl, ok := s.scans[d]; ok {
 		return fl
 	}
-	c, err := b.canon(i)
 	var fl []Flag
-	if err == nil {
+	if b.scan != nil {
+		fl = b.scan(i)
+	} else if c, err := b.canon(i); err == nil {
 		fl = Scan(b.kind, c)
 	}
 	if s.scans == nil || len(s.scans) >= maxScans {
@@ -557,7 +575,8 @@ func (s *Store) Flagged(server, caps string, tools []*mcp.Tool) (map[string]Flag
 		return nil, err
 	}
 	b := batch{kind: KindTool, keys: make([]string, len(tools)), digests: make([]string, len(tools)),
-		canon: func(i int) ([]byte, error) { return Canonical(tools[i]) }}
+		canon: func(i int) ([]byte, error) { return Canonical(tools[i]) },
+		scan:  func(i int) []Flag { return ScanTool(tools[i]) }}
 	for i, t := range tools {
 		b.keys[i] = t.Name
 		b.digests[i] = digestOf(s, t)
@@ -580,4 +599,33 @@ func (s *Store) Flagged(server, caps string, tools []*mcp.Tool) (map[string]Flag
 		v.flag(name, fl, reviewed)
 	}
 	return v.Flags, nil
+}
+
+// ScanTool is Scan of a tool's canonical definition, read from the
+// decoded tool itself (a hosted list's schemas are decoded JSON already):
+// the same flags, without encoding and decoding the definition again.
+func ScanTool(t *mcp.Tool) []Flag {
+	m := map[string]any{"name": t.Name}
+	if t.Title != "" {
+		m["title"] = t.Title
+	}
+	if t.Description != "" {
+		m["description"] = t.Description
+	}
+	for key, v := range map[string]any{"inputSchema": t.InputSchema, "outputSchema": t.OutputSchema, "annotations": t.Annotations} {
+		n, err := normal(v)
+		if err != nil {
+			c, err := Canonical(t)
+			if err != nil {
+				return nil
+			}
+			return Scan(KindTool, c)
+		}
+		if n != nil {
+			m[key] = n
+		}
+	}
+	sc := scanner{}
+	sc.walk("", m, 0)
+	return sc.found
 }

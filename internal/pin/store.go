@@ -266,6 +266,9 @@ func check[T definition](s *Store, kind Kind, server, caps string, list []*T) (V
 	}
 	b := batch{kind: kind, keys: make([]string, len(list)), digests: make([]string, len(list)),
 		canon: func(i int) ([]byte, error) { return canonicalOf(list[i]) }}
+	if kind == KindTool {
+		b.scan = func(i int) []Flag { return ScanTool(any(list[i]).(*mcp.Tool)) }
+	}
 	for i, d := range list {
 		b.keys[i] = keyOf(d)
 		b.digests[i] = digestOf(s, d)
@@ -337,6 +340,7 @@ type batch struct {
 	keys    []string
 	digests []string
 	canon   func(i int) ([]byte, error)
+	scan    func(i int) []Flag // the scan of definition i, when cheaper than Scan of canon's (tools); nil: Scan
 }
 
 // digestOf is d's digest, computed once per decoded definition. One whose

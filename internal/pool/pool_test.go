@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -252,4 +253,49 @@ func TestRetainLetsTheCallInFlightFinish(t *testing.T) {
 	if !session.Ended(up, 0) {
 		t.Errorf("the retired process was not stopped when its last request released it")
 	}
+}
+
+// An open circuit cools down: it refuses every start until Cooldown has
+// passed, then lets one trial through; a trial that fails opens it again
+// for twice as long, at most CooldownMax; one that succeeds closes it, and
+// failures count from zero again. (In a synctest bubble: the cool-downs
+// pass on the bubble's clock, to the nanosecond, with no real wait.)
+func TestCircuitCoolsDownAndDoubles(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		crash := &failure.Error{Kind: failure.KindCrashed, Server: "s", Err: errors.New("exited with status 1")}
+		o := &opener{t: t, err: crash}
+		p := pool.New(pool.Options{Open: o.open, Timeout: time.Minute, CircuitThreshold: 2,
+			Cooldown: time.Second, CooldownMax: 3 * time.Second, Log: slog.New(slog.DiscardHandler)})
+		defer p.Close()
+		srv := persistent("s")
+		acquire := func(want failure.Kind, when string) {
+			t.Helper()
+			w, s, err := p.Acquire(t.Context(), srv, nil)
+			if (want == "") != (err == nil) || err != nil && failure.KindOf(err) != want {
+				t.Fatalf("%s: kind %q (%v), want %q", when, failure.KindOf(err), err, want)
+			}
+			if err == nil {
+				w.Release(s, nil)
+			}
+		}
+		acquire(failure.KindCrashed, "the first start")
+		acquire(failure.KindCrashed, "the second start") // the circuit opens, for a second
+		for _, cooldown := range []time.Duration{time.Second, 2 * time.Second, 3 * time.Second} {
+			acquire(failure.KindUnavailable, "as the circuit opens")
+			time.Sleep(cooldown - 1)
+			acquire(failure.KindUnavailable, "a nanosecond before the cool-down ends")
+			time.Sleep(time.Nanosecond) // the cool-down ends
+			if cooldown < 3*time.Second {
+				acquire(failure.KindCrashed, "the trial after "+cooldown.String()) // fails: open again, twice as long (at most 3 s)
+			}
+		}
+		o.err = nil
+		acquire("", "the trial after the longest cool-down") // succeeds: closed
+		if n := o.opens.Load(); n != 5 {
+			t.Errorf("%d starts, want 5: two failures, two failed trials, one good one", n)
+		}
+		if p.CircuitOpen("s", time.Now()) {
+			t.Errorf("the circuit is still open after a start succeeded")
+		}
+	})
 }

@@ -2,8 +2,10 @@ package spare
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
@@ -13,6 +15,7 @@ import (
 type fakeProc struct {
 	id   int
 	spec string
+	at   time.Time // when it started
 	exit chan struct{}
 	once sync.Once
 }
@@ -50,7 +53,7 @@ func newWorld(t *testing.T, o Options[*fakeProc, string]) *world {
 			return nil, ErrNoSlot
 		}
 		w.slots--
-		p := &fakeProc{id: len(w.started) + 1, spec: spec, exit: make(chan struct{})}
+		p := &fakeProc{id: len(w.started) + 1, spec: spec, at: time.Now(), exit: make(chan struct{})}
 		if w.dieAtOnce {
 			p.die()
 		}
@@ -132,6 +135,36 @@ func TestCircuit(t *testing.T) {
 	if w2.Open("s") != nil {
 		t.Error("a failed Start opened the circuit")
 	}
+}
+
+// Spares that exit at start are replaced after Backoff(n), n the early
+// exits in a row; from Threshold on, after a cool-down that doubles up to
+// CooldownMax, the circuit open meanwhile. (In a synctest bubble: every
+// start is at its exact time, with no real wait.)
+func TestBackoffThenCooldown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, Options[*fakeProc, string]{Threshold: 3, Cooldown: time.Second, CooldownMax: 2 * time.Second,
+			Backoff: func(n int) time.Duration { return time.Duration(n) * 100 * time.Millisecond }})
+		w.dieAtOnce = true
+		begin := time.Now()
+		w.Sync([]Entry[string]{entry("a", 1)}, true)
+		time.Sleep(6 * time.Second)
+		synctest.Wait()
+		w.mu.Lock()
+		var at []time.Duration
+		for _, p := range w.started {
+			at = append(at, p.at.Sub(begin))
+		}
+		w.mu.Unlock()
+		ms := time.Millisecond
+		// 100 and 200 ms of back-off, then cool-downs of 1, 2 and 2 s.
+		if want := []time.Duration{0, 100 * ms, 300 * ms, 1300 * ms, 3300 * ms, 5300 * ms}; !slices.Equal(at, want) {
+			t.Errorf("spares started at %v, want %v", at, want)
+		}
+		if w.Open("s") == nil {
+			t.Error("the circuit is closed while spares keep exiting at start")
+		}
+	})
 }
 
 // Evict hands a spare's slot to a request; an edit discards and restarts;

@@ -93,6 +93,7 @@ var (
 	// sampling's messages may carry one content or a list of them.
 	samplingMessage = obj(map[string]*shape{"role": plain, "content": contentOrList, "_meta": meta})
 	contentOrList   = &shape{fields: content.fields, names: content.names, elem: content}
+	resultContent   = list(content)
 
 	implementation = obj(map[string]*shape{
 		"name": plain, "title": plain, "version": plain, "description": plain, "websiteUrl": plain, "icons": icons,
@@ -119,8 +120,10 @@ var (
 		// lists
 		"tools": list(tool), "prompts": list(prompt), "resources": list(resource), "resourceTemplates": list(resourceTemplate),
 		"roots": list(obj(map[string]*shape{"uri": plain, "name": plain, "_meta": meta})),
-		// tools/call
-		"content": contentOrList, "structuredContent": nil, "isError": plain,
+		// tools/call: a list of content. (An object is a caller's answer:
+		// sampling's one content, or an elicitation's form values, whose
+		// keys are the form's own, "Title" or "Type" as much as any.)
+		"content": resultContent, "structuredContent": nil, "isError": plain,
 		// prompts/get, resources/read
 		"description": plain, "messages": list(promptMessage), "contents": list(resourceContents),
 		// completion/complete

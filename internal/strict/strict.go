@@ -208,13 +208,18 @@ func (w *walker) method() (string, bool) {
 		if end < 0 {
 			return "", false
 		}
-		key := w.msg[i+1 : end-1]
+		key := string(w.msg[i+1 : end-1])
+		if hasEscape {
+			// "\u006dethod" is "method" to every reader (a key that does
+			// not decode is refused when the object is read).
+			key, _ = decodeString(w.msg[i:end])
+		}
 		i = w.skipSpace(end)
 		if i >= len(w.msg) || w.msg[i] != ':' {
 			return "", false
 		}
 		i = w.skipSpace(i + 1)
-		if !hasEscape && string(key) == "method" && i < len(w.msg) && w.msg[i] == '"' {
+		if key == "method" && i < len(w.msg) && w.msg[i] == '"' {
 			vend, _ := w.stringEnd(i)
 			if vend < 0 {
 				return "", false

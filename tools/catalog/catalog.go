@@ -65,6 +65,7 @@ type Catalog struct {
 	lists        map[string]*hostedList // by server name
 	routes       map[string]ToolRef     // an exposed name -> the hosted tool
 	exposed      map[ToolRef]string     // the other way, for list_tools
+	withdrawn    map[string]ToolRef     // the names of tools the pins hide (changed since pinned), for a call by one
 	skipped      map[ToolRef]string     // tools left out, and why (each logged once)
 	made         map[ToolRef]madeOffer  // the offer made of each hosted tool last time
 	exposedFrom  string                 // hostedKey of what exposed and routes were built from

@@ -62,6 +62,20 @@ func (c *Catalog) Route(name string) (ToolRef, bool) {
 	return ref, ok
 }
 
+// Withdrawn is the hosted tool an exposed name stood for when the pins
+// hide it (its definition changed since it was pinned, pin enforce): a
+// call by that name is told tool_changed, with the pins diff to run, not
+// unknown_tool.
+func (c *Catalog) Withdrawn(name string) (ToolRef, bool) {
+	if c.lists == nil {
+		return ToolRef{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ref, ok := c.withdrawn[name]
+	return ref, ok
+}
+
 // ExposedName is the aggregate name of server's tool, or "".
 func (c *Catalog) ExposedName(server, tool string) string {
 	if c.lists == nil {

@@ -163,7 +163,11 @@ func (c *Catalog) exposeHosted(want map[string]offer) bool {
 		}
 	}
 	c.exposed = ExposedNames(reqs, own...)
+	c.withdrawn = make(map[string]ToolRef, len(withdrawn))
 	for ref := range withdrawn {
+		if name, ok := c.exposed[ref]; ok {
+			c.withdrawn[name] = ref
+		}
 		delete(c.exposed, ref)
 	}
 	c.routes = make(map[string]ToolRef, len(c.exposed))

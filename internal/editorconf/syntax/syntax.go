@@ -13,7 +13,13 @@ package syntax
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tailscale/hujson"
 )
 
 // Error is where a file stops being what it should be: a 1-based line and
@@ -21,7 +27,10 @@ import (
 type Error struct {
 	Line, Column int
 	Message      string
+	Err          error // io.ErrUnexpectedEOF when the file ends too early
 }
+
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Message)
@@ -34,77 +43,65 @@ func (e *Error) Error() string {
 // so that a JSON error in the result has the line and column of the
 // original. A leading UTF-8 byte order mark becomes spaces too.
 //
-// Inside strings nothing is touched ("http://x" keeps its //). An
-// unterminated block comment is an *Error at the comment's start; anything
-// else that is not JSON is left for the JSON decoder to report.
+// It is tailscale/hujson's Standardize, whose contract this is, over the
+// byte order mark made spaces (hujson refuses one). What is not JSONC is an
+// *Error at the line and column hujson stopped at, quoting at most one
+// character of the file (a bare word there may be a secret).
 func StripJSONC(data []byte) ([]byte, error) {
-	out := bytes.Clone(data)
-	i := 0
-	if bytes.HasPrefix(out, []byte("\xef\xbb\xbf")) {
-		out[0], out[1], out[2] = ' ', ' ', ' '
-		i = 3
+	in := bytes.Clone(data)
+	if bytes.HasPrefix(in, []byte("\xef\xbb\xbf")) {
+		in[0], in[1], in[2] = ' ', ' ', ' '
 	}
-	blank := func(from, to int) {
-		for k := from; k < to; k++ {
-			if out[k] != '\n' && out[k] != '\r' {
-				out[k] = ' '
-			}
-		}
-	}
-	comma := -1 // a comma outside strings, not yet followed by a value
-	for i < len(out) {
-		switch c := out[i]; c {
-		case '"':
-			comma = -1
-			i++
-			for i < len(out) && out[i] != '"' {
-				if out[i] == '\\' {
-					i++
-				}
-				if i < len(out) && out[i] == '\n' {
-					break // JSON strings hold no newline: let the decoder say so
-				}
-				i++
-			}
-			i++
-		case '/':
-			switch {
-			case i+1 < len(out) && out[i+1] == '/':
-				end := bytes.IndexByte(out[i:], '\n')
-				if end < 0 {
-					end = len(out) - i
-				}
-				blank(i, i+end)
-				i += end
-			case i+1 < len(out) && out[i+1] == '*':
-				end := bytes.Index(out[i+2:], []byte("*/"))
-				if end < 0 {
-					line, col := LineCol(data, i)
-					return nil, &Error{Line: line, Column: col, Message: "invalid JSON: a /* comment is never closed with */"}
-				}
-				blank(i, i+2+end+2)
-				i += 2 + end + 2
-			default:
-				comma = -1
-				i++
-			}
-		case ',':
-			comma = i
-			i++
-		case '}', ']':
-			if comma >= 0 {
-				out[comma] = ' '
-			}
-			comma = -1
-			i++
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			comma = -1
-			i++
-		}
+	out, err := hujson.Standardize(in)
+	if err != nil {
+		return nil, jsoncError(data, err)
 	}
 	return out, nil
+}
+
+// jsoncError is hujson's refusal of data as an *Error of our own words.
+// hujson says where as "hujson: line L, column C: …" (columns in bytes, as
+// LineCol's), and its messages may quote a whole literal, so only the
+// position is kept, and what it found there is said from data itself.
+func jsoncError(data []byte, err error) error {
+	var line, col int
+	if _, serr := fmt.Sscanf(err.Error(), "hujson: line %d, column %d:", &line, &col); serr != nil || line < 1 {
+		line, col = 1, 1
+	}
+	msg := err.Error()
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) && strings.Contains(msg, "parsing comment"):
+		msg = "a /* comment is never closed with */"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		msg = "the file ends too early (is it empty or cut short?)"
+	case strings.Contains(msg, "invalid UTF-8 in comment"):
+		msg = "a comment holds invalid UTF-8"
+	case strings.Contains(msg, "after top-level value"):
+		msg = "more after the end of the document"
+	default:
+		msg = "unexpected character"
+		if r, _ := utf8.DecodeRune(data[min(offset(data, line, col), len(data)):]); r != utf8.RuneError {
+			msg = fmt.Sprintf("invalid character %q", r)
+		}
+	}
+	e := &Error{Line: line, Column: col, Message: "invalid JSON: " + msg}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		e.Err = io.ErrUnexpectedEOF
+	}
+	return e
+}
+
+// offset is the byte at a 1-based line and column (LineCol's inverse).
+func offset(data []byte, line, col int) int {
+	off := 0
+	for range line - 1 {
+		i := bytes.IndexByte(data[off:], '\n')
+		if i < 0 {
+			return len(data)
+		}
+		off += i + 1
+	}
+	return off + col - 1
 }
 
 // MaxTOMLDepth bounds the nesting of arrays and inline tables in a TOML

@@ -24,11 +24,29 @@ func TestStripJSONC(t *testing.T) {
 		{"\xef\xbb\xbf{}", "   {}"},                              // a byte order mark
 		{"{\"a\": 1}\r\n// end\r\n", "{\"a\": 1}\r\n      \r\n"}, // CRLF line ends stay
 		{`[1, 2 /* , */]`, `[1, 2        ]`},                     // a comma inside a comment is no comma
-		{`{"a": 1 / 2}`, `{"a": 1 / 2}`},                         // a lone slash is the decoder's to refuse
 	} {
 		got, err := StripJSONC([]byte(tc.in))
 		if err != nil || string(got) != tc.want {
 			t.Errorf("StripJSONC(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	// What is not JSONC is refused at its line and column, quoting one
+	// character at most.
+	for _, tc := range []struct {
+		in        string
+		line, col int
+		says      string
+	}{
+		{`{"a": 1 / 2}`, 1, 9, "invalid character '/'"},
+		{"{\n  \"k\": sk-SECRET\n}", 2, 8, "invalid character 's'"},
+		{"{} {}", 1, 4, "more after the end of the document"},
+		{"{\n\"a\": [1,\n", 3, 1, "the file ends too early"},
+		{"", 1, 1, "the file ends too early"},
+	} {
+		_, err := StripJSONC([]byte(tc.in))
+		var e *Error
+		if !errors.As(err, &e) || e.Line != tc.line || e.Column != tc.col || !strings.Contains(e.Message, tc.says) || strings.Contains(e.Message, "SECRET") {
+			t.Errorf("StripJSONC(%q) = %v (%+v); want line %d, column %d: %s", tc.in, err, e, tc.line, tc.col, tc.says)
 		}
 	}
 	_, err := StripJSONC([]byte("{\n  \"a\": 1 /* never closed\n}"))
