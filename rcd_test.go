@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/testbuild"
 )
 
 // TestMain lets the test binary play the service's process for
@@ -32,7 +34,18 @@ func TestMain(m *testing.M) {
 			os.Exit(3)
 		}
 	}
-	os.Exit(m.Run())
+	// Every colibri these tests start (make install's, check --probe of
+	// the installed sample) keeps its pins and state in a folder of the
+	// run's, never the machine's /var/db/colibri.
+	dir := testbuild.MustDir()
+	checkState := testbuild.IsolatePins(dir)
+	code := m.Run()
+	if err := checkState(); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
+		code = 1
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // rcEnv is rc.d/colibri_mcp made runnable here: its fixed paths point into a

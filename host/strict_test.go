@@ -14,6 +14,7 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
 // A hosted server's message of the hostile corpus (testdata/strict/) that
@@ -145,23 +146,56 @@ func TestCorpusFromARemoteServer(t *testing.T) {
 // answer at (a method, or "notify": before each call's answer) with item
 // (its "id":1 made the request's id), as a JSON body or as a stream's event.
 func rawRemote(events bool, at, item string) http.Handler {
+	return rawRemoteFramed(events, at, item, func(i int, msg string, _ bool) string {
+		return fmt.Sprintf("id: %d\ndata: %s\n\n", i, msg)
+	})
+}
+
+// rawRemoteFramed is rawRemote writing each event as frame has it (i from
+// 1; last: the stream's last event).
+func rawRemoteFramed(events bool, at, item string, frame func(i int, msg string, last bool) string) http.Handler {
+	answers := rawAnswers(at, item)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.WriteHeader(http.StatusMethodNotAllowed)
 			return
 		}
+		body, _ := io.ReadAll(r.Body)
+		out, ok := answers(body)
+		if !ok {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		if out == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Mcp-Session-Id", "s1")
+		if !events {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, out[len(out)-1])
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i, msg := range out {
+			io.WriteString(w, frame(i+1, msg, i == len(out)-1))
+		}
+	})
+}
+
+// rawAnswers answers a request's body as rawRemote does: nil for a
+// notification, false for a body that is not a message.
+func rawAnswers(at, item string) func(body []byte) ([]string, bool) {
+	return func(body []byte) ([]string, bool) {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 		}
-		body, _ := io.ReadAll(r.Body)
 		if json.Unmarshal(body, &m) != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
+			return nil, false
 		}
 		if m.ID == nil {
-			w.WriteHeader(http.StatusAccepted)
-			return
+			return nil, true
 		}
 		answer := func(result string) string {
 			return `{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`
@@ -184,15 +218,76 @@ func rawRemote(events bool, at, item string) http.Handler {
 		default:
 			out = append(out, answer(`{}`))
 		}
-		w.Header().Set("Mcp-Session-Id", "s1")
-		if !events {
-			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, out[len(out)-1])
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		for i, msg := range out {
-			fmt.Fprintf(w, "id: %d\ndata: %s\n\n", i+1, msg)
+		return out, true
+	}
+}
+
+// An event is screened however the server frames it, as go-sdk's clients
+// read it: the last event of a stream that ends without its blank line
+// (read at EOF), data split over several lines or ended by "\r\n", and on
+// the SSE transport an event of any name (its client reads them all).
+func TestRemoteEventsFramedEveryWay(t *testing.T) {
+	const item = `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"read_file","name":"delete_file","inputSchema":{"type":"object"}}]}}`
+	for name, frame := range map[string]func(int, string, bool) string{
+		"unterminated": func(i int, msg string, last bool) string {
+			if last {
+				return fmt.Sprintf("id: %d\ndata: %s", i, msg)
+			}
+			return fmt.Sprintf("id: %d\ndata: %s\n\n", i, msg)
+		},
+		"split over data lines, CRLF": func(i int, msg string, _ bool) string {
+			half := strings.Index(msg, ",")
+			return fmt.Sprintf("id: %d\r\ndata: %s\r\ndata: %s\r\n\r\n", i, msg[:half+1], msg[half+1:])
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(rawRemoteFramed(true, "tools/list", item, frame))
+			defer srv.Close()
+			h := newHarness(t, host.Options{})
+			_, err := h.ListTools(t.Context(), remoteSrv(srv.URL+"/mcp"), nil)
+			if e := wantKind(t, err, failure.KindProtocol, failure.PhaseList); !strings.Contains(e.Error(), "at /result/tools/0/name") {
+				t.Errorf("message %q, want the location", e.Error())
+			}
+		})
+	}
+	t.Run("SSE transport, an event of another name", func(t *testing.T) {
+		answers := rawAnswers("tools/list", item)
+		events := make(chan string, 16)
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /sse", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "event: endpoint\ndata: /msg\n\n")
+			w.(http.Flusher).Flush()
+			for {
+				select {
+				case msg := <-events:
+					fmt.Fprintf(w, "event: other\ndata: %s\n\n", msg)
+					w.(http.Flusher).Flush()
+				case <-r.Context().Done():
+					return
+				}
+			}
+		})
+		mux.HandleFunc("POST /msg", func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			out, ok := answers(body)
+			if !ok {
+				w.WriteHeader(http.StatusBadRequest)
+				return
+			}
+			w.WriteHeader(http.StatusAccepted)
+			for _, msg := range out {
+				events <- msg
+			}
+		})
+		srv := httptest.NewServer(mux)
+		defer srv.Close()
+		h := newHarness(t, host.Options{})
+		entry := remoteSrv(srv.URL + "/sse")
+		entry.Transport = registry.TransportSSE
+		_, err := h.ListTools(t.Context(), entry, nil)
+		if e := wantKind(t, err, failure.KindProtocol, failure.PhaseList); !strings.Contains(e.Error(), "at /result/tools/0/name") {
+			t.Errorf("message %q, want the location", e.Error())
 		}
 	})
 }

@@ -58,15 +58,19 @@ func (h *Host) open(ctx context.Context, srv *registry.Server, caller *session.C
 	return s, nil
 }
 
-// runnerHint puts launch.RunnerHint first in the hint of a failed
-// initialize of a server a package runner starts: a silent download reads
-// like a hung server.
+// runnerHint puts launch.RunnerHint (a package runner's silent download
+// reads like a hung server) and launch.SandboxDeniedHint (the sandbox's
+// refusal reads like a server bug) first in the hint of a failed
+// initialize.
 func runnerHint(srv *registry.Server, err error) {
 	var fe *failure.Error
 	if !errors.As(err, &fe) || fe.Phase != failure.PhaseInitialize {
 		return
 	}
-	if h := launch.RunnerHint(srv, fe.Kind == failure.KindTimeout); h != "" {
+	for _, h := range []string{launch.RunnerHint(srv, fe.Kind == failure.KindTimeout), launch.SandboxDeniedHint(srv, fe.StderrTail)} {
+		if h == "" {
+			continue
+		}
 		if fe.Hint != "" {
 			h += "; " + fe.Hint
 		}

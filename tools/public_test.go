@@ -95,3 +95,26 @@ func TestHostileStderrTailInText(t *testing.T) {
 		}
 	}
 }
+
+// Over HTTP (HideFolders) the servers tool names each command, argument
+// and working directory by its last element: what runs, never where on
+// this machine. Over stdio the whole path stays.
+func TestServersOverHTTPNameNoFolder(t *testing.T) {
+	const folder = "/srv/secret-layout/opt"
+	reg := newLive(map[string]*registry.Server{
+		"app": {Command: folder + "/bin/app-server", Args: []string{"--root", folder + "/data", "--port=3000"}, Cwd: folder + "/work"},
+	})
+	for _, hide := range []bool{true, false} {
+		h := host.New(host.Options{Timeout: 10 * time.Second})
+		t.Cleanup(h.Close)
+		svc := tools.New(tools.Options{Registry: reg.load, ConfigPath: folder + "/external-mcp.json", Host: h, RegistryPoll: -1, HideFolders: hide})
+		t.Cleanup(svc.Close)
+		text := structuredJSON(t, callTool(t, connect(t, svc), tools.ServersTool, map[string]any{}))
+		if !strings.Contains(text, "app-server") || !strings.Contains(text, "--port=3000") {
+			t.Errorf("hide %v: the command is not named: %s", hide, text)
+		}
+		if got := strings.Contains(text, folder); got == hide {
+			t.Errorf("hide %v: names the folder %v: %s", hide, got, text)
+		}
+	}
+}

@@ -362,9 +362,51 @@ func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
 				info.Spare.Error = s.detail(st.Open)
 			}
 		}
+		if s.opts.HideFolders {
+			hideFolders(&info)
+		}
 		out.Servers = append(out.Servers, info)
 	}
+	if s.opts.HideFolders {
+		out.ConfigPath = answer.WithoutFolders(out.ConfigPath)
+	}
 	return out, nil
+}
+
+// hideFolders cuts the absolute paths of info to their last element, for
+// callers over HTTP: the command's name, its arguments and the sandbox's
+// grants say what runs, never where on this machine (docs/security.md#the-network-face).
+func hideFolders(info *ServerInfo) {
+	info.Command = answer.WithoutFolders(info.Command)
+	if info.Args != nil {
+		args := make([]string, len(info.Args))
+		for i, a := range info.Args {
+			args[i] = answer.WithoutFolders(a)
+		}
+		info.Args = args
+	}
+	info.Cwd = answer.WithoutFolders(info.Cwd)
+	info.Confinement = answer.WithoutFolders(info.Confinement)
+	if sb := info.Sandbox; sb != nil {
+		cp := *sb
+		cut := func(paths []string) []string {
+			if paths == nil {
+				return nil
+			}
+			out := make([]string, len(paths))
+			for i, p := range paths {
+				out[i] = answer.WithoutFolders(p)
+			}
+			return out
+		}
+		cp.Read, cp.Write, cp.Unix = cut(sb.Read), cut(sb.Write), cut(sb.Unix)
+		info.Sandbox = &cp
+	}
+	if j := info.Jail; j != nil {
+		cp := *j
+		cp.Path, cp.RootPath = answer.WithoutFolders(j.Path), answer.WithoutFolders(j.RootPath)
+		info.Jail = &cp
+	}
 }
 
 // ListTools lists the tools of one server, or of every server concurrently

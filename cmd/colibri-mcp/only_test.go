@@ -587,3 +587,29 @@ func TestOnlyListChanged(t *testing.T) {
 		t.Errorf("tools/list after list_changed: %v %v", tl, err)
 	}
 }
+
+// The TypeScript SDK's client, offering sampling and elicitation, answers
+// server-everything's tools that ask for them, through serve --only.
+func TestOnlyTypeScriptClientAnswersTheServer(t *testing.T) {
+	t.Parallel()
+	e := everything(t)
+	e["everything"]["pin"] = "off" // the tools that ask appear only to a client offering what they ask for
+	script, _ := filepath.Abs("../../testdata/peers/ts-only.mjs")
+	cmd := exec.Command("node", script, colibriBin, writeRegistry(t, e))
+	cmd.Dir = filepath.Dir(script)
+	cmd.Env = append(os.Environ(), pinEnv(t))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ts-only: %v\n%s%s", err, out, stderr.String())
+	}
+	var summary struct {
+		Server  string
+		Prompts []string
+		Asked   struct{ Sampling, Elicitation int }
+	}
+	if err := json.Unmarshal(out, &summary); err != nil || summary.Asked.Sampling != 1 || summary.Asked.Elicitation != 1 || len(summary.Prompts) == 0 {
+		t.Errorf("ts-only: %v %s", err, out)
+	}
+}

@@ -39,3 +39,23 @@ func RunnerHint(srv *registry.Server, timedOut bool) string {
 	}
 	return ""
 }
+
+// deniedWords are how programs say the kernel refused them a file or a
+// socket (EACCES, EPERM): Node's, Python's and libc's words.
+var deniedWords = []string{"EACCES", "EPERM", "Permission denied", "Operation not permitted", "PermissionError"}
+
+// SandboxDeniedHint is what to say when srv runs in colibri's sandbox and
+// its stderr (tail) says the kernel refused it something: it reads like a
+// server bug, and is the sandbox keeping to what the entry grants. "" when
+// srv has no sandbox or tail says no such thing.
+func SandboxDeniedHint(srv *registry.Server, tail string) string {
+	if srv.Sandbox == nil || srv.Sandbox.Off || srv.URL != "" {
+		return ""
+	}
+	for _, w := range deniedWords {
+		if strings.Contains(tail, w) {
+			return `the server runs in colibri's sandbox, which refuses every path its entry does not grant: its "permission denied" is likely the sandbox's; grant what it needs with "read" or "write" in the entry's sandbox (colibri-mcp add --read PATH / --write PATH), and see what colibri-mcp check --probe says (docs/security.md)`
+		}
+	}
+	return ""
+}

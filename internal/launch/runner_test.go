@@ -27,3 +27,22 @@ func TestRunnerHint(t *testing.T) {
 		}
 	}
 }
+
+func TestSandboxDeniedHint(t *testing.T) {
+	sb := &registry.Sandbox{}
+	for _, tc := range []struct {
+		srv  registry.Server
+		tail string
+		want bool
+	}{
+		{registry.Server{Command: "node", Sandbox: sb}, "Error: EACCES: permission denied, open '/home/me/.config/x.json'", true},
+		{registry.Server{Command: "python3", Sandbox: sb}, "PermissionError: [Errno 13] Permission denied: '/data'", true},
+		{registry.Server{Command: "node"}, "Error: EACCES: permission denied", false},
+		{registry.Server{Command: "node", Sandbox: &registry.Sandbox{Off: true}}, "EACCES", false},
+		{registry.Server{Command: "node", Sandbox: sb}, "Error: no API key", false},
+	} {
+		if got := SandboxDeniedHint(&tc.srv, tc.tail) != ""; got != tc.want {
+			t.Errorf("%+v, %q: hint %v, want %v", tc.srv.Sandbox, tc.tail, got, tc.want)
+		}
+	}
+}

@@ -41,6 +41,10 @@ type eventBody struct {
 	// HTTP, which resumes by them); else nothing of it (the SSE transport
 	// takes every event for a message).
 	keepIDs bool
+	// everyEvent: every event's data is a message, whatever the event's
+	// name (go-sdk's SSE transport client reads them all so), not only
+	// those named "message" or nothing (its Streamable client's).
+	everyEvent bool
 
 	buf   [32 << 10]byte
 	event []byte // the current event's lines so far, as read
@@ -63,9 +67,11 @@ func (b *eventBody) Read(p []byte) (int, error) {
 		}
 		if err != nil {
 			// What is left is an event the server never ended: the SDK
-			// reads it as one (its scanner does at EOF).
-			b.out = append(b.out, b.event...)
-			b.event = nil
+			// reads it as one (its scanner does at EOF), so it is screened
+			// and relayed as one.
+			if len(b.event) > 0 {
+				b.done()
+			}
 			b.err = err
 		}
 	}
@@ -122,7 +128,7 @@ func (b *eventBody) take(chunk []byte) error {
 
 // done hands on the event just ended (b.event, its blank line included).
 func (b *eventBody) done() {
-	ev := b.c.screenEvent(b.event) // strict.go
+	ev := b.c.screenEvent(b.event, b.everyEvent) // strict.go
 	b.event = nil
 	if b.relay != nil {
 		if kept, taken := b.relayed(ev); taken {

@@ -404,7 +404,9 @@ func (t *roundTripper) send(r *http.Request, x *Exchange) (*http.Response, error
 		// Streamable HTTP's streams (a POST's answer, a resumed one) keep
 		// the ids of relayed events; the SSE transport's takes none.
 		keep := acceptsMCP(r.Header.Values("Accept")) || r.Header.Get("Last-Event-ID") != ""
-		resp.Body = &eventBody{c: t.c, rc: resp.Body, relay: t.c.relayFunc(), keepIDs: keep}
+		// (And only the SSE transport's stream is answered to an Accept
+		// of text/event-stream alone: its client reads every event.)
+		resp.Body = &eventBody{c: t.c, rc: resp.Body, relay: t.c.relayFunc(), keepIDs: keep, everyEvent: !keep}
 	} else {
 		resp.Body = &limitBody{c: t.c, rc: resp.Body}
 		if mt == "application/json" {

@@ -39,8 +39,9 @@ func (c *Conn) screen(msg []byte) []byte {
 
 // screenEvent is an event (its lines as read, its blank line included) with
 // its data screened: events that are no message (an endpoint, a priming
-// event with no data) pass as they are.
-func (c *Conn) screenEvent(ev []byte) []byte {
+// event with no data, and, unless every is set, an event of another name
+// than "message") pass as they are.
+func (c *Conn) screenEvent(ev []byte, every bool) []byte {
 	var name string
 	var data []byte
 	lines := 0
@@ -58,7 +59,7 @@ func (c *Conn) screenEvent(ev []byte) []byte {
 			}
 		}
 	}
-	if len(data) == 0 || (name != "" && name != "message") {
+	if len(data) == 0 || (!every && name != "" && name != "message") {
 		return ev
 	}
 	screened := c.screen(data)
