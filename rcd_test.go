@@ -441,3 +441,23 @@ func (e *rcEnv) write(t *testing.T, name, text string) {
 		t.Fatal(err)
 	}
 }
+
+// A state folder or run-as user that rc.subr's word splitting would tear
+// apart (command_args is split on blanks) or that a command would read as
+// an option is refused with its name, before anything is made or started.
+func TestRCDStateDirOddNames(t *testing.T) {
+	for _, conf := range []string{
+		"colibri_mcp_runas=mcp\ncolibri_mcp_state_dir='/var/db/my colibri'\n",
+		"colibri_mcp_runas='-mcp'\n",
+		"colibri_mcp_runas='mcp x'\n",
+	} {
+		e := newRCEnv(t, "colibri_mcp_enable=YES\n"+conf)
+		_, stderr, err := e.run(t, "start")
+		if err == nil || e.read("daemon.argv") != "" || e.read("install.argv") != "" {
+			t.Errorf("%q: %v %q; daemon %q; install %q", conf, err, stderr, e.read("daemon.argv"), e.read("install.argv"))
+		}
+		if !strings.Contains(stderr, "colibri_mcp_state_dir") && !strings.Contains(stderr, "colibri_mcp_runas") {
+			t.Errorf("%q: the refusal names no setting: %q", conf, stderr)
+		}
+	}
+}

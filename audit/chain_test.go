@@ -264,3 +264,22 @@ func BenchmarkWrite(b *testing.B) {
 		w.Write(r)
 	}
 }
+
+// A carriage return added before a line's newline is a changed byte: the
+// digest is over the line's bytes without its newline only (bufio's
+// ScanLines would drop the CR and let the edit pass).
+func TestChainCarriageReturnIsAChangedByte(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	writeLog(t, path, Options{Instance: "web1"}, 4).Close()
+	lines := rawLines(t, path)
+	crlf := append([]string(nil), lines...)
+	crlf[1] = strings.TrimSuffix(crlf[1], "\n") + "\r\n"
+	_, err := verifyLines(crlf, nil)
+	wantBreak(t, "a CR added to line 2", err, 2, 3)
+	all := make([]string, len(lines))
+	for i, l := range lines {
+		all[i] = strings.TrimSuffix(l, "\n") + "\r\n"
+	}
+	_, err = verifyLines(all, nil)
+	wantBreak(t, "a file converted to CRLF", err, 1, 2)
+}

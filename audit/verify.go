@@ -76,6 +76,7 @@ func Verify(sources []Source, key []byte) (*Report, error) {
 	for i, src := range sources {
 		sc := bufio.NewScanner(src.R)
 		sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
+		sc.Split(splitNewline)
 		n := 0
 		for sc.Scan() {
 			n++
@@ -150,4 +151,18 @@ func Verify(sources []Source, key []byte) (*Report, error) {
 		}
 	}
 	return r, nil
+}
+
+// splitNewline is bufio.ScanLines without its dropping of a carriage
+// return before the newline: prev is over a line's bytes without its
+// newline only, so a CR added to a line (a file converted to CRLF) is a
+// changed byte that breaks the chain, not an edit that passes.
+func splitNewline(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, data[:i], nil
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
 }

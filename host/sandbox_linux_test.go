@@ -7,12 +7,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -221,9 +223,10 @@ func TestSandboxUnixGrant(t *testing.T) {
 // Egress by destination ("net": [destinations]): through the egress proxy
 // a listed loopback literal is reached; an unlisted one and a listed name
 // that resolves to loopback are refused (403 naming the destination), as
-// are direct TCP (the kernel) and UDP; both are counted. Without a network
-// namespace of its own the sandbox falls back to Landlock's TCP rule, by
-// port, which only best_effort accepts.
+// are direct TCP and UDP, which reach nothing; refusals and connections
+// are counted. Where user namespaces are available the server runs in a
+// network namespace of its own (its loopback is not the machine's); else
+// only best_effort runs it, under Landlock's TCP rule, by port.
 func TestSandboxEgressByDestination(t *testing.T) {
 	var mu sync.Mutex
 	refused, connected := map[string]int{}, map[string]int{}
@@ -235,30 +238,53 @@ func TestSandboxEgressByDestination(t *testing.T) {
 	defer reached.Close()
 	other := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { io.WriteString(rw, "the other") }))
 	defer other.Close()
+	udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
 	listed := strings.TrimPrefix(reached.URL, "http://")
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(other.URL, "http://"))
 	// localhost by name: it resolves to loopback, which is listed as a
 	// literal for the other port only.
 	sb := &registry.Sandbox{Destinations: []string{listed, "localhost:" + port}, At: "/servers/prisoner/sandbox"}
-	_, err := w.h.ListTools(t.Context(), prisoner(sb), nil)
-	if e := wantKind(t, err, failure.KindSandbox, failure.PhaseSpawn); !strings.Contains(e.Error(), "network namespace") {
-		t.Errorf("without best_effort: %q should say what is missing", e.Error())
+	confined := prisoner(sb)
+	netns := userNamespaces()
+	if _, err := w.h.ListTools(t.Context(), confined, nil); !netns {
+		if e := wantKind(t, err, failure.KindSandbox, failure.PhaseSpawn); !strings.Contains(e.Error(), "network namespace") {
+			t.Errorf("without best_effort: %q should say what is missing", e.Error())
+		}
+		be := *sb
+		be.BestEffort = true
+		confined = prisoner(&be)
+	} else if err != nil {
+		t.Fatalf("in a network namespace of its own: %v", err)
 	}
-	be := *sb
-	be.BestEffort = true
-	confined := prisoner(&be)
 	free := prisoner(nil)
 	for _, args := range []map[string]any{
 		{"op": "tcp", "addr": listed},
 		{"op": "tcp", "addr": strings.TrimPrefix(other.URL, "http://")},
-		{"op": "udp", "addr": listed},
 	} {
 		if got := w.try(t, free, args); !strings.HasPrefix(got, "ok: ") {
 			t.Fatalf("unconfined %v: %s (else this proves nothing)", args, got)
 		}
-		if got := w.try(t, confined, args); !strings.Contains(got, "permission denied") && !strings.Contains(got, "operation not permitted") {
-			t.Errorf("confined %v: %s, want the kernel's refusal", args, got)
+		if got := w.try(t, confined, args); strings.HasPrefix(got, "ok: ") {
+			t.Errorf("confined %v: %s, want refused", args, got)
 		}
+	}
+	udpArgs := map[string]any{"op": "udp", "addr": udp.LocalAddr().String()}
+	buf := make([]byte, 64)
+	if got := w.try(t, free, udpArgs); !strings.HasPrefix(got, "ok: ") {
+		t.Fatalf("unconfined udp: %s", got)
+	}
+	udp.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, _, err := udp.ReadFrom(buf); err != nil {
+		t.Fatalf("the unconfined datagram did not arrive: %v", err)
+	}
+	w.try(t, confined, udpArgs) // refused (fallback), or sent into its own loopback (namespace)
+	udp.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if _, _, err := udp.ReadFrom(buf); err == nil {
+		t.Error("the confined server's datagram reached the machine's loopback")
 	}
 	if got := w.try(t, confined, map[string]any{"op": "fetch", "addr": reached.URL + "/"}); got != "ok: 200 reached" {
 		t.Errorf("through the proxy to the listed literal: %s", got)
@@ -273,7 +299,18 @@ func TestSandboxEgressByDestination(t *testing.T) {
 	if refused["prisoner"] != 2 || connected["prisoner"] != 1 {
 		t.Errorf("refused %d, connected %d; want 2 and 1", refused["prisoner"], connected["prisoner"])
 	}
-	if line := w.h.Confinement(confined); !strings.Contains(line, "net "+listed+",localhost:"+port) || !strings.Contains(line, "Landlock's TCP rule") {
-		t.Errorf("confinement %q should name the destinations and the fallback", line)
+	line := w.h.Confinement(confined)
+	if !strings.Contains(line, "net "+listed+",localhost:"+port) || netns == strings.Contains(line, "Landlock's TCP rule") {
+		t.Errorf("confinement %q should name the destinations, and the fallback where there is one", line)
 	}
+}
+
+// userNamespaces reports whether this machine starts a process in a user
+// and network namespace of its own.
+func userNamespaces() bool {
+	cmd := exec.Command("/bin/true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}}
+	return cmd.Run() == nil
 }

@@ -31,6 +31,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,6 +114,23 @@ func New(opts Options) (*Proxy, error) {
 		ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug)}
 	go p.srv.Serve(ln)
 	return p, nil
+}
+
+// ListenUnix serves the proxy on a pathname Unix socket as well (mode
+// 0600), for the forwarders of servers in network namespaces of their own;
+// Close removes it.
+func (p *Proxy) ListenUnix(path string) error {
+	os.Remove(path) // a socket left by a colibri killed before it could remove it
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return fmt.Errorf("egress proxy: %w", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return fmt.Errorf("egress proxy: %w", err)
+	}
+	go p.srv.Serve(ln)
+	return nil
 }
 
 // Addr is the address the proxy listens on.

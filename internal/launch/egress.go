@@ -2,7 +2,10 @@ package launch
 
 import (
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/egress"
@@ -60,6 +63,13 @@ func (b *Builder) egressGrant(srv *registry.Server) (*egress.Grant, error) {
 		}
 		b.proxy = p
 		b.grants = map[string]*egress.Grant{}
+		b.proxySock = ""
+		if b.netnsAvailable() {
+			sock := filepath.Join(b.stateDir(), "egress-"+strconv.Itoa(os.Getpid())+".sock")
+			if err := os.MkdirAll(filepath.Dir(sock), 0o700); err == nil && len(sock) < 100 && p.ListenUnix(sock) == nil {
+				b.proxySock = sock
+			}
+		}
 	}
 	var dests []dest.Destination
 	for _, s := range sb.Destinations {
@@ -80,6 +90,9 @@ func (b *Builder) Close() {
 	defer b.egressMu.Unlock()
 	if b.proxy != nil {
 		b.proxy.Close()
-		b.proxy, b.grants = nil, nil
+		if b.proxySock != "" {
+			os.Remove(b.proxySock)
+		}
+		b.proxy, b.grants, b.proxySock = nil, nil, ""
 	}
 }

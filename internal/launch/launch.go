@@ -29,6 +29,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/redact"
 	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
+	"github.com/colibri-mcp/colibri-mcp/internal/sandbox/early"
 	"github.com/colibri-mcp/colibri-mcp/jail"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -66,12 +67,15 @@ type Config struct {
 // Builder builds the commands of registry entries. It is safe for
 // concurrent use.
 type Builder struct {
-	cfg      Config
-	egressMu sync.Mutex
-	proxy    *egress.Proxy            // started for the first sandbox with a "net" list
-	grants   map[string]*egress.Grant // by server, destinations and max_connections
-	seq      atomic.Uint64            // ephemeral jails' names
-	warned   sync.Map                 // server name → true once a best_effort sandbox's missing rules were logged
+	cfg       Config
+	egressMu  sync.Mutex
+	proxy     *egress.Proxy // started for the first sandbox with a "net" list
+	proxySock string        // its Unix socket, for servers in network namespaces of their own; "": none
+	netnsOnce sync.Once
+	netnsOK   bool
+	grants    map[string]*egress.Grant // by server, destinations and max_connections
+	seq       atomic.Uint64            // ephemeral jails' names
+	warned    sync.Map                 // server name → true once a best_effort sandbox's missing rules were logged
 }
 
 // New returns a Builder with cfg, defaults filled in.
@@ -198,6 +202,7 @@ func (b *Builder) Command(srv *registry.Server) (*exec.Cmd, *redact.Set, error) 
 // jail.
 func (b *Builder) wrapCmd(srv *registry.Server, own map[string]string) (*exec.Cmd, error) {
 	var err error
+	var netns bool // the launcher starts in a network namespace of its own
 	env := childEnv(b.cfg.Environ(), srv.PassEnv, own)
 
 	argv := append([]string{srv.Command}, srv.Args...)
@@ -218,6 +223,7 @@ func (b *Builder) wrapCmd(srv *registry.Server, own map[string]string) (*exec.Cm
 		if proxyURL != "" {
 			env = proxyEnv(env, proxyURL)
 		}
+		netns = strings.HasPrefix(proxyURL, "http://") && b.proxySockIn(argv)
 	} else {
 		spec := jailSpec(srv.Jail)
 		spec.Cwd = srv.Cwd // jexec -d: a directory inside the jail
@@ -259,6 +265,9 @@ func (b *Builder) wrapCmd(srv *registry.Server, own map[string]string) (*exec.Cm
 		Args:        argv,
 		Env:         env,
 		SysProcAttr: sysProcAttr(),
+	}
+	if netns {
+		cmd.SysProcAttr = netnsAttr(cmd.SysProcAttr)
 	}
 	if srv.Jail == nil {
 		cmd.Dir = srv.Dir // the registry's folder, unless cwd says otherwise
@@ -334,19 +343,23 @@ func (b *Builder) plan(srv *registry.Server, argv []string) (*sandbox.Plan, stri
 	state := b.stateDir()
 	var proxyURL string
 	var proxyPort int
+	var proxySock string
 	if sb.Destinations != nil {
 		g, err := b.egressGrant(srv)
 		if err != nil {
 			return fail(failure.KindSandbox, fmt.Errorf("%s: starting the egress proxy: %w", sb.At, err), "")
 		}
 		proxyURL, proxyPort = g.URL, g.Port()
+		b.egressMu.Lock()
+		proxySock = b.proxySock
+		b.egressMu.Unlock()
 	}
 	plan, warning, err := sandbox.Prepare(sandbox.Input{
 		Server: srv.Name,
 		Spec: sandbox.Spec{Read: sb.Read, Write: sb.Write, Unix: sb.Unix, Net: sb.NetAllowed(),
 			MaxMemoryMB: sb.MaxMemoryMB, MaxCPUSeconds: sb.MaxCPUSeconds, MaxOpenFiles: sb.OpenFiles(),
 			HomePerRequest: sb.Home == registry.HomePerRequest, BestEffort: sb.BestEffort,
-			Egress: sb.Destinations != nil, ProxyPort: proxyPort},
+			Egress: sb.Destinations != nil, ProxyPort: proxyPort, ProxySock: proxySock},
 		Argv:     argv,
 		Dir:      dir,
 		StateDir: state,
@@ -405,6 +418,13 @@ func (b *Builder) Confinement(srv *registry.Server) string {
 		line += "; best_effort: " + warning
 	}
 	return line
+}
+
+// proxySockIn reports whether the launcher's argv asks for a network
+// namespace of its own (the plan names the egress proxy's Unix socket).
+func (b *Builder) proxySockIn(argv []string) bool {
+	return slices.ContainsFunc(argv, func(a string) bool { return strings.HasPrefix(a, early.KeyNetns+"=") }) &&
+		slices.Index(argv, early.End) > slices.IndexFunc(argv, func(a string) bool { return strings.HasPrefix(a, early.KeyNetns+"=") })
 }
 
 // stateDir is colibri's state folder: StateDir, else

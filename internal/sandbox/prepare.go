@@ -25,8 +25,12 @@ type Spec struct {
 	HomePerRequest bool
 	// Egress is a "net" list: the server reaches the egress proxy on
 	// ProxyPort (loopback) and nothing else.
-	Egress     bool
-	ProxyPort  int
+	Egress    bool
+	ProxyPort int
+	// ProxySock is the egress proxy's Unix socket where colibri starts the
+	// launcher in a network namespace of its own; "": user namespaces are
+	// not available, and only best_effort's per-port fallback is left.
+	ProxySock  string
 	BestEffort bool
 }
 
@@ -118,10 +122,11 @@ func Prepare(in Input) (*Plan, string, error) {
 		warning = msg + `; running with what the kernel has ("best_effort": true)`
 	}
 	// A "net" list: the server in a network namespace of its own is what
-	// isolates it; colibri does not make one yet, so what is left is
-	// Landlock's TCP rule, by port (ABI 4): best_effort's fallback.
-	if in.Spec.Egress {
-		msg := "egress by destination keeps a server to its proxy by a network namespace of its own, which this colibri does not set up"
+	// isolates it (ProxySock: colibri starts the launcher in one); where
+	// user namespaces are not available, what is left is Landlock's TCP
+	// rule, by port (ABI 4): best_effort's fallback.
+	if in.Spec.Egress && in.Spec.ProxySock == "" {
+		msg := "egress by destination keeps a server to its proxy by a network namespace of its own, and unprivileged user namespaces are not available here"
 		switch {
 		case in.ABI < 4:
 			return nil, "", &Error{Msg: msg + fmt.Sprintf("; its fallback, Landlock's TCP rule, needs ABI 4 (this kernel: %d)", max(in.ABI, 0))}
@@ -146,6 +151,7 @@ func Prepare(in Input) (*Plan, string, error) {
 	p := &Plan{
 		UnixOpen:   unixOpen,
 		ProxyPort:  in.Spec.ProxyPort,
+		ProxySock:  in.Spec.ProxySock,
 		Net:        in.Spec.Net || in.Spec.Egress, // TCP to the proxy: its rules are ProxyPort's
 		MemoryMB:   in.Spec.MaxMemoryMB,
 		CPUSeconds: in.Spec.MaxCPUSeconds,

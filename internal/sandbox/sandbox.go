@@ -65,6 +65,11 @@ type Plan struct {
 	// ProxyPort, with a "net" list, is the egress proxy's port: the one
 	// TCP port the server may connect to (Landlock), no UDP (seccomp).
 	ProxyPort int
+	// ProxySock, with a "net" list where user namespaces are available, is
+	// the egress proxy's Unix socket: the launcher, which colibri starts
+	// in a user and network namespace of its own, forwards 127.0.0.1:
+	// ProxyPort inside it there; "": the per-port fallback.
+	ProxySock string
 	// MemoryMB bounds each process's private writable memory
 	// (RLIMIT_DATA); 0: no bound.
 	MemoryMB int64
@@ -118,6 +123,9 @@ func (p *Plan) args() []string {
 	if p.ProxyPort > 0 {
 		add(early.KeyPort, strconv.Itoa(p.ProxyPort))
 	}
+	if p.ProxySock != "" {
+		add(early.KeyNetns, p.ProxySock)
+	}
 	if p.MemoryMB > 0 {
 		add(early.KeyMem, strconv.FormatInt(p.MemoryMB, 10))
 	}
@@ -148,7 +156,7 @@ func parseArgv(args []string) (*Plan, []string, error) {
 		return nil, nil, err
 	}
 	return &Plan{Read: ep.Read, Write: ep.Write, Devices: ep.Devices, Unix: ep.Unix, Home: ep.Home, Tmp: ep.Tmp, Net: ep.Net,
-		MemoryMB: ep.MemoryMB, CPUSeconds: ep.CPUSeconds, OpenFiles: ep.OpenFiles, ABI: ep.ABI, ProxyPort: int(ep.Port)}, ep.Argv, nil
+		MemoryMB: ep.MemoryMB, CPUSeconds: ep.CPUSeconds, OpenFiles: ep.OpenFiles, ABI: ep.ABI, ProxyPort: int(ep.Port), ProxySock: ep.ProxySock}, ep.Argv, nil
 }
 
 // Cleanup removes what the launcher made for a process, given the argv it

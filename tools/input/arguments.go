@@ -76,17 +76,20 @@ func Arguments(raw json.RawMessage) (map[string]any, json.RawMessage, error) {
 	return m, raw, nil
 }
 
-// MaxValues bounds the values (array elements, object members, the
-// scalars and containers they hold) of a call's input that colibri decodes
-// generically, for a schema check. A value takes two bytes in JSON ("0,")
-// and far more decoded (an interface, its boxed number or string, the
-// slice or map slot holding it, and what the schema check, the audit log
-// and the call's record then hold of it): 4 MiB of small values, two
-// million of them, cost colibri 173 MB of peak RSS (measured) where their
-// bytes cost 4, and 250,000 small members 93 MB. 65,536 values is more
-// than a model writes in one call (a value is a token or more), and
-// decode in a few megabytes.
-const MaxValues = 1 << 16
+// MaxValues bounds the values (array elements, object members' keys and
+// values, the scalars and containers they hold) of a call's input that
+// colibri decodes generically, for a schema check. A value takes two bytes
+// in JSON ("0,") and far more decoded (an interface, its boxed number or
+// string, the slice or map slot holding it, and what the schema check, the
+// audit log and the call's record then hold of it): 4 MiB of small values,
+// two million of them, cost colibri 173 MB of peak RSS (measured) where
+// their bytes cost 4. A member's key is a value of its own (a decoded
+// string in a map slot): 240,000 small members cost 84 MB counted once
+// each. 262,144 values, keys counted, decode in under 64 MB whatever their
+// shape, and pass an honest document of megabytes (records of thirty
+// fields, a value every 20 bytes: 2 MB is some 200,000 values); 65,536
+// refused one of 2 MB.
+const MaxValues = 1 << 18
 
 // ErrTooManyValues is what an input of more than MaxValues values fails
 // with: the call is refused too_large.
@@ -115,8 +118,8 @@ func members(v any) int {
 
 // scanArguments counts the object members in raw (a member is the one
 // place a colon stands outside a string) and its values (one, plus one a
-// comma and one a container outside strings: at least as many as the
-// decoder makes), and reports whether a string in it holds a surrogate
+// comma, one a colon (a key) and one a container outside strings: at least
+// as many as the decoder makes, keys counted), and reports whether a string in it holds a surrogate
 // escape that is not half of a pair. String contents are skipped with byte
 // searches: a large string costs little more than a memchr. raw need not
 // be valid JSON: it is scanned before it is decoded, and the counts of an
@@ -127,6 +130,7 @@ func scanArguments(raw []byte) (members int, lone bool, values int) {
 		switch raw[i] {
 		case ':':
 			members++
+			values++ // the member's key
 		case ',', '[', '{':
 			values++
 		case '"':

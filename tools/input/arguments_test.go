@@ -3,6 +3,7 @@ package input
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -76,14 +77,31 @@ func BenchmarkDecodeArguments8MiB(b *testing.B) {
 // they are refused before they are decoded, for call_tool's arguments and
 // for what Own decodes of a tool's own input; at the bound they pass.
 func TestArgumentsBoundedInValues(t *testing.T) {
-	array := func(n int) json.RawMessage { // {"v":[0,…]}: n+2 values
+	array := func(n int) json.RawMessage { // {"v":[0,…]}: n+3 values, the key counted
 		return json.RawMessage(`{"v":[0` + strings.Repeat(",0", n-1) + `]}`)
 	}
-	if _, _, err := Arguments(array(MaxValues - 2)); err != nil {
+	if _, _, err := Arguments(array(MaxValues - 3)); err != nil {
 		t.Errorf("%d values: %v", MaxValues, err)
 	}
-	if _, _, err := Arguments(array(MaxValues - 1)); !errors.Is(err, ErrTooManyValues) {
+	if _, _, err := Arguments(array(MaxValues - 2)); !errors.Is(err, ErrTooManyValues) {
 		t.Errorf("%d values: %v, want ErrTooManyValues", MaxValues+1, err)
+	}
+	// A member is two values, its key and its value: a key is a decoded
+	// string in a map slot, what makes small members cost more than small
+	// elements.
+	object := func(m int) json.RawMessage { // {"k0":0,…}: 2m+1 values
+		var b strings.Builder
+		b.WriteString(`{"k0":0`)
+		for i := 1; i < m; i++ {
+			b.WriteString(`,"k` + strconv.Itoa(i) + `":0`)
+		}
+		return json.RawMessage(b.String() + "}")
+	}
+	if _, _, err := Arguments(object(MaxValues/2 - 1)); err != nil {
+		t.Errorf("%d members: %v", MaxValues/2-1, err)
+	}
+	if _, _, err := Arguments(object(MaxValues / 2)); !errors.Is(err, ErrTooManyValues) {
+		t.Errorf("%d members (%d values, keys counted): %v, want ErrTooManyValues", MaxValues/2, MaxValues+1, err)
 	}
 	var in struct{ Server string }
 	err := Own(nil, describe.ListToolsTool, json.RawMessage(`{"server":[0`+strings.Repeat(",0", MaxValues)+`]}`), &in)

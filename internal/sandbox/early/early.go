@@ -38,7 +38,12 @@ type Plan struct {
 	Net  bool
 	// Port is the one TCP port connect(2) may reach (the egress proxy's),
 	// where the ruleset handles TCP.
-	Port                 int64
+	Port int64
+	// Netns: the launcher runs in a network namespace of its own, which
+	// it prepares (loopback, a listener on 127.0.0.1:Port, the forwarder
+	// to the egress proxy's ProxySock).
+	Netns                bool
+	ProxySock            string
 	MemoryMB, CPUSeconds int64
 	OpenFiles            int64
 	ABI                  int
@@ -84,6 +89,7 @@ const (
 	KeyUnix    = "u"      // a pathname Unix socket (or a folder of them) granted connect
 	KeyNet     = "net"    // "1": the plan allows the network (informative: the rules say it)
 	KeyPort    = "port"   // the TCP port connect(2) may reach
+	KeyNetns   = "netns"  // the egress proxy's Unix socket: a network namespace of its own, forwarded to it
 	KeyMem     = "mem"    // RLIMIT_DATA in MiB
 	KeyCPU     = "cpu"    // RLIMIT_CPU in seconds
 	KeyNofile  = "nofile" // RLIMIT_NOFILE, soft and hard
@@ -139,6 +145,9 @@ func Parse(args []string) (*Plan, error) {
 			p.Unix = append(p.Unix, val)
 		case KeyNet:
 			p.Net = val == "1"
+		case KeyNetns:
+			p.Netns, p.ProxySock = true, val
+			bad = val == "" || val[0] != '/'
 		case KeyPort:
 			p.Port, bad = decimal(val)
 			bad = bad || p.Port < 1 || p.Port > 65535

@@ -17,6 +17,11 @@ func init() {
 // status 126 (colibri's handshake error then shows the reason as the
 // server's stderr). For any other args it returns.
 func Run(args []string) {
+	if len(args) > 1 && args[1] == ForwardMarker {
+		err := forwardMain(args)
+		syscall.Write(2, []byte("colibri egress forwarder: "+err.Error()+"\n"))
+		syscall.Exit(126)
+	}
 	if !IsLauncher(args) {
 		return
 	}
@@ -109,10 +114,18 @@ func (p *Plan) apply() error {
 		return fail("making the private TMPDIR", err)
 	}
 	env = setEnv(env, "TMPDIR", p.Tmp)
+	second := reaped(&env)
+	// The network namespace is made ready once, by the first launcher
+	// (outside any confinement), before the server starts.
+	if p.Netns && !second {
+		if err := p.netns(); err != nil {
+			return err
+		}
+	}
 	if err := closeInherited(); err != nil {
 		return err
 	}
-	if reaped(&env) {
+	if second {
 		// Started by the launcher that reaps (reap_linux.go): confine
 		// and exec in place.
 	} else if parent, ok := watchParent(); ok {
