@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -45,10 +46,14 @@ func silentListener(t *testing.T) string {
 // With timeout_ms 1500 it took 5.5 s.
 func TestRemoteSilentServerTimesOutWithinItsBudget(t *testing.T) {
 	t.Parallel()
-	for _, transport := range []string{"", "streamable_http", "auto"} {
-		t.Run("transport="+transport, func(t *testing.T) {
+	for _, tc := range []struct {
+		transport string
+		retries   int
+	}{{"", 0}, {"streamable_http", 0}, {"auto", 0}, {"", 3}, {"auto", 3}} {
+		transport := tc.transport
+		t.Run(fmt.Sprintf("transport=%s/retries=%d", transport, tc.retries), func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, host.Options{Timeout: time.Minute})
+			h := newHarness(t, host.Options{Timeout: time.Minute, Retries: tc.retries, RetryBackoff: 100 * time.Millisecond})
 			srv := remoteSrv(silentListener(t))
 			srv.Transport = transport
 			srv.TimeoutMS = 1500

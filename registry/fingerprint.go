@@ -70,7 +70,7 @@ func scrubbed(v any) any {
 	out := make(map[string]any, len(m))
 	for name, val := range m {
 		s, _ := val.(string)
-		if strings.Contains(s, "${") || (!SecretName(name) && !secretValue(s)) {
+		if keptValue(name, s) {
 			out[name] = s
 		} else {
 			out[name] = nil
@@ -78,6 +78,45 @@ func scrubbed(v any) any {
 	}
 	return out
 }
+
+// reference is a ${NAME} reference in a value.
+var reference = regexp.MustCompile(`\$\{[^}]*\}`)
+
+// authScheme is the scheme word an Authorization-style value starts with.
+var authScheme = regexp.MustCompile(`(?i)^\s*(bearer|basic|token|apikey|digest)?\s*$`)
+
+// keptValue reports whether the text of env or header name's value s goes
+// into the fingerprint: a ${NAME} reference (with at most a scheme word
+// around it, "Bearer ${TOKEN}") whatever the name; else a value that
+// does not look secret under a name that does not either. What is left
+// of a value beside its references counts as a value of its own
+// ("sk-live-123${X}" holds a literal secret), and a URL's password
+// ("postgres://u:pw@db") or a name such as DB_PASS looks secret.
+func keptValue(name, s string) bool {
+	if strings.Contains(s, "${") {
+		rest := reference.ReplaceAllString(s, "")
+		return authScheme.MatchString(rest) || (!secretish(name) && !secretValue(rest))
+	}
+	return !secretish(name) && !secretValue(s)
+}
+
+// secretish is SecretName, with the names only a fingerprint must also
+// keep out (a password under PASS or PWD, a private key, a session).
+func secretish(name string) bool {
+	if SecretName(name) {
+		return true
+	}
+	u := strings.ToUpper(name)
+	for _, w := range []string{"PASS", "PWD", "PRIVATE", "SESSION", "BEARER", "DSN"} {
+		if strings.Contains(u, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// userinfo is a URL that carries a password: scheme://user:password@.
+var userinfo = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@`)
 
 // tokenLike is a value that looks like a credential whatever its name: a
 // known token prefix, or a long run of letters and digits mixed.
@@ -89,7 +128,7 @@ var (
 )
 
 func secretValue(s string) bool {
-	if tokenPrefix.MatchString(s) {
+	if tokenPrefix.MatchString(s) || userinfo.MatchString(s) {
 		return true
 	}
 	return tokenRun.MatchString(s) && !strings.Contains(s, "/") && hasDigit.MatchString(s) && hasLetter.MatchString(s)

@@ -118,6 +118,29 @@ func TestEntryFingerprint(t *testing.T) {
 		fp(`{"servers": {"a": {"command": "npx", "env": {"GH": "ghp_zyxwvutsrqponmlkjihgfedcba9876543210"}}}}`).Digest {
 		t.Error("a token-looking value under a plain name counts")
 	}
+	// A secret beside a reference, a URL's password, a password under a
+	// name SecretName does not know: none counts (a pin file holds no
+	// digest of one); a reference with its scheme word does.
+	for _, pair := range [][2]string{
+		{`"env": {"K": "sk-live-abc${X}"}`, `"env": {"K": "sk-live-xyz${X}"}`},
+		{`"env": {"DATABASE_URL": "postgres://app:hunter2@db/app"}`, `"env": {"DATABASE_URL": "postgres://app:swordfish@db/app"}`},
+		{`"env": {"DB_PASS": "hunter2"}`, `"env": {"DB_PASS": "swordfish"}`},
+		{`"headers": {"X-Auth": "Bearer abc123def456 ${X}"}`, `"headers": {"X-Auth": "Bearer zzz999yyy888 ${X}"}`},
+	} {
+		where := `"command": "npx", `
+		if strings.Contains(pair[0], "headers") {
+			where = `"url": "https://h/mcp", `
+		}
+		a := fp(`{"servers": {"a": {` + where + pair[0] + `}}}`)
+		b := fp(`{"servers": {"a": {` + where + pair[1] + `}}}`)
+		if a.Digest != b.Digest {
+			t.Errorf("%s and %s: the secret counts in the fingerprint", pair[0], pair[1])
+		}
+	}
+	if fp(`{"servers": {"a": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer ${A}"}}}}`).Digest ==
+		fp(`{"servers": {"a": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer ${B}"}}}}`).Digest {
+		t.Error("a reference under a secret name does not count")
+	}
 }
 
 // An entry that runs a package runner on a package with no version cannot

@@ -266,6 +266,17 @@ func version(f *File) int {
 			if set.Tools == nil || set.Entry != nil || set.Prompts != nil || set.Templates != nil || set.Resources != nil || set.Instructions != nil {
 				return Version
 			}
+			// The scan's flags are a member version 1 readers refuse as
+			// unknown ("is not a pin file … can read", and move it away):
+			// a file that holds them is version 2, which they refuse
+			// naming the version.
+			for _, m := range []map[string]*Entry{set.Tools, set.Pending} {
+				for _, e := range m {
+					if e.Flags != nil {
+						return Version
+					}
+				}
+			}
 		}
 	}
 	return 1

@@ -182,6 +182,7 @@ func TestAcceptBySelector(t *testing.T) {
 // that colibri refuses, naming the version), and reads back.
 func TestPinFileVersion(t *testing.T) {
 	store, path := newStore(t)
+	store.Configure(pin.Config{NoScan: map[string]bool{"s": true}})
 	store.Check("s", pin.NoCaps, base())
 	version := func() int {
 		var f struct{ Version int }
@@ -190,8 +191,20 @@ func TestPinFileVersion(t *testing.T) {
 		return f.Version
 	}
 	if v := version(); v != 1 {
-		t.Errorf("tools only: version %d, want 1", v)
+		t.Errorf("tools only, not scanned: version %d, want 1", v)
 	}
+	// The scan's flags are a member the colibri before this one refuses
+	// as unknown (telling the user to move the file away): a file that
+	// holds them, even a version 1 file that gains one pending change
+	// scanned, is version 2, which that colibri refuses naming the version.
+	store.Configure(pin.Config{})
+	changed := base()
+	changed[0] = tool("echo", "Echoes, changed.", "message")
+	store.Check("s", pin.NoCaps, changed)
+	if v := version(); v != 2 {
+		t.Errorf("a version 1 file with a scanned pending change: version %d, want 2", v)
+	}
+	store.Reset("s")
 	store.CheckPrompts("s", pin.NoCaps, prompts())
 	if v := version(); v != 2 {
 		t.Errorf("with prompts: version %d, want 2", v)
