@@ -71,6 +71,9 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	// (internal/gcpace); under a GOMEMLIMIT too.
 	defer gcpace.Serve(lookupIn(s.environ))()
 	s.serving = true
+	// A colibri killed with SIGKILL could not remove its requests' ephemeral
+	// jails: the next one does (FreeBSD; jail.Stale).
+	removeStaleJails(ctx, s)
 	s.health = health.New(health.Options{Logger: s.logger, Valid: s.metrics.RegistryValid, Invalid: s.metrics.RegistryError})
 	svc, h := newService(s)
 	defer h.Close()

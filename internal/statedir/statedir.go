@@ -100,8 +100,8 @@ func (d *Dir) Join(elem ...string) string {
 
 // check says why path cannot be colibri's state folder, or nil. An
 // existing path must be a folder itself (lstat: the folder may not be a
-// symbolic link; links above it are followed), colibri's user's, and
-// writable by neither group nor others. A missing one must be creatable:
+// symbolic link; links above it are followed), colibri's user's,
+// writable by it, and writable by neither group nor others. A missing one must be creatable:
 // its nearest existing parent a folder colibri's user may write. home, when
 // not empty, is the HOME the default lies under, named when it is missing.
 func check(path string, euid int, home string, named bool) error {
@@ -122,6 +122,9 @@ func check(path string, euid int, home string, named bool) error {
 		}
 		if fi.Mode().Perm()&0o022 != 0 {
 			return bad("group or others may write to it (mode %04o): chmod 0700 %s", fi.Mode().Perm(), path)
+		}
+		if !writable(path) {
+			return bad("colibri's user cannot write to it (mode %04o): chmod 0700 %s", fi.Mode().Perm(), path)
 		}
 		return nil
 	case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):

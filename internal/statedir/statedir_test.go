@@ -115,3 +115,23 @@ func TestNeeds(t *testing.T) {
 		}
 	}
 }
+
+// A folder of colibri's own user that it may not write (mode 0500) cannot
+// hold pins or tokens: it is reported now, not at the first write. Root
+// writes it anyway, so as root it is usable.
+func TestResolveReadOnlyFolder(t *testing.T) {
+	ro := filepath.Join(t.TempDir(), "ro")
+	if err := os.Mkdir(ro, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	d := Resolve(ro, os.Geteuid(), env(nil))
+	if os.Geteuid() == 0 {
+		if d.Err != nil {
+			t.Errorf("root's 0500 folder: %v", d.Err)
+		}
+		return
+	}
+	if d.Err == nil || !strings.Contains(d.Err.Error(), "cannot write") || !strings.Contains(d.Err.Error(), "chmod 0700") {
+		t.Errorf("a 0500 folder of colibri's user: %v", d.Err)
+	}
+}

@@ -139,6 +139,15 @@ type seg struct {
 	index int
 }
 
+// A problem's pointer and reason are bounded whatever the message holds (a
+// key of megabytes, nesting 10,000 deep): each key in them is clipped to
+// maxKeyShown bytes, and a pointer longer than maxPointer keeps its start
+// and its end around "/…".
+const (
+	maxKeyShown = 64
+	maxPointer  = 1024
+)
+
 func (w *walker) fail(format string, args ...any) {
 	if w.problem != nil {
 		return
@@ -150,10 +159,33 @@ func (w *walker) fail(format string, args ...any) {
 			b.WriteString(strconv.Itoa(s.index))
 			continue
 		}
-		k := strings.ReplaceAll(string(s.key), "~", "~0")
+		k := strings.ReplaceAll(clipKey(s.key), "~", "~0")
 		b.WriteString(strings.ReplaceAll(k, "/", "~1"))
 	}
-	w.problem = &Problem{Pointer: b.String(), Reason: fmt.Sprintf(format, args...), InParams: w.params}
+	ptr := b.String()
+	if len(ptr) > maxPointer {
+		head, tail := ptr[:maxPointer/2], ptr[len(ptr)-maxPointer/2:]
+		for len(head) > 0 && !utf8.RuneStart(ptr[len(head)]) {
+			head = head[:len(head)-1]
+		}
+		for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
+			tail = tail[1:]
+		}
+		ptr = head + "/…" + tail
+	}
+	w.problem = &Problem{Pointer: ptr, Reason: fmt.Sprintf(format, args...), InParams: w.params}
+}
+
+// clipKey is key, or its first maxKeyShown bytes (whole runes) and "…".
+func clipKey(key []byte) string {
+	if len(key) <= maxKeyShown {
+		return string(key)
+	}
+	n := maxKeyShown
+	for n > 0 && !utf8.RuneStart(key[n]) {
+		n--
+	}
+	return string(key[:n]) + "…"
 }
 
 // envelope reads the top-level object: the method first (the shape of the
@@ -358,7 +390,7 @@ func (w *walker) object(s *shape) {
 			break
 		}
 		if w.twice(&seen, &large, key) {
-			w.fail("key %q appears twice in one object (readers keep either value)", key)
+			w.fail("key %q appears twice in one object (readers keep either value)", clipKey(key))
 			break
 		}
 		var child *shape
@@ -367,7 +399,7 @@ func (w *walker) object(s *shape) {
 			child, known = s.fields[string(key)] // (no copy: a map lookup)
 			if !known {
 				if f, ok := s.variantOf(string(key)); ok {
-					w.fail("key %q differs only in case (or after a NUL) from %q, which MCP defines here", key, f)
+					w.fail("key %q differs only in case (or after a NUL) from %q, which MCP defines here", clipKey(key), f)
 					break
 				}
 			}

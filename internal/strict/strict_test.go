@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestCheck(t *testing.T) {
@@ -26,6 +27,8 @@ func TestCheck(t *testing.T) {
 		{"NUL-suffixed key", FromCaller, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name\u0000x":"rm"}}`, "/params/name\x00x", true},
 		{"an escaped method key still names the params' shape", FromCaller, `{"jsonrpc":"2.0","id":1,"\u006dethod":"tools/call","params":{"name":"ls","Name":"rm"}}`, "/params/Name", true},
 		{"an escaped method key in a batch", FromCaller, `[{"jsonrpc":"2.0","id":1,"m\u0065thod":"tools/call","params":{"Name":"rm"}}]`, "/0/params/Name", true},
+		{"_meta's keys are anyone's, case and all", FromCaller, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"ProgressToken":"x","progressToken":7}}}`, "", false},
+		{"_meta's progress token is still an integer", FromCaller, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"progressToken":1.5}}}`, "/params/_meta/progressToken", true},
 		{"case variant of method", FromCaller, `{"jsonrpc":"2.0","id":1,"Method":"tools/call"}`, "/Method", false},
 		{"case inside a schema is the schema's", FromServer, `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object","properties":{"Type":{},"type":{}}}}]}}`, "", false},
 		{"key twice inside a schema", FromServer, `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object","type":"string"}}]}}`, "/result/tools/0/inputSchema/type", true},
@@ -138,5 +141,27 @@ func TestValue(t *testing.T) {
 	}
 	if p := Value([]byte(`"\udc00"`)); p == nil || p.Pointer != "" {
 		t.Errorf("a lone surrogate at the top: %v", p)
+	}
+}
+
+// A refusal names its place in a bounded number of bytes, whatever the
+// message holds: a key of megabytes (twice, or a case variant), or nesting
+// 10,000 deep. (Its error goes back to the caller and into a log line.)
+func TestProblemIsBounded(t *testing.T) {
+	big := strings.Repeat("é", 1<<20)
+	for name, msg := range map[string]string{
+		"a huge key twice":    `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"` + big + `":1,"` + big + `":2}}}`,
+		"a huge case variant": `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name\u0000` + big + `":"x"}}`,
+		"deep huge keys":      `{"jsonrpc":"2.0","id":1,"result":{"structuredContent":` + strings.Repeat(`{"`+strings.Repeat("k", 100)+`":`, maxDepth+1) + `1` + strings.Repeat(`}`, maxDepth+1) + `}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, p := Check([]byte(msg), FromCaller)
+			if p == nil {
+				t.Fatal("accepted")
+			}
+			if e := p.Error(); len(e) > 2048 || !utf8.ValidString(e) {
+				t.Fatalf("the problem is %d bytes (valid UTF-8: %v): %.200s…", len(e), utf8.ValidString(e), e)
+			}
+		})
 	}
 }
