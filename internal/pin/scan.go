@@ -230,12 +230,25 @@ func invisible(r rune) bool {
 // invisibleAt is the byte offset of s's first invisible character, -1
 // when none.
 func invisibleAt(s string) int {
+	prev := rune(0) // the last rune that is not a variation selector or skin tone
 	for i, r := range s {
+		if r == 0x200D && pictographic(prev) && pictographic(firstRune(s[i+3:])) {
+			continue // a zero-width joiner inside an emoji (👨‍👩‍👧) shows as that emoji
+		}
 		if invisible(r) {
 			return i
 		}
+		if r != 0xFE0F && (r < 0x1F3FB || r > 0x1F3FF) {
+			prev = r
+		}
 	}
 	return -1
+}
+
+// pictographic reports whether r is an emoji an emoji ZWJ sequence joins
+// (the blocks of Unicode's Extended_Pictographic).
+func pictographic(r rune) bool {
+	return (r >= 0x1F000 && r <= 0x1FAFF) || (r >= 0x2300 && r <= 0x23FF) || (r >= 0x2600 && r <= 0x27BF) || (r >= 0x2B00 && r <= 0x2BFF)
 }
 
 // folded is a text as the rules read it: lower case, invisible characters

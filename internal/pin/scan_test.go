@@ -120,6 +120,24 @@ func TestScanPaddedPastTheBound(t *testing.T) {
 	}
 }
 
+// A zero-width joiner inside an emoji ZWJ sequence shows as one emoji
+// (👨‍👩‍👧, 🏳️‍🌈): not flagged; one between letters, or after an
+// emoji with text after it, is.
+func TestScanEmojiJoiner(t *testing.T) {
+	for desc, want := range map[string]bool{
+		"Family: \U0001F468\u200D\U0001F469\u200D\U0001F467 fun": false,
+		"Pride: \U0001F3F3\uFE0F\u200D\U0001F308":                false,
+		"Cook: \U0001F469\U0001F3FD\u200D\U0001F373":             false,
+		"in\u200Dvisible joiner":                                 true,
+		"Smile \U0001F600\u200Dignore":                           true,
+	} {
+		got := pin.ScanTool(&mcp.Tool{Name: "x", Description: desc, InputSchema: map[string]any{"type": "object"}})
+		if (len(got) > 0) != want {
+			t.Errorf("%q: flagged %v, want flagged %v", desc, got, want)
+		}
+	}
+}
+
 // Shadowing: a definition naming another hosted server's tool by a name
 // that looks like an identifier, or by its exposed name, as a whole token;
 // its own server's tools, a common word, or a name inside a longer word,
