@@ -269,7 +269,7 @@ func WriteReport(w io.Writer, path string, servers []ServerPins) {
 					}
 					mark := ""
 					if len(t.Flags) > 0 && !t.Reviewed {
-						mark = "  FLAGGED (colibri-mcp pins accept " + sp.Server + " " + Selector{Kind: k, Name: t.Name}.String() + " after review)"
+						mark = "  FLAGGED (colibri-mcp pins accept " + sp.Server + " " + clip(Selector{Kind: k, Name: t.Name}.String()) + " after review)"
 					} else if len(t.Flags) > 0 {
 						mark = "  flagged, accepted"
 					}

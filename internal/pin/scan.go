@@ -101,6 +101,7 @@ type scanner struct {
 	found   []Flag
 	strings int
 	bytes   int
+	cut     bool // past the bound: flagged once
 }
 
 func (sc *scanner) add(f Flag) {
@@ -116,7 +117,7 @@ func (sc *scanner) add(f Flag) {
 }
 
 func (sc *scanner) walk(path string, v any, depth int) {
-	if depth > 64 || sc.strings > maxScanStrings || sc.bytes > maxScanBytes {
+	if depth > 64 {
 		return
 	}
 	switch v := v.(type) {
@@ -161,9 +162,7 @@ func join(path, k string) string {
 func (sc *scanner) text(where, s string, key bool) {
 	sc.strings++
 	sc.bytes += len(s)
-	if sc.strings > maxScanStrings || sc.bytes > maxScanBytes {
-		return
-	}
+	over := sc.strings > maxScanStrings || sc.bytes > maxScanBytes
 	ascii := true
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
@@ -175,6 +174,16 @@ func (sc *scanner) text(where, s string, key bool) {
 		if i := invisibleAt(s); i >= 0 {
 			sc.add(Flag{Flag: FlagInvisible, Where: where, Text: around(s, i, i+utf8.RuneLen(firstRune(s[i:])))})
 		}
+	}
+	if over {
+		// Past the bound the rules are not tried (invisible characters
+		// still are: that costs one pass): a definition padded past it
+		// must not hide its instruction there, so it is flagged, once.
+		if !sc.cut {
+			sc.cut = true
+			sc.add(Flag{Flag: FlagInstruction, Where: where, Text: fmt.Sprintf("not read past the scan's bound (%d strings, %d bytes; an honest definition is far smaller): review it whole", maxScanStrings, maxScanBytes)})
+		}
+		return
 	}
 	if key || len(s) < 8 {
 		return

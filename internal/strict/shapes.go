@@ -139,7 +139,11 @@ var (
 
 	// paramsShape is the params of a method this table does not list.
 	paramsShape = obj(map[string]*shape{"_meta": requestMeta})
-	requestMeta = obj(map[string]*shape{"progressToken": integer})
+	// A request's _meta: its keys are anyone's (docs/protocol.md: never
+	// case-checked inside _meta; go-sdk and the TypeScript SDK both read
+	// progressToken from it exactly), but a progress token is an integer
+	// or a string. (No names: no key of it is a case variant.)
+	requestMeta = &shape{fields: map[string]*shape{"progressToken": integer}}
 )
 
 // params is an object shape of a request's params: its fields, and _meta.

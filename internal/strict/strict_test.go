@@ -27,6 +27,8 @@ func TestCheck(t *testing.T) {
 		{"NUL-suffixed key", FromCaller, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name\u0000x":"rm"}}`, "/params/name\x00x", true},
 		{"an escaped method key still names the params' shape", FromCaller, `{"jsonrpc":"2.0","id":1,"\u006dethod":"tools/call","params":{"name":"ls","Name":"rm"}}`, "/params/Name", true},
 		{"an escaped method key in a batch", FromCaller, `[{"jsonrpc":"2.0","id":1,"m\u0065thod":"tools/call","params":{"Name":"rm"}}]`, "/0/params/Name", true},
+		{"_meta's keys are anyone's, case and all", FromCaller, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"ProgressToken":"x","progressToken":7}}}`, "", false},
+		{"_meta's progress token is still an integer", FromCaller, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"progressToken":1.5}}}`, "/params/_meta/progressToken", true},
 		{"case variant of method", FromCaller, `{"jsonrpc":"2.0","id":1,"Method":"tools/call"}`, "/Method", false},
 		{"case inside a schema is the schema's", FromServer, `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object","properties":{"Type":{},"type":{}}}}]}}`, "", false},
 		{"key twice inside a schema", FromServer, `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"type":"object","type":"string"}}]}}`, "/result/tools/0/inputSchema/type", true},
