@@ -283,3 +283,22 @@ func TestChainCarriageReturnIsAChangedByte(t *testing.T) {
 	_, err = verifyLines(all, nil)
 	wantBreak(t, "a file converted to CRLF", err, 1, 2)
 }
+
+// Verify reports each chain's head (its id, lines and last digest) in the
+// form colibri logs it, so that a head logged elsewhere shows a truncated
+// tail: the log ends whole, but short of the head that was logged.
+func TestVerifyReportsHeads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	w := writeLog(t, path, Options{Instance: "web1"}, 5)
+	logged := w.Head()
+	w.Close()
+	lines := rawLines(t, path)
+	rep, err := verifyLines(lines, nil)
+	if err != nil || len(rep.Heads) != 1 || rep.Heads[0] != logged {
+		t.Fatalf("whole: %v %+v, want %+v", err, rep, logged)
+	}
+	rep, err = verifyLines(lines[:4], nil)
+	if err != nil || len(rep.Heads) != 1 || rep.Heads[0].Lines != 4 || rep.Heads[0].Last == logged.Last {
+		t.Errorf("truncated: %v %+v", err, rep)
+	}
+}

@@ -28,6 +28,10 @@ type Report struct {
 	Unchained int      // audit lines written before the chain (older colibri), before the first chained one
 	Skipped   int      // lines that are not audit lines (colibri's log lines sharing stderr), skipped
 	MidChain  []string // where a chain starts mid-way (its start rotated away): "FILE line N (chain ID)"
+	// Heads are where each chain ends in the files, in the order first
+	// seen, as colibri logs its head ("audit chain head"): a logged head
+	// with more lines, or another last digest, is a truncated tail.
+	Heads []Head
 }
 
 // Break is where the chain first breaks: between line FromLine of FromFile
@@ -59,6 +63,7 @@ type link struct {
 	file   string
 	line   int
 	digest string
+	lines  int64
 }
 
 // Verify follows every chain through the sources, in the order written
@@ -72,6 +77,12 @@ type link struct {
 func Verify(sources []Source, key []byte) (*Report, error) {
 	r := &Report{}
 	chains := map[string]*link{}
+	var order []string
+	defer func() {
+		for _, id := range order {
+			r.Heads = append(r.Heads, Head{Chain: id, Lines: chains[id].lines, Last: chains[id].digest})
+		}
+	}()
 	seenChained := false
 	for i, src := range sources {
 		sc := bufio.NewScanner(src.R)
@@ -139,8 +150,10 @@ func Verify(sources []Source, key []byte) (*Report, error) {
 			if c == nil {
 				c = &link{}
 				chains[*l.Chain] = c
+				order = append(order, *l.Chain)
 			}
 			c.file, c.line, c.digest = src.Name, n, LineDigest(key, line)
+			c.lines++
 			r.Lines++
 		}
 		if err := sc.Err(); err != nil {

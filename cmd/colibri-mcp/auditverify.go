@@ -82,6 +82,9 @@ func cmdAuditVerify(keyFile string, files []string, stdin io.Reader, stdout io.W
 		return failed(fmt.Errorf("audit verify: %w", err))
 	}
 	fmt.Fprintf(stdout, "%d audit lines, chain whole (%d %s)\n", rep.Lines, rep.Chains, plural(rep.Chains, "chain", "chains"))
+	for _, h := range rep.Heads {
+		fmt.Fprintf(stdout, "chain %s: %d %s, last %s (compare with the last \"audit chain head\" logged)\n", h.Chain, h.Lines, plural(int(h.Lines), "line", "lines"), h.Last)
+	}
 	for _, m := range rep.MidChain {
 		fmt.Fprintf(stdout, "starts mid-chain at %s: its beginning was rotated away, or is in a file not given\n", m)
 	}
