@@ -181,6 +181,11 @@ func readFile(path string, locked bool) (*File, os.FileInfo, error) {
 	if err != nil {
 		return nil, nil, &ConfigError{Path: path, Err: err}
 	}
+	if err := json.Unmarshal(data, new(any)); err != nil && locked {
+		// A lock is never pinned again from the next listing: moving it
+		// away trusts nothing (errLockMissing).
+		return nil, nil, &ConfigError{Path: path, Err: fmt.Errorf("is not valid JSON (%v), and colibri only reads a lock: export it again where the servers are pinned (colibri-mcp pins export --output FILE) and ship it here", err)}
+	}
 	f, err := parse(data)
 	if err != nil {
 		return nil, nil, &ConfigError{Path: path, Err: err}

@@ -236,7 +236,7 @@ func TestBadLockIsAnError(t *testing.T) {
 		setup func(path string)
 		says  string
 	}{
-		{"not JSON", func(p string) { os.WriteFile(p, []byte(`{"kind": "lock", "version": 2, "servers": {`), 0o644) }, "is not valid JSON"},
+		{"not JSON", func(p string) { os.WriteFile(p, []byte(`{"kind": "lock", "version": 2, "servers": {`), 0o644) }, "export it again"},
 		{"a link", func(p string) { os.Rename(p, p+".real"); os.Symlink(p+".real", p) }, "not a link to it"},
 		{"group-writable", func(p string) { os.Chmod(p, 0o664) }, "chmod 644"},
 		{"missing", func(p string) { os.Remove(p) }, "does not exist"},
