@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"os"
+	"strings"
 )
 
 // Genesis is the prev of a chain's first line.
@@ -43,7 +44,27 @@ func newChain(opts Options) (chain, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return chain{}, fmt.Errorf("drawing the audit chain's id: %w", err)
 	}
-	return chain{id: fmt.Sprintf("%s:%d:%s", opts.Instance, os.Getpid(), hex.EncodeToString(b[:])), key: opts.Key}, nil
+	id := fmt.Sprintf("%s:%d:%s", opts.Instance, os.Getpid(), hex.EncodeToString(b[:]))
+	if opts.Key != nil {
+		id += "." + chainTag(opts.Key, id)
+	}
+	return chain{id: id, key: opts.Key}, nil
+}
+
+// chainTag seals a keyed chain's id: its random value ends with a tag, an
+// HMAC of the rest of the id under the key, so that nobody without the key
+// can start a chain of their own in the file (a "genesis" line is the
+// contract's and is not keyed itself). verify checks it for every chain.
+func chainTag(key []byte, id string) string {
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte("colibri-audit-chain\x00" + id))
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// sealed reports whether a keyed chain's id carries its tag.
+func sealed(key []byte, id string) bool {
+	i := strings.LastIndexByte(id, '.')
+	return i > 0 && hmac.Equal([]byte(id[i+1:]), []byte(chainTag(key, id[:i])))
 }
 
 func (c *chain) prev() string {

@@ -302,3 +302,32 @@ func TestVerifyReportsHeads(t *testing.T) {
 		t.Errorf("truncated: %v %+v", err, rep)
 	}
 }
+
+// Nobody without the key can start a chain of their own in a keyed log:
+// genesis lines are not keyed, so the chain's id is sealed with the key,
+// and verify refuses a chain whose id is not (review of issue 37: two
+// invented genesis-only lines under fresh ids verified as whole).
+func TestChainKeyedCannotBeStartedWithoutTheKey(t *testing.T) {
+	key := bytes.Repeat([]byte{7}, 32)
+	path := filepath.Join(t.TempDir(), "audit.log")
+	writeLog(t, path, Options{Key: key, Instance: "i"}, 2).Close()
+	lines := rawLines(t, path)
+	forged := []string{
+		`{"ts":"2026-12-01T00:00:00Z","outcome":"ok","chain":"a","prev":"genesis"}` + "\n",
+		`{"ts":"2026-12-01T00:00:00Z","outcome":"ok","chain":"i:1:0011223344556677.0011223344556677","prev":"genesis"}` + "\n",
+	}
+	for _, f := range forged {
+		if _, err := verifyLines([]string{f}, key); err == nil || !strings.Contains(err.Error(), "not started under this key") {
+			t.Errorf("a forged chain alone: %v, want a break", err)
+		}
+		if _, err := verifyLines(append(append([]string(nil), lines...), f), key); err == nil {
+			t.Errorf("a forged chain after a real one: verified")
+		}
+	}
+	// An unkeyed chain's id carries no seal, and needs none.
+	plain := filepath.Join(t.TempDir(), "plain.log")
+	writeLog(t, plain, Options{Instance: "i"}, 2).Close()
+	if _, err := verifyLines(rawLines(t, plain), nil); err != nil {
+		t.Errorf("an unkeyed log: %v", err)
+	}
+}

@@ -132,6 +132,12 @@ func Verify(sources []Source, key []byte) (*Report, error) {
 			}
 			c, known := chains[*l.Chain]
 			switch {
+			case !known && key != nil && !sealed(key, *l.Chain):
+				// Anyone can write a genesis line: a keyed chain's id is
+				// sealed with the key (chain.go), so one without it was not
+				// started by colibri.
+				return r, &Break{FromFile: src.Name, FromLine: n - 1, File: src.Name, Line: n,
+					Reason: fmt.Sprintf("chain %s was not started under this key (its id is not sealed with it)", *l.Chain)}
 			case !known && prev == Genesis:
 				r.Chains++
 			case !known && i == 0:
