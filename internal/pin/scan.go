@@ -277,7 +277,7 @@ func fold(s string) folded {
 		} else {
 			space = false
 		}
-		r = unicode.ToLower(r)
+		r = lookalike(unicode.ToLower(r))
 		n := utf8.RuneLen(r)
 		if n < 0 {
 			n = 1
@@ -650,4 +650,31 @@ func ScanTool(t *mcp.Tool) []Flag {
 	sc := scanner{}
 	sc.walk("", m, 0)
 	return sc.found
+}
+
+// lookalikes are the letters of other scripts that read as Latin ones in
+// most fonts, so that "іgnore all previous instructions" (a Cyrillic і) is
+// read as the instruction it looks like: a model reads the shapes, not the
+// code points. Only the rules' matching uses the fold; honest text in
+// those scripts holds no English instruction to match.
+var lookalikes = map[rune]rune{
+	// Cyrillic
+	'а': 'a', 'в': 'b', 'е': 'e', 'ё': 'e', 'һ': 'h', 'і': 'i', 'ї': 'i', 'ј': 'j', 'к': 'k', 'м': 'm', 'н': 'h',
+	'о': 'o', 'р': 'p', 'с': 'c', 'ѕ': 's', 'т': 't', 'у': 'y', 'х': 'x', 'ԁ': 'd', 'ԛ': 'q', 'ԝ': 'w',
+	// Greek
+	'α': 'a', 'ε': 'e', 'ι': 'i', 'κ': 'k', 'ν': 'v', 'ο': 'o', 'ρ': 'p', 'τ': 't', 'υ': 'u', 'χ': 'x',
+	// Latin lookalikes
+	'ı': 'i', 'ɡ': 'g', 'ℓ': 'l',
+}
+
+// lookalike folds r to the ASCII letter it looks like (fullwidth forms
+// included), or returns it as it is.
+func lookalike(r rune) rune {
+	if r >= 0xFF01 && r <= 0xFF5E { // fullwidth ASCII
+		return unicode.ToLower(r - 0xFEE0)
+	}
+	if l, ok := lookalikes[r]; ok {
+		return l
+	}
+	return r
 }
