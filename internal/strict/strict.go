@@ -86,6 +86,7 @@ const maxDepth = 10000
 // problem is nil then); otherwise fixed is nil.
 func Check(msg []byte, side Side) (fixed []byte, p *Problem) {
 	w := walker{msg: msg, side: side}
+	w.path = make([]seg, 0, 8) // one allocation for most messages' depth
 	w.pos = w.skipSpace(0)
 	switch {
 	case w.pos < len(msg) && msg[w.pos] == '{':
@@ -192,13 +193,9 @@ func clipKey(key []byte) string {
 // params depends on it, and it may come after them), then every member.
 func (w *walker) envelope() {
 	w.base = len(w.path)
-	method, isRequest := w.method()
+	params := w.method()
 	if w.problem != nil {
 		return
-	}
-	var params *shape
-	if isRequest {
-		params = requestParams(method, w.side)
 	}
 	w.object(envelopeOf(params))
 }
@@ -229,42 +226,47 @@ func (w *walker) batch() {
 
 // method finds the top-level "method" string without reading anything
 // else (values are skipped), and whether there is one.
-func (w *walker) method() (string, bool) {
+func (w *walker) method() *shape {
 	save := w.pos
 	defer func() { w.pos = save }()
 	i := w.skipSpace(w.pos + 1)
-	var method string
-	found := false
 	for i < len(w.msg) && w.msg[i] == '"' {
 		end, hasEscape := w.stringEnd(i)
 		if end < 0 {
-			return "", false
+			return nil
 		}
-		key := string(w.msg[i+1 : end-1])
+		isMethod := string(w.msg[i+1:end-1]) == "method" // (no copy)
 		if hasEscape {
 			// "\u006dethod" is "method" to every reader (a key that does
 			// not decode is refused when the object is read).
-			key, _ = decodeString(w.msg[i:end])
+			key, _ := decodeString(w.msg[i:end])
+			isMethod = key == "method"
 		}
 		i = w.skipSpace(end)
 		if i >= len(w.msg) || w.msg[i] != ':' {
-			return "", false
+			return nil
 		}
 		i = w.skipSpace(i + 1)
-		if key == "method" && i < len(w.msg) && w.msg[i] == '"' {
+		if isMethod && i < len(w.msg) && w.msg[i] == '"' {
+			// The first is the one: a second "method" is a key twice,
+			// which reading the object refuses.
 			vend, _ := w.stringEnd(i)
 			if vend < 0 {
-				return "", false
+				return nil
 			}
-			s, ok := decodeString(w.msg[i:vend])
-			if ok {
-				method, found = s, true
+			if raw := w.msg[i+1 : vend-1]; bytes.IndexByte(raw, '\\') < 0 {
+				return w.lookup(raw)
 			}
-			i = vend
+			if m, ok := decodeString(w.msg[i:vend]); ok {
+				return requestParams(m, w.side)
+			}
+			return nil
+		} else if isMethod {
+			return nil
 		} else {
 			w.pos = i
 			if !w.skipValue() {
-				return "", false
+				return nil
 			}
 			i = w.pos
 		}
@@ -273,7 +275,16 @@ func (w *walker) method() (string, bool) {
 			i = w.skipSpace(i + 1)
 		}
 	}
-	return method, found
+	return nil
+}
+
+// lookup is the params shape of the method named raw (unescaped), without
+// a copy of the name.
+func (w *walker) lookup(raw []byte) *shape {
+	if w.side == FromCaller && string(raw) == "tools/call" {
+		return callerCall
+	}
+	return methods[string(raw)]
 }
 
 func (w *walker) skipSpace(i int) int {
@@ -389,7 +400,8 @@ func (w *walker) object(s *shape) {
 			w.fail("an object key is not valid UTF-8")
 			break
 		}
-		if w.twice(&seen, &large, key) {
+		var dup bool
+		if seen, large, dup = twice(seen, large, key); dup {
 			w.fail("key %q appears twice in one object (readers keep either value)", clipKey(key))
 			break
 		}
@@ -434,27 +446,28 @@ func (w *walker) object(s *shape) {
 	w.depth--
 }
 
-// twice reports whether key was seen in this object already, and notes it.
-func (w *walker) twice(seen *[][]byte, large *map[string]struct{}, key []byte) bool {
-	if *large != nil {
-		if _, dup := (*large)[string(key)]; dup {
-			return true
+// twice reports whether key was seen in this object already, and notes it
+// (seen, the keys of a small object; large, a large one's).
+func twice(seen [][]byte, large map[string]struct{}, key []byte) ([][]byte, map[string]struct{}, bool) {
+	if large != nil {
+		if _, dup := large[string(key)]; dup {
+			return seen, large, true
 		}
-		(*large)[string(key)] = struct{}{}
-		return false
+		large[string(key)] = struct{}{}
+		return seen, large, false
 	}
-	for _, k := range *seen {
+	for _, k := range seen {
 		if bytes.Equal(k, key) {
-			return true
+			return seen, large, true
 		}
 	}
-	if *seen = append(*seen, key); len(*seen) > 16 {
-		*large = make(map[string]struct{}, 64)
-		for _, k := range *seen {
-			(*large)[string(k)] = struct{}{}
+	if seen = append(seen, key); len(seen) > 16 {
+		large = make(map[string]struct{}, 64)
+		for _, k := range seen {
+			large[string(k)] = struct{}{}
 		}
 	}
-	return false
+	return seen, large, false
 }
 
 func (w *walker) array(s *shape) {
