@@ -43,30 +43,7 @@ func TestCorpusFromTheServer(t *testing.T) {
 			srv := fake("strict")
 			srv.Env["FAKEMCP_STRICT_AT"] = it.Answers
 			srv.Env["FAKEMCP_STRICT_LINE"] = strings.ReplaceAll(strings.ReplaceAll(it.Message, "<FF>", "\xff"), `"id":1,`, `"id":%ID%,`)
-			var err error
-			phase := failure.PhaseCall
-			switch it.Answers {
-			case "tools/list", "initialize":
-				phase = failure.PhaseList
-				_, err = h.ListTools(t.Context(), srv, nil)
-			default:
-				_, err = h.CallTool(t.Context(), srv, "any", nil, nil, nil)
-			}
-			switch {
-			case !it.Refuse && err != nil:
-				t.Fatalf("refused: %v", err)
-			case !it.Refuse:
-			case it.Answers == "initialize":
-				e := wantKind(t, err, failure.KindHandshake, failure.PhaseInitialize)
-				if !strings.Contains(e.Error(), "protocol: ") || !strings.Contains(e.Error(), "at /result/") {
-					t.Errorf("message %q, want the cause protocol: and the location", e.Error())
-				}
-			default:
-				e := wantKind(t, err, failure.KindProtocol, phase)
-				if !strings.Contains(e.Error(), "at /") || e.Attempts > 1 {
-					t.Errorf("message %q (attempts %d), want the location, one attempt", e.Error(), e.Attempts)
-				}
-			}
+			askCorpus(t, h, srv, it.Answers, it.Refuse)
 		})
 	}
 }
@@ -113,30 +90,7 @@ func TestCorpusFromARemoteServer(t *testing.T) {
 				defer srv.Close()
 				h := newHarness(t, host.Options{})
 				entry := remoteSrv(srv.URL + "/mcp")
-				var err error
-				phase := failure.PhaseCall
-				switch it.Answers {
-				case "tools/list", "initialize":
-					phase = failure.PhaseList
-					_, err = h.ListTools(t.Context(), entry, nil)
-				default:
-					_, err = h.CallTool(t.Context(), entry, "any", nil, nil, nil)
-				}
-				switch {
-				case !it.Refuse && err != nil:
-					t.Fatalf("refused: %v", err)
-				case !it.Refuse:
-				case it.Answers == "initialize":
-					e := wantKind(t, err, failure.KindHandshake, failure.PhaseInitialize)
-					if !strings.Contains(e.Error(), "protocol: ") || !strings.Contains(e.Error(), "at /result/") {
-						t.Errorf("message %q, want the cause protocol: and the location", e.Error())
-					}
-				default:
-					e := wantKind(t, err, failure.KindProtocol, phase)
-					if !strings.Contains(e.Error(), "at /") || e.Attempts > 1 {
-						t.Errorf("message %q (attempts %d), want the location, one attempt", e.Error(), e.Attempts)
-					}
-				}
+				askCorpus(t, h, entry, it.Answers, it.Refuse)
 			})
 		}
 	}
@@ -290,4 +244,36 @@ func TestRemoteEventsFramedEveryWay(t *testing.T) {
 			t.Errorf("message %q, want the location", e.Error())
 		}
 	})
+}
+
+// askCorpus asks the hosted server entry for what the corpus item answers
+// (its list, or a call) and checks what colibri made of it: read when the
+// item is clean, else protocol naming the location, not retried
+// (handshake, "protocol: …", during initialize).
+func askCorpus(t *testing.T, h *harness, entry *registry.Server, answers string, refuse bool) {
+	t.Helper()
+	var err error
+	phase := failure.PhaseCall
+	switch answers {
+	case "tools/list", "initialize":
+		phase = failure.PhaseList
+		_, err = h.ListTools(t.Context(), entry, nil)
+	default:
+		_, err = h.CallTool(t.Context(), entry, "any", nil, nil, nil)
+	}
+	switch {
+	case !refuse && err != nil:
+		t.Fatalf("refused: %v", err)
+	case !refuse:
+	case answers == "initialize":
+		e := wantKind(t, err, failure.KindHandshake, failure.PhaseInitialize)
+		if !strings.Contains(e.Error(), "protocol: ") || !strings.Contains(e.Error(), "at /result/") {
+			t.Errorf("message %q, want the cause protocol: and the location", e.Error())
+		}
+	default:
+		e := wantKind(t, err, failure.KindProtocol, phase)
+		if !strings.Contains(e.Error(), "at /") || e.Attempts > 1 {
+			t.Errorf("message %q (attempts %d), want the location, one attempt", e.Error(), e.Attempts)
+		}
+	}
 }
