@@ -8,7 +8,7 @@
 // whole message before it fails, and only then decodes it. For a message of
 // megabytes those passes are most of the time a hop takes. This transport
 // finds each line with a byte search, checks it is one JSON value, and
-// decodes it once with go-sdk's own [jsonrpc.DecodeMessage]; it writes with
+// decodes it once as go-sdk's own [jsonrpc.DecodeMessage] does ([DecodeMessage]); it writes with
 // go-sdk's [jsonrpc.EncodeMessage], large params or results spliced in
 // rather than copied twice ([Encode]). What the messages mean stays go-sdk's.
 //
@@ -61,6 +61,9 @@ type Transport struct {
 	// invalid UTF-8 or a lone surrogate, replaced with U+FFFD before it
 	// was read (internal/strict): for the log.
 	Repaired func()
+
+	mu   sync.Mutex
+	conn *conn // what Connect made: Call writes through it
 }
 
 // Connect implements mcp.Transport. It starts the goroutine that reads.
@@ -74,6 +77,9 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		relay:    t.Relay,
 		repaired: t.Repaired,
 	}
+	t.mu.Lock()
+	t.conn = c
+	t.mu.Unlock()
 	// Reads happen on a goroutine of their own so that Read can return when
 	// its context ends or the connection is closed, as IOTransport's do.
 	go c.readLoop(bufio.NewReaderSize(t.Reader, 64<<10))
@@ -103,6 +109,8 @@ type conn struct {
 	bulk    *bulk.Table
 	pmu     sync.Mutex
 	pending map[jsonrpc.ID]*bulk.Owner // tools/calls written for a request that owns strings, not yet answered
+
+	direct directCalls // requests written below go-sdk (Transport.Call)
 }
 
 func (c *conn) SessionID() string { return "" }
@@ -112,6 +120,8 @@ var ErrBatch = errors.New("JSON-RPC batches are not supported (MCP 2025-06-18 an
 
 func (c *conn) readLoop(r *bufio.Reader) {
 	var rep repeats
+	var end error
+	defer func() { c.direct.end(end) }()
 	for {
 		parts, _, _, err := ReadLine(r, 0)
 		var msg jsonrpc.Message
@@ -134,6 +144,9 @@ func (c *conn) readLoop(r *bufio.Reader) {
 			if req, ok := msg.(*jsonrpc.Request); ok && derr == nil && c.relay != nil && !asked && !req.IsCall() && c.relay(req.Method, req.Params) {
 				msg = nil // relayed: go-sdk never sees it
 			}
+			if r, ok := msg.(*jsonrpc.Response); ok && derr == nil && c.direct.take(r) {
+				msg = nil // a request of colibri's own below go-sdk (Transport.Call)
+			}
 		}
 		if msg != nil && (err == nil || err == io.EOF) {
 			select {
@@ -143,6 +156,7 @@ func (c *conn) readLoop(r *bufio.Reader) {
 			}
 		}
 		if err != nil {
+			end = err
 			select {
 			case c.incoming <- msgOrErr{err: err}:
 			case <-c.closed:
@@ -237,7 +251,7 @@ func (c *conn) decode(parts [][]byte) (jsonrpc.Message, error) {
 		text = fixed
 		c.noteRepaired()
 	}
-	msg, err := jsonrpc.DecodeMessage(text)
+	msg, err := DecodeMessage(text)
 	r, ok := msg.(*jsonrpc.Response)
 	if ok && err == nil {
 		if s := c.answered(r.ID); refs != nil && s != nil && s.Adopt(refs) {
@@ -254,7 +268,7 @@ func (c *conn) decode(parts [][]byte) (jsonrpc.Message, error) {
 		} else if fixed != nil {
 			whole = fixed
 		}
-		msg, err = jsonrpc.DecodeMessage(whole)
+		msg, err = DecodeMessage(whole)
 	}
 	return msg, err
 }
@@ -356,6 +370,7 @@ func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closeErr = errors.Join(c.r.Close(), c.w.Close())
 		close(c.closed)
+		c.direct.end(ErrNotConnected)
 	})
 	return c.closeErr
 }
