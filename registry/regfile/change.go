@@ -345,18 +345,46 @@ func NewEntry(a AddArgs) (string, *Entry, error) {
 		}
 	}
 	if e.URL != "" {
-		for _, f := range []struct {
-			set  bool
-			flag string
-		}{{a.Cwd != "", "--cwd is"}, {a.Spare > 0, "--spare is"}, {len(a.PassEnv) > 0, "--pass-env is"},
-			{a.Sandbox || a.NoNet || len(a.Read)+len(a.Write)+len(a.Net) > 0, "--sandbox, --read, --write, --net and --no-net are"}} {
-			if f.set {
-				return "", nil, fmt.Errorf("%s for a command: colibri starts no process for a remote server", f.flag)
-			}
+		if err := remoteRefuses(a); err != nil {
+			return "", nil, err
 		}
 	}
 	e.Description = a.Description
 	return name, e, nil
+}
+
+// Extras sets on e, an entry made elsewhere (add --from-registry's), what
+// add's flags give beyond the command or the URL: a command's cwd, spares,
+// pass_env and sandbox (refused for a remote entry), and the description
+// when one is given (else e keeps its own). A flag is never dropped
+// silently: a sandbox asked for and not written would leave the server
+// unconfined while its user believes it confined.
+func Extras(a AddArgs, e *Entry) error {
+	if e.URL != "" {
+		if err := remoteRefuses(a); err != nil {
+			return err
+		}
+	} else if err := commandExtras(a, e); err != nil {
+		return err
+	}
+	if a.Description != "" {
+		e.Description = a.Description
+	}
+	return nil
+}
+
+// remoteRefuses refuses the flags of a command for a remote server.
+func remoteRefuses(a AddArgs) error {
+	for _, f := range []struct {
+		set  bool
+		flag string
+	}{{a.Cwd != "", "--cwd is"}, {a.Spare > 0, "--spare is"}, {len(a.PassEnv) > 0, "--pass-env is"},
+		{a.Sandbox || a.NoNet || len(a.Read)+len(a.Write)+len(a.Net) > 0, "--sandbox, --read, --write, --net and --no-net are"}} {
+		if f.set {
+			return fmt.Errorf("%s for a command: colibri starts no process for a remote server", f.flag)
+		}
+	}
+	return nil
 }
 
 // abs is p made absolute from the folder add runs in (the registry would
