@@ -134,7 +134,7 @@ func Starter(demo string) ([]byte, error) {
 	if demo == "" {
 		return doc, nil
 	}
-	raw, _ := json.Marshal(map[string]string{"command": demo, "description": "colibri's demo server: echo, add, slow"})
+	raw, _ := json.Marshal(map[string]string{"command": demo, "description": "colibri's demo server: echo, add, slow (progress), fail (isError)."})
 	return AddServer(doc, "demo", raw, false)
 }
 
