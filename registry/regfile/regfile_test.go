@@ -177,3 +177,28 @@ func TestStarterDemoIsTheSamplesDemo(t *testing.T) {
 		t.Errorf("the sample's demo and init's differ: %v against %v", fps[0].Fields, fps[1].Fields)
 	}
 }
+
+// The pass_env hint names the settings the runner's own package manager
+// reads: npm's for npx, uv's for uvx (the first-hour trial found
+// NODE_EXTRA_CA_CERTS and npm_config_* suggested for uvx); a persistent
+// entry, which cannot have spares, is not told to keep one.
+func TestHintsFitTheRunner(t *testing.T) {
+	npx, uvx := PassEnvHint("npx"), PassEnvHint("/usr/bin/uvx")
+	if !strings.Contains(npx, `"npm_config_*"`) || !strings.Contains(npx, `"NODE_EXTRA_CA_CERTS"`) {
+		t.Errorf("npx: %s", npx)
+	}
+	if !strings.Contains(uvx, `"UV_*"`) || strings.Contains(uvx, "npm") || strings.Contains(uvx, "NODE_") {
+		t.Errorf("uvx: %s", uvx)
+	}
+	if h := PassEnvHint("node"); h != "" {
+		t.Errorf("node: %s", h)
+	}
+	for _, h := range HintsFor(&Entry{Command: "uvx", Lifecycle: registry.Persistent}) {
+		if strings.Contains(h, `"spare"`) {
+			t.Errorf("a persistent entry is told to keep a spare: %s", h)
+		}
+	}
+	if hs := HintsFor(&Entry{Command: "npx"}); len(hs) != 2 || !strings.HasSuffix(hs[1], "(add --pass-env NAME for each)") {
+		t.Errorf("npx's hints: %q", hs)
+	}
+}
