@@ -160,7 +160,12 @@ func checkOnly(s *settings) error {
 	if near := suggest.Closest(s.only, reg.Names()); near != "" {
 		msg += fmt.Sprintf(": did you mean %q?", near)
 	} else if names := reg.Names(); len(names) > 0 {
-		msg += " (it has " + strings.Join(names[:min(len(names), 10)], ", ") + ")"
+		shown := strings.Join(names[:min(len(names), 10)], ", ")
+		if len(names) > 10 {
+			// Never a list that reads as whole when it is not.
+			shown += fmt.Sprintf(" and %d more: colibri-mcp servers lists them", len(names)-10)
+		}
+		msg += " (it has " + shown + ")"
 	}
 	return usage(errors.New(msg + " (see 'colibri-mcp serve --help')"))
 }
