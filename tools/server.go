@@ -65,7 +65,9 @@ func (s *Service) NewServer(version string) *mcp.Server {
 //     is written and its context has ended (go-sdk ends it only after the
 //     answer is written). A call whose strings were let go before it began
 //     does not run (joinBulk);
-//  3. the catalog's part: a tools/list waits for the hosted lists being
+//  3. a list's cursors are sealed as this instance's and opened again
+//     (cursor.go), so that the catalog and go-sdk read go-sdk's own;
+//  4. the catalog's part: a tools/list waits for the hosted lists being
 //     read and is narrowed to what the caller may see, aggregate mode
 //     serves ui:// resources and answers a call by the name of a tool the
 //     pins withdrew (tool_changed, which go-sdk, no longer knowing the
@@ -112,7 +114,7 @@ func (s *Service) receiving(server *mcp.Server) []mcp.Middleware {
 			return res, err
 		}
 	}
-	return []mcp.Middleware{refresh, s.controls, offer}
+	return []mcp.Middleware{refresh, s.controls, s.sealCursors, offer}
 }
 
 // joinBulk has a call hold its request's large strings (bulk.Table.Join)
