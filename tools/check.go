@@ -1,5 +1,7 @@
 package tools
 
+//lint:file-ignore SA1019 check --probe --capabilities offers sampling and roots on purpose: servers still offer tools to callers that have them (deprecated, not removed, in 2026-07-28).
+
 import (
 	"context"
 	"errors"
