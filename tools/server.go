@@ -15,6 +15,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/tools/answer"
 	"github.com/colibri-mcp/colibri-mcp/tools/caller"
 	"github.com/colibri-mcp/colibri-mcp/tools/input"
+	"github.com/colibri-mcp/colibri-mcp/tools/record"
 )
 
 // NewServer returns colibri's MCP server: the three tools, described from
@@ -183,7 +184,10 @@ func (s *Service) handleListTools(ctx context.Context, req *mcp.CallToolRequest)
 
 func (s *Service) handleCallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in input.CallTool
-	if err := input.Own(s.opts.Bulk, CallToolTool, req.Params.Arguments, &in); err != nil {
+	err := input.Own(s.opts.Bulk, CallToolTool, req.Params.Arguments, &in)
+	// The record names what the input names, invalid or not (input.CallTool).
+	record.NoteOf(ctx).Named(s.nameOf(in.Server), s.nameOf(in.Name), in.Arguments)
+	if err != nil {
 		return s.errorResult(err), nil
 	}
 	return s.answerCall(ctx, req, toolCall{Server: in.Server, Tool: in.Name, Arguments: in.Arguments}), nil
