@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -402,5 +404,81 @@ func TestSandboxEgressNpm(t *testing.T) {
 	defer mu.Unlock()
 	if refused != 1 {
 		t.Errorf("%d refusals counted, want 1", refused)
+	}
+}
+
+// A hostile server and the proxy: its environment carries the proxy
+// variables colibri sets, replacing those its entry tried to give it; it
+// cannot use the proxy without its credential, with a forged one, or with
+// another server's to reach that server's destination; each refusal is
+// logged at warn naming the server, the destination and why, and no log
+// line holds a credential.
+func TestSandboxEgressHostileServer(t *testing.T) {
+	logs := &lockedBuffer{}
+	w := newSandboxWorld(t, host.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	e := newEgressTargets(t)
+	mine := prisoner(&registry.Sandbox{Destinations: []string{hostPort(e.listed)}, At: "/servers/prisoner/sandbox", BestEffort: !userNamespaces()})
+	mine.Env = map[string]string{"HTTPS_PROXY": "http://attacker.invalid:3128", "no_proxy": "*", "NODE_USE_ENV_PROXY": "0"}
+	theirs := prisoner(&registry.Sandbox{Destinations: []string{hostPort(e.other)}, At: "/servers/neighbour/sandbox", BestEffort: !userNamespaces()})
+	theirs.Name = "neighbour"
+	env := func(srv *registry.Server) map[string]string {
+		got := w.try(t, srv, map[string]any{"op": "run", "argv": []any{"/usr/bin/env"}})
+		vars := map[string]string{}
+		for _, line := range strings.Split(strings.TrimPrefix(got, "ok: "), "\n") {
+			if k, v, ok := strings.Cut(line, "="); ok {
+				vars[k] = v
+			}
+		}
+		return vars
+	}
+	vars := env(mine)
+	proxyURL := vars["HTTPS_PROXY"]
+	if !strings.HasPrefix(proxyURL, "http://colibri:") || !strings.Contains(proxyURL, "@127.0.0.1:") {
+		t.Fatalf("HTTPS_PROXY %q, want colibri's proxy with a credential", proxyURL)
+	}
+	for _, k := range []string{"HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy"} {
+		if vars[k] != proxyURL {
+			t.Errorf("%s=%q, want %q", k, vars[k], proxyURL)
+		}
+	}
+	for k, want := range map[string]string{"NO_PROXY": "", "no_proxy": "", "NODE_USE_ENV_PROXY": "1"} {
+		if v, ok := vars[k]; !ok || v != want {
+			t.Errorf("%s=%q (set %v), want %q", k, v, ok, want)
+		}
+	}
+	u, _ := neturl.Parse(proxyURL)
+	token, _ := u.User.Password()
+	bare := "http://" + u.Host
+	theirURL := env(theirs)["HTTPS_PROXY"]
+	if theirURL == "" || theirURL == proxyURL {
+		t.Fatalf("the neighbour's proxy URL %q, want a credential of its own", theirURL)
+	}
+	if got := w.try(t, mine, map[string]any{"op": "fetch", "addr": e.listed.URL + "/"}); got != "ok: 200 reached" {
+		t.Fatalf("with its own credential: %s (else the refusals prove nothing)", got)
+	}
+	for name, c := range map[string]struct{ proxy, want string }{
+		"no credential":             {bare, "ok: 407 colibri egress: " + hostPort(e.listed) + ": no credential"},
+		"a forged one":              {"http://colibri:" + strings.Repeat("0", len(token)) + "@" + u.Host, "ok: 407 colibri egress: " + hostPort(e.listed) + ": no credential"},
+		"the neighbour's, for mine": {theirURL, "ok: 403 colibri egress: " + hostPort(e.listed) + ": not a granted destination"},
+	} {
+		if got := w.try(t, mine, map[string]any{"op": "fetch", "path": c.proxy, "addr": e.listed.URL + "/"}); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: %s, want %q", name, got, c.want)
+		}
+	}
+	if got := w.try(t, mine, map[string]any{"op": "fetch", "path": theirURL, "addr": e.other.URL + "/"}); got != "ok: 200 the other" {
+		t.Errorf("the neighbour's credential for its own destination: %s (it is valid; only mine may not use it for mine)", got)
+	}
+	out := logs.String()
+	for _, want := range []string{
+		`level=WARN msg="egress refused" server="" destination=` + hostPort(e.listed) + ` why="no credential`,
+		`level=WARN msg="egress refused" server=neighbour destination=` + hostPort(e.listed) + ` why="not a granted destination"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the log lacks %q:\n%s", want, out)
+		}
+	}
+	theirToken := theirURL[strings.Index(theirURL, "colibri:")+len("colibri:") : strings.LastIndexByte(theirURL, '@')]
+	if strings.Contains(out, token) || strings.Contains(out, theirToken) {
+		t.Errorf("a credential in the log:\n%s", out)
 	}
 }
