@@ -116,7 +116,7 @@ func (s *Service) NewOnlyServer(ctx context.Context, name, version string) (*mcp
 		opts.CompletionHandler = o.complete
 	}
 	o.server = mcp.NewServer(impl, opts)
-	o.server.AddReceivingMiddleware(o.control, o.dispatch) // and fastHandler, for the fast path's calls
+	o.server.AddReceivingMiddleware(o.control, s.sealCursors, o.dispatch) // and fastHandler, for the fast path's calls
 	s.onlies.Store(o.server, o)
 	s.opts.Host.WatchNotifications(o.notified)
 	go o.deliver(ctx)

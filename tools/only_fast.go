@@ -105,11 +105,11 @@ func encodeResult(v any) (json.RawMessage, error) {
 }
 
 // fastHandler runs a request through serve --only's middlewares, as go-sdk
-// runs the requests it reads (NewOnlyServer adds the same two).
+// runs the requests it reads (NewOnlyServer adds the same three).
 func (o *only) fastHandler(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-	return o.control(o.dispatch(func(context.Context, string, mcp.Request) (mcp.Result, error) {
+	return o.control(o.s.sealCursors(o.dispatch(func(context.Context, string, mcp.Request) (mcp.Result, error) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "colibri: " + method + " has no fast path"}
-	}))(ctx, method, req)
+	})))(ctx, method, req)
 }
 
 // plainCall reports whether p is a call of the protocols before

@@ -11,6 +11,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,6 +29,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/instance"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/pool"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
@@ -104,6 +106,11 @@ type Options struct {
 	// begins with it, so that a load balancer in front of several
 	// instances can route a session by prefix (docs/scaling.md).
 	Instance string
+	// Sealer seals, as this instance's, what a stateless caller continues
+	// with (MRTR requestState, list cursors; docs/scaling.md): serve makes
+	// one per run and hands the same to its HTTP face. Nil: one of its
+	// own, named Instance.
+	Sealer *instance.Sealer
 }
 
 // Defaults of Options.
@@ -137,6 +144,9 @@ func New(opts Options) *Service {
 	}
 	if opts.ListWait <= 0 {
 		opts.ListWait = DefaultListWait
+	}
+	if opts.Sealer == nil {
+		opts.Sealer = instance.New(cmp.Or(opts.Instance, "colibri"))
 	}
 	s := &Service{opts: opts, log: log}
 	s.rec = &record.Recorder{Audit: opts.Audit, Digester: opts.Digester, Metrics: opts.Metrics, Bulk: opts.Bulk,

@@ -22,6 +22,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
+	"github.com/colibri-mcp/colibri-mcp/internal/instance"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
@@ -175,14 +176,23 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				Usage: "validate the registry; --probe also starts (or connects to) each server and lists its tools",
 				Description: "Examples:\n" +
 					"  colibri-mcp check\n" +
-					"  colibri-mcp check --probe" + exitCodesHelp,
+					"  colibri-mcp check --probe\n" +
+					"  colibri-mcp check --probe --capabilities sampling,roots,elicitation" + exitCodesHelp,
 				Flags: append([]cli.Flag{
 					&cli.BoolFlag{Name: "probe", Usage: "start (or connect to) each server and list its tools, printing each server's line as it finishes"},
+					&cli.StringFlag{Name: "capabilities", Usage: "with --probe, list each server first as a caller offering these client capabilities would see it (a comma-separated `LIST` of sampling, roots, elicitation), then as one offering none, pinning both lists: a staging machine pins the tools a server offers only to such callers"},
 					jsonFlag(),
 				}, rootFlags()...),
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
 					if err := clihelp.WantArgs(cmd, 0, 0); err != nil {
 						return err
+					}
+					caps, err := probeCapabilities(cmd.String("capabilities"))
+					if err != nil {
+						return usage(fmt.Errorf("check: %w (%s)", err, clihelp.HelpHint(cmd)))
+					}
+					if len(caps) > 0 && !cmd.Bool("probe") {
+						return usage(fmt.Errorf("check: --capabilities says what to list the servers with: give --probe too (%s)", clihelp.HelpHint(cmd)))
 					}
 					if s.image != nil {
 						if cmd.Bool("probe") {
@@ -190,7 +200,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 						}
 						return checkImage(s, cmd.Bool("json"), termview.Safe(stdout))
 					}
-					return cmdCheck(ctx, s, cmd.Bool("probe"), cmd.Bool("json"), stdout)
+					return cmdCheck(ctx, s, cmd.Bool("probe"), caps, cmd.Bool("json"), stdout)
 				}),
 			},
 			{
@@ -310,11 +320,12 @@ type settings struct {
 	pinFile        string   // "" when there is no place for it (pinErr says why)
 	envFile        string   // --env-file / COLIBRI_MCP_ENV_FILE, loaded before anything else
 	pinErr         error
-	state          *statedir.Dir // --state-dir, or the default; state.Err when it cannot be used
-	pinsInState    bool          // no --pin-file: the pin file is STATE_DIR/pins.json
-	instance       string        // --instance, or the host name
-	image          *image        // --root's image, else nil
-	logLevel       slog.Level    // the logger's, for serve's (with instance=)
+	state          *statedir.Dir    // --state-dir, or the default; state.Err when it cannot be used
+	pinsInState    bool             // no --pin-file: the pin file is STATE_DIR/pins.json
+	instance       string           // --instance, or the host name
+	sealer         *instance.Sealer // --instance's, one per run: seals MRTR requestState, SSE event ids, cursors (docs/scaling.md)
+	image          *image           // --root's image, else nil
+	logLevel       slog.Level       // the logger's, for serve's (with instance=)
 	logFormat      string
 	logTo          io.Writer
 	pins           *pin.Store // the pin file opened already, if it was (pinStore)
@@ -360,6 +371,7 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 	if s.instance, err = instanceName(cmd.String("instance")); err != nil {
 		return nil, usage(err)
 	}
+	s.sealer = instance.New(s.instance)
 	if err := applyRoot(cmd, s); err != nil {
 		return nil, err
 	}
@@ -560,6 +572,7 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		Pins:         s.pinStore(),
 		HideFolders:  s.httpAddr != "", // callers over HTTP never learn the server's folders
 		Instance:     s.instance,
+		Sealer:       s.sealer,
 		StateProblem: func(reg *registry.Registry, srv *registry.Server) error {
 			if s.state.Err == nil {
 				return nil
