@@ -105,11 +105,19 @@ func encodeResult(v any) (json.RawMessage, error) {
 }
 
 // fastHandler runs a request through serve --only's middlewares, as go-sdk
-// runs the requests it reads (NewOnlyServer adds the same three).
+// runs the requests it reads (both take them from receiving).
 func (o *only) fastHandler(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-	return o.control(o.s.sealCursors(o.dispatch(func(context.Context, string, mcp.Request) (mcp.Result, error) {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "colibri: " + method + " has no fast path"}
-	})))(ctx, method, req)
+	o.fastOnce.Do(func() {
+		h := mcp.MethodHandler(func(_ context.Context, method string, _ mcp.Request) (mcp.Result, error) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "colibri: " + method + " has no fast path"}
+		})
+		mws := o.receiving()
+		for i := len(mws) - 1; i >= 0; i-- {
+			h = mws[i](h)
+		}
+		o.fast = h
+	})
+	return o.fast(ctx, method, req)
 }
 
 // plainCall reports whether p is a call of the protocols before
