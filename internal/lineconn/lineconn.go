@@ -21,7 +21,6 @@
 package lineconn
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -71,8 +70,6 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	c := &conn{
 		r:        t.Reader,
 		w:        t.Writer,
-		incoming: make(chan msgOrErr),
-		closed:   make(chan struct{}),
 		bulk:     t.Bulk,
 		relay:    t.Relay,
 		repaired: t.Repaired,
@@ -80,29 +77,20 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	t.mu.Lock()
 	t.conn = c
 	t.mu.Unlock()
-	// Reads happen on a goroutine of their own so that Read can return when
-	// its context ends or the connection is closed, as IOTransport's do.
-	go c.readLoop(bufio.NewReaderSize(t.Reader, 64<<10))
+	c.frame = StartFrame(t.Reader, t.Writer, 0, c.line, c.direct.end)
 	return c, nil
-}
-
-type msgOrErr struct {
-	msg jsonrpc.Message
-	err error
 }
 
 type conn struct {
 	r io.ReadCloser
 	w io.WriteCloser
 
-	wmu sync.Mutex // one whole message per Write
+	frame *Frame // the reading goroutine and whole writes (Frame)
 
 	repaired func()
 
-	incoming  chan msgOrErr
-	closed    chan struct{}
-	closeOnce sync.Once
-	closeErr  error
+	closeErr error // Close's, once
+	rep      repeats
 
 	relay func(method string, params json.RawMessage) bool
 
@@ -118,52 +106,33 @@ func (c *conn) SessionID() string { return "" }
 // ErrBatch is the error for a line that holds a JSON-RPC batch.
 var ErrBatch = errors.New("JSON-RPC batches are not supported (MCP 2025-06-18 and later)")
 
-func (c *conn) readLoop(r *bufio.Reader) {
-	var rep repeats
-	var end error
-	defer func() { c.direct.end(end) }()
-	for {
-		parts, _, _, err := ReadLine(r, 0)
-		var msg jsonrpc.Message
-		asked := false
-		if parts = TrimSpace(parts); len(parts) > 0 && err == nil {
-			if rep.drop(parts) {
-				continue
-			}
-			var taken bool
-			if asked, taken = c.relayed(parts); taken {
-				continue
-			}
-		}
-		if len(parts) > 0 && (err == nil || err == io.EOF) {
-			var derr error
-			msg, derr = c.decode(parts)
-			if derr != nil {
-				err = derr
-			}
-			if req, ok := msg.(*jsonrpc.Request); ok && derr == nil && c.relay != nil && !asked && !req.IsCall() && c.relay(req.Method, req.Params) {
-				msg = nil // relayed: go-sdk never sees it
-			}
-			if r, ok := msg.(*jsonrpc.Response); ok && derr == nil && c.direct.take(r) {
-				msg = nil // a request of colibri's own below go-sdk (Transport.Call)
-			}
-		}
-		if msg != nil && (err == nil || err == io.EOF) {
-			select {
-			case c.incoming <- msgOrErr{msg: msg}:
-			case <-c.closed:
-				return
-			}
-		}
-		if err != nil {
-			end = err
-			select {
-			case c.incoming <- msgOrErr{err: err}:
-			case <-c.closed:
-			}
-			return
-		}
+// line is what the hosted side makes of one line (Frame): a message for
+// go-sdk, or nothing for a repeat dropped, a notification relayed or the
+// answer to a request of colibri's own; an error (a line that is not one
+// message) ends the connection.
+func (c *conn) line(parts [][]byte, _ int, _ bool) (jsonrpc.Message, error) {
+	parts = TrimSpace(parts)
+	if len(parts) == 0 {
+		return nil, nil
 	}
+	if c.rep.drop(parts) {
+		return nil, nil
+	}
+	asked, taken := c.relayed(parts)
+	if taken {
+		return nil, nil
+	}
+	msg, err := c.decode(parts)
+	if err != nil {
+		return nil, err
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && c.relay != nil && !asked && !req.IsCall() && c.relay(req.Method, req.Params) {
+		return nil, nil // relayed: go-sdk never sees it
+	}
+	if r, ok := msg.(*jsonrpc.Response); ok && c.direct.take(r) {
+		return nil, nil // a request of colibri's own below go-sdk (Transport.Call)
+	}
+	return msg, nil
 }
 
 // maxRelayedLine bounds the lines relayed reads itself: a progress or log
@@ -321,21 +290,7 @@ func (c *conn) answered(id jsonrpc.ID) *bulk.Owner {
 	return s
 }
 
-func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	default:
-	}
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case v := <-c.incoming:
-		return v.msg, v.err
-	case <-c.closed:
-		return nil, io.EOF
-	}
-}
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) { return c.frame.Next(ctx) }
 
 func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	select {
@@ -356,21 +311,14 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("writing message: %w", err)
 	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	for _, p := range parts {
-		if _, err := c.w.Write(p); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.frame.WriteParts(parts)
 }
 
 func (c *conn) Close() error {
-	c.closeOnce.Do(func() {
+	c.frame.Close(func() error {
 		c.closeErr = errors.Join(c.r.Close(), c.w.Close())
-		close(c.closed)
 		c.direct.end(ErrNotConnected)
+		return c.closeErr
 	})
 	return c.closeErr
 }

@@ -24,7 +24,6 @@
 package stdioserve
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -82,11 +81,9 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &conn{
-		w:        t.Writer,
 		log:      log,
+		limit:    limit,
 		drain:    t.DrainTimeout,
-		incoming: make(chan msgOrErr),
-		closed:   make(chan struct{}),
 		calls:    map[jsonrpc.ID]bool{},
 		outgoing: map[jsonrpc.ID]struct{}{},
 		bulk:     t.Bulk,
@@ -95,24 +92,15 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		offer:    t.Calls,
 		taken:    map[jsonrpc.ID]context.CancelFunc{},
 	}
-	go c.readLoop(bufio.NewReaderSize(t.Reader, 64<<10), limit)
+	c.frame = lineconn.StartFrame(t.Reader, t.Writer, limit, c.line, nil)
 	return c, nil
 }
 
-type msgOrErr struct {
-	msg jsonrpc.Message
-	err error
-}
-
 type conn struct {
-	w     io.Writer
-	wmu   sync.Mutex // one message per Write, whole
+	frame *lineconn.Frame // the reading goroutine and whole writes (lineconn.Frame)
 	log   *slog.Logger
+	limit int // the longest line read (MaxMessageBytes)
 	drain time.Duration
-
-	incoming  chan msgOrErr // messages in order, then the read error (io.EOF)
-	closed    chan struct{}
-	closeOnce sync.Once
 
 	mu sync.Mutex
 	// calls are the caller's requests read and not yet answered, true once
@@ -134,31 +122,21 @@ type conn struct {
 
 func (c *conn) SessionID() string { return "" }
 
-// readLoop reads one line at a time and hands on what decodes; it answers
-// what does not, itself, and goes on. Only the end of the input (or a read
-// error) ends it.
-func (c *conn) readLoop(r *bufio.Reader, limit int) {
-	for {
-		parts, n, tooLong, err := lineconn.ReadLine(r, limit)
-		if tooLong {
-			c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message larger than %d bytes", limit), "too large", n)
-		} else if parts = trimLine(parts); len(parts) > 0 {
-			if msg := c.decode(parts); msg != nil {
-				select {
-				case c.incoming <- msgOrErr{msg: msg}:
-				case <-c.closed:
-					return
-				}
-			}
-		}
-		if err != nil {
-			select {
-			case c.incoming <- msgOrErr{err: err}:
-			case <-c.closed:
-			}
-			return
-		}
+// line is what the face makes of one line (lineconn.Frame): the message
+// that decodes, handed on; what does not is answered here, and the reading
+// goes on. Only the end of the input (or a read error) ends it.
+func (c *conn) line(parts [][]byte, n int, tooLong bool) (jsonrpc.Message, error) {
+	if tooLong {
+		c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message larger than %d bytes", c.limit), "too large", n)
+		return nil, nil
 	}
+	if parts = trimLine(parts); len(parts) == 0 {
+		return nil, nil
+	}
+	if msg := c.decode(parts); msg != nil {
+		return msg, nil
+	}
+	return nil, nil
 }
 
 // byteOrderMark is U+FEFF in UTF-8, which some Windows tools put before
@@ -417,42 +395,26 @@ func (c *conn) reject(id jsonrpc.ID, code int64, message, reason string, size in
 }
 
 func (c *conn) writeLine(data []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_, err := c.w.Write(append(data, '\n'))
-	return err
-}
-
-// writeParts writes one message made of parts (a lowered message: see
-// internal/bulk), whole: no other message is written between its parts.
-func (c *conn) writeParts(parts [][]byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	for _, p := range parts {
-		if _, err := c.w.Write(p); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.frame.WriteParts([][]byte{append(data, '\n')})
 }
 
 // Read returns the next message. When the input has ended it first waits,
 // at most DrainTimeout, until every call read so far is answered: jsonrpc2
 // cancels what is still running as soon as Read reports the end.
 func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case m := <-c.incoming:
-		if m.err != nil {
-			c.waitAnswered(ctx)
-			c.cancelTaken(nil) // as jsonrpc2 cancels its own once Read reports the end
-			return nil, m.err
-		}
-		return m.msg, nil
-	case <-c.closed:
-		return nil, io.EOF
+	msg, err := c.frame.Next(ctx)
+	if err == nil || ctx.Err() != nil {
+		return msg, err
 	}
+	select {
+	case <-c.frame.Closed():
+		return nil, io.EOF
+	default:
+	}
+	// The input ended (or could not be read): the calls in flight first.
+	c.waitAnswered(ctx)
+	c.cancelTaken(nil) // as jsonrpc2 cancels its own once Read reports the end
+	return nil, err
 }
 
 func (c *conn) waitAnswered(ctx context.Context) {
@@ -475,7 +437,7 @@ func (c *conn) waitAnswered(ctx context.Context) {
 	case <-t.C:
 		c.log.Warn("stdio: calls still in flight at the bound; cancelling them", "bound", c.drain)
 	case <-ctx.Done():
-	case <-c.closed:
+	case <-c.frame.Closed():
 	}
 }
 
@@ -537,7 +499,7 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		err = fmt.Errorf("encoding a message: %w", err)
 	} else {
-		err = c.writeParts(c.lower(msg, data))
+		err = c.frame.WriteParts(c.lower(msg, data))
 	}
 	if answering {
 		c.mu.Lock()
@@ -581,8 +543,7 @@ func (c *conn) lower(msg jsonrpc.Message, data []byte) [][]byte {
 }
 
 func (c *conn) Close() error {
-	c.closeOnce.Do(func() {
-		close(c.closed)
+	return c.frame.Close(func() error {
 		c.cancelTaken(nil)
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -590,6 +551,6 @@ func (c *conn) Close() error {
 			o.Done()
 			delete(c.owners, id)
 		}
+		return nil
 	})
-	return nil
 }
