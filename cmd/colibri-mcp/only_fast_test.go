@@ -83,7 +83,7 @@ func startRawOnlyOffering(t *testing.T, caps, reg string, extra ...string) *rawO
 			<-done
 		}
 	})
-	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}}`)
+	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"clientInfo":{"name":"raw","version":"1"}}}`)
 	r.answer(`"init"`)
 	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return r
