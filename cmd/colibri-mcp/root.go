@@ -2,7 +2,7 @@ package main
 
 // --root DIR: init, add, remove, servers and check on an image being built
 // (docs/freebsd.md, "Building an appliance image"): the registry and
-// everything it names are read as if DIR were /, through internal/rootfs,
+// everything it names are read as if DIR were /, through rootfs.go,
 // so that nothing outside DIR is read or written, and the image's commands
 // are looked for in the image, never on the build host.
 
@@ -22,7 +22,6 @@ import (
 
 	"github.com/colibri-mcp/colibri-mcp/internal/clihelp"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
-	"github.com/colibri-mcp/colibri-mcp/internal/rootfs"
 	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
@@ -52,7 +51,7 @@ type image struct {
 
 // host is the build host's path of the image's path p (links followed
 // inside the image).
-func (im *image) host(p string) (string, error) { return rootfs.Resolve(im.root, p) }
+func (im *image) host(p string) (string, error) { return resolveInImage(im.root, p) }
 
 // shown is the image's path of a host path under the root.
 func (im *image) shown(host string) string {
@@ -209,7 +208,7 @@ func (im *image) judge(srv *registry.Server) string {
 	}
 	if sandboxed {
 		for _, p := range append(slices.Clone(srv.Sandbox.Read), srv.Sandbox.Write...) {
-			if _, _, err := rootfs.Stat(im.root, p); err != nil && !strings.Contains(p, "${") {
+			if _, _, err := statInImage(im.root, p); err != nil && !strings.Contains(p, "${") {
 				return fmt.Sprintf("%s: %s is not in the image", srv.Sandbox.At, p)
 			}
 		}
@@ -239,11 +238,11 @@ func (im *image) judge(srv *registry.Server) string {
 }
 
 func (im *image) isDir(p string) bool {
-	_, fi, err := rootfs.Stat(im.root, p)
+	_, fi, err := statInImage(im.root, p)
 	return err == nil && fi.IsDir()
 }
 
 func (im *image) isExecutable(p string) bool {
-	_, fi, err := rootfs.Stat(im.root, p)
+	_, fi, err := statInImage(im.root, p)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
