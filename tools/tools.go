@@ -28,6 +28,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/host"
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/instance"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/pool"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
@@ -104,6 +105,10 @@ type Options struct {
 	// begins with it, so that a load balancer in front of several
 	// instances can route a session by prefix (docs/scaling.md).
 	Instance string
+	// Sealer seals the requestState a 2026-07-28 caller continues a
+	// request with (tools/caller's Rounds): one per serve, made from
+	// --instance. nil: one is made from Instance.
+	Sealer *instance.Sealer
 }
 
 // Defaults of Options.
@@ -117,6 +122,7 @@ type Service struct {
 	opts   Options
 	log    *slog.Logger
 	levels caller.Levels
+	rounds *caller.Rounds // 2026-07-28 callers' requests waiting for their input
 	cat    *catalog.Catalog
 	rec    *record.Recorder
 	// pinsFor is the registry the pins were last configured with.
@@ -135,7 +141,11 @@ func New(opts Options) *Service {
 	if opts.ListWait <= 0 {
 		opts.ListWait = DefaultListWait
 	}
+	if opts.Sealer == nil {
+		opts.Sealer = instance.New(opts.Instance)
+	}
 	s := &Service{opts: opts, log: log}
+	s.rounds = caller.NewRounds(opts.Sealer, opts.Bulk, log)
 	s.rec = &record.Recorder{Audit: opts.Audit, Digester: opts.Digester, Metrics: opts.Metrics, Bulk: opts.Bulk,
 		Logger: log, Labels: s.labels}
 	s.cat = catalog.New(catalog.Options{
@@ -170,9 +180,13 @@ func New(opts Options) *Service {
 }
 
 // Close stops what NewServer started (the registry poll, and the reading of
-// hosted lists in aggregate mode) and waits for it; call it before closing
-// the Host.
-func (s *Service) Close() { s.cat.Close() }
+// hosted lists in aggregate mode) and waits for it, and cancels the
+// requests of 2026-07-28 callers waiting for their input; call it before
+// closing the Host.
+func (s *Service) Close() {
+	s.rounds.Close()
+	s.cat.Close()
+}
 
 // ServersResult is the servers tool's structuredContent.
 type ServersResult struct {

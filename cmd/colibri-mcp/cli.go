@@ -22,6 +22,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
+	"github.com/colibri-mcp/colibri-mcp/internal/instance"
 	"github.com/colibri-mcp/colibri-mcp/internal/oauth"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/proc"
@@ -310,11 +311,12 @@ type settings struct {
 	pinFile        string   // "" when there is no place for it (pinErr says why)
 	envFile        string   // --env-file / COLIBRI_MCP_ENV_FILE, loaded before anything else
 	pinErr         error
-	state          *statedir.Dir // --state-dir, or the default; state.Err when it cannot be used
-	pinsInState    bool          // no --pin-file: the pin file is STATE_DIR/pins.json
-	instance       string        // --instance, or the host name
-	image          *image        // --root's image, else nil
-	logLevel       slog.Level    // the logger's, for serve's (with instance=)
+	state          *statedir.Dir    // --state-dir, or the default; state.Err when it cannot be used
+	pinsInState    bool             // no --pin-file: the pin file is STATE_DIR/pins.json
+	instance       string           // --instance, or the host name
+	sealer         *instance.Sealer // seals what a stateless caller continues with (MRTR requestState): one per run
+	image          *image           // --root's image, else nil
+	logLevel       slog.Level       // the logger's, for serve's (with instance=)
 	logFormat      string
 	logTo          io.Writer
 	pins           *pin.Store // the pin file opened already, if it was (pinStore)
@@ -360,6 +362,7 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 	if s.instance, err = instanceName(cmd.String("instance")); err != nil {
 		return nil, usage(err)
 	}
+	s.sealer = instance.New(s.instance)
 	if err := applyRoot(cmd, s); err != nil {
 		return nil, err
 	}
@@ -560,6 +563,7 @@ func newService(s *settings) (*tools.Service, *host.Host) {
 		Pins:         s.pinStore(),
 		HideFolders:  s.httpAddr != "", // callers over HTTP never learn the server's folders
 		Instance:     s.instance,
+		Sealer:       s.sealer,
 		StateProblem: func(reg *registry.Registry, srv *registry.Server) error {
 			if s.state.Err == nil {
 				return nil
