@@ -48,6 +48,10 @@ var forbidden = map[string][]string{
 		module + "policy", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	"metrics": {"os/exec", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
 		module + "policy", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
+	// instance names this colibri and seals its callers' continuations:
+	// a leaf, beneath everything that hands a caller a token.
+	"internal/instance": {"os/exec", "net", module + "cmd", module + "host", module + "tools", module + "registry", module + "jail",
+		module + "internal/session", "github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
 	// reqctx is what a request's context carries: a principal and an id.
 	"internal/reqctx": {"os/exec", "net", module + "host", module + "jail", module + "registry", module + "tools", module + "cmd",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},

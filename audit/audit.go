@@ -56,6 +56,9 @@ type Record struct {
 	Attempts    int       `json:"attempts,omitempty"`
 	DurationMS  int64     `json:"duration_ms"`
 	ResultBytes *int64    `json:"result_bytes,omitempty"`
+	// Torn are the torn writes (torn.go) this line ends and records: the
+	// Writer's, as Instance, Chain and Prev are.
+	Torn []TornWrite `json:"torn,omitempty"`
 	// Instance, Chain and Prev are the Writer's, set as it writes the line
 	// (chain.go): what the caller puts there is replaced.
 	Instance string `json:"instance,omitempty"`
@@ -116,6 +119,10 @@ type Writer struct {
 	closed  bool
 	warning string // about the file last opened (Warning)
 	chain   chain  // this process's hash chain (chain.go)
+	// needNL: the file ends in a torn write (torn.go), which the next
+	// line's leading newline ends; torn are the torn writes it records.
+	needNL bool
+	torn   []TornWrite
 }
 
 // Options are a Writer's chain settings; the zero value is an unkeyed
@@ -153,7 +160,14 @@ func OpenWith(path string, stderr io.Writer, opts Options) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Writer{path: path, opts: opts, w: f, f: f, warning: warning, chain: c}, nil
+	w := &Writer{path: path, opts: opts, w: f, f: f, warning: warning, chain: c}
+	if needNL, frag := tornTail(f, opts.Key); needNL {
+		w.needNL = true
+		if frag != nil {
+			w.addTorn(*frag)
+		}
+	}
+	return w, nil
 }
 
 // openLog opens the log for appending, creating it with mode 0600 (which
@@ -166,7 +180,11 @@ func openLog(path string) (f *os.File, warning string, err error) {
 	// A FIFO, a device or a symbolic link at the path is refused at once
 	// (opfile): a link could aim the log's appends at any file colibri may
 	// write, and a FIFO would block the open.
-	f, err = safefile.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	// Read and write: a torn write at the end (torn.go) is read back.
+	f, err = safefile.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if errors.Is(err, os.ErrPermission) {
+		f, err = safefile.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("opening the audit log: %w", err)
 	}
@@ -207,16 +225,27 @@ func (w *Writer) Write(r *Record) error {
 	}
 	// The line names the one before it: encoded under the lock, in the
 	// order written.
-	c.Chain, c.Prev = w.chain.id, w.chain.prev()
+	c.Chain, c.Prev, c.Torn = w.chain.id, w.chain.prev(), w.torn
 	line, err := json.Marshal(c)
 	if err != nil {
 		w.mu.Unlock()
 		return fmt.Errorf("encoding an audit record: %w", err)
 	}
-	if _, err := w.w.Write(append(line, '\n')); err != nil {
+	pre := 0
+	if w.needNL {
+		pre = 1
+	}
+	buf := make([]byte, 0, pre+len(line)+1)
+	if w.needNL {
+		buf = append(buf, '\n')
+	}
+	buf = append(append(buf, line...), '\n')
+	if n, err := w.w.Write(buf); err != nil {
+		w.tore(n, pre, line)
 		w.mu.Unlock()
 		return fmt.Errorf("writing the audit log %s: %w", w.path, err)
 	}
+	w.needNL, w.torn = false, nil
 	head, told := w.chain.wrote(line)
 	w.mu.Unlock()
 	if told && w.opts.OnHead != nil {
@@ -251,6 +280,14 @@ func (w *Writer) Reopen() error {
 		return errors.New("reopening the audit log: it is closed")
 	}
 	old := w.f
+	// The file's end says whether it ends in a torn write (this
+	// process's, or another's that shares it). Torn writes recorded for an
+	// old file newsyslog rotated stay recorded for the first line here.
+	needNL, frag := tornTail(f, w.opts.Key)
+	w.needNL = needNL
+	if frag != nil && (len(w.torn) == 0 || w.torn[len(w.torn)-1] != *frag) {
+		w.addTorn(*frag)
+	}
 	w.w, w.f, w.warning = f, f, warning
 	w.mu.Unlock()
 	if old != nil {

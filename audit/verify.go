@@ -28,6 +28,11 @@ type Report struct {
 	Unchained int      // audit lines written before the chain (older colibri), before the first chained one
 	Skipped   int      // lines that are not audit lines (colibri's log lines sharing stderr), skipped
 	MidChain  []string // where a chain starts mid-way (its start rotated away): "FILE line N (chain ID)"
+	// Torn are the torn writes found (torn.go): a line colibri began and
+	// did not finish, ended by the line after it, which records it (or
+	// the last line of the last file, unfinished), in no chain:
+	// "FILE line N (B bytes, …)".
+	Torn []string
 	// Heads are where each chain ends in the files, in the order first
 	// seen, as colibri logs its head ("audit chain head"): a logged head
 	// with more lines, or another last digest, is a truncated tail.
@@ -84,30 +89,79 @@ func Verify(sources []Source, key []byte) (*Report, error) {
 		}
 	}()
 	seenChained := false
+	// frags are the lines just read that begin as an audit line and do
+	// not parse: torn writes if the line after them records them, else
+	// (settle) a chained line edited until it no longer parses, which
+	// breaks the chain after itself as any changed line does, or a line
+	// that is not an audit line.
+	var frags []fragment
+	settle := func(fs []fragment) error {
+		for _, f := range fs {
+			if f.chained {
+				return &Break{FromFile: f.file, FromLine: f.line, File: f.file, Line: f.line + 1, Reason: fmt.Sprintf("line %d is an audit line that no longer parses", f.line)}
+			}
+			r.Skipped++
+		}
+		return nil
+	}
 	for i, src := range sources {
 		sc := bufio.NewScanner(src.R)
 		sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
-		sc.Split(splitNewline)
+		unterminated := false
+		sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+			adv, tok, err := splitNewline(data, atEOF)
+			unterminated = tok != nil && adv == len(tok)
+			return adv, tok, err
+		})
 		n := 0
 		for sc.Scan() {
 			n++
 			line := sc.Bytes()
 			var l struct {
-				TS      *string `json:"ts"`
-				Outcome *string `json:"outcome"`
-				Chain   *string `json:"chain"`
-				Prev    *string `json:"prev"`
+				TS      *string     `json:"ts"`
+				Outcome *string     `json:"outcome"`
+				Chain   *string     `json:"chain"`
+				Prev    *string     `json:"prev"`
+				Torn    []TornWrite `json:"torn"`
 			}
-			if len(bytes.TrimSpace(line)) == 0 || line[0] != '{' {
-				r.Skipped++
+			if len(line) > 0 && line[0] == '{' && json.Unmarshal(line, &l) != nil {
+				if len(frags) == maxTorn*4 {
+					if err := settle(frags[:1]); err != nil {
+						return r, err
+					}
+					frags = frags[1:]
+				}
+				frags = append(frags, fragment{src: i, file: src.Name, line: n, bytes: len(line), digest: LineDigest(key, line),
+					chained: bytes.Contains(line, []byte(`"prev":`)), unterminated: unterminated})
 				continue
 			}
-			if err := json.Unmarshal(line, &l); err != nil {
-				if bytes.Contains(line, []byte(`"prev":`)) {
-					// A chained line edited until it no longer parses: it
-					// breaks the chain after itself, as any changed line.
-					return r, &Break{FromFile: src.Name, FromLine: n, File: src.Name, Line: n + 1, Reason: fmt.Sprintf("line %d is an audit line that no longer parses", n)}
+			if len(frags) > 0 || len(l.Torn) > 0 {
+				// The line after torn writes records them (Writer.Write):
+				// the last len(l.Torn) fragments, in order.
+				k := len(frags) - len(l.Torn)
+				if k >= 0 && l.Chain != nil && l.Prev != nil && matchTorn(frags[k:], l.Torn) {
+					for _, f := range frags[k:] {
+						r.Torn = append(r.Torn, tornNote(f.file, f.line, f.bytes, fmt.Sprintf("ended and recorded by %s line %d", src.Name, n)))
+					}
+				} else {
+					k = len(frags)
+					switch {
+					case len(l.Torn) > 0 && k > 0:
+						// What the line records is not what is before it: the
+						// fragment was changed.
+						f := frags[k-1]
+						return r, &Break{FromFile: f.file, FromLine: f.line, File: src.Name, Line: n,
+							Reason: fmt.Sprintf("line %d records a torn write before it that is not line %d as it is now (a torn line changed)", n, f.line)}
+					case len(l.Torn) > 0 && l.Chain != nil && l.Prev != nil:
+						r.Torn = append(r.Torn, fmt.Sprintf("%s line %d records %d torn %s before it that %s not in the files given", src.Name, n, len(l.Torn), plural(len(l.Torn), "write", "writes"), plural(len(l.Torn), "is", "are")))
+					}
 				}
+				if err := settle(frags[:k]); err != nil {
+					return r, err
+				}
+				frags = frags[:0]
+			}
+			if len(bytes.TrimSpace(line)) == 0 || line[0] != '{' {
 				r.Skipped++
 				continue
 			}
@@ -169,7 +223,43 @@ func Verify(sources []Source, key []byte) (*Report, error) {
 			return r, fmt.Errorf("reading %s: %w", src.Name, err)
 		}
 	}
+	// The last file ends in a torn write no line came after (colibri was
+	// killed mid-write and has not written since).
+	if k := len(frags) - 1; k >= 0 && frags[k].unterminated && frags[k].src == len(sources)-1 {
+		f := frags[k]
+		r.Torn = append(r.Torn, tornNote(f.file, f.line, f.bytes, "unfinished at the end of the file"))
+		frags = frags[:k]
+	}
+	if err := settle(frags); err != nil {
+		return r, err
+	}
 	return r, nil
+}
+
+// fragment is a line that begins as an audit line and does not parse.
+type fragment struct {
+	src          int // its source's index
+	file         string
+	line, bytes  int
+	digest       string
+	chained      bool // it holds "prev": a chained line's
+	unterminated bool // no newline after it: the end of its file
+}
+
+func matchTorn(frags []fragment, torn []TornWrite) bool {
+	for i, t := range torn {
+		if frags[i].bytes != t.Bytes || frags[i].digest != t.Digest {
+			return false
+		}
+	}
+	return true
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // splitNewline is bufio.ScanLines without its dropping of a carriage

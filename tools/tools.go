@@ -11,6 +11,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -105,9 +106,10 @@ type Options struct {
 	// begins with it, so that a load balancer in front of several
 	// instances can route a session by prefix (docs/scaling.md).
 	Instance string
-	// Sealer seals the requestState a 2026-07-28 caller continues a
-	// request with (tools/caller's Rounds): one per serve, made from
-	// --instance. nil: one is made from Instance.
+	// Sealer seals, as this instance's, what a stateless caller continues
+	// with (MRTR requestState, list cursors; docs/scaling.md): serve makes
+	// one per run and hands the same to its HTTP face. Nil: one of its
+	// own, named Instance.
 	Sealer *instance.Sealer
 }
 
@@ -142,7 +144,7 @@ func New(opts Options) *Service {
 		opts.ListWait = DefaultListWait
 	}
 	if opts.Sealer == nil {
-		opts.Sealer = instance.New(opts.Instance)
+		opts.Sealer = instance.New(cmp.Or(opts.Instance, "colibri"))
 	}
 	s := &Service{opts: opts, log: log}
 	s.rounds = caller.NewRounds(opts.Sealer, opts.Bulk, log)

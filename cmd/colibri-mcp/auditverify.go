@@ -88,6 +88,9 @@ func cmdAuditVerify(keyFile string, files []string, stdin io.Reader, stdout io.W
 	for _, m := range rep.MidChain {
 		fmt.Fprintf(stdout, "starts mid-chain at %s: its beginning was rotated away, or is in a file not given\n", m)
 	}
+	for _, m := range rep.Torn {
+		fmt.Fprintf(stdout, "a torn write at %s: a line colibri began and did not finish (killed mid-write, a full disk), in no chain\n", m)
+	}
 	if rep.Unchained > 0 {
 		fmt.Fprintf(stdout, "%d unchained %s before the chain (written by a colibri without it), not verified\n", rep.Unchained, plural(rep.Unchained, "line", "lines"))
 	}

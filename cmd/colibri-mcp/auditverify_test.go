@@ -107,6 +107,19 @@ func TestAuditChainAndVerify(t *testing.T) {
 	if code, _, stderr := verify(nil, "--audit-key-file", key, tampered); code != 1 || !strings.Contains(stderr, tampered+": the chain breaks between lines 1 and 2") {
 		t.Errorf("verify of a changed line: exit %d %s", code, stderr)
 	}
+	// colibri killed mid-write leaves a torn last line (here: the first
+	// line cut short): the next colibri to write ends it and records it,
+	// and verify names it, the chains whole.
+	f, _ := os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0)
+	f.Write(plain[:bytes.IndexByte(plain, '\n')-30])
+	f.Close()
+	if code, out, stderr := runCLI(t, nil, "--external-config", reg, "--external-call", "--audit-log", log, "--audit-key-file", key, "call", "demo", "echo", "--args", `{"message":"m"}`); code != 0 {
+		t.Fatalf("a call after the torn write: exit %d %s %s", code, out, stderr)
+	}
+	if code, out, stderr := verify(nil, "--audit-key-file", key, log); code != 0 || !strings.Contains(out, "5 audit lines, chain whole (2 chains)") ||
+		!strings.Contains(out, "a torn write at "+log+" line 5 (") || !strings.Contains(out, "ended and recorded by "+log+" line 6") {
+		t.Errorf("verify after a torn write: exit %d %s%s", code, out, stderr)
+	}
 }
 
 // --instance is checked: it begins session ids and chains.

@@ -358,14 +358,34 @@ func callOptionsFrom(cmd *cli.Command, stdin io.Reader) (callOptions, error) {
 	return o, nil
 }
 
-func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Writer) error {
+// probeCapabilities is check's --capabilities: client capabilities,
+// comma-separated, each one of sampling, roots and elicitation, sorted
+// and each once.
+func probeCapabilities(list string) ([]string, error) {
+	var out []string
+	for name := range strings.SplitSeq(list, ",") {
+		name = strings.TrimSpace(name)
+		switch name {
+		case "":
+			continue
+		case "sampling", "roots", "elicitation":
+			out = append(out, name)
+		default:
+			return nil, fmt.Errorf("--capabilities: %q is not a client capability colibri can offer: want sampling, roots or elicitation, comma-separated", name)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+func cmdCheck(ctx context.Context, s *settings, probe bool, caps []string, asJSON bool, stdout io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
 	ctx = reqctx.WithPrincipal(ctx, reqctx.Stdio)
 	stdout = termview.Safe(stdout) // names, descriptions, stderr tails: others' words
 	start := time.Now()
 	svc, h := newService(s)
 	defer h.Close()
-	opts := tools.CheckOptions{Probe: probe}
+	opts := tools.CheckOptions{Probe: probe, Capabilities: caps}
 	if !asJSON {
 		opts.Read = func(names []string) { termview.CheckRead(stdout, s.configPath, len(names)) }
 		opts.Done = func(r tools.CheckServer) { termview.CheckLine(stdout, r) }

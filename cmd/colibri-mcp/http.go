@@ -57,6 +57,7 @@ func serveHTTP(ctx context.Context, s *settings, svc *tools.Service, onHUP hupAc
 		SessionTimeout:  s.sessionTimeout,
 		ShutdownTimeout: shutdownWait,
 		Bulk:            s.bulk,
+		Sealer:          s.sealer,
 	})
 	if err != nil {
 		return usage(err)

@@ -27,7 +27,9 @@ var sandboxFakes = map[string]func(){
 	// sandbox. Ops: read, write (path), tcp, udp (addr), signal (pid,
 	// signal number sig), ptrace (pid), exec (path: a setuid copy of this
 	// fake, run as "euid"), alloc (mb, touched), spin (forever), env, fetch
-	// (addr: a URL, through HTTPS_PROXY).
+	// (addr: a URL, through HTTPS_PROXY or the proxy URL path), get (addr: a URL, by net/http's
+	// own reading of the proxy variables), run (argv: a program of another
+	// runtime, its output).
 	"prisoner": func() {
 		s := mcp.NewServer(&mcp.Implementation{Name: "prisoner", Version: "1"}, nil)
 		type in struct {
@@ -37,8 +39,23 @@ var sandboxFakes = map[string]func(){
 			PID  int    `json:"pid,omitempty"`
 			Sig  int    `json:"sig,omitempty"`
 			MB   int    `json:"mb,omitempty"`
+			// Argv is the program op "run" runs, with the server's
+			// environment, for at most 20 s.
+			Argv []string `json:"argv,omitempty"`
 		}
-		mcp.AddTool(s, &mcp.Tool{Name: "try"}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		mcp.AddTool(s, &mcp.Tool{Name: "try"}, func(ctx context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+			if a.Op == "run" {
+				if len(a.Argv) == 0 {
+					return text("denied: no argv"), nil, nil
+				}
+				ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+				defer cancel()
+				out, err := exec.CommandContext(ctx, a.Argv[0], a.Argv[1:]...).CombinedOutput()
+				if err != nil {
+					return text("denied: " + err.Error() + ": " + strings.TrimSpace(string(out))), nil, nil
+				}
+				return text("ok: " + strings.TrimSpace(string(out))), nil, nil
+			}
 			out, err := try(a.Op, a.Path, a.Addr, a.PID, a.Sig, a.MB)
 			if err != nil {
 				return text("denied: " + err.Error()), nil, nil
@@ -101,13 +118,28 @@ func try(op, path, addr string, pid, sig, mb int) (string, error) {
 		for n := 0; ; n++ {
 			_ = n * n
 		}
-	case "fetch": // addr: a URL, fetched through the proxy HTTPS_PROXY names (which Go skips for loopback itself)
-		u, err := url.Parse(os.Getenv("HTTPS_PROXY"))
+	case "fetch": // addr: a URL, fetched through the proxy HTTPS_PROXY names (which Go skips for loopback itself), or path's
+		proxy := os.Getenv("HTTPS_PROXY")
+		if path != "" {
+			proxy = path
+		}
+		u, err := url.Parse(proxy)
 		if err != nil || u.Host == "" {
 			return "", fmt.Errorf("no HTTPS_PROXY: %q", os.Getenv("HTTPS_PROXY"))
 		}
 		c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: http.ProxyURL(u),
 			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+		resp, err := c.Get(addr)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(b))), nil
+	case "get": // addr: a URL, through the proxy net/http's ProxyFromEnvironment finds (none for localhost or a loopback address)
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true}
+		c := &http.Client{Timeout: 5 * time.Second, Transport: tr}
 		resp, err := c.Get(addr)
 		if err != nil {
 			return "", err

@@ -32,6 +32,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/instance"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 )
 
@@ -107,6 +108,11 @@ type Options struct {
 	// large strings into, and every response is lowered through (bulk.go).
 	// The tools and the host must share it.
 	Bulk *bulk.Table
+
+	// Sealer seals the SSE event ids this instance hands out and opens the
+	// Last-Event-ID a caller resumes with (docs/scaling.md): the tools'
+	// Sealer, one per run. Nil: one of its own.
+	Sealer *instance.Sealer
 }
 
 // Server is colibri's HTTP face, listening from New on.
@@ -160,6 +166,9 @@ func New(opts Options) (*Server, error) {
 func setDefaults(o *Options) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Sealer == nil {
+		o.Sealer = instance.New("colibri")
 	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
@@ -272,7 +281,7 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", wrap(byVersion(
 		s.sessions.capRequests(s.lowerResponses(s.liftPOST(stateless))),
-		s.sessions.capStreamable(withRetry(s.lowerResponses(s.liftPOST(streamable)))))))
+		s.sessions.capStreamable(withRetry(s.lowerResponses(s.liftPOST(s.sealEvents(streamable))))))))
 	mux.Handle("/sse", wrap(s.lowerResponses(sse)))
 	// The probes keep to the Host rule too (a rebinding page could read
 	// the registry's error from /readyz), and also answer a request with

@@ -312,6 +312,7 @@ type observed struct {
 	def    json.RawMessage
 	what   []string
 	base   json.RawMessage // the lock's definition it is compared with; nil: none
+	flags  []Flag          // what the poisoning scan found in def
 }
 
 // maxObserved bounds the definitions kept per server, capability set and
@@ -340,7 +341,7 @@ func (s *Store) judgeLocked(server, caps string, b batch) Verdict {
 			if !subset(d.Capabilities, offered) {
 				continue
 			}
-			if base == nil {
+			if base == nil || d.Digest == b.digests[i] {
 				base = d
 			}
 			if d.Digest == b.digests[i] {
@@ -348,20 +349,30 @@ func (s *Store) judgeLocked(server, caps string, b batch) Verdict {
 				break
 			}
 		}
+		fl := s.flagsOf(server, b, i)
 		if trusted {
-			if fl := s.flagsOf(server, b, i); len(fl) > 0 {
-				v.flag(name, fl, reviewedIn(defs[name], b.digests[i]))
+			if len(fl) == 0 {
+				continue
+			}
+			reviewed := reviewedIn(defs[name], b.digests[i])
+			v.flag(name, fl, reviewed)
+			if !reviewed && len(obs) < maxObserved {
+				// The lock holds it, unreviewed: refused where the scan
+				// blocks, so pins diff shows why (the flags, no change).
+				if _, dup := obs[name]; !dup {
+					obs[name] = &observed{caps: caps, digest: b.digests[i], def: base.Definition, base: base.Definition, what: []string{WhatFlagged}, flags: fl}
+				}
 			}
 			continue
 		}
-		if fl := s.flagsOf(server, b, i); len(fl) > 0 {
+		if len(fl) > 0 {
 			v.flag(name, fl, false)
 		}
 		c, err := b.canon(i)
 		if err != nil {
 			c = unencodable(b.kind, name)
 		}
-		o := &observed{caps: caps, digest: b.digests[i], def: c, what: []string{WhatNew}}
+		o := &observed{caps: caps, digest: b.digests[i], def: c, what: []string{WhatNew}, flags: fl}
 		if base != nil {
 			o.base = base.Definition
 			o.what = what(b.kind, base.Definition, c)
@@ -427,7 +438,7 @@ func (s *Store) diffLocked(server string) []ToolDiff {
 		for _, name := range sortedKeys(m) {
 			o := m[name]
 			d := diffOf(o.caps, k.kind, name, o.what, o.base, o.def)
-			d.Digest = o.digest
+			d.Digest, d.Flags = o.digest, o.flags
 			out = append(out, d)
 		}
 	}

@@ -235,6 +235,9 @@ func invisibleAt(s string) int {
 		if r == 0x200D && pictographic(prev) && pictographic(firstRune(s[i+3:])) {
 			continue // a zero-width joiner inside an emoji (👨‍👩‍👧) shows as that emoji
 		}
+		if (r == 0x200C || r == 0x200D) && joined(prev, firstRune(s[i+3:])) {
+			continue // a joiner or non-joiner inside a word of a script that needs it (Persian می‌خواهم)
+		}
 		if invisible(r) {
 			return i
 		}
@@ -243,6 +246,30 @@ func invisibleAt(s string) int {
 		}
 	}
 	return -1
+}
+
+// joinerScripts are the scripts whose words need U+200C ZERO WIDTH
+// NON-JOINER or U+200D ZERO WIDTH JOINER to be spelled right: Arabic
+// (Persian, Urdu, Kurdish, Pashto), Syriac, N'Ko, Mongolian, and the
+// Brahmic scripts of India and Sri Lanka (a conjunct's form after a
+// virama).
+var joinerScripts = []*unicode.RangeTable{unicode.Arabic, unicode.Syriac, unicode.Nko, unicode.Mongolian,
+	unicode.Devanagari, unicode.Bengali, unicode.Gurmukhi, unicode.Gujarati, unicode.Oriya, unicode.Tamil,
+	unicode.Telugu, unicode.Kannada, unicode.Malayalam, unicode.Sinhala}
+
+// joined reports whether a ZWNJ or ZWJ between a and b is part of a word:
+// both are letters or marks of one script that uses them. Anywhere else
+// (between Latin letters, beside a space or another joiner) it hides.
+func joined(a, b rune) bool {
+	if !(unicode.IsLetter(a) || unicode.IsMark(a)) || !(unicode.IsLetter(b) || unicode.IsMark(b)) {
+		return false
+	}
+	for _, t := range joinerScripts {
+		if unicode.Is(t, a) {
+			return unicode.Is(t, b)
+		}
+	}
+	return false
 }
 
 // pictographic reports whether r is an emoji an emoji ZWJ sequence joins

@@ -43,6 +43,9 @@ func CheckLine(w io.Writer, r tools.CheckServer) {
 	default:
 		fmt.Fprintf(w, "  %-20s ok\n", r.Server)
 	}
+	if r.ToolsWith != nil {
+		fmt.Fprintf(w, "  %-20s %d tools listed to a caller offering %s, pinned for it\n", "", *r.ToolsWith, r.Capabilities)
+	}
 	for _, f := range r.Flagged {
 		var kinds []string
 		for _, one := range f.Flags {
