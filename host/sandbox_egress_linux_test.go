@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -402,5 +405,132 @@ func TestSandboxEgressNpm(t *testing.T) {
 	defer mu.Unlock()
 	if refused != 1 {
 		t.Errorf("%d refusals counted, want 1", refused)
+	}
+}
+
+// A hostile server and the proxy: its environment carries the proxy
+// variables colibri sets, replacing those its entry tried to give it; it
+// cannot use the proxy without its credential, with a forged one, or with
+// another server's to reach that server's destination; each refusal is
+// logged at warn naming the server, the destination and why, and no log
+// line holds a credential.
+func TestSandboxEgressHostileServer(t *testing.T) {
+	logs := &lockedBuffer{}
+	w := newSandboxWorld(t, host.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	e := newEgressTargets(t)
+	mine := prisoner(&registry.Sandbox{Destinations: []string{hostPort(e.listed)}, At: "/servers/prisoner/sandbox", BestEffort: !userNamespaces()})
+	mine.Env = map[string]string{"HTTPS_PROXY": "http://attacker.invalid:3128", "no_proxy": "*", "NODE_USE_ENV_PROXY": "0"}
+	theirs := prisoner(&registry.Sandbox{Destinations: []string{hostPort(e.other)}, At: "/servers/neighbour/sandbox", BestEffort: !userNamespaces()})
+	theirs.Name = "neighbour"
+	env := func(srv *registry.Server) map[string]string {
+		got := w.try(t, srv, map[string]any{"op": "run", "argv": []any{"/usr/bin/env"}})
+		vars := map[string]string{}
+		for _, line := range strings.Split(strings.TrimPrefix(got, "ok: "), "\n") {
+			if k, v, ok := strings.Cut(line, "="); ok {
+				vars[k] = v
+			}
+		}
+		return vars
+	}
+	vars := env(mine)
+	proxyURL := vars["HTTPS_PROXY"]
+	if !strings.HasPrefix(proxyURL, "http://colibri:") || !strings.Contains(proxyURL, "@127.0.0.1:") {
+		t.Fatalf("HTTPS_PROXY %q, want colibri's proxy with a credential", proxyURL)
+	}
+	for _, k := range []string{"HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy"} {
+		if vars[k] != proxyURL {
+			t.Errorf("%s=%q, want %q", k, vars[k], proxyURL)
+		}
+	}
+	for k, want := range map[string]string{"NO_PROXY": "", "no_proxy": "", "NODE_USE_ENV_PROXY": "1"} {
+		if v, ok := vars[k]; !ok || v != want {
+			t.Errorf("%s=%q (set %v), want %q", k, v, ok, want)
+		}
+	}
+	u, _ := neturl.Parse(proxyURL)
+	token, _ := u.User.Password()
+	bare := "http://" + u.Host
+	theirURL := env(theirs)["HTTPS_PROXY"]
+	if theirURL == "" || theirURL == proxyURL {
+		t.Fatalf("the neighbour's proxy URL %q, want a credential of its own", theirURL)
+	}
+	if got := w.try(t, mine, map[string]any{"op": "fetch", "addr": e.listed.URL + "/"}); got != "ok: 200 reached" {
+		t.Fatalf("with its own credential: %s (else the refusals prove nothing)", got)
+	}
+	for name, c := range map[string]struct{ proxy, want string }{
+		"no credential":             {bare, "ok: 407 colibri egress: " + hostPort(e.listed) + ": no credential"},
+		"a forged one":              {"http://colibri:" + strings.Repeat("0", len(token)) + "@" + u.Host, "ok: 407 colibri egress: " + hostPort(e.listed) + ": no credential"},
+		"the neighbour's, for mine": {theirURL, "ok: 403 colibri egress: " + hostPort(e.listed) + ": not a granted destination"},
+	} {
+		if got := w.try(t, mine, map[string]any{"op": "fetch", "path": c.proxy, "addr": e.listed.URL + "/"}); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: %s, want %q", name, got, c.want)
+		}
+	}
+	if got := w.try(t, mine, map[string]any{"op": "fetch", "path": theirURL, "addr": e.other.URL + "/"}); got != "ok: 200 the other" {
+		t.Errorf("the neighbour's credential for its own destination: %s (it is valid; only mine may not use it for mine)", got)
+	}
+	out := logs.String()
+	for _, want := range []string{
+		`level=WARN msg="egress refused" server="" destination=` + hostPort(e.listed) + ` why="no credential`,
+		`level=WARN msg="egress refused" server=neighbour destination=` + hostPort(e.listed) + ` why="not a granted destination"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the log lacks %q:\n%s", want, out)
+		}
+	}
+	theirToken := theirURL[strings.Index(theirURL, "colibri:")+len("colibri:") : strings.LastIndexByte(theirURL, '@')]
+	if strings.Contains(out, token) || strings.Contains(out, theirToken) {
+		t.Errorf("a credential in the log:\n%s", out)
+	}
+}
+
+// Where unprivileged user namespaces are restricted (played here, as this
+// machine has them): a net list fails kind sandbox unless best_effort,
+// which falls back to Landlock's TCP rule, warned once and said by the
+// confinement line: through the proxy the listed destination is reached
+// and an unlisted one refused; direct TCP to the listed one (another port
+// than the proxy's) is refused by the kernel, and so is a UDP socket.
+func TestSandboxEgressWithoutUserNamespaces(t *testing.T) {
+	logs := &lockedBuffer{}
+	w := newSandboxWorld(t, host.Options{SandboxNoUserNamespaces: true, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	e := newEgressTargets(t)
+	sb := &registry.Sandbox{Destinations: []string{hostPort(e.listed)}, At: "/servers/prisoner/sandbox"}
+	_, err := w.h.ListTools(t.Context(), prisoner(sb), nil)
+	if e := wantKind(t, err, failure.KindSandbox, failure.PhaseSpawn); !strings.Contains(e.Error(), "unprivileged user namespaces are not available") ||
+		!strings.Contains(e.Error(), `"best_effort": true falls back to Landlock's TCP rule`) {
+		t.Errorf("without best_effort: %q should say what is missing and what best_effort does", e.Error())
+	}
+	if n := len(w.h.spawned()); n != 0 {
+		t.Errorf("%d processes started, want none", n)
+	}
+	be := *sb
+	be.BestEffort = true
+	confined := prisoner(&be)
+	free := prisoner(nil)
+	tcp := map[string]any{"op": "tcp", "addr": hostPort(e.listed)}
+	udp := map[string]any{"op": "udp", "addr": hostPort(e.listed)}
+	for _, args := range []map[string]any{tcp, udp} {
+		if got := w.try(t, free, args); !strings.HasPrefix(got, "ok: ") {
+			t.Fatalf("unconfined %v: %s (else this proves nothing)", args, got)
+		}
+	}
+	if got := w.try(t, confined, tcp); !strings.Contains(got, "permission denied") {
+		t.Errorf("direct TCP to the listed destination: %s, want the kernel's permission denied", got)
+	}
+	if got := w.try(t, confined, udp); !strings.Contains(got, "operation not permitted") {
+		t.Errorf("UDP: %s, want operation not permitted", got)
+	}
+	if got := w.try(t, confined, map[string]any{"op": "fetch", "addr": e.listed.URL + "/"}); got != "ok: 200 reached" {
+		t.Errorf("through the proxy to the listed destination: %s", got)
+	}
+	if got := w.try(t, confined, map[string]any{"op": "fetch", "addr": e.other.URL + "/"}); !strings.HasPrefix(got, "ok: 403 colibri egress: "+hostPort(e.other)) {
+		t.Errorf("through the proxy to an unlisted one: %s, want the 403 naming it", got)
+	}
+	line := w.h.Confinement(confined)
+	if !strings.Contains(line, "best_effort: no network namespace: connections to the egress proxy's port ") || !strings.Contains(line, "at any address (Landlock's TCP rule)") {
+		t.Errorf("confinement %q should say the fallback", line)
+	}
+	if n := strings.Count(logs.String(), "no network namespace"); n != 1 {
+		t.Errorf("%d warnings of the fallback, want 1:\n%s", n, logs.String())
 	}
 }
