@@ -104,8 +104,18 @@ func TestPinScanFlagsAndBlocks(t *testing.T) {
 	if code, out, _ := run("block", "check", "--probe"); code != 1 || !strings.Contains(out, "override (flagged)") {
 		t.Errorf("check --probe under block: exit %d\n%s", code, out)
 	}
+	// pins shows each flagged definition, the offending text made visible.
+	code, out, _ = run("block", "pins", "bad")
+	if code != 0 || !strings.Contains(out, "FLAGGED (colibri-mcp pins accept bad tool:override after review)") ||
+		!strings.Contains(out, "flagged invisible_character in description: ") || !strings.Contains(out, `\u{E0073}`) ||
+		!strings.Contains(out, "flagged instruction_markup in description: Adds. <IMPORTANT>") {
+		t.Errorf("pins of the flagged: exit %d\n%s", code, out)
+	}
 	if code, out, stderr := run("block", "pins", "accept", "bad", "override"); code != 0 || !strings.Contains(out, "accepted tool:override") {
 		t.Errorf("pins accept of a flagged tool: %d %s %s", code, out, stderr)
+	}
+	if code, out, _ := run("block", "pins", "bad"); code != 0 || !strings.Contains(out, "flagged, accepted") || strings.Contains(out, "accept bad tool:override after review") {
+		t.Errorf("pins after accepting the flagged override: exit %d\n%s", code, out)
 	}
 	if code, out, stderr := run("block", "--external-call", "call", "bad", "override", "--args", `{"a":"x"}`); code != 0 || !strings.Contains(out, "called override") {
 		t.Errorf("the accepted flagged tool under block: %d %s %s", code, out, stderr)
