@@ -221,24 +221,57 @@ func (sc *scanner) text(s string, key bool) {
 	if key || len(s) < 8 {
 		return
 	}
-	if ascii && !triggered(strings.ToLower(s)) {
-		return // the common case: no rule's trigger, no pattern to try
-	}
-	folded := fold(s)
-	for _, r := range markupRules {
-		if loc := r.find(folded.text); loc != nil {
-			a, b := folded.span(loc)
-			sc.add(Flag{Flag: FlagMarkup, Where: sc.at(key), Text: around(s, a, b)})
-			break
+	// Folded without its map back to s, which only a match needs: most
+	// texts hold no rule's triggers, and no pattern is tried on them.
+	text := foldText(s)
+	var groups groupCache
+	for _, rules := range [...]struct {
+		flag  string
+		rules []rule
+	}{{FlagMarkup, markupRules}, {FlagInstruction, instructionRules}} {
+		for _, r := range rules.rules {
+			if !groups.armed(r, text) {
+				continue
+			}
+			if loc := r.find(text); loc != nil {
+				a, b := fold(s).span(loc)
+				sc.add(Flag{Flag: rules.flag, Where: sc.at(key), Text: around(s, a, b)})
+				break
+			}
 		}
 	}
-	for _, r := range instructionRules {
-		if loc := r.find(folded.text); loc != nil {
-			a, b := folded.span(loc)
-			sc.add(Flag{Flag: FlagInstruction, Where: sc.at(key), Text: around(s, a, b)})
-			break
+}
+
+// groupCache remembers, for one text, which trigger groups it holds: the
+// rules share some ("user", "human").
+type groupCache struct {
+	n    int
+	keys [8]*string
+	vals [8]bool
+}
+
+func (c *groupCache) armed(r rule, text string) bool {
+	for _, g := range r.triggers {
+		if !c.holds(g, text) {
+			return false
 		}
 	}
+	return true
+}
+
+func (c *groupCache) holds(g []string, text string) bool {
+	k := &g[0]
+	for i := range c.n {
+		if c.keys[i] == k {
+			return c.vals[i]
+		}
+	}
+	v := slices.ContainsFunc(g, func(t string) bool { return strings.Contains(text, t) })
+	if c.n < len(c.keys) {
+		c.keys[c.n], c.vals[c.n] = k, v
+		c.n++
+	}
+	return v
 }
 
 func firstRune(s string) rune {
@@ -250,6 +283,8 @@ func firstRune(s string) rune {
 // the text around it.
 func invisible(r rune) bool {
 	switch {
+	case r < 0x80:
+		return false
 	case r >= 0xE0000 && r <= 0xE007F: // tags
 		return true
 	case r == 0x200B, r == 0x200C, r == 0x200D, r == 0x2060, r == 0xFEFF, r == 0x180E: // zero-width
@@ -320,11 +355,63 @@ type folded struct {
 	end  int
 }
 
+// foldText is fold(s).text, without the map back.
+func foldText(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if !ascii {
+		return fold(s).text
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == ' ' || c >= '\t' && c <= '\r' {
+			if space {
+				continue
+			}
+			space, c = true, ' '
+		} else {
+			space = false
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
 func fold(s string) folded {
 	var b strings.Builder
+	b.Grow(len(s))
 	f := folded{at: make([]int, 0, len(s)), end: len(s)}
 	space := false
 	for i, r := range s {
+		if r < 0x80 {
+			// ASCII: no invisible character, no lookalike.
+			c := byte(r)
+			if c == ' ' || c >= '\t' && c <= '\r' {
+				if space {
+					continue
+				}
+				space, c = true, ' '
+			} else {
+				space = false
+				if c >= 'A' && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+			}
+			f.at = append(f.at, i)
+			b.WriteByte(c)
+			continue
+		}
 		if invisible(r) {
 			continue
 		}
@@ -441,16 +528,16 @@ var (
 		{[][]string{{"instructions:", "instruction:"}}, w("new", "updated", "real", "actual"),
 			regexp.MustCompile(`\b(new|updated|real|actual) (system )?instructions?:`), nil},
 		// Keep it from the user.
-		{[][]string{{"user", "human"}, {"tell", "inform", "mention", "notify", "reveal", "alert", "show"}, {"not ", "never", "without", "n't", "dont"}},
+		{[][]string{userGroup, {"tell", "inform", "mention", "notify", "reveal", "alert", "show"}, {"not ", "never", "without", "n't", "dont"}},
 			w("do not", "don't", "dont", "never", "without"),
 			regexp.MustCompile(`\b(do not|don't|dont|never|without) (\w+ ){0,3}(tell|telling|inform|informing|mention|mentioning|notify|notifying|reveal|revealing|alert|alerting|show|showing)( it| this| that| anything)? (to )?the (user|human)\b`), nil},
-		{[][]string{{"user", "human"}, {"hide", "conceal", "keep"}, {"from"}},
+		{[][]string{userGroup, {"hide", "conceal", "keep"}, {"from"}},
 			w("hide", "conceal", "keep"),
 			regexp.MustCompile(`\b(hide|conceal|keep) (\w+ ){0,4}(from|secret from) the (user|human)\b`), nil},
-		{[][]string{{"user", "human"}, {" not "}, {"know", "see", "notice", "told"}},
+		{[][]string{userGroup, {" not "}, {"know", "see", "notice", "told"}},
 			w("the user", "the human"),
 			regexp.MustCompile(`\bthe (user|human) (must|should|need) not (know|see|notice|be told)\b`), nil},
-		{[][]string{{"user", "human"}, {"without", "before"}, {"knowing", "noticing", "knowledge", "consent", "approval"}},
+		{[][]string{userGroup, {"without", "before"}, {"knowing", "noticing", "knowledge", "consent", "approval"}},
 			w("without", "before"),
 			regexp.MustCompile(`\b(without|before) (the )?(user|human)('s)? (knowing|noticing|knowledge|consent|approval)\b`), nil},
 		// Files and secrets no tool description has business naming.
@@ -466,6 +553,10 @@ var (
 			regexp.MustCompile(`\b(read|send|pass|include|upload|post|forward|exfiltrate|leak|append|attach|copy) (\w+ ){0,5}(the )?(user's |users' |their |all )?(private keys?|ssh keys?|api keys|passwords|secrets|credentials|session cookies|environment variables|env vars|\.env file)\b`), nil},
 	}
 )
+
+// userGroup is the trigger group of every rule about the user, one slice
+// so that a text is searched for it once (groupCache).
+var userGroup = []string{"user", "human"}
 
 // rule is one pattern, tried only on a text that holds, for each group of
 // its triggers, one of the group (plain substring searches: most
@@ -530,24 +621,11 @@ func (r rule) armed(lower string) bool {
 	return true
 }
 
-// triggered reports whether lower holds the triggers of any rule.
-func triggered(lower string) bool {
-	for _, rules := range [][]rule{markupRules, instructionRules} {
-		for _, r := range rules {
-			if r.armed(lower) {
-				return true
-			}
-		}
-	}
-	return false
-}
 
-// find is the leftmost match of r in s (folded text), or nil: the
-// pattern tried anchored at each place one of its starts is, in order.
+// find is the leftmost match of r in s (folded text, armed for r), or
+// nil: the pattern tried anchored at each place one of its starts is, in
+// order.
 func (r rule) find(s string) []int {
-	if !r.armed(s) {
-		return nil
-	}
 	for from := 0; from < len(s); {
 		pos := -1
 		for _, st := range r.starts {
@@ -836,6 +914,9 @@ var lookalikes = map[rune]rune{
 // lookalike folds r to the ASCII letter it looks like (fullwidth forms
 // included), or returns it as it is.
 func lookalike(r rune) rune {
+	if r < 0x80 {
+		return r
+	}
 	if r >= 0xFF01 && r <= 0xFF5E { // fullwidth ASCII
 		return unicode.ToLower(r - 0xFEE0)
 	}
