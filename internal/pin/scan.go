@@ -621,7 +621,6 @@ func (r rule) armed(lower string) bool {
 	return true
 }
 
-
 // find is the leftmost match of r in s (folded text, armed for r), or
 // nil: the pattern tried anchored at each place one of its starts is, in
 // order.
