@@ -15,6 +15,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
 	"github.com/colibri-mcp/colibri-mcp/internal/stdioserve"
+	"github.com/colibri-mcp/colibri-mcp/metrics"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
 )
@@ -37,7 +38,16 @@ func BenchmarkCallPathSmall(b *testing.B) { benchCallPath(b, 2) }
 func benchCallPath(b *testing.B, size int) {
 	msg := strings.Repeat("0123456789abcdef", size/16+1)[:size]
 	b.Run("colibri", func(b *testing.B) {
-		cs := colibriOverPipes(b)
+		cs := colibriOverPipes(b, false)
+		args := map[string]any{"server": "warm", "name": "echo", "arguments": map[string]any{"message": msg}}
+		runCalls(b, size, func() (*mcp.CallToolResult, error) {
+			return cs.CallTool(b.Context(), &mcp.CallToolParams{Name: tools.CallToolTool, Arguments: args})
+		})
+	})
+	b.Run("colibri-metered", func(b *testing.B) {
+		// As a serve with --metrics-addr or an audit log runs: each call
+		// is recorded, which reads its server and tool from its input.
+		cs := colibriOverPipes(b, true)
 		args := map[string]any{"server": "warm", "name": "echo", "arguments": map[string]any{"message": msg}}
 		runCalls(b, size, func() (*mcp.CallToolResult, error) {
 			return cs.CallTool(b.Context(), &mcp.CallToolParams{Name: tools.CallToolTool, Arguments: args})
@@ -85,27 +95,31 @@ func runCalls(b *testing.B, size int, call func() (*mcp.CallToolResult, error)) 
 
 // warmService is the three tools over one persistent fake server "warm",
 // with a bulk table shared by the tools and the host, as colibri-mcp serve
-// has them; stop ends them.
-func warmService() (svc *tools.Service, table *bulk.Table, stop func()) {
+// has them (metered: with metrics, as --metrics-addr has it); stop ends them.
+func warmService(metered bool) (svc *tools.Service, table *bulk.Table, stop func()) {
 	reg := &registry.Registry{Servers: map[string]*registry.Server{
 		"warm": {Name: "warm", Command: fakeBin, Args: []string{"ok"}, Lifecycle: registry.Persistent},
 	}}
 	table = bulk.New(bulk.DefaultMin)
 	h := host.New(host.Options{Timeout: 30 * time.Second, TerminateGrace: 200 * time.Millisecond, MaxResultBytes: 64 << 20, Bulk: table})
-	svc = tools.New(tools.Options{
+	opts := tools.Options{
 		Bulk:         table,
 		Registry:     func() (*registry.Registry, error) { return reg, nil },
 		ConfigPath:   "in-memory",
 		Host:         h,
 		ExternalCall: true,
-	})
+	}
+	if metered {
+		opts.Metrics = metrics.New(metrics.Options{Version: "bench"})
+	}
+	svc = tools.New(opts)
 	return svc, table, func() { svc.Close(); h.Close() }
 }
 
 // colibriOverHTTP is colibriOverPipes through the Streamable HTTP face, on
 // a loopback port.
 func colibriOverHTTP(b *testing.B) *mcp.ClientSession {
-	svc, table, stop := warmService()
+	svc, table, stop := warmService(false)
 	srv, err := httpserve.New(httpserve.Options{Addr: "127.0.0.1:0", Server: svc.NewServer("bench"), Bulk: table, MaxBodyBytes: 65 << 20})
 	if err != nil {
 		b.Fatal(err)
@@ -130,8 +144,8 @@ func colibriOverHTTP(b *testing.B) *mcp.ClientSession {
 // colibriOverPipes serves the three tools through colibri's stdio face
 // over pipes, with one persistent fake server "warm", and returns a
 // go-sdk client connected to it.
-func colibriOverPipes(b *testing.B) *mcp.ClientSession {
-	svc, table, stop := warmService()
+func colibriOverPipes(b *testing.B, metered bool) *mcp.ClientSession {
+	svc, table, stop := warmService(metered)
 	toServer, fromClient := io.Pipe()
 	toClient, fromServer := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -51,6 +51,7 @@ type serviceOpts struct {
 	logs            *syncbuf.Buffer
 	listWait        time.Duration // 20 s when zero
 	timeout         time.Duration // the host's per-phase timeout; 10 s when zero
+	instance        string        // the instance's name (--instance)
 }
 
 func newLiveService(t *testing.T, reg *liveRegistry, o serviceOpts) *tools.Service {
@@ -64,7 +65,7 @@ func newLiveService(t *testing.T, reg *liveRegistry, o serviceOpts) *tools.Servi
 		o.listWait = 20 * time.Second
 	}
 	opts := tools.Options{Registry: reg.load, ConfigPath: "in-memory", Host: h, ExternalCall: o.gate,
-		Aggregate: o.aggregate, RegistryPoll: o.poll, ListWait: o.listWait}
+		Aggregate: o.aggregate, RegistryPoll: o.poll, ListWait: o.listWait, Instance: o.instance}
 	if o.logs != nil {
 		opts.Logger = slog.New(slog.NewTextHandler(o.logs, nil))
 	}

@@ -33,9 +33,12 @@ func (s *Service) controls(next mcp.MethodHandler) mcp.MethodHandler {
 func (s *Service) control(ctx context.Context, method string, req mcp.Request, handle mcp.MethodHandler) (mcp.Result, error) {
 	ctx = reqctx.WithID(ctx, reqctx.NewID())
 	start := time.Now()
+	// A call of a hosted tool is recorded (with an audit log or metrics);
+	// call_tool's is named by its input (byInput), once its handler read it.
 	var call *record.Call
-	if s.opts.Audit != nil || s.opts.Metrics != nil { // else the input is not read twice
-		call = s.hostedCallOf(method, req)
+	var byInput bool
+	if s.opts.Audit != nil || s.opts.Metrics != nil {
+		call, byInput = s.hostedCallOf(method, req)
 	}
 	if call != nil {
 		ctx = record.WithNote(ctx, call.Note)
@@ -45,6 +48,9 @@ func (s *Service) control(ctx context.Context, method string, req mcp.Request, h
 	defer leave()
 	res, err := handle(ctx, method, req)
 	took := time.Since(start)
+	if byInput {
+		s.name(call, req)
+	}
 	if call != nil {
 		var detail *ErrorDetail
 		r, _ := res.(*mcp.CallToolResult)
@@ -78,31 +84,42 @@ func (s *Service) plainError(method string, req mcp.Request, res mcp.Result) mcp
 }
 
 // hostedCallOf recognizes a call of a hosted tool among the requests
-// colibri receives: call_tool, whose input names the server and tool, and
-// in aggregate mode a tool whose exposed name routes to a hosted one. The
-// input is read leniently here, for the record only: the handler judges
-// it.
-func (s *Service) hostedCallOf(method string, req mcp.Request) *record.Call {
+// colibri receives: call_tool, whose input names the server and tool
+// (byInput: named once the handler has read it, name), and in aggregate
+// mode a tool whose exposed name routes to a hosted one.
+func (s *Service) hostedCallOf(method string, req mcp.Request) (call *record.Call, byInput bool) {
 	if method != "tools/call" {
-		return nil
+		return nil, false
 	}
 	p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
 	if !ok {
-		return nil
+		return nil, false
 	}
 	if ref, ok := s.cat.Route(p.Name); ok {
-		return &record.Call{Server: ref.Server, Tool: ref.Tool, ExposedName: p.Name, Args: p.Arguments, Note: &record.Note{}}
+		return &record.Call{Server: ref.Server, Tool: ref.Tool, ExposedName: p.Name, Args: p.Arguments, Note: &record.Note{}}, false
 	}
 	if p.Name != CallToolTool {
-		return nil
+		return nil, false
+	}
+	return &record.Call{Note: &record.Note{}}, true
+}
+
+// name fills in the server, tool and arguments of a call_tool call, for
+// its record: what its handler read of its input (record.Note.Named, the
+// input's one decode), or, for a call refused before its handler ran
+// (joinBulk), its input read here, leniently.
+func (s *Service) name(call *record.Call, req mcp.Request) {
+	if server, tool, args, ok := call.Named(); ok {
+		call.Server, call.Tool, call.Args = server, tool, args
+		return
 	}
 	var in struct {
 		Server    string          `json:"server"`
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
-	_ = json.Unmarshal(p.Arguments, &in)
-	return &record.Call{Server: s.nameOf(in.Server), Tool: s.nameOf(in.Name), Args: in.Arguments, Note: &record.Note{}}
+	_ = json.Unmarshal(req.GetParams().(*mcp.CallToolParamsRaw).Arguments, &in)
+	call.Server, call.Tool, call.Args = s.nameOf(in.Server), s.nameOf(in.Name), in.Arguments
 }
 
 // nameOf is a name in call_tool's input as its caller sent it: a large one

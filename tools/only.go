@@ -116,7 +116,7 @@ func (s *Service) NewOnlyServer(ctx context.Context, name, version string) (*mcp
 		opts.CompletionHandler = o.complete
 	}
 	o.server = mcp.NewServer(impl, opts)
-	o.server.AddReceivingMiddleware(o.control, o.dispatch)
+	o.server.AddReceivingMiddleware(o.control, s.sealCursors, o.dispatch)
 	s.opts.Host.WatchNotifications(o.notified)
 	go o.deliver(ctx)
 	s.log.Info("serving one hosted server as colibri's own", "server", name, "colibri_version", version,

@@ -15,6 +15,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/tools/answer"
 	"github.com/colibri-mcp/colibri-mcp/tools/caller"
 	"github.com/colibri-mcp/colibri-mcp/tools/input"
+	"github.com/colibri-mcp/colibri-mcp/tools/record"
 )
 
 // NewServer returns colibri's MCP server: the three tools, described from
@@ -64,7 +65,9 @@ func (s *Service) NewServer(version string) *mcp.Server {
 //     is written and its context has ended (go-sdk ends it only after the
 //     answer is written). A call whose strings were let go before it began
 //     does not run (joinBulk);
-//  3. the catalog's part: a tools/list waits for the hosted lists being
+//  3. a list's cursors are sealed as this instance's and opened again
+//     (cursor.go), so that the catalog and go-sdk read go-sdk's own;
+//  4. the catalog's part: a tools/list waits for the hosted lists being
 //     read and is narrowed to what the caller may see, aggregate mode
 //     serves ui:// resources and answers a call by the name of a tool the
 //     pins withdrew (tool_changed, which go-sdk, no longer knowing the
@@ -111,7 +114,7 @@ func (s *Service) receiving(server *mcp.Server) []mcp.Middleware {
 			return res, err
 		}
 	}
-	return []mcp.Middleware{refresh, s.controls, offer}
+	return []mcp.Middleware{refresh, s.controls, s.sealCursors, offer}
 }
 
 // joinBulk has a call hold its request's large strings (bulk.Table.Join)
@@ -181,7 +184,10 @@ func (s *Service) handleListTools(ctx context.Context, req *mcp.CallToolRequest)
 
 func (s *Service) handleCallTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in input.CallTool
-	if err := input.Own(s.opts.Bulk, CallToolTool, req.Params.Arguments, &in); err != nil {
+	err := input.Own(s.opts.Bulk, CallToolTool, req.Params.Arguments, &in)
+	// The record names what the input names, invalid or not (input.CallTool).
+	record.NoteOf(ctx).Named(s.nameOf(in.Server), s.nameOf(in.Name), in.Arguments)
+	if err != nil {
 		return s.errorResult(err), nil
 	}
 	return s.answerCall(ctx, req, toolCall{Server: in.Server, Tool: in.Name, Arguments: in.Arguments}), nil

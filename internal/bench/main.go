@@ -35,12 +35,16 @@ func main() {
 		serveFloor()
 		return
 	}
+	if os.Getenv(egressEnv) != "" {
+		serveEgress()
+		return
+	}
 	colibri := flag.String("colibri", "bin/colibri-mcp", "the colibri-mcp binary")
 	demo := flag.String("demo", "bin/demo-mcp-server", "the demo server binary")
 	peers := flag.String("peers", "testdata/peers", "where server-everything is installed")
 	n := flag.Int("n", 40, "iterations per side for server-everything (the demo server gets 5×)")
 	soakN := flag.Int("soak", 5000, "sequential calls of the soak")
-	rows := flag.String("rows", "", "the parts to run, comma-separated: cold, warm, only, big (with strict), strict, load, soak, sandbox, spare, cost, growth (default: all)")
+	rows := flag.String("rows", "", "the parts to run, comma-separated: cold, warm, only, big (with strict), strict, load, soak, sandbox, egress, spare, cost, growth (default: all)")
 	nostrict := flag.String("colibri-nostrict", "", "colibri-mcp built with -tags nostrict, for the strict row (default: built by the bench from ./cmd/colibri-mcp)")
 	short := flag.Bool("short", false, "the spare, cost and growth rows in short modes (fewer calls, shorter windows)")
 	only := flag.String("only", "", "the same as -rows (ab is cold)")
@@ -161,6 +165,11 @@ func main() {
 	if runs("sandbox") {
 		if err := sandboxRow(*colibri, demoAbs, env, 5**n); err != nil {
 			fail("sandbox", err)
+		}
+	}
+	if runs("egress") {
+		if err := egressRows(*colibri, env, 5**n); err != nil {
+			fail("egress", err)
 		}
 	}
 	if runs("spare") {

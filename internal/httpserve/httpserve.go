@@ -281,7 +281,7 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", wrap(byVersion(
 		s.sessions.capRequests(s.lowerResponses(s.liftPOST(stateless))),
-		s.sessions.capStreamable(withRetry(s.lowerResponses(s.liftPOST(streamable)))))))
+		s.sessions.capStreamable(withRetry(s.lowerResponses(s.liftPOST(s.sealEvents(streamable))))))))
 	mux.Handle("/sse", wrap(s.lowerResponses(sse)))
 	// The probes keep to the Host rule too (a rebinding page could read
 	// the registry's error from /readyz), and also answer a request with

@@ -1,16 +1,19 @@
 package httpserve
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"iter"
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
+	"github.com/colibri-mcp/colibri-mcp/internal/instance"
 )
 
 // Resumable SSE streams (Streamable HTTP before 2026-07-28): every event of
@@ -146,3 +149,125 @@ func (w *retryWriter) FlushError() error {
 func (w *retryWriter) Flush() { _ = w.FlushError() }
 
 func (w *retryWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Event ids are this instance's (docs/scaling.md, "Several instances").
+// go-sdk numbers a stream's events STREAM_INDEX, which any instance would
+// take for one of its own streams; colibri hands each id out sealed
+// (internal/instance, kind "event") and bound to its session, and opens the
+// Last-Event-ID a caller resumes with before go-sdk reads it. An id of
+// another instance, or of this one before a restart, answers 404: the
+// stream is not here, and the caller initializes again, as for a session
+// gone. One this instance did not seal, or sealed for another session, is
+// refused (400).
+
+const eventKind = "event"
+
+// sealEvents seals the ids of the events next writes and opens the
+// Last-Event-ID of a request to it. It sits right around go-sdk's handler,
+// which writes each event whole in one Write (and the lowering writer
+// outside it wants each event whole, too).
+func (s *Server) sealEvents(next http.Handler) http.Handler {
+	sealer := s.opts.Sealer
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		session := r.Header.Get("Mcp-Session-Id")
+		if ids := r.Header.Values("Last-Event-ID"); len(ids) > 0 {
+			inner, code, why := openEventID(sealer, session, ids, time.Now())
+			if code != 0 {
+				s.log.Debug("http: a Last-Event-ID refused", "status", code, "why", why)
+				refuse(w, code, why)
+				return
+			}
+			r2 := *r
+			r2.Header = r.Header.Clone()
+			r2.Header.Set("Last-Event-ID", inner)
+			r = &r2
+		}
+		next.ServeHTTP(&eventWriter{ResponseWriter: w, sealer: sealer, session: session, boundary: true}, r)
+	})
+}
+
+// openEventID is the go-sdk id a sealed Last-Event-ID stands for, or the
+// status and reason of its refusal.
+func openEventID(sealer *instance.Sealer, session string, ids []string, now time.Time) (inner string, code int, why string) {
+	if len(ids) != 1 {
+		return "", http.StatusBadRequest, "more than one Last-Event-ID: send the id of the last event received"
+	}
+	payload, err := sealer.Open(eventKind, ids[0], now)
+	switch {
+	case errors.Is(err, instance.ErrForeign) || errors.Is(err, instance.ErrStale):
+		return "", http.StatusNotFound, "this Last-Event-ID is another instance's, or this one's before a restart (" + err.Error() + "): the stream is not here; initialize again"
+	case err != nil:
+		return "", http.StatusBadRequest, "this Last-Event-ID was not issued by this instance (" + err.Error() + "): refused"
+	}
+	sess, id, ok := strings.Cut(string(payload), "\x00")
+	if !ok || sess != session {
+		return "", http.StatusBadRequest, "this Last-Event-ID belongs to another session: refused"
+	}
+	return id, 0, ""
+}
+
+// eventWriter seals the id of each event written through it.
+type eventWriter struct {
+	http.ResponseWriter
+	sealer   *instance.Sealer
+	session  string // the request's, else the one its answer opens
+	boundary bool   // the next Write begins an event
+	checked  bool   // whether the body was looked at
+	stream   bool   // it is an event stream
+}
+
+func (w *eventWriter) Write(p []byte) (int, error) {
+	if !w.checked {
+		w.checked = true
+		w.stream = strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream")
+		if w.session == "" {
+			w.session = w.Header().Get("Mcp-Session-Id") // initialize's answer opens it
+		}
+	}
+	if !w.stream {
+		return w.ResponseWriter.Write(p)
+	}
+	at := w.boundary
+	w.boundary = bytes.HasSuffix(p, []byte("\n\n"))
+	if at {
+		if sealed, ok := sealEventID(p, func(id string) string {
+			return w.sealer.Seal(eventKind, []byte(w.session+"\x00"+id), time.Time{})
+		}); ok {
+			if _, err := w.ResponseWriter.Write(sealed); err != nil {
+				return 0, err
+			}
+			return len(p), nil
+		}
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the writer below (go-sdk
+// flushes each event through one).
+func (w *eventWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// sealEventID is event (one SSE event, from its first line) with the value
+// of its "id:" field sealed, when it has one before its data.
+func sealEventID(event []byte, seal func(string) string) ([]byte, bool) {
+	for line := 0; line < len(event); {
+		end := bytes.IndexByte(event[line:], '\n')
+		if end <= 0 { // the event's end, or no whole line
+			return nil, false
+		}
+		end += line
+		field := event[line:end]
+		if bytes.HasPrefix(field, []byte("data:")) {
+			return nil, false
+		}
+		if v, ok := bytes.CutPrefix(field, []byte("id:")); ok {
+			v = bytes.TrimPrefix(v, []byte(" "))
+			sealed := seal(string(v))
+			out := make([]byte, 0, len(event)-len(v)+len(sealed))
+			out = append(out, event[:end-len(v)]...)
+			out = append(out, sealed...)
+			return append(out, event[end:]...), true
+		}
+		line = end + 1
+	}
+	return nil, false
+}

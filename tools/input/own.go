@@ -16,7 +16,10 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/tools/describe"
 )
 
-// CallTool is call_tool's input.
+// CallTool is call_tool's input. Own fills it in as far as the input
+// names a server, tool and arguments even when it then refuses the input
+// (an unknown key, arguments that are not an object): a call's record
+// names what it was asked, from this one decode.
 type CallTool struct {
 	Server    string          `json:"server"`
 	Name      string          `json:"name"`
@@ -24,9 +27,12 @@ type CallTool struct {
 }
 
 // fromMembers fills in the input from its members, which Own has
-// already split out and checked: "arguments" (which may be megabytes) is
-// taken as it is, not copied and scanned again by a second decode.
+// already split out: "arguments" (which may be megabytes) is taken as it
+// is, not copied and scanned again by a second decode. A member of the
+// wrong type is left zero, and the first such is the error; once the
+// schema check has passed there is none.
 func (in *CallTool) fromMembers(top map[string]json.RawMessage) error {
+	var first error
 	for k, v := range top {
 		var err error
 		switch k {
@@ -37,11 +43,11 @@ func (in *CallTool) fromMembers(top map[string]json.RawMessage) error {
 		case "arguments":
 			in.Arguments = v
 		}
-		if err != nil {
-			return err
+		if err != nil && first == nil {
+			first = err
 		}
 	}
-	return nil
+	return first
 }
 
 // inputSchemas are the three tools' input schemas, compiled once: colibri
@@ -96,6 +102,14 @@ func Own(table *bulk.Table, tool string, raw json.RawMessage, v any) error {
 			}
 		}
 	}
+	members, split := v.(interface {
+		fromMembers(map[string]json.RawMessage) error
+	})
+	split = split && top != nil
+	var memberErr error
+	if split {
+		memberErr = members.fromMembers(top) // before the check: see CallTool
+	}
 	if err := inputSchemas[tool].Validate(doc); err != nil {
 		var ve *jsonschema.ValidationError
 		if !errors.As(err, &ve) {
@@ -107,11 +121,9 @@ func Own(table *bulk.Table, tool string, raw json.RawMessage, v any) error {
 		}
 		return invalid(strings.Join(msgs, "; "))
 	}
-	if m, ok := v.(interface {
-		fromMembers(map[string]json.RawMessage) error
-	}); ok && top != nil {
-		if err := m.fromMembers(top); err != nil {
-			return invalid(err.Error()) // cannot happen once the schema passed
+	if split {
+		if memberErr != nil {
+			return invalid(memberErr.Error()) // cannot happen once the schema passed
 		}
 		return nil
 	}

@@ -2,6 +2,7 @@ package record
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 
 	"github.com/colibri-mcp/colibri-mcp/policy"
@@ -14,6 +15,13 @@ type Note struct {
 	mu     sync.Mutex
 	policy *policy.Decision // the last decision taken, nil when the policy was not asked
 	pin    string           // "changed" when the tool differs from its pin
+	target *target          // what call_tool's input named, once its handler read it
+}
+
+// target is the server, tool and arguments a call_tool input named.
+type target struct {
+	server, tool string
+	args         json.RawMessage
 }
 
 type noteKey struct{}
@@ -38,6 +46,34 @@ func (n *Note) Decided(d policy.Decision) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.policy = &d
+}
+
+// Named notes the server, tool and arguments call_tool's input names, as
+// its handler read them: the input is decoded once, by the handler, and the
+// audit line takes its names from there (Call.Named).
+func (n *Note) Named(server, tool string, args json.RawMessage) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.target = &target{server, tool, args}
+}
+
+// Named is what the call's handler noted its input names (Note.Named), and
+// whether it noted it: a handler that never ran (a call refused before it)
+// noted nothing.
+func (c *Call) Named() (server, tool string, args json.RawMessage, ok bool) {
+	n := c.Note
+	if n == nil {
+		return "", "", nil, false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.target == nil {
+		return "", "", nil, false
+	}
+	return n.target.server, n.target.tool, n.target.args, true
 }
 
 // Pinned notes what pinning found of the called tool ("changed").

@@ -53,8 +53,67 @@ func carry(c int, path string) {
 }
 
 // pump copies from one descriptor to the other until the end, then says
-// so to the other side (shutdown(SHUT_WR)).
+// so to the other side (shutdown(SHUT_WR)): through a pipe with splice(2),
+// the bytes never copied into the forwarder (docs/benchmarks.md, "Egress
+// proxy"), or, where splice is refused, through a buffer.
 func pump(from, to int) {
+	var p [2]int
+	if syscall.Pipe2(p[:], syscall.O_CLOEXEC) == nil {
+		carried, ok := splicePump(from, to, p)
+		syscall.Close(p[0])
+		syscall.Close(p[1])
+		if carried {
+			if !ok {
+				syscall.Shutdown(from, syscall.SHUT_RD)
+			}
+			return
+		}
+	}
+	copyPump(from, to)
+}
+
+// spliceLen is how much one splice(2) moves at most; the pipe is grown to
+// it (F_SETPIPE_SZ) where the system lets it.
+const spliceLen = 256 << 10
+
+// splicePump is pump through the pipe p. carried: it carried everything
+// to the end (ok), or until a side failed (!ok); !carried: splice is
+// refused here before any byte moved, and the caller copies instead.
+func splicePump(from, to int, p [2]int) (carried, ok bool) {
+	const fSetPipeSz = 1031 // F_SETPIPE_SZ
+	chunk := spliceLen
+	if _, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(p[1]), fSetPipeSz, spliceLen); e != 0 {
+		chunk = 64 << 10 // the default pipe's size
+	}
+	moved := false
+	for {
+		n, err := syscall.Splice(from, nil, p[1], nil, chunk, 0)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err == syscall.EINVAL && !moved {
+			return false, true
+		}
+		if err != nil || n <= 0 {
+			syscall.Shutdown(to, syscall.SHUT_WR)
+			return true, err == nil
+		}
+		moved = true
+		for n > 0 {
+			m, err := syscall.Splice(p[0], nil, to, nil, int(n), 0)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil || m <= 0 {
+				return true, false
+			}
+			n -= m
+		}
+	}
+}
+
+// copyPump is pump through a buffer.
+func copyPump(from, to int) {
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := syscall.Read(from, buf)
