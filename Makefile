@@ -47,7 +47,7 @@ fuzz-long: ## fuzz each target for 3 million inputs, minutes each (not part of m
 	$(MAKE) fuzz FUZZTIME=3000000x
 
 bench: build peers ## measure colibri against direct clients (see docs/benchmarks.md); BENCH='-rows big,warm' for a subset
-	$(GO) run ./internal/bench -colibri $(BIN)/colibri-mcp -demo $(BIN)/demo-mcp-server -peers $(PEERS) $(BENCH)
+	$(GO) run ./internal/bench -go $(GO) -colibri $(BIN)/colibri-mcp -demo $(BIN)/demo-mcp-server -peers $(PEERS) $(BENCH)
 
 bench-go: ## Go benchmarks of the decode/lift/validate/forward path, the pin scan, the audit chain and strict reading, in-process (guards against regressions: compare with benchstat)
 	$(GO) test -run '^$$' -bench . -benchmem -count $(or $(COUNT),1) ./internal/bulk ./internal/lineconn ./tools ./tools/input ./internal/pin ./audit ./internal/strict

@@ -46,6 +46,7 @@ func main() {
 	soakN := flag.Int("soak", 5000, "sequential calls of the soak")
 	rows := flag.String("rows", "", "the parts to run, comma-separated: cold, warm, only, big (with strict), strict, load, soak, sandbox, egress, spare, cost, growth (default: all)")
 	nostrict := flag.String("colibri-nostrict", "", "colibri-mcp built with -tags nostrict, for the strict row (default: built by the bench from ./cmd/colibri-mcp)")
+	goBin := flag.String("go", "go", "the go command that builds the strict row's -tags nostrict colibri-mcp")
 	short := flag.Bool("short", false, "the spare, cost and growth rows in short modes (fewer calls, shorter windows)")
 	only := flag.String("only", "", "the same as -rows (ab is cold)")
 	warmN := flag.Int("warm", 2000, "calls per side of the warm comparison")
@@ -140,7 +141,7 @@ func main() {
 		t := targets[len(targets)-1]
 		bin := *nostrict
 		if bin == "" {
-			if bin, err = buildNoStrict(pinDir); err != nil {
+			if bin, err = buildNoStrict(*goBin, pinDir); err != nil {
 				fail("strict", err)
 			}
 		}

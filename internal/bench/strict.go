@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -14,14 +13,10 @@ import (
 )
 
 // buildNoStrict builds colibri-mcp with the build tag nostrict (strict
-// reading compiled out: internal/strict/reading_off.go) into dir, from the
+// reading compiled out: internal/strict/reading_off.go) into dir with goBin, from the
 // module colibri's source is in: the binary the strict row compares the
 // one under test with. It is built here only, never installed.
-func buildNoStrict(dir string) (string, error) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
+func buildNoStrict(goBin, dir string) (string, error) {
 	out := filepath.Join(dir, "colibri-mcp-nostrict")
 	cmd := exec.Command(goBin, "build", "-trimpath", "-tags", "nostrict", "-o", out, "./cmd/colibri-mcp")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
