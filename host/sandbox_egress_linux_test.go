@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -480,5 +481,56 @@ func TestSandboxEgressHostileServer(t *testing.T) {
 	theirToken := theirURL[strings.Index(theirURL, "colibri:")+len("colibri:") : strings.LastIndexByte(theirURL, '@')]
 	if strings.Contains(out, token) || strings.Contains(out, theirToken) {
 		t.Errorf("a credential in the log:\n%s", out)
+	}
+}
+
+// Where unprivileged user namespaces are restricted (played here, as this
+// machine has them): a net list fails kind sandbox unless best_effort,
+// which falls back to Landlock's TCP rule, warned once and said by the
+// confinement line: through the proxy the listed destination is reached
+// and an unlisted one refused; direct TCP to the listed one (another port
+// than the proxy's) is refused by the kernel, and so is a UDP socket.
+func TestSandboxEgressWithoutUserNamespaces(t *testing.T) {
+	logs := &lockedBuffer{}
+	w := newSandboxWorld(t, host.Options{SandboxNoUserNamespaces: true, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	e := newEgressTargets(t)
+	sb := &registry.Sandbox{Destinations: []string{hostPort(e.listed)}, At: "/servers/prisoner/sandbox"}
+	_, err := w.h.ListTools(t.Context(), prisoner(sb), nil)
+	if e := wantKind(t, err, failure.KindSandbox, failure.PhaseSpawn); !strings.Contains(e.Error(), "unprivileged user namespaces are not available") ||
+		!strings.Contains(e.Error(), `"best_effort": true falls back to Landlock's TCP rule`) {
+		t.Errorf("without best_effort: %q should say what is missing and what best_effort does", e.Error())
+	}
+	if n := len(w.h.spawned()); n != 0 {
+		t.Errorf("%d processes started, want none", n)
+	}
+	be := *sb
+	be.BestEffort = true
+	confined := prisoner(&be)
+	free := prisoner(nil)
+	tcp := map[string]any{"op": "tcp", "addr": hostPort(e.listed)}
+	udp := map[string]any{"op": "udp", "addr": hostPort(e.listed)}
+	for _, args := range []map[string]any{tcp, udp} {
+		if got := w.try(t, free, args); !strings.HasPrefix(got, "ok: ") {
+			t.Fatalf("unconfined %v: %s (else this proves nothing)", args, got)
+		}
+	}
+	if got := w.try(t, confined, tcp); !strings.Contains(got, "permission denied") {
+		t.Errorf("direct TCP to the listed destination: %s, want the kernel's permission denied", got)
+	}
+	if got := w.try(t, confined, udp); !strings.Contains(got, "operation not permitted") {
+		t.Errorf("UDP: %s, want operation not permitted", got)
+	}
+	if got := w.try(t, confined, map[string]any{"op": "fetch", "addr": e.listed.URL + "/"}); got != "ok: 200 reached" {
+		t.Errorf("through the proxy to the listed destination: %s", got)
+	}
+	if got := w.try(t, confined, map[string]any{"op": "fetch", "addr": e.other.URL + "/"}); !strings.HasPrefix(got, "ok: 403 colibri egress: "+hostPort(e.other)) {
+		t.Errorf("through the proxy to an unlisted one: %s, want the 403 naming it", got)
+	}
+	line := w.h.Confinement(confined)
+	if !strings.Contains(line, "best_effort: no network namespace: connections to the egress proxy's port ") || !strings.Contains(line, "at any address (Landlock's TCP rule)") {
+		t.Errorf("confinement %q should say the fallback", line)
+	}
+	if n := strings.Count(logs.String(), "no network namespace"); n != 1 {
+		t.Errorf("%d warnings of the fallback, want 1:\n%s", n, logs.String())
 	}
 }
