@@ -214,6 +214,8 @@ func cmdInit(s *settings, force bool, w io.Writer) error {
 		fmt.Fprint(w, importcmd.TransientNote)
 	}
 	fmt.Fprint(w, importcmd.Snippet(self, path, false, ""))
+	// Import says it in its own words, naming the editor it read.
+	fmt.Fprintln(w, "Or let colibri do it: colibri-mcp import --from EDITOR --write --apply")
 	// The entries leave the gate off, as colibri does unasked: said, so
 	// that an editor whose model cannot call a tool is not a mystery.
 	fmt.Fprintln(w, initGateNote)

@@ -55,4 +55,9 @@ func TestImportEnvFileSaysWhoLoadsIt(t *testing.T) {
 			t.Errorf("import does not say %q:\n%s", want, stdout)
 		}
 	}
+	// It said "--apply rewrites FILE" already, naming the file: not again
+	// as init's "--from EDITOR".
+	if strings.Contains(stdout, "--from EDITOR") {
+		t.Errorf("import repeats init's line:\n%s", stdout)
+	}
 }

@@ -156,7 +156,7 @@ func TestAddFromRegistryTakesAddsFlags(t *testing.T) {
 		t.Errorf("add hints at what the entry has already:\n%s", stdout)
 	}
 	code, stdout, _ = asUser(t, home, "servers")
-	if code != 0 || !regexpLine(stdout, `^fs\s.*sandboxed\s+my files \[io.github.modelcontextprotocol/filesystem@1.0.2\]`) {
+	if code != 0 || !regexpLine(stdout, `^fs\s.*sandboxed\s+my files \[io.github.modelcontextprotocol/filesystem@1.0.2\]`) || !regexpLine(stdout, `^SERVER\s.*\sJAIL or SANDBOX\s`) {
 		t.Errorf("servers: exit %d\n%s", code, stdout)
 	}
 

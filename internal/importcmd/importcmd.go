@@ -606,8 +606,7 @@ func Snippet(self, registryPath string, gate bool, envFile string) string {
 	mcp, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"colibri": server}}, "", "  ")
 	server["type"] = "stdio"
 	vs, _ := json.MarshalIndent(map[string]any{"servers": map[string]any{"colibri": server}}, "", "  ")
-	return fmt.Sprintf("Claude Desktop and Cursor (mcpServers in their JSON file):\n%s\n\nVS Code (.vscode/mcp.json):\n%s\n\n"+
-		"Or let colibri do it: colibri-mcp import --from EDITOR --write --apply\n", mcp, vs)
+	return fmt.Sprintf("Claude Desktop and Cursor (mcpServers in their JSON file):\n%s\n\nVS Code (.vscode/mcp.json):\n%s\n\n", mcp, vs)
 }
 
 // Self is colibri's own executable, for the editor entry.
