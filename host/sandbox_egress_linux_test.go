@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,15 +34,17 @@ import (
 // check, the proxy is what is tested, not TLS).
 type egressTargets struct {
 	listed, listedTLS, other, otherTLS *httptest.Server
+	requests                           atomic.Int64 // those all four answered
 }
 
 func newEgressTargets(t *testing.T) *egressTargets {
 	t.Helper()
+	e := &egressTargets{}
 	say := func(s string) http.Handler {
-		return http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { io.WriteString(rw, s) })
+		return http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { e.requests.Add(1); io.WriteString(rw, s) })
 	}
-	e := &egressTargets{listed: httptest.NewServer(say("reached")), listedTLS: httptest.NewTLSServer(say("reached")),
-		other: httptest.NewServer(say("the other")), otherTLS: httptest.NewTLSServer(say("the other"))}
+	e.listed, e.listedTLS, e.other, e.otherTLS = httptest.NewServer(say("reached")), httptest.NewTLSServer(say("reached")),
+		httptest.NewServer(say("the other")), httptest.NewTLSServer(say("the other"))
 	t.Cleanup(func() { e.listed.Close(); e.listedTLS.Close(); e.other.Close(); e.otherTLS.Close() })
 	return e
 }
@@ -184,6 +187,47 @@ except Exception as e:
 				mu.Unlock()
 			}
 		})
+	}
+}
+
+// A program that ignores the proxy variables connects nowhere: Debian's
+// Node 20 (past its end of life) reads none of them, so its fetch, sandboxed
+// with the listed destination, reaches neither the destination nor the
+// proxy, where Node 22 (above) reaches both.
+func TestSandboxEgressProxyUnawareClient(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skipf("SKIPPING: no node on PATH: %v", err)
+	}
+	out, err := exec.Command(node, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var major, minor int
+	fmt.Sscanf(string(out), "v%d.%d", &major, &minor)
+	if major > 22 || major == 22 && minor >= 21 {
+		t.Skipf("SKIPPING: this machine's node is %s, which honours the proxy variables; the case needs an older one", strings.TrimSpace(string(out)))
+	}
+	var mu sync.Mutex
+	refused := 0
+	w := newSandboxWorld(t, host.Options{Timeout: 30 * time.Second, OnEgressRefused: func(string) { mu.Lock(); refused++; mu.Unlock() }})
+	e := newEgressTargets(t)
+	fetch := func(u string) map[string]any {
+		return map[string]any{"op": "run", "argv": []any{node, "-e", `fetch(process.argv[1]).then(async r => console.log(r.status, await r.text()),
+			e => { console.log("error", e.message, e.cause && e.cause.code); process.exit(1) })`, u}}
+	}
+	if got := w.try(t, prisoner(nil), fetch(e.listed.URL+"/")); got != "ok: 200 reached" {
+		t.Fatalf("unconfined: %s (else this proves nothing)", got)
+	}
+	before := e.requests.Load()
+	got := w.try(t, prisoner(e.sandbox(filepath.Dir(node))), fetch(e.listed.URL+"/"))
+	if !strings.HasPrefix(got, "denied: ") || !strings.Contains(got, "fetch failed") {
+		t.Errorf("sandboxed %s fetch: %s, want it to fail", strings.TrimSpace(string(out)), got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n := e.requests.Load() - before; n != 0 || refused != 0 {
+		t.Errorf("the listed destination answered %d requests and the proxy refused %d, want none: it was reached some way", n, refused)
 	}
 }
 

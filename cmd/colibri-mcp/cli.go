@@ -366,14 +366,16 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 		metricsAddr:  clihelp.FlagString(cmd, "metrics-addr"),
 		pinFile:      cmd.String("pin-file"),
 	}
-	s.state = statedir.Resolve(cmd.String("state-dir"), os.Geteuid(), env)
 	var err error
 	if s.instance, err = instanceName(cmd.String("instance")); err != nil {
 		return nil, usage(err)
 	}
 	s.sealer = instance.New(s.instance)
-	if err := applyRoot(cmd, s); err != nil {
+	if err := applyRoot(cmd, s); err != nil { // an image's state folder and pin file are the image's
 		return nil, err
+	}
+	if s.state == nil {
+		s.state = statedir.Resolve(cmd.String("state-dir"), os.Geteuid(), env)
 	}
 	for _, name := range cmd.StringSlice("allowed-host") {
 		name = strings.TrimSpace(name)
