@@ -28,6 +28,12 @@ type CheckResult struct {
 	// registry entry changed since its pins were made, a lock that holds a
 	// server the registry lacks.
 	Warnings []string `json:"warnings,omitempty"`
+	// With check --root, the service's files in the image, as paths of
+	// the image: its env file (when it has one), state folder and pin
+	// file.
+	EnvFile  string `json:"env_file,omitempty"`
+	StateDir string `json:"state_dir,omitempty"`
+	PinFile  string `json:"pin_file,omitempty"`
 }
 
 // CheckServer is one server's line of check.
@@ -244,6 +250,15 @@ func (s *Service) pinWarnings(reg *registry.Registry, out *CheckResult) error {
 	if s.opts.Pins == nil {
 		return nil
 	}
+	s.configurePins(reg)
+	warnings, err := PinWarnings(s.opts.Pins, reg)
+	out.Warnings = append(out.Warnings, warnings...)
+	return err
+}
+
+// PinWarnings are pinWarnings' of pins, configured for reg (PinConfig):
+// check's, and check --root's of an image's lock.
+func PinWarnings(pins *pin.Store, reg *registry.Registry) (warnings []string, err error) {
 	pinned := false
 	for _, name := range reg.Names() {
 		if reg.PinMode(reg.Servers[name]) != registry.PinOff {
@@ -251,44 +266,43 @@ func (s *Service) pinWarnings(reg *registry.Registry, out *CheckResult) error {
 		}
 	}
 	if !pinned {
-		return nil
+		return nil, nil
 	}
-	s.configurePins(reg)
-	locked, err := s.opts.Pins.Locked()
+	locked, err := pins.Locked()
 	if err != nil && !reg.Locked() {
-		return nil // an unusable pin file fails the lists that need it, with its reason
+		return nil, nil // an unusable pin file fails the lists that need it, with its reason
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, name := range reg.Names() {
 		if reg.PinMode(reg.Servers[name]) == registry.PinOff {
 			continue
 		}
-		changed, known, err := s.opts.Pins.EntryChange(name)
+		changed, known, err := pins.EntryChange(name)
 		if err != nil {
-			return err
+			return warnings, err
 		}
 		if known && len(changed) > 0 {
 			fix := fmt.Sprintf("review it with colibri-mcp pins diff %s and accept it (colibri-mcp pins accept %s)", name, name)
 			if locked {
 				fix = "renew the lock where the servers are pinned (colibri-mcp pins diff, pins accept, pins export)"
 			}
-			out.Warnings = append(out.Warnings, fmt.Sprintf("server %s: the registry entry changed since its pins were made (%s): an upgrade? %s", name, strings.Join(changed, ", "), fix))
+			warnings = append(warnings, fmt.Sprintf("server %s: the registry entry changed since its pins were made (%s): an upgrade? %s", name, strings.Join(changed, ", "), fix))
 		}
 	}
 	if locked {
-		held, err := s.opts.Pins.Servers()
+		held, err := pins.Servers()
 		if err != nil {
-			return err
+			return warnings, err
 		}
 		for _, name := range held {
 			if reg.Servers[name] == nil {
-				out.Warnings = append(out.Warnings, fmt.Sprintf("the locked pin file %s holds server %s, which the registry does not have", s.opts.Pins.Path(), name))
+				warnings = append(warnings, fmt.Sprintf("the locked pin file %s holds server %s, which the registry does not have", pins.Path(), name))
 			}
 		}
 	}
-	return nil
+	return warnings, nil
 }
 
 // Failed is how many servers failed the check.

@@ -59,6 +59,16 @@ func CheckLine(w io.Writer, r tools.CheckServer) {
 	}
 }
 
+// CheckImageFiles is check --root's line of the service's files in the
+// image: which env file, state folder and pin file it will use.
+func CheckImageFiles(w io.Writer, out *tools.CheckResult) {
+	env := "no env file"
+	if out.EnvFile != "" {
+		env = "env file " + out.EnvFile
+	}
+	fmt.Fprintf(w, "in the image: %s, state folder %s, pin file %s\n", env, out.StateDir, out.PinFile)
+}
+
 // CheckEnd is check's last line: the registry's problem, or the count of
 // servers that passed and failed, and the time it took.
 func CheckEnd(w io.Writer, out *tools.CheckResult, path string, took time.Duration) {
