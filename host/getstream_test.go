@@ -20,7 +20,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -389,11 +391,14 @@ func TestRemoteGETStreamFlood(t *testing.T) {
 
 // server-everything in streamableHttp mode asks its client for roots 350 ms
 // after initialize, outside any request (so on the GET stream), then logs
-// how many it got: during a long call, both reach the call's caller.
+// how many it got: during a long call, both reach the call's caller. The
+// call lasts until both have come (it is then cancelled): how soon the
+// server asks is the server's clock, and a loaded machine stretches it past
+// any call of a fixed length.
 func TestEverythingGETStream(t *testing.T) {
 	t.Parallel()
 	url := everythingHTTP(t, "streamableHttp") + "/mcp"
-	h := newHarness(t, host.Options{Timeout: 15 * time.Second})
+	h := newHarness(t, host.Options{Timeout: 2 * time.Minute})
 	asked := make(chan struct{})
 	var askOnce sync.Once
 	var mu sync.Mutex
@@ -411,17 +416,30 @@ func TestEverythingGETStream(t *testing.T) {
 		},
 	}
 	srv := &registry.Server{Name: "everything", URL: url}
-	if _, err := h.CallTool(t.Context(), srv, "trigger-long-running-operation", session.ArgumentsOf(map[string]any{"duration": 3, "steps": 3}), caller, nil); err != nil {
-		t.Fatal(err)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.CallTool(ctx, srv, "trigger-long-running-operation", session.ArgumentsOf(map[string]any{"duration": 600, "steps": 600}), caller, nil)
+		done <- err
+	}()
+	logged := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.ContainsFunc(logs, func(s string) bool { return strings.Contains(s, "2 root(s) received") })
 	}
-	select {
-	case <-asked:
-	default:
-		t.Fatal("the server's roots/list, sent on its GET stream, did not reach the caller during the call")
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !slices.ContainsFunc(logs, func(s string) bool { return strings.Contains(s, "2 root(s) received") }) {
-		t.Errorf("logs %q: the server's log on its GET stream did not reach the caller", logs)
+	testwait.Eventually(t, "the server's roots/list and its log, sent on its GET stream, reaching the caller during the call", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("the call ended before the server's roots/list and log reached its caller: %v", err)
+		case <-asked:
+			return logged()
+		default:
+		}
+		return false
+	})
+	cancel()
+	if err := <-done; failure.KindOf(err) != failure.KindCancelled {
+		t.Errorf("the cancelled call: %v, want cancelled", err)
 	}
 }
