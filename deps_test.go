@@ -131,6 +131,10 @@ var forbidden = map[string][]string{
 	// Small leaf packages of hostile round three: pure, below everything.
 	"internal/suggest": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	"internal/relist":  {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
+	// The ${NAME} syntax: pure text, below the registry, the editor import
+	// and env files alike.
+	"internal/varref": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		module + "internal/safefile"},
 	// toolsearch ranks; it reads nothing and knows no MCP.
 	"internal/toolsearch": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
