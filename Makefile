@@ -47,10 +47,10 @@ fuzz-long: ## fuzz each target for 3 million inputs, minutes each (not part of m
 	$(MAKE) fuzz FUZZTIME=3000000x
 
 bench: build peers ## measure colibri against direct clients (see docs/benchmarks.md); BENCH='-rows big,warm' for a subset
-	$(GO) run ./internal/bench -colibri $(BIN)/colibri-mcp -demo $(BIN)/demo-mcp-server -peers $(PEERS) $(BENCH)
+	$(GO) run ./internal/bench -go $(GO) -colibri $(BIN)/colibri-mcp -demo $(BIN)/demo-mcp-server -peers $(PEERS) $(BENCH)
 
-bench-go: ## Go benchmarks of the decode/lift/validate/forward path, in-process (guards against regressions: compare with benchstat)
-	$(GO) test -run '^$$' -bench . -benchmem -count $(or $(COUNT),1) ./internal/bulk ./internal/lineconn ./tools ./tools/input
+bench-go: ## Go benchmarks of the decode/lift/validate/forward path, the pin scan, the audit chain and strict reading, in-process (guards against regressions: compare with benchstat)
+	$(GO) test -run '^$$' -bench . -benchmem -count $(or $(COUNT),1) ./internal/bulk ./internal/lineconn ./tools ./tools/input ./internal/pin ./audit ./internal/strict
 
 lint: ## gofmt, go vet, staticcheck, shellcheck and sh -n of the shell scripts, mandoc -T lint of the man page
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -28,4 +29,12 @@ func (h *Host) ListToolsFor(ctx context.Context, srv *registry.Server, caller *s
 		return h.ListTools(ctx, srv, caller)
 	}
 	return h.listOn(ctx, srv, caller)
+}
+
+// CallTimeout is how long one request of srv may run once sent
+// (call_timeout_ms, else the host's timeout): tools/call's, and every
+// request of Request's. A 2026-07-28 caller's continuation waits for the
+// caller's input no longer (tools/caller's Rounds).
+func (h *Host) CallTimeout(srv *registry.Server) time.Duration {
+	return srv.CallTimeoutOr(h.opts.Timeout)
 }

@@ -86,6 +86,10 @@ type Options struct {
 	// SandboxABI, when set, replaces the kernel's Landlock ABI as colibri
 	// sees it (tests play an older kernel, or one without Landlock).
 	SandboxABI func() int
+	// SandboxNoUserNamespaces plays a machine whose unprivileged user
+	// namespaces are restricted (tests): a "net" list then has no network
+	// namespace of its own, only best_effort's per-port fallback.
+	SandboxNoUserNamespaces bool
 	// SandboxProtect are colibri's own files (registry, pin file, audit
 	// log, token and key files): no sandbox may grant a path that holds one.
 	SandboxProtect []string
@@ -243,7 +247,7 @@ func New(opts Options) *Host {
 	h.schemas = argcheck.New(opts.Logger, opts.Bulk)
 	h.launch = launch.New(launch.Config{
 		Environ: opts.Environ, JailPriv: opts.JailPriv, JailHelper: opts.JailHelper,
-		Launcher: opts.Launcher, SandboxABI: opts.SandboxABI, SandboxProtect: opts.SandboxProtect,
+		Launcher: opts.Launcher, SandboxABI: opts.SandboxABI, NoUserNamespaces: opts.SandboxNoUserNamespaces, SandboxProtect: opts.SandboxProtect,
 		StateDir: opts.StateDir, Logger: opts.Logger,
 		EgressRefused: opts.OnEgressRefused, EgressConnected: opts.OnEgressConnection,
 	})

@@ -1,13 +1,20 @@
 package tools
 
+//lint:file-ignore SA1019 check --probe --capabilities offers sampling and roots on purpose: servers still offer tools to callers that have them (deprecated, not removed, in 2026-07-28).
+
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -21,6 +28,12 @@ type CheckResult struct {
 	// registry entry changed since its pins were made, a lock that holds a
 	// server the registry lacks.
 	Warnings []string `json:"warnings,omitempty"`
+	// With check --root, the service's files in the image, as paths of
+	// the image: its env file (when it has one), state folder and pin
+	// file.
+	EnvFile  string `json:"env_file,omitempty"`
+	StateDir string `json:"state_dir,omitempty"`
+	PinFile  string `json:"pin_file,omitempty"`
 }
 
 // CheckServer is one server's line of check.
@@ -29,6 +42,11 @@ type CheckServer struct {
 	OK     bool         `json:"ok"`
 	Error  *ErrorDetail `json:"error,omitempty"`
 	Tools  *int         `json:"tools,omitempty"` // with Probe
+	// Capabilities and ToolsWith are, with Probe and
+	// CheckOptions.Capabilities, the set a caller offered ("elicitation,
+	// roots,sampling") and the tools the server listed to it.
+	Capabilities string `json:"capabilities,omitempty"`
+	ToolsWith    *int   `json:"tools_with_capabilities,omitempty"`
 	// Confinement says how the entry's processes are confined, in one line.
 	Confinement string `json:"confinement"`
 	// Changed are the tools whose definitions differ from their pins
@@ -54,6 +72,13 @@ type FlaggedTool struct {
 type CheckOptions struct {
 	// Probe also starts (or connects to) each server and lists its tools.
 	Probe bool
+	// Capabilities, with Probe, are client capabilities ("sampling",
+	// "roots", "elicitation") each server is first listed with, as a caller
+	// offering them would see it, before it is listed as one offering none:
+	// both lists are pinned, so that a staging machine pins the tools a
+	// server offers only to such callers (a server's first list is pinned
+	// whole; docs/security.md, locked pins).
+	Capabilities []string
 	// Read, when set, is told the servers' names once the registry is
 	// read, before any server is checked.
 	Read func(names []string)
@@ -113,6 +138,15 @@ func (s *Service) Check(ctx context.Context, opts CheckOptions) *CheckResult {
 			continue
 		}
 		wg.Go(func() {
+			var withCaps []pin.Change
+			if len(opts.Capabilities) > 0 {
+				var err error
+				if r.Capabilities, r.ToolsWith, withCaps, err = s.probeWith(ctx, reg, srv, opts.Capabilities); err != nil {
+					r.OK, r.Error = false, Detail(err)
+					done(i, r)
+					return
+				}
+			}
 			listed, err := s.ListTools(ctx, ListToolsInput{Server: name, Detail: DetailNames}, nil)
 			switch {
 			case err != nil:
@@ -120,7 +154,7 @@ func (s *Service) Check(ctx context.Context, opts CheckOptions) *CheckResult {
 			case len(listed.Servers) == 1:
 				n := len(listed.Servers[0].Tools)
 				r.Tools = &n
-				r.Changed = listed.Servers[0].Changed
+				r.Changed = mergeChanges(listed.Servers[0].Changed, withCaps)
 				for _, e := range listed.Servers[0].Tools {
 					if len(e.Flags) > 0 {
 						r.Flagged = append(r.Flagged, FlaggedTool{Name: e.Name, Flags: e.Flags})
@@ -143,6 +177,70 @@ func (s *Service) Check(ctx context.Context, opts CheckOptions) *CheckResult {
 	return out
 }
 
+// probeWith lists srv's tools as callers offering the capabilities names
+// and each smaller set of them would see them, each list pinned for its
+// set (check --probe --capabilities): a lock marks a tool with the
+// capabilities of every set it appeared in, so that one a server offers
+// only to samplers needs sampling alone, not every capability probed
+// (docs/security.md, locked pins). The whole set is listed first: a
+// server's first list is pinned whole, and each smaller set's tools are
+// then known. It returns the whole set, its tools kept and the changes
+// from their pins of every set. The callers answer no request the server
+// makes while listing: check has no model, user or folders to offer.
+func (s *Service) probeWith(ctx context.Context, reg *registry.Registry, srv *registry.Server, names []string) (caps string, n *int, changed []pin.Change, err error) {
+	refuse := errors.New("colibri-mcp check --probe answers no request of the server's while listing its tools")
+	var sets [][]string
+	for mask := 1; mask < 1<<len(names); mask++ {
+		var set []string
+		for i, name := range names {
+			if mask&(1<<i) != 0 {
+				set = append(set, name)
+			}
+		}
+		sets = append(sets, set)
+	}
+	slices.SortStableFunc(sets, func(a, b []string) int { return len(b) - len(a) })
+	for i, set := range sets {
+		c := &session.Caller{}
+		for _, name := range set {
+			switch name {
+			case "sampling":
+				c.CreateMessage = func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) { return nil, refuse }
+			case "elicitation":
+				c.Elicit = func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) { return nil, refuse }
+			case "roots":
+				c.ListRoots = func(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) { return nil, refuse }
+			default:
+				return "", nil, nil, fmt.Errorf("check: capability %q: want sampling, roots or elicitation", name)
+			}
+		}
+		tools, err := s.opts.Host.ListToolsFor(ctx, srv, c)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		kept, ch, err := s.screenFor(ctx, reg, srv, capsOf(c), tools)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		changed = mergeChanges(changed, ch)
+		if i == 0 {
+			k := len(kept)
+			caps, n = capsOf(c), &k
+		}
+	}
+	return caps, n, changed, nil
+}
+
+// mergeChanges is a, then those of b whose names a lacks.
+func mergeChanges(a, b []pin.Change) []pin.Change {
+	for _, c := range b {
+		if !slices.ContainsFunc(a, func(d pin.Change) bool { return d.Name == c.Name }) {
+			a = append(a, c)
+		}
+	}
+	return a
+}
+
 // pinWarnings are what the pins have to say of reg (docs/security.md,
 // locked pins): each entry that changed since its pins were made (an
 // upgrade to review; its definitions are still judged by their digests),
@@ -152,6 +250,15 @@ func (s *Service) pinWarnings(reg *registry.Registry, out *CheckResult) error {
 	if s.opts.Pins == nil {
 		return nil
 	}
+	s.configurePins(reg)
+	warnings, err := PinWarnings(s.opts.Pins, reg)
+	out.Warnings = append(out.Warnings, warnings...)
+	return err
+}
+
+// PinWarnings are pinWarnings' of pins, configured for reg (PinConfig):
+// check's, and check --root's of an image's lock.
+func PinWarnings(pins *pin.Store, reg *registry.Registry) (warnings []string, err error) {
 	pinned := false
 	for _, name := range reg.Names() {
 		if reg.PinMode(reg.Servers[name]) != registry.PinOff {
@@ -159,44 +266,43 @@ func (s *Service) pinWarnings(reg *registry.Registry, out *CheckResult) error {
 		}
 	}
 	if !pinned {
-		return nil
+		return nil, nil
 	}
-	s.configurePins(reg)
-	locked, err := s.opts.Pins.Locked()
+	locked, err := pins.Locked()
 	if err != nil && !reg.Locked() {
-		return nil // an unusable pin file fails the lists that need it, with its reason
+		return nil, nil // an unusable pin file fails the lists that need it, with its reason
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, name := range reg.Names() {
 		if reg.PinMode(reg.Servers[name]) == registry.PinOff {
 			continue
 		}
-		changed, known, err := s.opts.Pins.EntryChange(name)
+		changed, known, err := pins.EntryChange(name)
 		if err != nil {
-			return err
+			return warnings, err
 		}
 		if known && len(changed) > 0 {
 			fix := fmt.Sprintf("review it with colibri-mcp pins diff %s and accept it (colibri-mcp pins accept %s)", name, name)
 			if locked {
 				fix = "renew the lock where the servers are pinned (colibri-mcp pins diff, pins accept, pins export)"
 			}
-			out.Warnings = append(out.Warnings, fmt.Sprintf("server %s: the registry entry changed since its pins were made (%s): an upgrade? %s", name, strings.Join(changed, ", "), fix))
+			warnings = append(warnings, fmt.Sprintf("server %s: the registry entry changed since its pins were made (%s): an upgrade? %s", name, strings.Join(changed, ", "), fix))
 		}
 	}
 	if locked {
-		held, err := s.opts.Pins.Servers()
+		held, err := pins.Servers()
 		if err != nil {
-			return err
+			return warnings, err
 		}
 		for _, name := range held {
 			if reg.Servers[name] == nil {
-				out.Warnings = append(out.Warnings, fmt.Sprintf("the locked pin file %s holds server %s, which the registry does not have", s.opts.Pins.Path(), name))
+				warnings = append(warnings, fmt.Sprintf("the locked pin file %s holds server %s, which the registry does not have", pins.Path(), name))
 			}
 		}
 	}
-	return nil
+	return warnings, nil
 }
 
 // Failed is how many servers failed the check.

@@ -226,10 +226,11 @@ func TestHTTPModernRequestsShareTheSessionCap(t *testing.T) {
 
 func toJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
 
-// A 2026-07-28 caller that advertises elicitation is not relayed a hosted
-// server's elicitation (colibri would have to answer it input_required):
-// the hosted server is offered none.
-func TestHTTPModernCallerOffersNoElicitationUpstream(t *testing.T) {
+// A 2026-07-28 caller that advertises elicitation is offered to the hosted
+// server, and answers what it asks: a hosted 2026-07-28 server asks colibri
+// by input_required, and colibri asks its caller the same way (MRTR both
+// ways).
+func TestHTTPModernCallerOffersElicitationUpstream(t *testing.T) {
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens")
 	os.WriteFile(tokens, []byte("alice alice-token-0123456789\n"), 0o600)
@@ -247,7 +248,7 @@ func TestHTTPModernCallerOffersNoElicitationUpstream(t *testing.T) {
 	tr := &mcp.StreamableClientTransport{Endpoint: srv.URL(), HTTPClient: &http.Client{Transport: bearer{"alice-token-0123456789", http.DefaultTransport}}, DisableStandaloneSSE: true}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "modern", Version: "1"}, &mcp.ClientOptions{
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: "decline"}, nil
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "alice"}}, nil
 		},
 	}).Connect(t.Context(), tr, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
 	if err != nil {
@@ -258,8 +259,12 @@ func TestHTTPModernCallerOffersNoElicitationUpstream(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("%v %v", err, res)
 	}
-	if got := resultText(res); strings.Contains(got, "elicitation") {
-		t.Errorf("a 2026-07-28 caller's elicitation was offered upstream: %s", got)
+	if got := resultText(res); !strings.Contains(got, "elicitation") {
+		t.Errorf("a 2026-07-28 caller's elicitation was not offered upstream: %s", got)
+	}
+	res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tools.CallToolTool, Arguments: map[string]any{"server": "m", "name": "ask"}})
+	if got := resultText(res); err != nil || res.IsError || !strings.Contains(got, `"accept"`) || !strings.Contains(got, "alice") {
+		t.Errorf("the hosted server's elicitation, answered by the caller: %v %s", err, got)
 	}
 }
 

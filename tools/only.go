@@ -213,42 +213,61 @@ func (o *only) control(next mcp.MethodHandler) mcp.MethodHandler {
 // subscriptions' bookkeeping) goes on.
 func (o *only) dispatch(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		switch r := req.(type) {
-		case *mcp.ListToolsRequest:
-			if o.caps.Tools != nil {
-				return o.listTools(ctx, r)
-			}
-		case *mcp.CallToolRequest:
-			if o.caps.Tools != nil {
-				return o.callTool(ctx, r), nil
-			}
-		case *mcp.ListPromptsRequest:
-			if o.caps.Prompts != nil {
-				return o.listPrompts(ctx, r)
-			}
-		case *mcp.GetPromptRequest:
-			if o.caps.Prompts != nil {
-				return o.getPrompt(ctx, r)
-			}
-		case *mcp.ListResourcesRequest:
-			if o.caps.Resources != nil {
-				return o.listResources(ctx, r)
-			}
-		case *mcp.ListResourceTemplatesRequest:
-			if o.caps.Resources != nil {
-				return o.listTemplates(ctx, r)
-			}
-		case *mcp.ReadResourceRequest:
-			if o.caps.Resources != nil {
-				return o.readResource(ctx, r)
-			}
+		if asks(method) && caller.Modern(req) {
+			// A 2026-07-28 caller is asked for what the hosted server asks
+			// in its own protocol's way, a round at a time.
+			ss, _ := req.GetSession().(*mcp.ServerSession)
+			return o.s.rounds.Run(ctx, caller.Call{Principal: reqctx.Principal(ctx), Server: o.name, Method: method,
+				Params: req.GetParams(), Timeout: o.s.callTimeout(o.name), Caller: o.callerOf(ctx, ss, req.GetParams())},
+				func(ctx context.Context) (mcp.Result, error) { return o.answer(ctx, method, req, next) })
 		}
-		res, err := next(ctx, method, req)
-		if r, ok := req.(*mcp.ServerRequest[*mcp.SetLoggingLevelParams]); ok && err == nil {
-			o.setLevel(ctx, r)
-		}
-		return res, err
+		return o.answer(ctx, method, req, next)
 	}
+}
+
+// asks reports whether the hosted server may ask a 2026-07-28 caller for
+// its input while answering method (MRTR's requests).
+func asks(method string) bool {
+	return method == "tools/call" || method == "prompts/get" || method == "resources/read"
+}
+
+// answer is dispatch's answer to one request.
+func (o *only) answer(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	switch r := req.(type) {
+	case *mcp.ListToolsRequest:
+		if o.caps.Tools != nil {
+			return o.listTools(ctx, r)
+		}
+	case *mcp.CallToolRequest:
+		if o.caps.Tools != nil {
+			return o.callTool(ctx, r), nil
+		}
+	case *mcp.ListPromptsRequest:
+		if o.caps.Prompts != nil {
+			return o.listPrompts(ctx, r)
+		}
+	case *mcp.GetPromptRequest:
+		if o.caps.Prompts != nil {
+			return o.getPrompt(ctx, r)
+		}
+	case *mcp.ListResourcesRequest:
+		if o.caps.Resources != nil {
+			return o.listResources(ctx, r)
+		}
+	case *mcp.ListResourceTemplatesRequest:
+		if o.caps.Resources != nil {
+			return o.listTemplates(ctx, r)
+		}
+	case *mcp.ReadResourceRequest:
+		if o.caps.Resources != nil {
+			return o.readResource(ctx, r)
+		}
+	}
+	res, err := next(ctx, method, req)
+	if r, ok := req.(*mcp.ServerRequest[*mcp.SetLoggingLevelParams]); ok && err == nil {
+		o.setLevel(ctx, r)
+	}
+	return res, err
 }
 
 // ask runs one request of the hosted server, do, on a session of srv for

@@ -7,11 +7,14 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
+	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
+	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools/answer"
 	"github.com/colibri-mcp/colibri-mcp/tools/caller"
 	"github.com/colibri-mcp/colibri-mcp/tools/input"
@@ -190,7 +193,7 @@ func (s *Service) handleCallTool(ctx context.Context, req *mcp.CallToolRequest) 
 	if err != nil {
 		return s.errorResult(err), nil
 	}
-	return s.answerCall(ctx, req, toolCall{Server: in.Server, Tool: in.Name, Arguments: in.Arguments}), nil
+	return s.answerCall(ctx, req, toolCall{Server: in.Server, Tool: in.Name, Arguments: in.Arguments})
 }
 
 // handleHosted answers a call of an exposed hosted tool: the name is
@@ -206,7 +209,7 @@ func (s *Service) handleHosted(ctx context.Context, req *mcp.CallToolRequest) (*
 		// check says so (tool_changed and the pins diff to run), or, if
 		// the change was accepted meanwhile, makes the call.
 	}
-	return s.answerCall(ctx, req, toolCall{Server: ref.Server, Tool: ref.Tool, Arguments: req.Params.Arguments, Exposed: req.Params.Name}), nil
+	return s.answerCall(ctx, req, toolCall{Server: ref.Server, Tool: ref.Tool, Arguments: req.Params.Arguments, Exposed: req.Params.Name})
 }
 
 // toolCall is one call of a hosted tool, however the caller named it.
@@ -220,7 +223,28 @@ type toolCall struct {
 // colibri_external_mcp_call_tool and by an aggregate tool alike: the gate,
 // the registry, the arguments' checks, progress, cancellation, error kinds
 // and retries are all CallTool's, so that the two ways cannot drift apart.
-func (s *Service) answerCall(ctx context.Context, req *mcp.CallToolRequest, c toolCall) *mcp.CallToolResult {
+// A 2026-07-28 caller's call is answered a round at a time when the
+// hosted server asks for its input (tools/caller's Rounds); the only
+// error is a requestState refused.
+func (s *Service) answerCall(ctx context.Context, req *mcp.CallToolRequest, c toolCall) (*mcp.CallToolResult, error) {
+	if !caller.Modern(req) {
+		return s.callOnce(ctx, req, c), nil
+	}
+	res, err := s.rounds.Run(ctx, caller.Call{Principal: reqctx.Principal(ctx), Server: c.Server, Method: "tools/call",
+		Params: req.Params, Timeout: s.callTimeout(c.Server), Caller: caller.Of(ctx, req, s.levels.Get(req.Session))},
+		func(ctx context.Context) (mcp.Result, error) { return s.callOnce(ctx, req, c), nil })
+	var rpcErr *jsonrpc.Error
+	switch {
+	case errors.As(err, &rpcErr):
+		return nil, rpcErr
+	case err != nil:
+		return s.errorResult(err), nil
+	}
+	return res.(*mcp.CallToolResult), nil
+}
+
+// callOnce makes the call, its failures as colibri's isError results.
+func (s *Service) callOnce(ctx context.Context, req *mcp.CallToolRequest, c toolCall) *mcp.CallToolResult {
 	res, err := s.CallTool(ctx, c.Server, c.Tool, c.Arguments, caller.Of(ctx, req, s.levels.Get(req.Session)))
 	if err != nil {
 		if failure.KindOf(err) == failure.KindCancelled {
@@ -231,6 +255,16 @@ func (s *Service) answerCall(ctx context.Context, req *mcp.CallToolRequest, c to
 		return s.errorResult(err)
 	}
 	return res
+}
+
+// callTimeout is how long a call of server may run once sent: how long its
+// continuation waits for a 2026-07-28 caller's input.
+func (s *Service) callTimeout(server string) time.Duration {
+	reg, err := s.opts.Registry()
+	if err == nil && reg.Servers[server] != nil {
+		return s.opts.Host.CallTimeout(reg.Servers[server])
+	}
+	return s.opts.Host.CallTimeout(&registry.Server{})
 }
 
 // unexposed is the failure of a call by an aggregate name that is no longer

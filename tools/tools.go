@@ -124,6 +124,7 @@ type Service struct {
 	opts   Options
 	log    *slog.Logger
 	levels caller.Levels
+	rounds *caller.Rounds // 2026-07-28 callers' requests waiting for their input
 	cat    *catalog.Catalog
 	rec    *record.Recorder
 	// pinsFor is the registry the pins were last configured with.
@@ -146,6 +147,7 @@ func New(opts Options) *Service {
 		opts.Sealer = instance.New(cmp.Or(opts.Instance, "colibri"))
 	}
 	s := &Service{opts: opts, log: log}
+	s.rounds = caller.NewRounds(opts.Sealer, opts.Bulk, log)
 	s.rec = &record.Recorder{Audit: opts.Audit, Digester: opts.Digester, Metrics: opts.Metrics, Bulk: opts.Bulk,
 		Logger: log, Labels: s.labels}
 	s.cat = catalog.New(catalog.Options{
@@ -180,9 +182,13 @@ func New(opts Options) *Service {
 }
 
 // Close stops what NewServer started (the registry poll, and the reading of
-// hosted lists in aggregate mode) and waits for it; call it before closing
-// the Host.
-func (s *Service) Close() { s.cat.Close() }
+// hosted lists in aggregate mode) and waits for it, and cancels the
+// requests of 2026-07-28 callers waiting for their input; call it before
+// closing the Host.
+func (s *Service) Close() {
+	s.rounds.Close()
+	s.cat.Close()
+}
 
 // ServersResult is the servers tool's structuredContent.
 type ServersResult struct {

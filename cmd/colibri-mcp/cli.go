@@ -176,14 +176,23 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				Usage: "validate the registry; --probe also starts (or connects to) each server and lists its tools",
 				Description: "Examples:\n" +
 					"  colibri-mcp check\n" +
-					"  colibri-mcp check --probe" + exitCodesHelp,
+					"  colibri-mcp check --probe\n" +
+					"  colibri-mcp check --probe --capabilities sampling,roots,elicitation" + exitCodesHelp,
 				Flags: append([]cli.Flag{
 					&cli.BoolFlag{Name: "probe", Usage: "start (or connect to) each server and list its tools, printing each server's line as it finishes"},
+					&cli.StringFlag{Name: "capabilities", Usage: "with --probe, list each server first as a caller offering these client capabilities would see it (a comma-separated `LIST` of sampling, roots, elicitation), then as one offering none, pinning both lists: a staging machine pins the tools a server offers only to such callers"},
 					jsonFlag(),
 				}, rootFlags()...),
 				Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
 					if err := clihelp.WantArgs(cmd, 0, 0); err != nil {
 						return err
+					}
+					caps, err := probeCapabilities(cmd.String("capabilities"))
+					if err != nil {
+						return usage(fmt.Errorf("check: %w (%s)", err, clihelp.HelpHint(cmd)))
+					}
+					if len(caps) > 0 && !cmd.Bool("probe") {
+						return usage(fmt.Errorf("check: --capabilities says what to list the servers with: give --probe too (%s)", clihelp.HelpHint(cmd)))
 					}
 					if s.image != nil {
 						if cmd.Bool("probe") {
@@ -191,7 +200,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 						}
 						return checkImage(s, cmd.Bool("json"), termview.Safe(stdout))
 					}
-					return cmdCheck(ctx, s, cmd.Bool("probe"), cmd.Bool("json"), stdout)
+					return cmdCheck(ctx, s, cmd.Bool("probe"), caps, cmd.Bool("json"), stdout)
 				}),
 			},
 			{
@@ -357,14 +366,16 @@ func readSettings(ctx context.Context, cmd *cli.Command, environ []string) (*set
 		metricsAddr:  clihelp.FlagString(cmd, "metrics-addr"),
 		pinFile:      cmd.String("pin-file"),
 	}
-	s.state = statedir.Resolve(cmd.String("state-dir"), os.Geteuid(), env)
 	var err error
 	if s.instance, err = instanceName(cmd.String("instance")); err != nil {
 		return nil, usage(err)
 	}
 	s.sealer = instance.New(s.instance)
-	if err := applyRoot(cmd, s); err != nil {
+	if err := applyRoot(cmd, s); err != nil { // an image's state folder and pin file are the image's
 		return nil, err
+	}
+	if s.state == nil {
+		s.state = statedir.Resolve(cmd.String("state-dir"), os.Geteuid(), env)
 	}
 	for _, name := range cmd.StringSlice("allowed-host") {
 		name = strings.TrimSpace(name)

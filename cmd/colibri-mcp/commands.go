@@ -20,6 +20,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/gcpace"
 	"github.com/colibri-mcp/colibri-mcp/internal/health"
+	"github.com/colibri-mcp/colibri-mcp/internal/launch"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/internal/suggest"
@@ -160,7 +161,12 @@ func checkOnly(s *settings) error {
 	if near := suggest.Closest(s.only, reg.Names()); near != "" {
 		msg += fmt.Sprintf(": did you mean %q?", near)
 	} else if names := reg.Names(); len(names) > 0 {
-		msg += " (it has " + strings.Join(names[:min(len(names), 10)], ", ") + ")"
+		shown := strings.Join(names[:min(len(names), 10)], ", ")
+		if len(names) > 10 {
+			// Never a list that reads as whole when it is not.
+			shown += fmt.Sprintf(" and %d more: colibri-mcp servers lists them", len(names)-10)
+		}
+		msg += " (it has " + shown + ")"
 	}
 	return usage(errors.New(msg + " (see 'colibri-mcp serve --help')"))
 }
@@ -314,9 +320,32 @@ func cmdCall(ctx context.Context, s *settings, server, tool string, opts callOpt
 		termview.Result(stdout, res)
 	}
 	if res.IsError {
+		if h := sandboxDeniedHint(s, server, res); h != "" {
+			fmt.Fprintln(stderr, "hint:", h)
+		}
 		return silent(exitFailed)
 	}
 	return nil
+}
+
+// sandboxDeniedHint is what to tell the person whose call of a sandboxed
+// server's tool failed with the kernel's "permission denied" (EACCES from
+// Node, PermissionError from Python): it reads like the server's bug, and
+// is the sandbox keeping to what the entry grants. The result itself is
+// the hosted tool's, unchanged; the hint goes to stderr. "" otherwise.
+func sandboxDeniedHint(s *settings, server string, res *mcp.CallToolResult) string {
+	reg, err := s.loadRegistry()
+	if err != nil || reg.Servers[server] == nil {
+		return ""
+	}
+	var text strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(t.Text)
+			text.WriteByte('\n')
+		}
+	}
+	return launch.SandboxDeniedHint(reg.Servers[server], text.String())
 }
 
 // callOptions are call's flags, checked.
@@ -358,14 +387,34 @@ func callOptionsFrom(cmd *cli.Command, stdin io.Reader) (callOptions, error) {
 	return o, nil
 }
 
-func cmdCheck(ctx context.Context, s *settings, probe, asJSON bool, stdout io.Writer) error {
+// probeCapabilities is check's --capabilities: client capabilities,
+// comma-separated, each one of sampling, roots and elicitation, sorted
+// and each once.
+func probeCapabilities(list string) ([]string, error) {
+	var out []string
+	for name := range strings.SplitSeq(list, ",") {
+		name = strings.TrimSpace(name)
+		switch name {
+		case "":
+			continue
+		case "sampling", "roots", "elicitation":
+			out = append(out, name)
+		default:
+			return nil, fmt.Errorf("--capabilities: %q is not a client capability colibri can offer: want sampling, roots or elicitation, comma-separated", name)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+func cmdCheck(ctx context.Context, s *settings, probe bool, caps []string, asJSON bool, stdout io.Writer) error {
 	// The command line is a caller too: the policy applies to it.
 	ctx = reqctx.WithPrincipal(ctx, reqctx.Stdio)
 	stdout = termview.Safe(stdout) // names, descriptions, stderr tails: others' words
 	start := time.Now()
 	svc, h := newService(s)
 	defer h.Close()
-	opts := tools.CheckOptions{Probe: probe}
+	opts := tools.CheckOptions{Probe: probe, Capabilities: caps}
 	if !asJSON {
 		opts.Read = func(names []string) { termview.CheckRead(stdout, s.configPath, len(names)) }
 		opts.Done = func(r tools.CheckServer) { termview.CheckLine(stdout, r) }

@@ -5,6 +5,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -307,6 +308,25 @@ func TestHTTPProductionControls(t *testing.T) {
 	call(t, alice, "colibri_external_mcp_call_tool", map[string]any{"server": "everything", "name": "echo", "arguments": map[string]any{"message": "after"}})
 	if fresh, old := auditLines(t, auditLog), auditLines(t, auditLog+".0"); len(fresh) != 1 || len(old) != len(wants) || fresh[0]["tool"] != "echo" {
 		t.Errorf("after SIGHUP: %d lines in the new file, %d in the rotated one", len(fresh), len(old))
+	}
+	// The chain runs on across the rotation: verify passes the two files
+	// in the order written, and fails them in the other.
+	verify := func(files ...string) (int, string) {
+		out, err := exec.Command(colibriBin, append([]string{"audit", "verify", "--audit-key-file", key}, files...)...).CombinedOutput()
+		code := 0
+		if err != nil {
+			code = -1
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+		}
+		return code, string(out)
+	}
+	if code, out := verify(auditLog+".0", auditLog); code != 0 || !strings.Contains(out, fmt.Sprintf("%d audit lines, chain whole (1 chain)", len(wants)+1)) {
+		t.Errorf("verify across the rotation: exit %d %s", code, out)
+	}
+	if code, out := verify(auditLog, auditLog+".0"); code != 1 || !strings.Contains(out, "the chain breaks") {
+		t.Errorf("verify of the rotated files out of order: exit %d %s", code, out)
 	}
 
 	// /metrics: the same bearer tokens; exactly the calls made.

@@ -100,7 +100,7 @@ func TestCheckProbeStreams(t *testing.T) {
 	for !(seen["ok"] && seen["died"] && seen["tail"] && seen["hang"]) {
 		l := next("the ok, died and hang lines")
 		switch {
-		case regexp.MustCompile(`^  ok +ok \(1 tools\)$`).MatchString(l):
+		case regexp.MustCompile(`^  ok +ok \(1 tool\)$`).MatchString(l):
 			seen["ok"] = true
 		case regexp.MustCompile(`^  died +FAIL handshake: .*exited with status 3 during initialize`).MatchString(l):
 			seen["died"] = true
@@ -118,7 +118,7 @@ func TestCheckProbeStreams(t *testing.T) {
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if l := next("gated"); !regexp.MustCompile(`^  gated +ok \(1 tools\)$`).MatchString(l) {
+	if l := next("gated"); !regexp.MustCompile(`^  gated +ok \(1 tool\)$`).MatchString(l) {
 		t.Errorf("gated: %q", l)
 	}
 	if l := next("the summary"); !regexp.MustCompile(`^2 ok, 2 failed in \d+\.\ds$`).MatchString(l) {
@@ -137,7 +137,7 @@ func TestListToolsShowsStderrTail(t *testing.T) {
 	reg := writeOnly(t, registryDoc{"ok": fakeEntry("polite", nil, nil), "died": fakeEntry("exit-early", nil, nil)})
 	code, stdout, _ := runHere(t, nil, "--external-config", reg, "--retry-backoff", "10ms", "list-tools")
 	if code != exitFailed || !strings.Contains(stdout, "died: error: handshake") || !strings.Contains(stdout, "      | fatal: missing API key") ||
-		!strings.Contains(stdout, "ok: 1 tools") {
+		!strings.Contains(stdout, "ok: 1 tool\n") {
 		t.Errorf("exit %d:\n%s", code, stdout)
 	}
 }

@@ -114,16 +114,21 @@ func editCommands(withSettings settingsAction, stdout io.Writer, servers cli.She
 	}
 }
 
+// addArgs are add's arguments and flags.
+func addArgs(cmd *cli.Command) regfile.AddArgs {
+	return regfile.AddArgs{Args: cmd.Args().Slice(), URL: cmd.String("url"),
+		Env: cmd.StringSlice("env"), Headers: cmd.StringSlice("header"), BearerTokenEnv: cmd.String("bearer-token-env"), Persistent: cmd.Bool("persistent"),
+		Description: cmd.String("description"), Cwd: cmd.String("cwd"), Spare: int(cmd.Int("spare")), PassEnv: cmd.StringSlice("pass-env"),
+		Sandbox: cmd.Bool("sandbox"), Read: cmd.StringSlice("read"), Write: cmd.StringSlice("write"), NoNet: cmd.Bool("no-net"), Net: cmd.StringSlice("net"),
+		NetList: importcmd.NetList()}
+}
+
 // addCommandArgs is where add stops reading flags: after NAME and COMMAND.
 var addCommandArgs = 2
 
 // addEntry reads add's arguments into an entry.
 func addEntry(cmd *cli.Command) (string, *regfile.Entry, error) {
-	name, e, err := regfile.NewEntry(regfile.AddArgs{Args: cmd.Args().Slice(), URL: cmd.String("url"),
-		Env: cmd.StringSlice("env"), Headers: cmd.StringSlice("header"), BearerTokenEnv: cmd.String("bearer-token-env"), Persistent: cmd.Bool("persistent"),
-		Description: cmd.String("description"), Cwd: cmd.String("cwd"), Spare: int(cmd.Int("spare")), PassEnv: cmd.StringSlice("pass-env"),
-		Sandbox: cmd.Bool("sandbox"), Read: cmd.StringSlice("read"), Write: cmd.StringSlice("write"), NoNet: cmd.Bool("no-net"), Net: cmd.StringSlice("net"),
-		NetList: importcmd.NetList()})
+	name, e, err := regfile.NewEntry(addArgs(cmd))
 	if err != nil {
 		return "", nil, usage(fmt.Errorf("add: %v (%s)", err, clihelp.HelpHint(cmd)))
 	}

@@ -92,6 +92,11 @@ func addFromRegistry(ctx context.Context, cmd *cli.Command, s *settings, w io.Wr
 	if cmd.Bool("persistent") && plan.Entry.URL == "" {
 		plan.Entry.Lifecycle = "persistent"
 	}
+	// add's other flags apply as they do to a command of one's own: a
+	// --sandbox dropped here would leave the server unconfined.
+	if err := regfile.Extras(addArgs(cmd), plan.Entry); err != nil {
+		return bad("%v; nothing written", err)
+	}
 	path := s.writePath()
 	replaced := cmd.Bool("replace") && regfile.Holds(path, name)
 	backup, err := regfile.Add(path, name, plan.Entry, cmd.Bool("replace"))

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -123,4 +124,60 @@ func TestAddFromRegistry(t *testing.T) {
 			}
 		})
 	}
+}
+
+// add --from-registry takes add's other flags as add NAME -- COMMAND does:
+// a sandbox, spares, pass_env, a description, a working folder are
+// written into the entry, never dropped (the first-hour trial found
+// --sandbox --write DIR --no-net ignored: the server ran unconfined), and
+// a remote refuses the command's flags, nothing written.
+func TestAddFromRegistryTakesAddsFlags(t *testing.T) {
+	reg := registrytest.New(t, registrytest.Docs(t, "../../testdata/mcpregistry")...)
+	home := t.TempDir()
+	path := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+	if code, _, stderr := asUser(t, home, "init"); code != 0 {
+		t.Fatalf("init: %s", stderr)
+	}
+	dir := t.TempDir()
+	code, stdout, stderr := asUser(t, home, "add", "fs", "--from-registry", "io.github.modelcontextprotocol/filesystem", "--registry-url", reg.URL,
+		"--arg", "target_dir="+dir, "--sandbox", "--write", dir, "--no-net", "--spare", "1", "--pass-env", "HTTPS_PROXY",
+		"--description", "my files", "--cwd", dir)
+	if code != 0 {
+		t.Fatalf("add: exit %d\n%s%s", code, stdout, stderr)
+	}
+	got := mustRead(t, path)
+	for _, want := range []string{`"sandbox": {`, `"write": [`, `"net": false`, `"spare": 1`, `"pass_env": [`, `"HTTPS_PROXY"`,
+		`"description": "my files"`, `"cwd": "` + dir + `"`, `"version": "1.0.2"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the registry does not hold %s:\n%s", want, got)
+		}
+	}
+	if strings.Contains(stdout, `"spare": 1 in the entry`) || strings.Contains(stdout, "pass_env") {
+		t.Errorf("add hints at what the entry has already:\n%s", stdout)
+	}
+	code, stdout, _ = asUser(t, home, "servers")
+	if code != 0 || !regexpLine(stdout, `^fs\s.*sandboxed\s+my files \[io.github.modelcontextprotocol/filesystem@1.0.2\]`) {
+		t.Errorf("servers: exit %d\n%s", code, stdout)
+	}
+
+	before := mustRead(t, path)
+	for _, flags := range [][]string{{"--sandbox"}, {"--spare", "1"}, {"--cwd", dir}, {"--pass-env", "HTTPS_PROXY"}} {
+		code, stdout, stderr = asUser(t, home, append([]string{"add", "hy", "--from-registry", "io.modelcontextprotocol.anonymous/hybrid-mcp",
+			"--package", "remote", "--registry-url", reg.URL}, flags...)...)
+		if code != 2 || !strings.Contains(stderr, "for a command: colibri starts no process for a remote server") || !strings.Contains(stderr, "nothing written") {
+			t.Errorf("add remote %v: exit %d\n%s%s", flags, code, stdout, stderr)
+		}
+	}
+	if code, stdout, stderr = asUser(t, home, "add", "fs2", "--from-registry", "io.github.modelcontextprotocol/filesystem", "--registry-url", reg.URL,
+		"--arg", "target_dir="+dir, "--no-net", "--net", "example.com"); code != 2 || !strings.Contains(stderr, "--no-net or --net") {
+		t.Errorf("add --no-net --net: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if after := mustRead(t, path); after != before {
+		t.Errorf("a refused add changed the registry:\n%s", after)
+	}
+}
+
+// regexpLine reports whether a line of s matches re.
+func regexpLine(s, re string) bool {
+	return regexp.MustCompile(`(?m)` + re).MatchString(s)
 }

@@ -56,7 +56,7 @@ func TestCLIRemoteEntry(t *testing.T) {
 
 	shown := stdout + stderr
 	code, stdout, stderr = runHere(t, env, "--external-config", reg, "check", "--probe")
-	if code != 0 || !regexp.MustCompile(`(?m)^  remote +ok \(1 tools\)$`).MatchString(stdout) {
+	if code != 0 || !regexp.MustCompile(`(?m)^  remote +ok \(1 tool\)$`).MatchString(stdout) {
 		t.Errorf("check --probe: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	for _, out := range []string{shown, stdout, stderr} {

@@ -4,6 +4,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,12 +93,19 @@ func TestSandboxedRealServers(t *testing.T) {
 }
 
 // check prints each entry's confinement in one line; the servers tool shows
-// the sandbox.
+// the sandbox. Both name a net list's destinations and the unix grants.
 func TestCheckShowsConfinement(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
+	sock := filepath.Join(t.TempDir(), ".s.PGSQL.5432")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
 	reg := writeRegistry(t, registryDoc{
 		"boxed":  {"command": demoBin, "sandbox": map[string]any{"read": []string{data}, "net": false, "max_memory_mb": 256}},
+		"egress": {"command": demoBin, "sandbox": map[string]any{"net": []string{"api.github.com", "*.npmjs.org:443"}, "unix": []string{sock}, "best_effort": true}},
 		"jailed": {"command": "/usr/local/bin/srv", "jail": map[string]any{"name": "mcp0"}},
 	})
 	code, stdout, stderr := runCLI(t, []string{"XDG_STATE_HOME=" + t.TempDir()}, "--external-config", reg, "check")
@@ -104,6 +113,7 @@ func TestCheckShowsConfinement(t *testing.T) {
 		"sandboxed: read " + data + ", write nothing more, net off, unix none, max_memory_mb 256, automatic read " + filepath.Dir(demoBin),
 		"jail mcp0",
 		"unconfined: can read everything colibri can",
+		"sandboxed: read nothing more, write nothing more, net api.github.com,*.npmjs.org:443, unix " + sock + ", best_effort",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("check output lacks %q:\n%s%s", want, stdout, stderr)
@@ -121,10 +131,21 @@ func TestCheckShowsConfinement(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatal(err)
 	}
+	seen := 0
 	for _, s := range out.Servers {
 		if s.Name == "boxed" && (s.Sandbox["net"] != false || !strings.HasPrefix(s.Confinement, "sandboxed: ")) {
 			t.Errorf("servers shows boxed as %v / %q", s.Sandbox, s.Confinement)
 		}
+		if s.Name == "egress" {
+			seen++
+			if fmt.Sprint(s.Sandbox["net"]) != "[api.github.com *.npmjs.org:443]" || fmt.Sprint(s.Sandbox["unix"]) != "["+sock+"]" ||
+				!strings.Contains(s.Confinement, "net api.github.com,*.npmjs.org:443, unix "+sock) {
+				t.Errorf("servers shows egress as %v / %q, want its destinations and its unix grant", s.Sandbox, s.Confinement)
+			}
+		}
+	}
+	if seen != 1 {
+		t.Errorf("servers listed egress %d times:\n%s", seen, stdout)
 	}
 }
 

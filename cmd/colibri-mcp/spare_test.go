@@ -31,6 +31,10 @@ func TestImportSuggestsSpare(t *testing.T) {
 	if strings.Contains(stdout, `server "github": docker`) {
 		t.Errorf("a hint for docker:\n%s", stdout)
 	}
+	// The pass_env hint, without add's flag: import has no --pass-env.
+	if !strings.Contains(stdout, `hint: server "filesystem": npx needs the proxy`) || strings.Contains(stdout, "--pass-env") {
+		t.Errorf("import's pass_env hint:\n%s", stdout)
+	}
 }
 
 // serve keeps a spare: the servers tool and the metrics show it, a call

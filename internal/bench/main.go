@@ -44,7 +44,9 @@ func main() {
 	peers := flag.String("peers", "testdata/peers", "where server-everything is installed")
 	n := flag.Int("n", 40, "iterations per side for server-everything (the demo server gets 5×)")
 	soakN := flag.Int("soak", 5000, "sequential calls of the soak")
-	rows := flag.String("rows", "", "the parts to run, comma-separated: cold, warm, only, big, load, soak, sandbox, egress, spare, cost, growth (default: all)")
+	rows := flag.String("rows", "", "the parts to run, comma-separated: cold, warm, only, big (with strict), strict, load, soak, sandbox, egress, spare, cost, growth (default: all)")
+	nostrict := flag.String("colibri-nostrict", "", "colibri-mcp built with -tags nostrict, for the strict row (default: built by the bench from ./cmd/colibri-mcp)")
+	goBin := flag.String("go", "go", "the go command that builds the strict row's -tags nostrict colibri-mcp")
 	short := flag.Bool("short", false, "the spare, cost and growth rows in short modes (fewer calls, shorter windows)")
 	only := flag.String("only", "", "the same as -rows (ab is cold)")
 	warmN := flag.Int("warm", 2000, "calls per side of the warm comparison")
@@ -132,6 +134,22 @@ func main() {
 		for _, face := range faceList {
 			if err := bigAB(*colibri, t, face, env, *bigN, *bigSize); err != nil {
 				fail(t.name+" big "+face, err)
+			}
+		}
+	}
+	if runs("big") || want["strict"] {
+		t := targets[len(targets)-1]
+		bin := *nostrict
+		if bin == "" {
+			if bin, err = buildNoStrict(*goBin, pinDir); err != nil {
+				fail("strict", err)
+			}
+		}
+		fmt.Printf("\nstrict reading's cost: %s echo through colibri as built vs the same source built with -tags nostrict (strict reading compiled out), each with its own persistent server (A/B alternated)\n", mib(int64(*bigSize)))
+		header()
+		for _, face := range faceList {
+			if err := strictAB(*colibri, bin, t, face, env, *bigN, *bigSize); err != nil {
+				fail(t.name+" strict "+face, err)
 			}
 		}
 	}

@@ -360,9 +360,15 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, g *Grant) {
 	w.WriteHeader(resp.StatusCode)
 	// A large buffer, not the ResponseWriter's own 32 KiB copy: a plain
 	// HTTP body crosses the proxy in fewer, larger reads and writes
-	// (docs/benchmarks.md, "Egress proxy").
-	io.CopyBuffer(writerOnly{w}, resp.Body, make([]byte, 256<<10))
+	// (docs/benchmarks.md, "Egress proxy"); at most max_connections of
+	// them are in use per server.
+	buf := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(buf)
+	io.CopyBuffer(writerOnly{w}, resp.Body, *buf)
 }
+
+// copyBufs are plain HTTP forwarding's buffers.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 // writerOnly hides a writer's ReadFrom, so that io.CopyBuffer uses the
 // buffer it is given.

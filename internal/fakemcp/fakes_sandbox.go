@@ -27,7 +27,7 @@ var sandboxFakes = map[string]func(){
 	// sandbox. Ops: read, write (path), tcp, udp (addr), signal (pid,
 	// signal number sig), ptrace (pid), exec (path: a setuid copy of this
 	// fake, run as "euid"), alloc (mb, touched), spin (forever), env, fetch
-	// (addr: a URL, through HTTPS_PROXY), get (addr: a URL, by net/http's
+	// (addr: a URL, through HTTPS_PROXY or the proxy URL path), get (addr: a URL, by net/http's
 	// own reading of the proxy variables), run (argv: a program of another
 	// runtime, its output).
 	"prisoner": func() {
@@ -118,8 +118,12 @@ func try(op, path, addr string, pid, sig, mb int) (string, error) {
 		for n := 0; ; n++ {
 			_ = n * n
 		}
-	case "fetch": // addr: a URL, fetched through the proxy HTTPS_PROXY names (which Go skips for loopback itself)
-		u, err := url.Parse(os.Getenv("HTTPS_PROXY"))
+	case "fetch": // addr: a URL, fetched through the proxy HTTPS_PROXY names (which Go skips for loopback itself), or path's
+		proxy := os.Getenv("HTTPS_PROXY")
+		if path != "" {
+			proxy = path
+		}
+		u, err := url.Parse(proxy)
 		if err != nil || u.Host == "" {
 			return "", fmt.Errorf("no HTTPS_PROXY: %q", os.Getenv("HTTPS_PROXY"))
 		}

@@ -244,10 +244,9 @@ func printFindings(w io.Writer, res *editorconf.Result, only []string, envFile s
 		if !in(e.Name) || e.Remote() {
 			continue
 		}
-		for _, h := range regfile.Hints(e.Command) {
-			if strings.Contains(h, "pass_env") {
-				fmt.Fprintf(w, "hint: server %s: %s\n", quote(e.Name), h)
-			}
+		// Without add's "(add --pass-env NAME …)": import has no such flag.
+		if h := regfile.PassEnvHint(e.Command); h != "" {
+			fmt.Fprintf(w, "hint: server %s: %s (docs/registry.md)\n", quote(e.Name), h)
 		}
 	}
 	var vars []string

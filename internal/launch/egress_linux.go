@@ -14,6 +14,9 @@ import (
 // in a user and network namespace of its own (some distributions restrict
 // unprivileged user namespaces): tried once, with the launcher.
 func (b *Builder) netnsAvailable() bool {
+	if b.cfg.NoUserNamespaces {
+		return false
+	}
 	b.netnsOnce.Do(func() {
 		cmd := exec.Command(b.cfg.Launcher, early.ForwardMarker) // exits at once: no socket named
 		cmd.SysProcAttr = netnsAttr(&syscall.SysProcAttr{})

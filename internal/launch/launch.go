@@ -50,6 +50,9 @@ type Config struct {
 	// SandboxABI, when set, replaces the kernel's Landlock ABI as colibri
 	// sees it (tests play an older kernel, or one without Landlock).
 	SandboxABI func() int
+	// NoUserNamespaces plays a machine that restricts unprivileged user
+	// namespaces (tests): no "net" list gets a network namespace.
+	NoUserNamespaces bool
 	// SandboxProtect are colibri's own files (registry, pin file, audit
 	// log, token and key files): no sandbox may grant a path that holds one.
 	SandboxProtect []string

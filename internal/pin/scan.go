@@ -6,6 +6,7 @@ import (
 	"io"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -85,15 +86,15 @@ func Scan(k Kind, canonical json.RawMessage) []Flag {
 		return nil
 	}
 	sc := scanner{}
-	sc.walk("", v, 0)
+	sc.walk(v, 0)
 	return sc.found
 }
 
 // ScanText reads one text (a prompts/get message, a server's
 // instructions) that where names.
 func ScanText(where, text string) []Flag {
-	sc := scanner{}
-	sc.text(where, text, false)
+	sc := scanner{where: where}
+	sc.text(text, false)
 	return sc.found
 }
 
@@ -102,6 +103,33 @@ type scanner struct {
 	strings int
 	bytes   int
 	cut     bool // past the bound: flagged once
+	// path is where the walk is (the keys and indexes from the top),
+	// made a string only for a flag; where, when set, names the one text
+	// ScanText reads.
+	path  []string
+	where string
+}
+
+// at is the text being read's place, as a flag names it: the JSON
+// Pointer of its path ("(definition)" at the top), " (name)" after a key.
+func (sc *scanner) at(key bool) string {
+	if sc.where != "" {
+		return sc.where
+	}
+	if len(sc.path) == 0 {
+		return "(definition)"
+	}
+	var b strings.Builder
+	for i, p := range sc.path {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(escape(p))
+	}
+	if key {
+		b.WriteString(" (name)")
+	}
+	return b.String()
 }
 
 func (sc *scanner) add(f Flag) {
@@ -116,26 +144,31 @@ func (sc *scanner) add(f Flag) {
 	sc.found = append(sc.found, f)
 }
 
-func (sc *scanner) walk(path string, v any, depth int) {
+func (sc *scanner) walk(v any, depth int) {
 	if depth > 64 {
 		return
 	}
 	switch v := v.(type) {
 	case string:
-		sc.text(orTop(path), v, false)
+		sc.text(v, false)
 	case []any:
 		for i, e := range v {
-			sc.walk(join(path, fmt.Sprint(i)), e, depth+1)
+			sc.path = append(sc.path, strconv.Itoa(i))
+			sc.walk(e, depth+1)
+			sc.path = sc.path[:len(sc.path)-1]
 		}
 	case map[string]any:
-		keys := make([]string, 0, len(v))
+		var small [16]string
+		keys := small[:0]
 		for k := range v {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			sc.text(join(path, k)+" (name)", k, true)
-			sc.walk(join(path, k), v[k], depth+1)
+			sc.path = append(sc.path, k)
+			sc.text(k, true)
+			sc.walk(v[k], depth+1)
+			sc.path = sc.path[:len(sc.path)-1]
 		}
 	}
 }
@@ -159,7 +192,7 @@ func join(path, k string) string {
 
 // text scans one string; key: it is an object's key (a property name),
 // read for invisible characters only.
-func (sc *scanner) text(where, s string, key bool) {
+func (sc *scanner) text(s string, key bool) {
 	sc.strings++
 	sc.bytes += len(s)
 	over := sc.strings > maxScanStrings || sc.bytes > maxScanBytes
@@ -172,7 +205,7 @@ func (sc *scanner) text(where, s string, key bool) {
 	}
 	if !ascii {
 		if i := invisibleAt(s); i >= 0 {
-			sc.add(Flag{Flag: FlagInvisible, Where: where, Text: around(s, i, i+utf8.RuneLen(firstRune(s[i:])))})
+			sc.add(Flag{Flag: FlagInvisible, Where: sc.at(key), Text: around(s, i, i+utf8.RuneLen(firstRune(s[i:])))})
 		}
 	}
 	if over {
@@ -181,31 +214,64 @@ func (sc *scanner) text(where, s string, key bool) {
 		// must not hide its instruction there, so it is flagged, once.
 		if !sc.cut {
 			sc.cut = true
-			sc.add(Flag{Flag: FlagInstruction, Where: where, Text: fmt.Sprintf("not read past the scan's bound (%d strings, %d bytes; an honest definition is far smaller): review it whole", maxScanStrings, maxScanBytes)})
+			sc.add(Flag{Flag: FlagInstruction, Where: sc.at(key), Text: fmt.Sprintf("not read past the scan's bound (%d strings, %d bytes; an honest definition is far smaller): review it whole", maxScanStrings, maxScanBytes)})
 		}
 		return
 	}
 	if key || len(s) < 8 {
 		return
 	}
-	if ascii && !triggered(strings.ToLower(s)) {
-		return // the common case: no rule's trigger, no pattern to try
-	}
-	folded := fold(s)
-	for _, r := range markupRules {
-		if loc := r.find(folded.text); loc != nil {
-			a, b := folded.span(loc)
-			sc.add(Flag{Flag: FlagMarkup, Where: where, Text: around(s, a, b)})
-			break
+	// Folded without its map back to s, which only a match needs: most
+	// texts hold no rule's triggers, and no pattern is tried on them.
+	text := foldText(s)
+	var groups groupCache
+	for _, rules := range [...]struct {
+		flag  string
+		rules []rule
+	}{{FlagMarkup, markupRules}, {FlagInstruction, instructionRules}} {
+		for _, r := range rules.rules {
+			if !groups.armed(r, text) {
+				continue
+			}
+			if loc := r.find(text); loc != nil {
+				a, b := fold(s).span(loc)
+				sc.add(Flag{Flag: rules.flag, Where: sc.at(key), Text: around(s, a, b)})
+				break
+			}
 		}
 	}
-	for _, r := range instructionRules {
-		if loc := r.find(folded.text); loc != nil {
-			a, b := folded.span(loc)
-			sc.add(Flag{Flag: FlagInstruction, Where: where, Text: around(s, a, b)})
-			break
+}
+
+// groupCache remembers, for one text, which trigger groups it holds: the
+// rules share some ("user", "human").
+type groupCache struct {
+	n    int
+	keys [8]*string
+	vals [8]bool
+}
+
+func (c *groupCache) armed(r rule, text string) bool {
+	for _, g := range r.triggers {
+		if !c.holds(g, text) {
+			return false
 		}
 	}
+	return true
+}
+
+func (c *groupCache) holds(g []string, text string) bool {
+	k := &g[0]
+	for i := range c.n {
+		if c.keys[i] == k {
+			return c.vals[i]
+		}
+	}
+	v := slices.ContainsFunc(g, func(t string) bool { return strings.Contains(text, t) })
+	if c.n < len(c.keys) {
+		c.keys[c.n], c.vals[c.n] = k, v
+		c.n++
+	}
+	return v
 }
 
 func firstRune(s string) rune {
@@ -217,6 +283,8 @@ func firstRune(s string) rune {
 // the text around it.
 func invisible(r rune) bool {
 	switch {
+	case r < 0x80:
+		return false
 	case r >= 0xE0000 && r <= 0xE007F: // tags
 		return true
 	case r == 0x200B, r == 0x200C, r == 0x200D, r == 0x2060, r == 0xFEFF, r == 0x180E: // zero-width
@@ -287,11 +355,63 @@ type folded struct {
 	end  int
 }
 
+// foldText is fold(s).text, without the map back.
+func foldText(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if !ascii {
+		return fold(s).text
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == ' ' || c >= '\t' && c <= '\r' {
+			if space {
+				continue
+			}
+			space, c = true, ' '
+		} else {
+			space = false
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
 func fold(s string) folded {
 	var b strings.Builder
+	b.Grow(len(s))
 	f := folded{at: make([]int, 0, len(s)), end: len(s)}
 	space := false
 	for i, r := range s {
+		if r < 0x80 {
+			// ASCII: no invisible character, no lookalike.
+			c := byte(r)
+			if c == ' ' || c >= '\t' && c <= '\r' {
+				if space {
+					continue
+				}
+				space, c = true, ' '
+			} else {
+				space = false
+				if c >= 'A' && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+			}
+			f.at = append(f.at, i)
+			b.WriteByte(c)
+			continue
+		}
 		if invisible(r) {
 			continue
 		}
@@ -395,33 +515,48 @@ func Visible(s string) string {
 var (
 	markupRules = []rule{
 		{[][]string{{"<"}, {"important", "system", "instruction", "admin", "critical", "secret", "hidden", "override", "assistant", "sudo"}},
-			regexp.MustCompile(`</?\s*(important|system|instructions?|admin|critical|secret|hidden|override|assistant|sudo)\s*>`)},
-		{[][]string{{"[inst]", "[/inst]", "<|"}}, regexp.MustCompile(`\[/?inst\]|<\|im_start\|>|<\|system\|>`)},
+			l("<"),
+			regexp.MustCompile(`</?\s*(important|system|instructions?|admin|critical|secret|hidden|override|assistant|sudo)\s*>`), nil},
+		{[][]string{{"[inst]", "[/inst]", "<|"}}, l("[", "<|"),
+			regexp.MustCompile(`\[/?inst\]|<\|im_start\|>|<\|system\|>`), nil},
 	}
 	instructionRules = []rule{
 		// Override the model's instructions.
 		{[][]string{{"ignore", "disregard", "forget", "override", "bypass"}, {"instruction", "prompt", "rules", "direction", "directive", "guideline", "message"}},
-			regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass) (all |any |the )?(of )?(your |the )?(previous|prior|earlier|above|preceding|other|original|system|existing) (\w+ )?(instructions?|prompts?|rules|directions|directives|guidelines|messages)\b`)},
-		{[][]string{{"instructions:", "instruction:"}}, regexp.MustCompile(`\b(new|updated|real|actual) (system )?instructions?:`)},
+			w("ignore", "disregard", "forget", "override", "bypass"),
+			regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass) (all |any |the )?(of )?(your |the )?(previous|prior|earlier|above|preceding|other|original|system|existing) (\w+ )?(instructions?|prompts?|rules|directions|directives|guidelines|messages)\b`), nil},
+		{[][]string{{"instructions:", "instruction:"}}, w("new", "updated", "real", "actual"),
+			regexp.MustCompile(`\b(new|updated|real|actual) (system )?instructions?:`), nil},
 		// Keep it from the user.
-		{[][]string{{"user", "human"}, {"tell", "inform", "mention", "notify", "reveal", "alert", "show"}, {"not ", "never", "without", "n't", "dont"}},
-			regexp.MustCompile(`\b(do not|don't|dont|never|without) (\w+ ){0,3}(tell|telling|inform|informing|mention|mentioning|notify|notifying|reveal|revealing|alert|alerting|show|showing)( it| this| that| anything)? (to )?the (user|human)\b`)},
-		{[][]string{{"user", "human"}, {"hide", "conceal", "keep"}, {"from"}},
-			regexp.MustCompile(`\b(hide|conceal|keep) (\w+ ){0,4}(from|secret from) the (user|human)\b`)},
-		{[][]string{{"user", "human"}, {" not "}, {"know", "see", "notice", "told"}},
-			regexp.MustCompile(`\bthe (user|human) (must|should|need) not (know|see|notice|be told)\b`)},
-		{[][]string{{"user", "human"}, {"without", "before"}, {"knowing", "noticing", "knowledge", "consent", "approval"}},
-			regexp.MustCompile(`\b(without|before) (the )?(user|human)('s)? (knowing|noticing|knowledge|consent|approval)\b`)},
+		{[][]string{userGroup, {"tell", "inform", "mention", "notify", "reveal", "alert", "show"}, {"not ", "never", "without", "n't", "dont"}},
+			w("do not", "don't", "dont", "never", "without"),
+			regexp.MustCompile(`\b(do not|don't|dont|never|without) (\w+ ){0,3}(tell|telling|inform|informing|mention|mentioning|notify|notifying|reveal|revealing|alert|alerting|show|showing)( it| this| that| anything)? (to )?the (user|human)\b`), nil},
+		{[][]string{userGroup, {"hide", "conceal", "keep"}, {"from"}},
+			w("hide", "conceal", "keep"),
+			regexp.MustCompile(`\b(hide|conceal|keep) (\w+ ){0,4}(from|secret from) the (user|human)\b`), nil},
+		{[][]string{userGroup, {" not "}, {"know", "see", "notice", "told"}},
+			w("the user", "the human"),
+			regexp.MustCompile(`\bthe (user|human) (must|should|need) not (know|see|notice|be told)\b`), nil},
+		{[][]string{userGroup, {"without", "before"}, {"knowing", "noticing", "knowledge", "consent", "approval"}},
+			w("without", "before"),
+			regexp.MustCompile(`\b(without|before) (the )?(user|human)('s)? (knowing|noticing|knowledge|consent|approval)\b`), nil},
 		// Files and secrets no tool description has business naming.
 		{[][]string{{".ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".aws/credentials", "/etc/shadow", ".netrc", ".pgpass", ".docker/config", ".kube/config", ".git-credentials"}},
-			regexp.MustCompile(`~/\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|/\.ssh/|\.aws/credentials|/etc/shadow\b|\.netrc\b|\.pgpass\b|\.docker/config\.json|\.kube/config\b|\.git-credentials\b`)},
+			append(l("~/.ssh", "/.ssh/", ".aws/credentials", "/etc/shadow", ".netrc", ".pgpass", ".docker/config.json", ".kube/config", ".git-credentials"), w("id_")...),
+			regexp.MustCompile(`~/\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|/\.ssh/|\.aws/credentials|/etc/shadow\b|\.netrc\b|\.pgpass\b|\.docker/config\.json|\.kube/config\b|\.git-credentials\b`), nil},
 		{[][]string{{"/.cursor/", "/.claude/", "/.codeium/", "/.vscode/", "mcp.json", "claude_desktop_config"}},
-			regexp.MustCompile(`(~|\$home|%userprofile%)/\.(cursor|claude|codeium|vscode)/|\bmcp\.json\b|claude_desktop_config\.json`)},
+			append(l("~/.", "$home/.", "%userprofile%/.", "claude_desktop_config.json"), w("mcp.json")...),
+			regexp.MustCompile(`(~|\$home|%userprofile%)/\.(cursor|claude|codeium|vscode)/|\bmcp\.json\b|claude_desktop_config\.json`), nil},
 		{[][]string{{"read", "send", "pass", "include", "upload", "post", "forward", "exfiltrate", "leak", "append", "attach", "copy"},
 			{"private key", "ssh key", "api keys", "passwords", "secrets", "credentials", "session cookies", "environment variables", "env vars", ".env file"}},
-			regexp.MustCompile(`\b(read|send|pass|include|upload|post|forward|exfiltrate|leak|append|attach|copy) (\w+ ){0,5}(the )?(user's |users' |their |all )?(private keys?|ssh keys?|api keys|passwords|secrets|credentials|session cookies|environment variables|env vars|\.env file)\b`)},
+			w("read", "send", "pass", "include", "upload", "post", "forward", "exfiltrate", "leak", "append", "attach", "copy"),
+			regexp.MustCompile(`\b(read|send|pass|include|upload|post|forward|exfiltrate|leak|append|attach|copy) (\w+ ){0,5}(the )?(user's |users' |their |all )?(private keys?|ssh keys?|api keys|passwords|secrets|credentials|session cookies|environment variables|env vars|\.env file)\b`), nil},
 	}
 )
+
+// userGroup is the trigger group of every rule about the user, one slice
+// so that a text is searched for it once (groupCache).
+var userGroup = []string{"user", "human"}
 
 // rule is one pattern, tried only on a text that holds, for each group of
 // its triggers, one of the group (plain substring searches: most
@@ -429,7 +564,50 @@ var (
 // search).
 type rule struct {
 	triggers [][]string
-	re       *regexp.Regexp
+	// starts are the literals every match begins with (word: at a word's
+	// start): the pattern is tried only where one is, anchored there
+	// (at), within matchWindow — a regular expression run over a long
+	// description at every byte costs far more than these searches.
+	starts []start
+	re     *regexp.Regexp
+	at     *regexp.Regexp // re anchored at its start
+}
+
+type start struct {
+	lit  string
+	word bool
+}
+
+func l(lits ...string) []start {
+	out := make([]start, len(lits))
+	for i, t := range lits {
+		out[i] = start{lit: t}
+	}
+	return out
+}
+
+func w(lits ...string) []start {
+	out := l(lits...)
+	for i := range out {
+		out[i].word = true
+	}
+	return out
+}
+
+// matchWindow bounds the text a match is looked for in after where it
+// starts: every rule's match is a sentence's few words.
+const matchWindow = 1024
+
+func init() {
+	for _, rules := range [][]rule{markupRules, instructionRules} {
+		for i := range rules {
+			rules[i].at = regexp.MustCompile(`^(?:` + rules[i].re.String() + `)`)
+		}
+	}
+}
+
+func wordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // armed reports whether lower (a text in lower case) holds one trigger of
@@ -443,23 +621,42 @@ func (r rule) armed(lower string) bool {
 	return true
 }
 
-// triggered reports whether lower holds the triggers of any rule.
-func triggered(lower string) bool {
-	for _, rules := range [][]rule{markupRules, instructionRules} {
-		for _, r := range rules {
-			if r.armed(lower) {
-				return true
+// find is the leftmost match of r in s (folded text, armed for r), or
+// nil: the pattern tried anchored at each place one of its starts is, in
+// order.
+func (r rule) find(s string) []int {
+	for from := 0; from < len(s); {
+		pos := -1
+		for _, st := range r.starts {
+			for off := from; off < len(s); {
+				i := strings.Index(s[off:], st.lit)
+				if i < 0 {
+					break
+				}
+				i += off
+				if st.word && i > 0 && wordByte(s[i-1]) {
+					off = i + 1
+					continue
+				}
+				if pos < 0 || i < pos {
+					pos = i
+				}
+				break
 			}
 		}
+		if pos < 0 {
+			return nil
+		}
+		end := min(len(s), pos+matchWindow)
+		for n := 0; end < len(s) && wordByte(s[end]) && n < 64; n++ {
+			end++ // not a word cut where the window ends
+		}
+		if loc := r.at.FindStringIndex(s[pos:end]); loc != nil {
+			return []int{pos + loc[0], pos + loc[1]}
+		}
+		from = pos + 1
 	}
-	return false
-}
-
-func (r rule) find(s string) []int {
-	if !r.armed(s) {
-		return nil
-	}
-	return r.re.FindStringIndex(s)
+	return nil
 }
 
 // shadowName reports whether a tool name is one shadowing is looked for
@@ -661,7 +858,10 @@ func ScanTool(t *mcp.Tool) []Flag {
 	if t.Description != "" {
 		m["description"] = t.Description
 	}
-	for key, v := range map[string]any{"inputSchema": t.InputSchema, "outputSchema": t.OutputSchema, "annotations": t.Annotations} {
+	if t.Annotations != nil {
+		m["annotations"] = annotationsMap(t.Annotations)
+	}
+	for key, v := range map[string]any{"inputSchema": t.InputSchema, "outputSchema": t.OutputSchema} {
 		n, err := normal(v)
 		if err != nil {
 			c, err := Canonical(t)
@@ -675,8 +875,24 @@ func ScanTool(t *mcp.Tool) []Flag {
 		}
 	}
 	sc := scanner{}
-	sc.walk("", m, 0)
+	sc.walk(m, 0)
 	return sc.found
+}
+
+// annotationsMap is a tool's annotations as their JSON decodes (a struct:
+// normal would encode and decode it, for the title alone).
+func annotationsMap(a *mcp.ToolAnnotations) map[string]any {
+	m := map[string]any{"idempotentHint": a.IdempotentHint, "readOnlyHint": a.ReadOnlyHint}
+	if a.DestructiveHint != nil {
+		m["destructiveHint"] = *a.DestructiveHint
+	}
+	if a.OpenWorldHint != nil {
+		m["openWorldHint"] = *a.OpenWorldHint
+	}
+	if a.Title != "" {
+		m["title"] = a.Title
+	}
+	return m
 }
 
 // lookalikes are the letters of other scripts that read as Latin ones in
@@ -697,6 +913,9 @@ var lookalikes = map[rune]rune{
 // lookalike folds r to the ASCII letter it looks like (fullwidth forms
 // included), or returns it as it is.
 func lookalike(r rune) rune {
+	if r < 0x80 {
+		return r
+	}
 	if r >= 0xFF01 && r <= 0xFF5E { // fullwidth ASCII
 		return unicode.ToLower(r - 0xFEE0)
 	}

@@ -85,6 +85,9 @@ const maxDepth = 10000
 // or a lone surrogate, fixed is msg with those replaced by U+FFFD (the
 // problem is nil then); otherwise fixed is nil.
 func Check(msg []byte, side Side) (fixed []byte, p *Problem) {
+	if !reading {
+		return nil, nil
+	}
 	w := walker{msg: msg, side: side}
 	w.path = make([]seg, 0, 8) // one allocation for most messages' depth
 	w.pos = w.skipSpace(0)
@@ -113,6 +116,9 @@ func Check(msg []byte, side Side) (fixed []byte, p *Problem) {
 // invalid UTF-8 or an escaped lone surrogate. Its numbers and the case of
 // its keys are its owner's; the Pointer is relative to the value.
 func Value(v []byte) *Problem {
+	if !reading {
+		return nil
+	}
 	w := walker{msg: v, anyNumber: true}
 	w.value(nil)
 	return w.problem

@@ -33,15 +33,18 @@ func CheckLine(w io.Writer, r tools.CheckServer) {
 		for _, c := range r.Changed {
 			names = append(names, fmt.Sprintf("%s (%s)", c.Name, strings.Join(c.What, ", ")))
 		}
-		fmt.Fprintf(w, "  %-20s %s (%d tools; differ from their pins: %s; see colibri-mcp pins diff %s)\n", r.Server, status, *r.Tools, strings.Join(names, ", "), r.Server)
+		fmt.Fprintf(w, "  %-20s %s (%s; differ from their pins: %s; see colibri-mcp pins diff %s)\n", r.Server, status, Plural(*r.Tools, "tool"), strings.Join(names, ", "), r.Server)
 	case r.Tools != nil && r.Spare > 0:
-		fmt.Fprintf(w, "  %-20s ok (%d tools; %s kept ready by serve)\n", r.Server, *r.Tools, Plural(r.Spare, "spare"))
+		fmt.Fprintf(w, "  %-20s ok (%s; %s kept ready by serve)\n", r.Server, Plural(*r.Tools, "tool"), Plural(r.Spare, "spare"))
 	case r.Tools != nil:
-		fmt.Fprintf(w, "  %-20s ok (%d tools)\n", r.Server, *r.Tools)
+		fmt.Fprintf(w, "  %-20s ok (%s)\n", r.Server, Plural(*r.Tools, "tool"))
 	case r.Spare > 0:
 		fmt.Fprintf(w, "  %-20s ok (%s kept ready by serve)\n", r.Server, Plural(r.Spare, "spare"))
 	default:
 		fmt.Fprintf(w, "  %-20s ok\n", r.Server)
+	}
+	if r.ToolsWith != nil {
+		fmt.Fprintf(w, "  %-20s %d tools listed to a caller offering %s, pinned for it\n", "", *r.ToolsWith, r.Capabilities)
 	}
 	for _, f := range r.Flagged {
 		var kinds []string
@@ -54,6 +57,16 @@ func CheckLine(w io.Writer, r tools.CheckServer) {
 	if len(r.RunTime) > 0 {
 		fmt.Fprintf(w, "  %-20s ${%s}: set where the image runs, not checked here\n", "", strings.Join(r.RunTime, "}, ${"))
 	}
+}
+
+// CheckImageFiles is check --root's line of the service's files in the
+// image: which env file, state folder and pin file it will use.
+func CheckImageFiles(w io.Writer, out *tools.CheckResult) {
+	env := "no env file"
+	if out.EnvFile != "" {
+		env = "env file " + out.EnvFile
+	}
+	fmt.Fprintf(w, "in the image: %s, state folder %s, pin file %s\n", env, out.StateDir, out.PinFile)
 }
 
 // CheckEnd is check's last line: the registry's problem, or the count of

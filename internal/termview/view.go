@@ -74,7 +74,7 @@ func ServerTools(w io.Writer, st tools.ServerTools) {
 		fmt.Fprintln(w)
 		return
 	}
-	fmt.Fprintf(w, "%s: %d tools\n", st.Server, len(st.Tools))
+	fmt.Fprintf(w, "%s: %s\n", st.Server, Plural(len(st.Tools), "tool"))
 	for _, t := range st.Tools {
 		fmt.Fprintf(w, "  %-32s %s\n", t.Name, FirstLine(t.Description))
 	}

@@ -47,12 +47,12 @@ type Sandbox struct {
 }
 
 // HintsFor are Hints for e, less those e follows already (a spare, a
-// pass_env).
+// pass_env) or cannot (a spare for a persistent entry).
 func HintsFor(e *Entry) []string {
 	var out []string
 	for _, h := range Hints(e.Command) {
 		switch {
-		case e.Spare > 0 && strings.Contains(h, `"spare"`), len(e.PassEnv) > 0 && strings.Contains(h, `"pass_env"`):
+		case (e.Spare > 0 || e.Lifecycle == registry.Persistent) && strings.Contains(h, `"spare"`), len(e.PassEnv) > 0 && strings.Contains(h, `"pass_env"`):
 			continue
 		}
 		out = append(out, h)
@@ -134,7 +134,7 @@ func Starter(demo string) ([]byte, error) {
 	if demo == "" {
 		return doc, nil
 	}
-	raw, _ := json.Marshal(map[string]string{"command": demo, "description": "colibri's demo server: echo, add, slow"})
+	raw, _ := json.Marshal(map[string]string{"command": demo, "description": "colibri's demo server: echo, add, slow (progress), fail (isError)."})
 	return AddServer(doc, "demo", raw, false)
 }
 
@@ -245,10 +245,27 @@ func Hints(command string) []string {
 	if slices.Contains([]string{"npx", "uvx", "node", "python", "python3", "bunx", "deno"}, base) {
 		hints = append(hints, fmt.Sprintf(`%s starts slowly (hundreds of milliseconds): "spare": 1 in the entry (add --spare 1) keeps one process ready for the next request`, base))
 	}
-	if base == "npx" || base == "uvx" {
-		hints = append(hints, fmt.Sprintf(`%s needs the proxy, CA and package settings colibri does not pass by default: "pass_env": ["HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "npm_config_*"] (add --pass-env NAME for each)`, base))
+	if h := PassEnvHint(command); h != "" {
+		hints = append(hints, h+" (add --pass-env NAME for each)")
 	}
 	return hints
+}
+
+// PassEnvHint is what an npx or uvx entry is told of pass_env: the
+// settings its package manager reads (npm's for npx, uv's for uvx), which
+// the explicit environment leaves out; "" for another command.
+func PassEnvHint(command string) string {
+	base := strings.TrimSuffix(filepath.Base(command), ".exe")
+	var names string
+	switch base {
+	case "npx":
+		names = `"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "npm_config_*"`
+	case "uvx":
+		names = `"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "SSL_CERT_FILE", "UV_*"`
+	default:
+		return ""
+	}
+	return fmt.Sprintf(`%s needs the proxy, CA and package settings colibri does not pass by default: "pass_env": [%s]`, base, names)
 }
 
 // AddArgs are add's arguments as given: NAME and the command after it,
@@ -345,18 +362,46 @@ func NewEntry(a AddArgs) (string, *Entry, error) {
 		}
 	}
 	if e.URL != "" {
-		for _, f := range []struct {
-			set  bool
-			flag string
-		}{{a.Cwd != "", "--cwd is"}, {a.Spare > 0, "--spare is"}, {len(a.PassEnv) > 0, "--pass-env is"},
-			{a.Sandbox || a.NoNet || len(a.Read)+len(a.Write)+len(a.Net) > 0, "--sandbox, --read, --write, --net and --no-net are"}} {
-			if f.set {
-				return "", nil, fmt.Errorf("%s for a command: colibri starts no process for a remote server", f.flag)
-			}
+		if err := remoteRefuses(a); err != nil {
+			return "", nil, err
 		}
 	}
 	e.Description = a.Description
 	return name, e, nil
+}
+
+// Extras sets on e, an entry made elsewhere (add --from-registry's), what
+// add's flags give beyond the command or the URL: a command's cwd, spares,
+// pass_env and sandbox (refused for a remote entry), and the description
+// when one is given (else e keeps its own). A flag is never dropped
+// silently: a sandbox asked for and not written would leave the server
+// unconfined while its user believes it confined.
+func Extras(a AddArgs, e *Entry) error {
+	if e.URL != "" {
+		if err := remoteRefuses(a); err != nil {
+			return err
+		}
+	} else if err := commandExtras(a, e); err != nil {
+		return err
+	}
+	if a.Description != "" {
+		e.Description = a.Description
+	}
+	return nil
+}
+
+// remoteRefuses refuses the flags of a command for a remote server.
+func remoteRefuses(a AddArgs) error {
+	for _, f := range []struct {
+		set  bool
+		flag string
+	}{{a.Cwd != "", "--cwd is"}, {a.Spare > 0, "--spare is"}, {len(a.PassEnv) > 0, "--pass-env is"},
+		{a.Sandbox || a.NoNet || len(a.Read)+len(a.Write)+len(a.Net) > 0, "--sandbox, --read, --write, --net and --no-net are"}} {
+		if f.set {
+			return fmt.Errorf("%s for a command: colibri starts no process for a remote server", f.flag)
+		}
+	}
+	return nil
 }
 
 // abs is p made absolute from the folder add runs in (the registry would

@@ -136,3 +136,69 @@ func TestNewEntry(t *testing.T) {
 		}
 	}
 }
+
+// init's demo entry runs what the installed sample registry's does, by the
+// pins' measure (the entry's fingerprint): README's first command checks
+// the sample, which pins "demo"; init then writes its own "demo", and a
+// difference made every later check warn "the registry entry changed since
+// its pins were made (env): an upgrade?" for a user who changed nothing
+// (the first-hour trial: the sample's env DEMO_MODE, which the demo server
+// never read).
+func TestStarterDemoIsTheSamplesDemo(t *testing.T) {
+	const demo = "/usr/local/libexec/colibri-mcp/demo-mcp-server"
+	sample, err := os.ReadFile("../../examples/external-mcp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What make install writes: the sample naming the installed demo server.
+	sample = bytes.ReplaceAll(sample, []byte(`"../bin/demo-mcp-server"`), []byte(`"`+demo+`"`))
+	sample = bytes.ReplaceAll(sample, []byte(`"../docs/registry.schema.json"`), []byte(`"/usr/local/share/doc/colibri-mcp/registry.schema.json"`))
+	starter, err := Starter(demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var fps []*registry.EntryFingerprint
+	for _, doc := range [][]byte{sample, starter} {
+		p := filepath.Join(dir, "external-mcp.json")
+		if err := os.WriteFile(p, doc, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		reg, err := registry.Load(p)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, doc)
+		}
+		if reg.Servers["demo"] == nil {
+			t.Fatalf("no demo server in\n%s", doc)
+		}
+		fps = append(fps, reg.Servers["demo"].Fingerprint())
+	}
+	if fps[0].Digest != fps[1].Digest {
+		t.Errorf("the sample's demo and init's differ: %v against %v", fps[0].Fields, fps[1].Fields)
+	}
+}
+
+// The pass_env hint names the settings the runner's own package manager
+// reads: npm's for npx, uv's for uvx (the first-hour trial found
+// NODE_EXTRA_CA_CERTS and npm_config_* suggested for uvx); a persistent
+// entry, which cannot have spares, is not told to keep one.
+func TestHintsFitTheRunner(t *testing.T) {
+	npx, uvx := PassEnvHint("npx"), PassEnvHint("/usr/bin/uvx")
+	if !strings.Contains(npx, `"npm_config_*"`) || !strings.Contains(npx, `"NODE_EXTRA_CA_CERTS"`) {
+		t.Errorf("npx: %s", npx)
+	}
+	if !strings.Contains(uvx, `"UV_*"`) || strings.Contains(uvx, "npm") || strings.Contains(uvx, "NODE_") {
+		t.Errorf("uvx: %s", uvx)
+	}
+	if h := PassEnvHint("node"); h != "" {
+		t.Errorf("node: %s", h)
+	}
+	for _, h := range HintsFor(&Entry{Command: "uvx", Lifecycle: registry.Persistent}) {
+		if strings.Contains(h, `"spare"`) {
+			t.Errorf("a persistent entry is told to keep a spare: %s", h)
+		}
+	}
+	if hs := HintsFor(&Entry{Command: "npx"}); len(hs) != 2 || !strings.HasSuffix(hs[1], "(add --pass-env NAME for each)") {
+		t.Errorf("npx's hints: %q", hs)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
@@ -51,10 +52,19 @@ func For(ctx context.Context, ss *mcp.ServerSession, meta map[string]any, token 
 		}
 	}
 	init := ss.InitializeParams()
-	if init == nil || init.Capabilities == nil || init.ProtocolVersion >= "2026-07-28" {
-		// (2026-07-28 has no server→client requests: its client would have
-		// to be answered input_required, which colibri does not relay yet,
-		// so a hosted server is offered none of these.)
+	if init == nil || init.Capabilities == nil {
+		return c
+	}
+	if modern(init, meta) {
+		// 2026-07-28 has no server→client requests: its caller is asked
+		// with an input_required result (mrtr.go), and only in a request
+		// that may answer so. Outside one (a list) the hosted server is
+		// still offered what the caller offers, so that it shows the same
+		// tools to a list as to a call, but what it asks is refused.
+		offerRefused(c, init.Capabilities)
+		if p := continuationOf(ctx); p != nil {
+			return p.caller(c)
+		}
 		return c
 	}
 	caps := init.Capabilities
@@ -80,6 +90,49 @@ func For(ctx context.Context, ss *mcp.ServerSession, meta map[string]any, token 
 		}
 	}
 	return c
+}
+
+// modern reports whether the request whose _meta is meta, of a session
+// initialized with init, speaks 2026-07-28 or later: its _meta says so,
+// and otherwise the session's first request did (go-sdk fills a
+// sessionless caller's InitializeParams from it).
+func modern(init *mcp.InitializeParams, meta map[string]any) bool {
+	if v, ok := meta[mcp.MetaKeyProtocolVersion].(string); ok {
+		return v >= modernVersion
+	}
+	return init.ProtocolVersion >= modernVersion
+}
+
+// Modern reports whether req is a 2026-07-28 (or later) caller's: its
+// hosted server's requests reach it as input requests (Rounds).
+func Modern(req mcp.Request) bool {
+	if r, ok := req.(interface{ ProtocolVersion() string }); ok {
+		return r.ProtocolVersion() >= modernVersion
+	}
+	return false
+}
+
+const modernVersion = "2026-07-28"
+
+// errNotAsking is what a hosted server asking a 2026-07-28 caller outside
+// a request that may answer input_required is told.
+var errNotAsking = &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+	Message: "colibri: a 2026-07-28 caller can be asked for input only during tools/call, prompts/get and resources/read"}
+
+// offerRefused gives c, a 2026-07-28 caller's, what its capabilities
+// offer, each answering errNotAsking.
+func offerRefused(c *session.Caller, caps *mcp.ClientCapabilities) {
+	if caps.Sampling != nil {
+		c.CreateMessage = func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			return nil, errNotAsking
+		}
+	}
+	if caps.Elicitation != nil {
+		c.Elicit = func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) { return nil, errNotAsking }
+	}
+	if caps.RootsV2 != nil || caps.Roots.ListChanged {
+		c.ListRoots = func(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) { return nil, errNotAsking }
+	}
 }
 
 // within is the caller's request context req, also ended when fwd (the

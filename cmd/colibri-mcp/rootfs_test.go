@@ -1,4 +1,4 @@
-package rootfs
+package main
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 // The image's links are followed as the image would: an absolute target
 // starts again at the image's root, ".." stops there, a loop fails; nothing
 // resolves outside the folder.
-func TestResolveStaysInside(t *testing.T) {
+func TestResolveInImageStaysInside(t *testing.T) {
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "usr/local/bin"), 0o755)
 	os.WriteFile(filepath.Join(root, "usr/local/bin/node"), nil, 0o755)
@@ -30,15 +30,15 @@ func TestResolveStaysInside(t *testing.T) {
 		{"/../../etc/hosts", "etc/hosts"},
 		{"/usr/local/bin/missing/x", "usr/local/bin/missing/x"},
 	} {
-		got, err := Resolve(root, c.in)
+		got, err := resolveInImage(root, c.in)
 		if err != nil || got != filepath.Join(root, c.want) {
-			t.Errorf("Resolve(%s) = %s, %v; want %s", c.in, got, err, filepath.Join(root, c.want))
+			t.Errorf("resolveInImage(%s) = %s, %v; want %s", c.in, got, err, filepath.Join(root, c.want))
 		}
 	}
-	if _, err := Resolve(root, "/loop1"); !errors.Is(err, ErrLoop) {
+	if _, err := resolveInImage(root, "/loop1"); !errors.Is(err, errImageLoop) {
 		t.Errorf("a loop: %v", err)
 	}
-	if _, err := Resolve(root, "relative"); err == nil {
+	if _, err := resolveInImage(root, "relative"); err == nil {
 		t.Error("a relative path resolved")
 	}
 }

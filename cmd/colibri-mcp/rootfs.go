@@ -1,14 +1,13 @@
-// Package rootfs reads an image being built as if its folder were /
-// (colibri-mcp's --root, docs/freebsd.md "Building an appliance image"):
-// Resolve turns a path of the image into the host path of that file,
-// following the image's symbolic links as the image itself would — an
-// absolute target starts again at the image's root, ".." stops there — so
-// that nothing outside the folder is ever read or written, whatever the
-// image's links say.
-//
-//	host, err := rootfs.Resolve("/tmp/img", "/usr/local/bin/node")
-//	// host: /tmp/img/usr/local/bin/node, or where its links lead inside /tmp/img
-package rootfs
+package main
+
+// An image being built read as if its folder were / (--root, root.go;
+// docs/freebsd.md "Building an appliance image"): resolveInImage turns a
+// path of the image into the host path of that file, following the
+// image's symbolic links as the image itself would — an absolute target
+// starts again at the image's root, ".." stops there — so that nothing
+// outside the folder is ever read or written, whatever the image's links
+// say. Only the command line reads images: this is a file of it, not a
+// package (no library has an image path to resolve).
 
 import (
 	"errors"
@@ -19,19 +18,19 @@ import (
 	"strings"
 )
 
-// MaxLinks bounds the symbolic links one Resolve follows (Linux's and
+// maxImageLinks bounds the symbolic links one Resolve follows (Linux's and
 // FreeBSD's own bound is about as many): a loop fails instead of spinning.
-const MaxLinks = 40
+const maxImageLinks = 40
 
-// ErrLoop is a path whose links do not end within MaxLinks.
-var ErrLoop = errors.New("too many levels of symbolic links")
+// errImageLoop is a path whose links do not end within maxImageLinks.
+var errImageLoop = errors.New("too many levels of symbolic links")
 
-// Resolve is the host path of the image path p under root. Every link on
+// resolveInImage is the host path of the image path p under root. Every link on
 // the way is followed inside root; the last component's link too. A
 // component that does not exist ends the walk: the rest is joined as it is
 // (what a file to be created there would be). root must be absolute and
 // clean.
-func Resolve(root, p string) (string, error) {
+func resolveInImage(root, p string) (string, error) {
 	if !filepath.IsAbs(p) {
 		return "", fmt.Errorf("%q is not an absolute path of the image", p)
 	}
@@ -60,8 +59,8 @@ func Resolve(root, p string) (string, error) {
 			cur = next
 			continue
 		}
-		if links++; links > MaxLinks {
-			return "", fmt.Errorf("%s: %w", p, ErrLoop)
+		if links++; links > maxImageLinks {
+			return "", fmt.Errorf("%s: %w", p, errImageLoop)
 		}
 		target, err := os.Readlink(filepath.Join(root, next))
 		if err != nil {
@@ -75,10 +74,10 @@ func Resolve(root, p string) (string, error) {
 	return filepath.Join(root, cur), nil
 }
 
-// Stat is os.Stat of the image path p under root (links followed inside
+// statInImage is os.Lstat of the image path p under root (links followed inside
 // root), with the host path it resolved to.
-func Stat(root, p string) (string, fs.FileInfo, error) {
-	host, err := Resolve(root, p)
+func statInImage(root, p string) (string, fs.FileInfo, error) {
+	host, err := resolveInImage(root, p)
 	if err != nil {
 		return "", nil, err
 	}
