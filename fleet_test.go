@@ -53,6 +53,7 @@ backend colibri
 `, front)
 	for _, n := range names {
 		fmt.Fprintf(&b, "    use-server %s if { req.hdr(mcp-session-id) -m beg %s. }\n", n, n)
+		fmt.Fprintf(&b, "    use-server %s if { urlp(sessionid) -m beg %s. }\n", n, n) // 2024-11-05's POST /sse?sessionid=
 	}
 	for i, n := range names {
 		fmt.Fprintf(&b, "    server %s %s check inter 200ms fall 1 rise 2\n", n, backends[i])
@@ -220,16 +221,39 @@ func TestFleet(t *testing.T) {
 		os.Rename(toolsFile+".tmp", toolsFile)
 	}
 	writeTools("Echoes.")
-	// One registry for all; pins enforced, in one pin file all share
-	// (docs/scaling.md: a pin lock serves a fleet the same way, read-only).
-	reg := filepath.Join(dir, "external-mcp.json")
-	b, _ := json.Marshal(map[string]any{"servers": map[string]any{
+	// Trust that ships (docs/scaling.md): a staging run pins the servers
+	// and exports the lock; every instance runs "pin": "locked" with that
+	// one lock, which none of them ever writes.
+	servers := map[string]any{
 		"demo": map[string]any{"command": demo, "spare": 2},
 		// A warm session: the server's list_changed reaches each instance.
 		"shift": map[string]any{"command": fake, "args": []string{"pin-shift"}, "lifecycle": "persistent", "env": map[string]any{"PIN_TOOLS": toolsFile}},
-	}})
+	}
+	staging := filepath.Join(dir, "staging-mcp.json")
+	b, _ := json.Marshal(map[string]any{"servers": servers})
+	os.WriteFile(staging, b, 0o644)
+	stagingPins := filepath.Join(dir, "staging-pins.json")
+	lock := filepath.Join(dir, "pins.lock")
+	for _, args := range [][]string{{"check", "--probe"}, {"pins", "export", "--output", lock}} {
+		cmd := exec.Command(colibri, append([]string{"--external-config", staging, "--pin-file", stagingPins, "--state-dir", filepath.Join(dir, "state-staging")}, args...)...)
+		cmd.Env = append(os.Environ(), "HOME="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("staging: colibri-mcp %v: %v\n%s", args, err, out)
+		}
+	}
+	locked, err := os.ReadFile(lock)
+	if err != nil || !strings.Contains(string(locked), `"kind": "lock"`) || !strings.Contains(string(locked), `"shift"`) {
+		t.Fatalf("the lock: %v\n%s", err, locked)
+	}
+	t.Cleanup(func() {
+		if now, _ := os.ReadFile(lock); string(now) != string(locked) {
+			t.Errorf("an instance wrote the lock")
+		}
+	})
+	reg := filepath.Join(dir, "external-mcp.json")
+	b, _ = json.Marshal(map[string]any{"pin": "locked", "servers": servers})
 	os.WriteFile(reg, b, 0o644)
-	pins := filepath.Join(dir, "pins.json")
+	pins := lock
 
 	front := freeAddr(t)
 	names := []string{"fleet-1", "fleet-2", "fleet-3"}
@@ -277,10 +301,10 @@ func TestFleet(t *testing.T) {
 		}
 		return cs
 	}
-	// The first call pins the shift server for every instance (one file).
+	// Every instance trusts what the lock holds, from the first call on.
 	pinner := newClients(lb, 1)[0]
 	if res, err := pinner.call(ctx, "shift", "echo", "first"); err != nil || res.IsError {
-		t.Fatalf("the first call of shift: %v %v", err, res)
+		t.Fatalf("the first call of shift: %v %v", err, textOr(res))
 	}
 
 	// 1. 1,000 calls over all three, none failing: go-sdk clients of both
@@ -336,8 +360,8 @@ func TestFleet(t *testing.T) {
 	}
 
 	// 2. The hosted tool changes (each instance's warm session hears the
-	// server's list_changed): every instance refuses it alike, and keeps
-	// refusing.
+	// server's list_changed): every instance refuses it alike, as the lock
+	// says, and keeps refusing.
 	direct := make([]*fleetClient, len(addrs))
 	for i, a := range addrs {
 		direct[i] = &fleetClient{version: "2026-07-28", url: "http://" + a + "/mcp"}

@@ -31,14 +31,22 @@ import (
 // request in each call of its tool "ask") as "ask", named instance.
 func askService(t *testing.T, name string, callTimeoutMS int64) (*tools.Service, *host.Host) {
 	t.Helper()
+	svc, h, _ := askServiceAudited(t, name, callTimeoutMS)
+	return svc, h
+}
+
+// askServiceAudited is askService with an audit log, whose path it returns.
+func askServiceAudited(t *testing.T, name string, callTimeoutMS int64) (*tools.Service, *host.Host, string) {
+	t.Helper()
+	auditPath, w := tempAudit(t)
 	h := host.New(host.Options{Timeout: 10 * time.Second, TerminateGrace: 200 * time.Millisecond})
 	t.Cleanup(h.Close)
 	reg := &registry.Registry{Path: "in-memory", Servers: map[string]*registry.Server{
 		"ask": {Name: "ask", Command: fakeBin, Args: []string{"ask-caller"}, CallTimeout: callTimeoutMS}}}
 	svc := tools.New(tools.Options{Registry: func() (*registry.Registry, error) { return reg, nil }, ConfigPath: "in-memory",
-		Host: h, ExternalCall: true, RegistryPoll: -1, Sealer: instance.New(name)})
+		Host: h, ExternalCall: true, RegistryPoll: -1, Sealer: instance.New(name), Audit: w})
 	t.Cleanup(svc.Close)
-	return svc, h
+	return svc, h, auditPath
 }
 
 // sampler answers every sampling request "yes".
@@ -103,13 +111,18 @@ func yes() mcp.InputResponse {
 // go-sdk's own 2026-07-28 client, answering sampling, gets the hosted
 // server's answer: it was asked through input_required and its retry.
 func TestModernCallerIsAskedByMRTR(t *testing.T) {
-	svc, h := askService(t, "a1", 0)
+	svc, h, auditPath := askServiceAudited(t, "a1", 0)
 	cs := modernClient(t, svc, false)
 	res := callTool(t, cs, tools.CallToolTool, askArgs)
 	if got := resultText(res); res.IsError || !strings.Contains(got, "answered: ") || !strings.Contains(got, `"text":"yes"`) {
 		t.Fatalf("the hosted server was not answered by the caller: %s", got)
 	}
 	testwait.Eventually(t, "the call's process released", func() bool { return h.Processes() == 0 })
+	// Each round is a request of the caller's, with its audit line.
+	b, _ := os.ReadFile(auditPath)
+	if n := strings.Count(string(b), `"tool":"ask"`); n != 2 || strings.Contains(string(b), "error_kind") {
+		t.Errorf("want an audit line for each of the 2 rounds, none failed:\n%s", b)
+	}
 }
 
 // A requestState is bound to what it was issued for: forged, for other

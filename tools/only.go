@@ -217,9 +217,17 @@ func (o *only) dispatch(next mcp.MethodHandler) mcp.MethodHandler {
 			// A 2026-07-28 caller is asked for what the hosted server asks
 			// in its own protocol's way, a round at a time.
 			ss, _ := req.GetSession().(*mcp.ServerSession)
-			return o.s.rounds.Run(ctx, caller.Call{Principal: reqctx.Principal(ctx), Server: o.name, Method: method,
+			res, err := o.s.rounds.Run(ctx, caller.Call{Principal: reqctx.Principal(ctx), Server: o.name, Method: method,
 				Params: req.GetParams(), Timeout: o.s.callTimeout(o.name), Caller: o.callerOf(ctx, ss, req.GetParams())},
 				func(ctx context.Context) (mcp.Result, error) { return o.answer(ctx, method, req, next) })
+			var rpcErr *jsonrpc.Error
+			switch {
+			case err == nil || errors.As(err, &rpcErr):
+				return res, err
+			case method == "tools/call": // colibri's own failure (too many pending): an isError result
+				return o.s.errorResult(err), nil
+			}
+			return nil, o.failed(ctx, err)
 		}
 		return o.answer(ctx, method, req, next)
 	}

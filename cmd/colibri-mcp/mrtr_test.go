@@ -136,3 +136,28 @@ func TestModernLargeAnswerAfterARound(t *testing.T) {
 		t.Fatalf("the large answer after a round: %v %.300v", err, res)
 	}
 }
+
+// serve --only asks a 2026-07-28 caller during prompts/get (an
+// elicitation) and resources/read (its roots) as during a call.
+func TestOnlyModernPromptAndResourceAsk(t *testing.T) {
+	t.Parallel()
+	entry := fakeServer("ask-caller", "")
+	entry["env"] = map[string]any{"FAKEMCP_ASK_FEATURES": "1"}
+	entry["pin"] = "off"
+	reg := writeRegistry(t, registryDoc{"ask": entry})
+	client := mcp.NewClient(&mcp.Implementation{Name: "modern", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "alice"}}, nil
+		},
+	})
+	client.AddRoots(&mcp.Root{URI: "file:///work/project-beta", Name: "beta"})
+	cs := modernStdio(t, client, "serve", "--only", "ask", "--external-config", reg, "--timeout", "20s")
+	p, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "greet"})
+	if err != nil || len(p.Messages) != 1 || !strings.Contains(jsonOf(t, p.Messages[0]), "alice") {
+		t.Errorf("prompts/get answered by the caller's elicitation: %v %s", err, jsonOf(t, p))
+	}
+	r, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ask://roots"})
+	if err != nil || len(r.Contents) != 1 || !strings.Contains(r.Contents[0].Text, "file:///work/project-beta") {
+		t.Errorf("resources/read answered by the caller's roots: %v %s", err, jsonOf(t, r))
+	}
+}

@@ -47,7 +47,12 @@ func TestRootImageServiceFiles(t *testing.T) {
 	}
 	lockPath := filepath.Join(etc, "pins.lock")
 	os.WriteFile(lockPath, lock, 0o644)
-	os.WriteFile(filepath.Join(etc, "provider.env"), []byte("COLIBRI_MCP_PIN_FILE=/usr/local/etc/colibri/pins.lock\n"), 0o600)
+	// provider.env links to a file of the image by an absolute path (one
+	// the build host lacks): it is read there, inside the image, as rc.subr
+	// will read it.
+	os.MkdirAll(filepath.Join(img, "srv/env"), 0o755)
+	os.WriteFile(filepath.Join(img, "srv/env/provider.env"), []byte("COLIBRI_MCP_PIN_FILE=/usr/local/etc/colibri/pins.lock\n"), 0o600)
+	os.Symlink("/srv/env/provider.env", filepath.Join(etc, "provider.env"))
 	// The build host's own settings are not the image's.
 	env := []string{"COLIBRI_MCP_EXTERNAL_CONFIG=", "COLIBRI_MCP_PIN_FILE=", "COLIBRI_MCP_STATE_DIR=", "COLIBRI_MCP_ENV_FILE="}
 	type result struct {

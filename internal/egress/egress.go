@@ -61,6 +61,10 @@ type Options struct {
 	Listen string
 	// DialTimeout bounds each connection's dial; 0: 10 s.
 	DialTimeout time.Duration
+	// IdleTimeout bounds how long a server's connection to the proxy may
+	// wait for its next plain HTTP request (keep-alive); 0: 30 s. The
+	// first request's header has 10 s.
+	IdleTimeout time.Duration
 }
 
 // Proxy is the egress proxy of every sandboxed server with a "net" list.
@@ -102,6 +106,9 @@ func New(opts Options) (*Proxy, error) {
 		d := &net.Dialer{Timeout: opts.DialTimeout}
 		opts.Dial = d.DialContext
 	}
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = 30 * time.Second
+	}
 	if opts.Listen == "" {
 		opts.Listen = "127.0.0.1:0"
 	}
@@ -110,7 +117,10 @@ func New(opts Options) (*Proxy, error) {
 		return nil, fmt.Errorf("egress proxy: %w", err)
 	}
 	p := &Proxy{opts: opts, ln: ln, grants: map[[32]byte]*Grant{}}
-	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
+	// Without IdleTimeout (and no ReadTimeout) net/http holds an idle
+	// keep-alive connection forever: a server could pile them up in
+	// colibri, each a goroutine and its buffers.
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: opts.IdleTimeout, MaxHeaderBytes: 64 << 10,
 		ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug)}
 	go p.srv.Serve(ln)
 	return p, nil

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/egress/dest"
 )
@@ -178,6 +179,38 @@ func TestForwardPlainHTTP(t *testing.T) {
 	resp, err := c.Do(req)
 	if err != nil || resp.StatusCode != http.StatusForbidden {
 		t.Errorf("differing Host: %v %v, want 403", resp, err)
+	}
+}
+
+// A server's idle keep-alive connection to the proxy is closed after
+// IdleTimeout: idle connections cannot pile up in colibri.
+func TestIdleConnectionsAreClosed(t *testing.T) {
+	w := newWorld(t, Options{IdleTimeout: 200 * time.Millisecond})
+	target := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { io.WriteString(rw, "ok") }))
+	defer target.Close()
+	tu, _ := url.Parse(target.URL)
+	g := w.p.Grant("web", dests(t, tu.Host), 0)
+	defer g.Revoke()
+	pu, _ := url.Parse(g.URL)
+	c, err := net.Dial("tcp", pu.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	pw, _ := pu.User.Password()
+	fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: Basic %s\r\n\r\n", target.URL, tu.Host,
+		base64.StdEncoding.EncodeToString([]byte("colibri:"+pw)))
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the request: %v %v", resp, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second)) // the bound under test is 200 ms
+	start := time.Now()
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("the idle connection: %v after %v, want it closed by the proxy (EOF)", err, time.Since(start))
 	}
 }
 

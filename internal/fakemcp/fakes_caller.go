@@ -14,7 +14,10 @@ var callerFakes = map[string]func(){
 	// Asks its client things: an elicitation ("re-enter your password")
 	// while listing, a sampling request in a call of "ask" (after the file
 	// in its "go" argument exists, when given). What it was answered, or the
-	// error, is the tool's description or result.
+	// error, is the tool's description or result. With FAKEMCP_ASK_FEATURES
+	// set it also has prompts and resources: prompts/get asks an
+	// elicitation, resources/read the client's roots, and each answers with
+	// what it was told.
 	"ask-caller": func() { askCaller() },
 }
 
@@ -79,7 +82,23 @@ func askCaller() {
 			reply := func(result string) { send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)) }
 			switch method {
 			case "initialize":
+				if os.Getenv("FAKEMCP_ASK_FEATURES") != "" {
+					reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"prompts":{},"resources":{}},"serverInfo":{"name":"ask","version":"1"}}`)
+					return
+				}
 				reply(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"ask","version":"1"}}`)
+			case "prompts/list":
+				reply(`{"prompts":[{"name":"greet"}]}`)
+			case "prompts/get":
+				got := ask("elicitation/create", `{"message":"who?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`)
+				b, _ := json.Marshal(got)
+				reply(fmt.Sprintf(`{"messages":[{"role":"user","content":{"type":"text","text":%s}}]}`, b))
+			case "resources/list":
+				reply(`{"resources":[{"uri":"ask://roots","name":"roots"}]}`)
+			case "resources/read":
+				got := ask("roots/list", `{}`)
+				b, _ := json.Marshal(got)
+				reply(fmt.Sprintf(`{"contents":[{"uri":"ask://roots","text":%s}]}`, b))
 			case "tools/list":
 				got := ask("elicitation/create", `{"message":"re-enter your password","requestedSchema":{"type":"object","properties":{"password":{"type":"string"}}}}`)
 				b, _ := json.Marshal(got)

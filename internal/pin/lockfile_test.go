@@ -226,8 +226,8 @@ func TestRegistryLocksAPinFile(t *testing.T) {
 }
 
 // A lock that cannot be trusted is a config error naming the file and the
-// fix: one that does not parse, a link, one others may write, a missing
-// one under "pin": "locked", one edited by hand.
+// fix: one that does not parse, a link, one others may write, one another
+// user owns, a missing one under "pin": "locked", one edited by hand.
 func TestBadLockIsAnError(t *testing.T) {
 	a, _ := staged(t)
 	data, _ := a.Export()
@@ -244,6 +244,15 @@ func TestBadLockIsAnError(t *testing.T) {
 			os.WriteFile(p, bytes.Replace(data, []byte("Echoes, accepted."), []byte("Echoes, edited."), 1), 0o644)
 		}, "does not have its digest"},
 		{"another kind", func(p string) { os.WriteFile(p, []byte(`{"kind": "vault", "version": 2}`), 0o644) }, `kind "vault"`},
+	}
+	if os.Geteuid() == 0 {
+		// Owned by neither root nor colibri's user: whoever owns it would
+		// decide which tools are trusted. (Only root can make such a file.)
+		cases = append(cases, struct {
+			name  string
+			setup func(path string)
+			says  string
+		}{"another user's", func(p string) { os.Chown(p, 65534, 65534) }, "neither root nor this process's user"})
 	}
 	for _, c := range cases {
 		path := shipLock(t, data)

@@ -44,6 +44,10 @@ import (
 // input: each holds a hosted process (and a --max-procs slot).
 const MaxPending = 8
 
+// defaultWait is how long a continuation waits for its caller when the
+// call has no timeout of its own.
+const defaultWait = time.Minute
+
 // stateKind is the kind of colibri's requestState tokens (internal/instance).
 const stateKind = "mrtr"
 
@@ -146,6 +150,9 @@ type state struct {
 // continuation has ended starts the request over; one forged, another
 // principal's or issued for other params is refused (-32602), nothing sent.
 func (rs *Rounds) Run(ctx context.Context, c Call, run func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
+	if c.Timeout <= 0 {
+		c.Timeout = defaultWait
+	}
 	digest := rs.digest(c.Params)
 	token, answers := continuing(c.Params)
 	if token != "" {
