@@ -21,6 +21,7 @@ import (
 	"container/list"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -52,7 +53,11 @@ type Options struct {
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Upstream is the operator's own proxy colibri must reach the network
 	// through (HTTPS_PROXY in colibri's environment): connections are
-	// made through it, with CONNECT; nil: directly.
+	// made through it, with CONNECT; nil: directly. An http:// proxy is
+	// spoken to in the clear (port 80 by default), an https:// one over
+	// TLS (443), its certificate checked; any other scheme (socks5://) is
+	// New's error: its credential is never sent where it cannot be read
+	// as meant.
 	Upstream *url.URL
 	// Refused and Connected count, per server, each refusal and each
 	// connection made (colibri_egress_refused_total,
@@ -220,6 +225,9 @@ func New(opts Options) (*Proxy, error) {
 	}
 	if opts.MaxPending <= 0 {
 		opts.MaxPending = 256
+	}
+	if u := opts.Upstream; u != nil && u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("egress proxy: the operator's proxy %s://%s: only http:// and https:// proxies can be chained to", u.Scheme, u.Host)
 	}
 	ln, err := net.Listen("tcp", opts.Listen)
 	if err != nil {
@@ -592,11 +600,23 @@ func (p *Proxy) viaUpstream(ctx context.Context, hostport string) (net.Conn, err
 	u := p.opts.Upstream
 	proxyAddr := u.Host
 	if u.Port() == "" {
-		proxyAddr = net.JoinHostPort(u.Hostname(), "80")
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		proxyAddr = net.JoinHostPort(u.Hostname(), port)
 	}
 	conn, err := p.opts.Dial(ctx, "tcp", proxyAddr)
 	if err != nil {
 		return nil, fmt.Errorf("the operator's proxy: %w", err)
+	}
+	if u.Scheme == "https" {
+		tc := tls.Client(conn, &tls.Config{ServerName: u.Hostname(), MinVersion: tls.VersionTLS12})
+		if err := tc.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("the operator's proxy: %w", err)
+		}
+		conn = tc
 	}
 	req := &http.Request{Method: http.MethodConnect, URL: &url.URL{Opaque: hostport}, Host: hostport, Header: http.Header{}}
 	if u.User != nil {

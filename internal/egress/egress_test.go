@@ -367,3 +367,53 @@ func TestMaxConnectionsCountsKeepAlive(t *testing.T) {
 		t.Errorf("the connection without a credential: %v, want it closed (EOF)", err)
 	}
 }
+
+// The operator's proxy's credential is never sent in the clear to an
+// https:// proxy (TLS first, its certificate checked), and a proxy of
+// another scheme (socks5://) is refused when the proxy starts, not spoken
+// HTTP to.
+func TestUpstreamCredentialNotInTheClear(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		b := make([]byte, 4096)
+		n, _ := c.Read(b) // a TLS ClientHello, or a CONNECT in the clear: one write either way
+		got <- string(b[:n])
+	}()
+	up, _ := url.Parse("https://op:s3cret-pw@" + ln.Addr().String())
+	w := newWorld(t, Options{Upstream: up, Resolve: func(context.Context, string) ([]netip.Addr, error) {
+		return []netip.Addr{netip.MustParseAddr("192.0.2.80")}, nil // never dialled: the upstream is
+	}})
+	g := w.p.Grant("gh", dests(t, "192.0.2.80:443"), 0)
+	defer g.Revoke()
+	c, err := net.Dial("tcp", w.p.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	pu, _ := url.Parse(g.URL)
+	pw, _ := pu.User.Password()
+	fmt.Fprintf(c, "CONNECT 192.0.2.80:443 HTTP/1.1\r\nHost: 192.0.2.80:443\r\nProxy-Authorization: Basic %s\r\n\r\n", basic("colibri", pw))
+	select {
+	case b := <-got:
+		if b == "" || b[0] != 0x16 || strings.Contains(b, basic("op", "s3cret-pw")) {
+			t.Errorf("the https:// operator's proxy was spoken to in the clear: %q", b)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the operator's proxy was never reached")
+	}
+	socks, _ := url.Parse("socks5://op:pw@127.0.0.1:1080")
+	if _, err := New(Options{Upstream: socks}); err == nil || !strings.Contains(err.Error(), "socks5") {
+		t.Errorf("a socks5:// operator's proxy: %v, want an error naming it", err)
+	}
+}
