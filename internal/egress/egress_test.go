@@ -503,9 +503,10 @@ func TestForwardCarriesTheURIsHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode == 200 {
-		if h := <-hosts; h != tu.Host {
-			t.Errorf("the destination saw Host %q, want the URI's %q", h, tu.Host)
-		}
+	if resp.StatusCode != 200 {
+		t.Fatalf("the request: %d", resp.StatusCode)
+	}
+	if h := <-hosts; h != tu.Host {
+		t.Errorf("the destination saw Host %q, want the URI's %q", h, tu.Host)
 	}
 }
