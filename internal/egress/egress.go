@@ -77,6 +77,11 @@ type Options struct {
 	// that connections which never ask anything cannot pile up in colibri
 	// within their 10 s; 0: 256.
 	MaxPending int
+	// RefusalLogs bounds the refusals logged per server (and for requests
+	// without a credential, together) in each 10 s: past it they are
+	// counted, not logged, and the next line logged says how many were
+	// left out; 0: 20.
+	RefusalLogs int
 }
 
 // Proxy is the egress proxy of every sandboxed server with a "net" list.
@@ -90,6 +95,15 @@ type Proxy struct {
 	// pending are the connections not yet attributed to a grant, oldest
 	// first (each a *conn).
 	pending list.List
+	// logged are the refusals logged in the current 10 s, per server.
+	logged map[string]*logWindow
+}
+
+// logWindow is a server's refusals logged since start, and those left
+// out.
+type logWindow struct {
+	start          time.Time
+	logged, missed int
 }
 
 // Grant is one server's access through the proxy.
@@ -226,6 +240,9 @@ func New(opts Options) (*Proxy, error) {
 	if opts.MaxPending <= 0 {
 		opts.MaxPending = 256
 	}
+	if opts.RefusalLogs <= 0 {
+		opts.RefusalLogs = 20
+	}
 	if u := opts.Upstream; u != nil && u.Scheme != "http" && u.Scheme != "https" {
 		return nil, fmt.Errorf("egress proxy: the operator's proxy %s://%s: only http:// and https:// proxies can be chained to", u.Scheme, u.Host)
 	}
@@ -233,7 +250,7 @@ func New(opts Options) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("egress proxy: %w", err)
 	}
-	p := &Proxy{opts: opts, ln: ln, grants: map[[32]byte]*Grant{}}
+	p := &Proxy{opts: opts, ln: ln, grants: map[[32]byte]*Grant{}, logged: map[string]*logWindow{}}
 	// Without IdleTimeout (and no ReadTimeout) net/http holds an idle
 	// keep-alive connection forever: a server could pile them up in
 	// colibri, each a goroutine and its buffers.
@@ -327,11 +344,47 @@ func (p *Proxy) refuse(w http.ResponseWriter, g *Grant, where string, r *refusal
 			p.opts.Refused(server)
 		}
 	}
-	p.opts.Logger.Warn("egress refused", "server", server, "destination", where, "why", r.why)
+	if len(where) > 300 {
+		where = where[:300] + "…"
+	}
+	if log, missed := p.logRefusal(server); log {
+		if missed > 0 {
+			p.opts.Logger.Warn("egress refused", "server", server, "destination", where, "why", r.why, "not_logged_before", missed)
+		} else {
+			p.opts.Logger.Warn("egress refused", "server", server, "destination", where, "why", r.why)
+		}
+	}
 	if r.status == http.StatusProxyAuthRequired {
 		w.Header().Set("Proxy-Authenticate", `Basic realm="colibri egress"`)
 	}
 	http.Error(w, "colibri egress: "+where+": "+r.why, r.status)
+}
+
+// logRefusal reports whether a refusal for server is logged (at most
+// RefusalLogs in 10 s: a server refused in a loop does not flood colibri's
+// log), and how many were left out before it.
+func (p *Proxy) logRefusal(server string) (bool, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lw := p.logged[server]
+	now := time.Now()
+	if lw == nil || now.Sub(lw.start) >= 10*time.Second {
+		missed := 0
+		if lw != nil {
+			missed = lw.missed
+		}
+		if len(p.logged) > 4096 { // servers come and go: forget the old windows
+			clear(p.logged)
+		}
+		p.logged[server] = &logWindow{start: now, logged: 1}
+		return true, missed
+	}
+	if lw.logged >= p.opts.RefusalLogs {
+		lw.missed++
+		return false, 0
+	}
+	lw.logged++
+	return true, 0
 }
 
 // ServeHTTP carries a CONNECT or a plain HTTP request of a granted server.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -415,5 +416,97 @@ func TestUpstreamCredentialNotInTheClear(t *testing.T) {
 	socks, _ := url.Parse("socks5://op:pw@127.0.0.1:1080")
 	if _, err := New(Options{Upstream: socks}); err == nil || !strings.Contains(err.Error(), "socks5") {
 		t.Errorf("a socks5:// operator's proxy: %v, want an error naming it", err)
+	}
+}
+
+// lockedBuffer is a log's output, safe for concurrent use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A server refused in a loop, on one keep-alive connection, does not
+// flood colibri's log: at most RefusalLogs lines in 10 s, every refusal
+// still counted; a destination as long as a header allows is cut short in
+// the line.
+func TestRefusalLogsAreBounded(t *testing.T) {
+	var logs lockedBuffer
+	w := newWorld(t, Options{RefusalLogs: 3, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	g := w.p.Grant("loop", dests(t, "192.0.2.1:443"), 0)
+	defer g.Revoke()
+	pu, _ := url.Parse(g.URL)
+	pw, _ := pu.User.Password()
+	c, err := net.Dial("tcp", w.p.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	long := strings.Repeat("a", 10000) + ".example"
+	for i := range 50 {
+		fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: Basic %s\r\n\r\n", long, long, basic("colibri", pw))
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("request %d: %d, want 403", i, resp.StatusCode)
+		}
+	}
+	if n := strings.Count(logs.String(), "egress refused"); n != 3 {
+		t.Errorf("%d refusals logged of 50, want 3", n)
+	}
+	if len(logs.String()) > 3*2000 {
+		t.Errorf("the log holds %d bytes for 3 lines: the destination was not cut short", len(logs.String()))
+	}
+	if refused, _ := w.counts("loop"); refused != 50 {
+		t.Errorf("refused %d, want 50 counted", refused)
+	}
+}
+
+// A raw absolute-form request whose Host header names another host: the
+// destination sees the request URI's host, never the header's (net/http
+// drops the header before the proxy sees it, so the proxy cannot answer
+// 403 here; what matters is that the header is not carried).
+func TestForwardCarriesTheURIsHost(t *testing.T) {
+	w := newWorld(t, Options{})
+	hosts := make(chan string, 1)
+	target := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { hosts <- r.Host }))
+	defer target.Close()
+	tu, _ := url.Parse(target.URL)
+	g := w.p.Grant("web", dests(t, tu.Host), 0)
+	defer g.Revoke()
+	pu, _ := url.Parse(g.URL)
+	pw, _ := pu.User.Password()
+	c, err := net.Dial("tcp", w.p.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: metadata.internal\r\nProxy-Authorization: Basic %s\r\n\r\n", target.URL, basic("colibri", pw))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("the request: %d", resp.StatusCode)
+	}
+	if h := <-hosts; h != tu.Host {
+		t.Errorf("the destination saw Host %q, want the URI's %q", h, tu.Host)
 	}
 }
