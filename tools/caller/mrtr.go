@@ -104,10 +104,10 @@ type pending struct {
 	// which the hosted request was sent and its answer is lifted for: they
 	// are kept until the answer is written, whichever round writes it.
 	release func()
-	asks      chan *ask          // the hosted server's requests, as it sends them
-	done      chan struct{}      // closed when the hosted request has returned res, err
-	res       mcp.Result
-	err       error
+	asks    chan *ask     // the hosted server's requests, as it sends them
+	done    chan struct{} // closed when the hosted request has returned res, err
+	res     mcp.Result
+	err     error
 
 	// Under rs.mu.
 	id     string
