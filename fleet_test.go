@@ -53,6 +53,7 @@ backend colibri
 `, front)
 	for _, n := range names {
 		fmt.Fprintf(&b, "    use-server %s if { req.hdr(mcp-session-id) -m beg %s. }\n", n, n)
+		fmt.Fprintf(&b, "    use-server %s if { urlp(sessionid) -m beg %s. }\n", n, n) // 2024-11-05's POST /sse?sessionid=
 	}
 	for i, n := range names {
 		fmt.Fprintf(&b, "    server %s %s check inter 200ms fall 1 rise 2\n", n, backends[i])

@@ -281,9 +281,9 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "audit-key-file", Usage: "the HMAC key of the audit log's argument digests", Sources: cli.EnvVars("COLIBRI_MCP_AUDIT_KEY_FILE")},
 		&cli.StringSliceFlag{Name: "allowed-host", Usage: "HTTP mode: a `NAME` a request's Host or Origin may give besides the served address (a proxy's public name; repeatable)", Sources: cli.EnvVars("COLIBRI_MCP_ALLOWED_HOSTS")},
 		&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus metrics at http://ADDR/metrics (beyond loopback only with --token-file)", Sources: cli.EnvVars("COLIBRI_MCP_METRICS_ADDR")},
-		&cli.StringFlag{Name: "pin-file", Usage: "the pinned tool definitions (default: STATE_DIR/pins.json)", Sources: cli.EnvVars("COLIBRI_MCP_PIN_FILE")},
+		&cli.StringFlag{Name: "pin-file", Usage: "the `PATH` of the pinned tool definitions (default: STATE_DIR/pins.json)", Sources: cli.EnvVars("COLIBRI_MCP_PIN_FILE")},
 		&cli.StringFlag{Name: "instance", Usage: "this instance's `NAME` in audit and log lines, and the start of its HTTP session ids, for several instances behind one address (default: the host name)", Sources: cli.EnvVars("COLIBRI_MCP_INSTANCE")},
-		&cli.StringFlag{Name: "state-dir", Usage: "the one folder colibri writes at run time: pins, OAuth tokens, the sandboxes' homes (default: $XDG_STATE_HOME/colibri-mcp, ~/.local/state/colibri-mcp; " + statedir.RootDefault + " as root)", Sources: cli.EnvVars("COLIBRI_MCP_STATE_DIR")},
+		&cli.StringFlag{Name: "state-dir", Usage: "the one `DIR` colibri writes at run time: pins, OAuth tokens, the sandboxes' homes (default: $XDG_STATE_HOME/colibri-mcp, ~/.local/state/colibri-mcp; " + statedir.RootDefault + " as root)", Sources: cli.EnvVars("COLIBRI_MCP_STATE_DIR")},
 	}
 }
 

@@ -213,9 +213,17 @@ func cmdInit(s *settings, force bool, w io.Writer) error {
 	if importcmd.TransientBuild(self) {
 		fmt.Fprint(w, importcmd.TransientNote)
 	}
-	fmt.Fprint(w, importcmd.Snippet(self, path, false))
+	fmt.Fprint(w, importcmd.Snippet(self, path, false, ""))
+	// Import says it in its own words, naming the editor it read.
+	fmt.Fprintln(w, "Or let colibri do it: colibri-mcp import --from EDITOR --write --apply")
+	// The entries leave the gate off, as colibri does unasked: said, so
+	// that an editor whose model cannot call a tool is not a mystery.
+	fmt.Fprintln(w, initGateNote)
 	return nil
 }
+
+// initGateNote is what init says under the editor entries it prints.
+const initGateNote = `these entries leave the call gate off: the editor's model can list and describe the hosted tools but not call them; add "--external-call" to "args" to let it call them (docs/editors.md)`
 
 // shownBackup is a backup's path in the image ("" stays "").
 func shownBackup(im *image, backup string) string {

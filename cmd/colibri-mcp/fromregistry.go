@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -71,7 +72,7 @@ func addFromRegistry(ctx context.Context, cmd *cli.Command, s *settings, w io.Wr
 		if choice.Args == nil {
 			choice.Args = map[string][]string{}
 		}
-		choice.Args[k] = append(choice.Args[k], v)
+		choice.Args[k] = append(choice.Args[k], homeExpanded(v, s.getenv("HOME")))
 	}
 	name := args[0]
 	// Checked before the registry is asked: a bad name costs no request.
@@ -83,11 +84,11 @@ func addFromRegistry(ctx context.Context, cmd *cli.Command, s *settings, w io.Wr
 	c := &mcpregistry.Client{BaseURL: base}
 	found, err := c.Server(ctx, server, version)
 	if err != nil {
-		return failed(fmt.Errorf("add: %w; nothing written", err))
+		return failed(fmt.Errorf("add: nothing written: %w", err))
 	}
 	plan, err := mcpregistry.PlanFor(found, choice)
 	if err != nil {
-		return usage(fmt.Errorf("add: %w; nothing written", err))
+		return usage(fmt.Errorf("add: nothing written: %w", err))
 	}
 	if cmd.Bool("persistent") && plan.Entry.URL == "" {
 		plan.Entry.Lifecycle = "persistent"
@@ -95,7 +96,7 @@ func addFromRegistry(ctx context.Context, cmd *cli.Command, s *settings, w io.Wr
 	// add's other flags apply as they do to a command of one's own: a
 	// --sandbox dropped here would leave the server unconfined.
 	if err := regfile.Extras(addArgs(cmd), plan.Entry); err != nil {
-		return bad("%v; nothing written", err)
+		return bad("nothing written: %v", err)
 	}
 	path := s.writePath()
 	replaced := cmd.Bool("replace") && regfile.Holds(path, name)
@@ -106,4 +107,21 @@ func addFromRegistry(ctx context.Context, cmd *cli.Command, s *settings, w io.Wr
 	termview.AddedFromRegistry(w, termview.FromRegistry{Name: name, Path: path, Backup: backup, Replaced: replaced, EnvFile: s.envFile, Plan: plan,
 		Hints: regfile.HintsFor(plan.Entry)})
 	return nil
+}
+
+// homeExpanded is an --arg value with a leading ~ or ~/ made home's, as
+// the shell does for a word of its own but not after NAME= (--arg
+// target_dir=~/src): the registry passes args as they are, so a literal ~
+// would reach the server, which reads it as a folder named "~".
+func homeExpanded(v, home string) string {
+	if home == "" {
+		return v
+	}
+	if v == "~" {
+		return filepath.Clean(home)
+	}
+	if rest, ok := strings.CutPrefix(v, "~/"); ok {
+		return filepath.Join(home, rest)
+	}
+	return v
 }

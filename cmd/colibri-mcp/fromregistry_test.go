@@ -96,7 +96,7 @@ func TestAddFromRegistry(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"OCI", nil, reg.URL, []string{"db", "--from-registry", "io.github.example/database-manager"}, 2, []string{"colibri runs no containers", "nothing written"}},
+		{"OCI", nil, reg.URL, []string{"db", "--from-registry", "io.github.example/database-manager"}, 2, []string{"colibri runs no containers; it offers no npm or PyPI package or remote", "nothing written"}},
 		{"unknown name", nil, reg.URL, []string{"w", "--from-registry", "io.github.example/weather"}, 1, []string{"/v0.1/servers/io.github.example%2Fweather/versions/latest", "did you mean io.github.example/weather-mcp"}},
 		{"a missing argument", nil, reg.URL, []string{"fs", "--from-registry", "io.github.modelcontextprotocol/filesystem"}, 2, []string{"--arg target_dir=VALUE"}},
 		{"a name taken", nil, reg.URL, []string{"brave", "--from-registry", "io.github.brave/brave-search-mcp-server"}, 2, []string{"--replace"}},
@@ -156,7 +156,7 @@ func TestAddFromRegistryTakesAddsFlags(t *testing.T) {
 		t.Errorf("add hints at what the entry has already:\n%s", stdout)
 	}
 	code, stdout, _ = asUser(t, home, "servers")
-	if code != 0 || !regexpLine(stdout, `^fs\s.*sandboxed\s+my files \[io.github.modelcontextprotocol/filesystem@1.0.2\]`) {
+	if code != 0 || !regexpLine(stdout, `^fs\s.*sandboxed\s+my files \[io.github.modelcontextprotocol/filesystem@1.0.2\]`) || !regexpLine(stdout, `^SERVER\s.*\sJAIL or SANDBOX\s`) {
 		t.Errorf("servers: exit %d\n%s", code, stdout)
 	}
 
@@ -180,4 +180,28 @@ func TestAddFromRegistryTakesAddsFlags(t *testing.T) {
 // regexpLine reports whether a line of s matches re.
 func regexpLine(s, re string) bool {
 	return regexp.MustCompile(`(?m)` + re).MatchString(s)
+}
+
+// --arg NAME=~/DIR is home's folder, as the shell makes ~/DIR of a word of
+// its own: after NAME= the shell leaves it, and the registry passes args
+// as they are (the first-hour trial wrote a literal "~/src").
+func TestAddFromRegistryArgHome(t *testing.T) {
+	reg := registrytest.New(t, registrytest.Docs(t, "../../testdata/mcpregistry")...)
+	home := t.TempDir()
+	path := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+	if code, _, stderr := asUser(t, home, "init"); code != 0 {
+		t.Fatalf("init: %s", stderr)
+	}
+	code, stdout, stderr := asUser(t, home, "add", "fs", "--from-registry", "io.github.modelcontextprotocol/filesystem", "--registry-url", reg.URL, "--arg", "target_dir=~/src")
+	if code != 0 {
+		t.Fatalf("add: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if got := mustRead(t, path); !strings.Contains(got, `"`+home+`/src"`) || strings.Contains(got, `"~/src"`) {
+		t.Errorf("registry:\n%s", got)
+	}
+	for _, tc := range [][2]string{{"~", "/h"}, {"~/a", "/h/a"}, {"~x/a", "~x/a"}, {"a~/b", "a~/b"}, {"/abs", "/abs"}} {
+		if got := homeExpanded(tc[0], "/h/"); got != tc[1] {
+			t.Errorf("homeExpanded(%q) = %q, want %q", tc[0], got, tc[1])
+		}
+	}
 }

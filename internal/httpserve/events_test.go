@@ -1,6 +1,7 @@
 package httpserve
 
 import (
+	"bufio"
 	"net/http"
 	"strings"
 	"testing"
@@ -124,4 +125,28 @@ func TestSealEventID(t *testing.T) {
 			t.Errorf("sealEventID(%q) = %q, %v; want %q", c.in, got, ok, c.want)
 		}
 	}
+}
+
+// A 2024-11-05 session's endpoint (/sse?sessionid=) begins with the
+// instance's name, as a Streamable HTTP session id does: a balancer routes
+// its POSTs to the instance that holds its stream (docs/scaling.md).
+func TestSSESessionIDNamesTheInstance(t *testing.T) {
+	ts := start(t, Options{Sealer: instance.New("web1")})
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, ts.base+"/sse", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			if !strings.Contains(data, "?sessionid=web1.") {
+				t.Errorf("the endpoint %q does not name instance web1", data)
+			}
+			return
+		}
+	}
+	t.Fatalf("no endpoint event: %v", sc.Err())
 }

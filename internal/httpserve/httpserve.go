@@ -259,7 +259,8 @@ func (s *Server) handler(listenHost, port string) http.Handler {
 		DisableLocalhostProtection:   true,
 		PropagateRequestCancellation: true, // 2026-07-28: a caller that goes away cancels its call
 	})
-	sse := &sseHandler{server: s.opts.Server, maxBody: s.opts.MaxBodyBytes, timeout: s.opts.SessionTimeout, sessions: s.sessions, log: s.log}
+	sse := &sseHandler{server: s.opts.Server, maxBody: s.opts.MaxBodyBytes, timeout: s.opts.SessionTimeout, sessions: s.sessions, log: s.log,
+		instance: s.opts.Sealer.Name()}
 
 	guard := sameHost(listenHost, port, s.opts.AllowedHosts, false)
 	probe := sameHost(listenHost, port, s.opts.AllowedHosts, true)

@@ -163,6 +163,7 @@ type sseHandler struct {
 	timeout  time.Duration
 	sessions *sessions
 	log      *slog.Logger
+	instance string // this instance's name: each sessionid begins with it
 }
 
 type sseSession struct {
@@ -240,6 +241,12 @@ func (h *sseHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *sseHandler) open(w http.ResponseWriter, r *http.Request) {
 	who := reqctx.Principal(r.Context())
 	id := rand.Text()
+	if h.instance != "" {
+		// As a Streamable HTTP session's: a balancer routes the POSTs of
+		// /sse?sessionid= to the instance that holds the stream by its
+		// prefix (docs/scaling.md).
+		id = h.instance + "." + id
+	}
 	ss := &sseSession{who: who, connected: make(chan struct{}), transport: &mcp.SSEServerTransport{
 		Endpoint:            r.URL.Path + "?sessionid=" + id,
 		Response:            w,

@@ -13,6 +13,7 @@
 package importcmd
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -303,7 +304,7 @@ func write(o Options, source string, editorData []byte, res *editorconf.Result, 
 			}
 		}
 		if len(names) > 0 {
-			return mistake(fmt.Errorf("import --apply: the secrets moved to ${NAME} (%s) would be left only in the editor's FILE.bak, where colibri does not read them: add --env-file F (written mode 0600, loaded by the colibri entry): nothing written", strings.Join(names, ", ")))
+			return mistake(fmt.Errorf("import --apply: the secrets moved to ${NAME} (%s) would be left only in the editor's FILE.bak, where colibri does not read them: give --env-file F too (written mode 0600, loaded by the colibri entry): nothing written", strings.Join(names, ", ")))
 		}
 	}
 	named := make([]regfile.Named, len(accepted))
@@ -332,13 +333,13 @@ func write(o Options, source string, editorData []byte, res *editorconf.Result, 
 		printFindings(w, res, added, o.EnvFile)
 	}
 	if o.EnvFile != "" {
-		if err := importEnvFile(o.EnvFile, res, added, w); err != nil {
+		if err := importEnvFile(o.EnvFile, res, added, o.Apply, w); err != nil {
 			return err
 		}
 	}
 	if !o.Apply {
 		if len(added) > 0 {
-			fmt.Fprintf(w, "\nThe editor still starts these servers itself: --apply rewrites %s to start colibri instead, or paste:\n%s", source, Snippet(o.Self, registryPath, o.ExternalCall))
+			fmt.Fprintf(w, "\nThe editor still starts these servers itself: --apply rewrites %s to start colibri instead, or paste:\n%s", source, Snippet(o.Self, registryPath, o.ExternalCall, colibriEnvFile(o.EnvFile)))
 			fmt.Fprintln(w, GateSentence(o.ExternalCall))
 		}
 		return nil
@@ -476,7 +477,7 @@ func replaceEditorFile(o Options, path string, data, out []byte) (string, error)
 }
 
 // importEnvFile writes the secrets moved out of the added entries.
-func importEnvFile(path string, res *editorconf.Result, added []string, w io.Writer) error {
+func importEnvFile(path string, res *editorconf.Result, added []string, apply bool, w io.Writer) error {
 	var names []string
 	vars := map[string]string{}
 	for _, m := range res.Moved {
@@ -501,7 +502,16 @@ func importEnvFile(path string, res *editorconf.Result, added []string, w io.Wri
 			mode += ": its group may read it"
 		}
 	}
-	fmt.Fprintf(w, "wrote %s to %s (%s): load it with 'colibri-mcp serve --env-file %s'\n", strings.Join(names, ", "), path, mode, path)
+	// Who loads it: the editor's entry (--apply's, or the one to paste,
+	// both carry --env-file F) and, on the command line, only a command
+	// told so: check and list-tools without it fail for want of the secrets.
+	who := "the colibri entry below loads it"
+	if apply {
+		who = "the editor's colibri entry loads it"
+	}
+	abs := cmp.Or(colibriEnvFile(path), path)
+	fmt.Fprintf(w, "wrote %s to %s (%s): %s; on the command line give --env-file %s, or export COLIBRI_MCP_ENV_FILE=%s\n",
+		strings.Join(names, ", "), path, mode, who, abs, abs)
 	return nil
 }
 
@@ -582,18 +592,21 @@ func quote(s string) string {
 }
 
 // Snippet is the entry that registers colibri in the usual editors: self
-// run with the registry at registryPath, gate turning calls on.
-func Snippet(self, registryPath string, gate bool) string {
+// run with the registry at registryPath, gate turning calls on, envFile
+// (when not "") loaded: the secrets import moved there.
+func Snippet(self, registryPath string, gate bool, envFile string) string {
 	args := []string{"--external-config", absPath(registryPath)}
 	if gate {
 		args = append(args, "--external-call")
+	}
+	if envFile != "" {
+		args = append(args, "--env-file", envFile)
 	}
 	server := map[string]any{"command": self, "args": args}
 	mcp, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"colibri": server}}, "", "  ")
 	server["type"] = "stdio"
 	vs, _ := json.MarshalIndent(map[string]any{"servers": map[string]any{"colibri": server}}, "", "  ")
-	return fmt.Sprintf("Claude Desktop and Cursor (mcpServers in their JSON file):\n%s\n\nVS Code (.vscode/mcp.json):\n%s\n\n"+
-		"Or let colibri do it: colibri-mcp import --from EDITOR --write --apply\n", mcp, vs)
+	return fmt.Sprintf("Claude Desktop and Cursor (mcpServers in their JSON file):\n%s\n\nVS Code (.vscode/mcp.json):\n%s\n\n", mcp, vs)
 }
 
 // Self is colibri's own executable, for the editor entry.

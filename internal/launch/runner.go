@@ -3,6 +3,7 @@ package launch
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -10,35 +11,80 @@ import (
 
 // runners are the package runners that fetch a package on a start that
 // finds it in no cache: their first start (or one after the cache was
-// cleared) downloads it, silently, before the server speaks.
-var runners = map[string]string{
-	"npx":  "npm install -g PKG@VERSION (then make the entry run its binary), or run 'npx -y PKG@VERSION --help' once where colibri runs to fill npm's cache",
-	"bunx": "bun add -g PKG@VERSION (then make the entry run its binary)",
-	"uvx":  "uv tool install PKG==VERSION (then make the entry run the tool), or run 'uvx PKG@VERSION --help' once where colibri runs to fill uv's cache",
-	"pipx": "pipx install PKG==VERSION (then make the entry run its binary)",
+// cleared) downloads it, silently, before the server speaks. install says
+// how to install it in advance; cache how to fill the runner's cache in
+// the HOME colibri runs with ("" where there is no such way).
+var runners = map[string]struct{ install, cache string }{
+	"npx":  {"npm install -g PKG@VERSION (then make the entry run its binary)", "run 'npx -y PKG@VERSION --help' once where colibri runs to fill npm's cache"},
+	"bunx": {"bun add -g PKG@VERSION (then make the entry run its binary)", ""},
+	"uvx":  {"uv tool install PKG==VERSION (then make the entry run the tool)", "run 'uvx PKG@VERSION --help' once where colibri runs to fill uv's cache"},
+	"pipx": {"pipx install PKG==VERSION (then make the entry run its binary)", ""},
 }
 
 // RunnerHint is what to say when srv, started by a package runner (npx,
 // uvx, pipx, bunx), did not answer initialize: timedOut when it ran out
 // of time, else it ended or refused. The runner may have been downloading
 // the package (or, with "net": false in its sandbox, could not); the hint
-// says how to install it in advance. "" for any other command, or a
-// failure the runner did not cause.
+// says how to install it in advance, with the package the entry names. A
+// sandboxed server runs with a private HOME, so its runner's cache is not
+// the one a run in colibri's HOME fills: that way is not offered for it.
+// "" for any other command, or a failure the runner did not cause.
 func RunnerHint(srv *registry.Server, timedOut bool) string {
 	base := strings.TrimSuffix(filepath.Base(srv.Command), ".exe")
-	install, ok := runners[base]
+	r, ok := runners[base]
 	if !ok || srv.URL != "" {
 		return ""
 	}
-	noNet := srv.Sandbox != nil && !srv.Sandbox.Off && !srv.Sandbox.NetAllowed()
+	sandboxed := srv.Sandbox != nil && !srv.Sandbox.Off
+	install := r.install
+	if r.cache != "" && !sandboxed {
+		install += ", or " + r.cache
+	}
+	if name, version := runnerPackage(base, srv.Args); name != "" {
+		spec, pySpec := name, name
+		if version != "" {
+			spec, pySpec = name+"@"+version, name+"=="+version
+		}
+		install = strings.NewReplacer("PKG@VERSION", spec, "PKG==VERSION", pySpec).Replace(install)
+	}
 	switch {
-	case noNet:
-		return fmt.Sprintf(`%s fetches the package on a start that finds it in no cache, and this entry's sandbox has no network ("net": false): install it in advance, %s; or let the sandbox reach the package registry (docs/registry.md, "From the MCP Registry")`, base, install)
+	case sandboxed && !srv.Sandbox.NetAllowed():
+		return fmt.Sprintf(`%s fetches the package on a start that finds it in no cache, and this entry's sandbox has no network ("net": false): install it in advance, %s; or let the sandbox reach the package registry for a start, its private HOME keeping the cache for the next (docs/registry.md, "From the MCP Registry")`, base, install)
 	case timedOut:
 		return fmt.Sprintf(`%s may be downloading the package (its first start, or one after its cache was cleared), which can take longer than timeout_ms: install it in advance, %s (docs/registry.md, "From the MCP Registry")`, base, install)
 	}
 	return ""
 }
+
+// runnerPackage is the package a runner's args name, split at its
+// version ("@scope/pkg@1.2.3": "@scope/pkg", "1.2.3"): the first argument
+// that is no option (pipx's after "run"); "" when there is none.
+func runnerPackage(runner string, args []string) (name, version string) {
+	for i, a := range args {
+		if strings.HasPrefix(a, "-") || runner == "pipx" && i == 0 && a == "run" {
+			continue
+		}
+		name = a
+		if n, v, ok := strings.Cut(a, "=="); ok && (runner == "uvx" || runner == "pipx") {
+			name, version = n, v
+		} else if at := strings.LastIndex(a, "@"); at > 0 {
+			// An npm scope's @ begins the name; the version's follows it.
+			name, version = a[:at], a[at+1:]
+		}
+		// Only what reads as a package: an option's value (uvx --from
+		// git+https://…) is never shown as one.
+		if !packageName.MatchString(name) || !packageVersion.MatchString(version) {
+			return "", ""
+		}
+		return name, version
+	}
+	return "", ""
+}
+
+var (
+	packageName    = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	packageVersion = regexp.MustCompile(`^[A-Za-z0-9.+_-]*$`)
+)
 
 // deniedWords are how programs say the kernel refused them a file or a
 // socket (EACCES, EPERM): Node's, Python's and libc's words.

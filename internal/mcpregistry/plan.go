@@ -191,7 +191,7 @@ func (b *builder) pkg(i int) (*Plan, error) {
 		}
 		cmd = "uvx"
 	case "oci":
-		return nil, fmt.Errorf("%s@%s is an OCI image (%s), and colibri runs no containers: choose another way the server offers (--package), or, if you trust the image, add it as a command: colibri-mcp add NAME -- docker run -i --rm IMAGE",
+		return nil, fmt.Errorf("%s@%s is an OCI image (%s), and colibri runs no containers; it offers no npm or PyPI package or remote that colibri runs instead. If you trust the image, add it as a command: colibri-mcp add NAME -- docker run -i --rm IMAGE",
 			b.f.Server.Name, b.f.Server.Version, clip(pkg.Identifier))
 	default:
 		return nil, fmt.Errorf("%s: %s/registryType %q: colibri runs npm and PyPI packages and remotes, not %q packages", b.f.URL, at, clip(pkg.RegistryType), clip(pkg.RegistryType))

@@ -23,7 +23,7 @@ func Servers(w io.Writer, out *tools.ServersResult) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	// A remote server shows its url, transport and auth kind where a
 	// command is, and its header names where environment names are.
-	fmt.Fprintln(tw, "SERVER\tCOMMAND or URL\tENV or HEADERS\tJAIL\tDESCRIPTION")
+	fmt.Fprintln(tw, "SERVER\tCOMMAND or URL\tENV or HEADERS\tJAIL or SANDBOX\tDESCRIPTION")
 	for _, srv := range out.Servers {
 		cmdline := strings.Join(append([]string{srv.Command}, srv.Args...), " ")
 		names := srv.EnvKeys
