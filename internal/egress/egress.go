@@ -18,9 +18,11 @@ package egress
 
 import (
 	"bufio"
+	"container/list"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -51,7 +53,11 @@ type Options struct {
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Upstream is the operator's own proxy colibri must reach the network
 	// through (HTTPS_PROXY in colibri's environment): connections are
-	// made through it, with CONNECT; nil: directly.
+	// made through it, with CONNECT; nil: directly. An http:// proxy is
+	// spoken to in the clear (port 80 by default), an https:// one over
+	// TLS (443), its certificate checked; any other scheme (socks5://) is
+	// New's error: its credential is never sent where it cannot be read
+	// as meant.
 	Upstream *url.URL
 	// Refused and Connected count, per server, each refusal and each
 	// connection made (colibri_egress_refused_total,
@@ -65,6 +71,17 @@ type Options struct {
 	// wait for its next plain HTTP request (keep-alive); 0: 30 s. The
 	// first request's header has 10 s.
 	IdleTimeout time.Duration
+	// MaxPending bounds the connections accepted that have not yet sent a
+	// request with a granted credential, all servers (and any local
+	// process) together: past it the oldest such connection is closed, so
+	// that connections which never ask anything cannot pile up in colibri
+	// within their 10 s; 0: 256.
+	MaxPending int
+	// RefusalLogs bounds the refusals logged per server (and for requests
+	// without a credential, together) in each 10 s: past it they are
+	// counted, not logged, and the next line logged says how many were
+	// left out; 0: 20.
+	RefusalLogs int
 }
 
 // Proxy is the egress proxy of every sandboxed server with a "net" list.
@@ -75,6 +92,18 @@ type Proxy struct {
 	srv    *http.Server
 	mu     sync.Mutex
 	grants map[[32]byte]*Grant // by the SHA-256 of the credential
+	// pending are the connections not yet attributed to a grant, oldest
+	// first (each a *conn).
+	pending list.List
+	// logged are the refusals logged in the current 10 s, per server.
+	logged map[string]*logWindow
+}
+
+// logWindow is a server's refusals logged since start, and those left
+// out.
+type logWindow struct {
+	start          time.Time
+	logged, missed int
 }
 
 // Grant is one server's access through the proxy.
@@ -86,7 +115,103 @@ type Grant struct {
 	// credential in the user information.
 	URL   string
 	dests []dest.Destination
-	conns chan struct{} // a slot per connection at once
+	conns chan struct{} // a slot per connection at once, held while it is open
+}
+
+// conn is a connection to the proxy: pending until its first request with
+// a granted credential, then attributed to that grant, whose slot it
+// holds until it closes.
+type conn struct {
+	net.Conn
+	p         *Proxy
+	closeOnce sync.Once
+	// Under p.mu:
+	pending *list.Element // in p.pending; nil once attributed, evicted or closed
+	g       *Grant        // the grant whose slot it holds
+	closed  bool
+}
+
+// Close releases the connection's place: in the pending list, or its
+// grant's slot.
+func (c *conn) Close() error {
+	c.closeOnce.Do(func() {
+		c.p.mu.Lock()
+		if c.pending != nil {
+			c.p.pending.Remove(c.pending)
+			c.pending = nil
+		}
+		g := c.g
+		c.g, c.closed = nil, true
+		c.p.mu.Unlock()
+		if g != nil {
+			<-g.conns
+		}
+	})
+	return c.Conn.Close()
+}
+
+// CloseWrite half-closes the connection, where it can be.
+func (c *conn) CloseWrite() error {
+	closeWrite(c.Conn)
+	return nil
+}
+
+type connKey struct{}
+
+// listener tracks each connection it accepts as pending, and closes the
+// oldest pending one past MaxPending.
+type listener struct {
+	net.Listener
+	p *Proxy
+}
+
+func (l listener) Accept() (net.Conn, error) {
+	nc, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	c := &conn{Conn: nc, p: l.p}
+	var evicted *conn
+	l.p.mu.Lock()
+	c.pending = l.p.pending.PushBack(c)
+	if l.p.pending.Len() > l.p.opts.MaxPending {
+		evicted = l.p.pending.Remove(l.p.pending.Front()).(*conn)
+		evicted.pending = nil
+	}
+	l.p.mu.Unlock()
+	if evicted != nil {
+		l.p.opts.Logger.Debug("egress: closed a connection that had not asked anything yet", "pending", l.p.opts.MaxPending)
+		evicted.Conn.Close()
+	}
+	return c, nil
+}
+
+// attach attributes c to g, taking one of g's slots for as long as c is
+// open; a refusal where g holds all of its slots, or c is another grant's.
+func (p *Proxy) attach(c *conn, g *Grant) *refusal {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c.g == g {
+		return nil
+	}
+	if c.g != nil {
+		return &refusal{http.StatusForbidden, "the connection already carries another server's requests"}
+	}
+	full := &refusal{http.StatusTooManyRequests, fmt.Sprintf("the server already holds its %d connections (max_connections)", cap(g.conns))}
+	if c.closed {
+		return full
+	}
+	select {
+	case g.conns <- struct{}{}:
+	default:
+		return full
+	}
+	c.g = g
+	if c.pending != nil {
+		p.pending.Remove(c.pending)
+		c.pending = nil
+	}
+	return nil
 }
 
 // New starts a proxy listening on loopback.
@@ -112,17 +237,27 @@ func New(opts Options) (*Proxy, error) {
 	if opts.Listen == "" {
 		opts.Listen = "127.0.0.1:0"
 	}
+	if opts.MaxPending <= 0 {
+		opts.MaxPending = 256
+	}
+	if opts.RefusalLogs <= 0 {
+		opts.RefusalLogs = 20
+	}
+	if u := opts.Upstream; u != nil && u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("egress proxy: the operator's proxy %s://%s: only http:// and https:// proxies can be chained to", u.Scheme, u.Host)
+	}
 	ln, err := net.Listen("tcp", opts.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("egress proxy: %w", err)
 	}
-	p := &Proxy{opts: opts, ln: ln, grants: map[[32]byte]*Grant{}}
+	p := &Proxy{opts: opts, ln: ln, grants: map[[32]byte]*Grant{}, logged: map[string]*logWindow{}}
 	// Without IdleTimeout (and no ReadTimeout) net/http holds an idle
 	// keep-alive connection forever: a server could pile them up in
 	// colibri, each a goroutine and its buffers.
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: opts.IdleTimeout, MaxHeaderBytes: 64 << 10,
-		ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug)}
-	go p.srv.Serve(ln)
+		ErrorLog:    slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug),
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) }}
+	go p.srv.Serve(listener{ln, p})
 	return p, nil
 }
 
@@ -139,7 +274,7 @@ func (p *Proxy) ListenUnix(path string) error {
 		ln.Close()
 		return fmt.Errorf("egress proxy: %w", err)
 	}
-	go p.srv.Serve(ln)
+	go p.srv.Serve(listener{ln, p})
 	return nil
 }
 
@@ -209,11 +344,47 @@ func (p *Proxy) refuse(w http.ResponseWriter, g *Grant, where string, r *refusal
 			p.opts.Refused(server)
 		}
 	}
-	p.opts.Logger.Warn("egress refused", "server", server, "destination", where, "why", r.why)
+	if len(where) > 300 {
+		where = where[:300] + "…"
+	}
+	if log, missed := p.logRefusal(server); log {
+		if missed > 0 {
+			p.opts.Logger.Warn("egress refused", "server", server, "destination", where, "why", r.why, "not_logged_before", missed)
+		} else {
+			p.opts.Logger.Warn("egress refused", "server", server, "destination", where, "why", r.why)
+		}
+	}
 	if r.status == http.StatusProxyAuthRequired {
 		w.Header().Set("Proxy-Authenticate", `Basic realm="colibri egress"`)
 	}
 	http.Error(w, "colibri egress: "+where+": "+r.why, r.status)
+}
+
+// logRefusal reports whether a refusal for server is logged (at most
+// RefusalLogs in 10 s: a server refused in a loop does not flood colibri's
+// log), and how many were left out before it.
+func (p *Proxy) logRefusal(server string) (bool, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lw := p.logged[server]
+	now := time.Now()
+	if lw == nil || now.Sub(lw.start) >= 10*time.Second {
+		missed := 0
+		if lw != nil {
+			missed = lw.missed
+		}
+		if len(p.logged) > 4096 { // servers come and go: forget the old windows
+			clear(p.logged)
+		}
+		p.logged[server] = &logWindow{start: now, logged: 1}
+		return true, missed
+	}
+	if lw.logged >= p.opts.RefusalLogs {
+		lw.missed++
+		return false, 0
+	}
+	lw.logged++
+	return true, 0
 }
 
 // ServeHTTP carries a CONNECT or a plain HTTP request of a granted server.
@@ -224,14 +395,23 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		where = r.URL.Host
 	}
 	if g == nil {
+		// Closed after the answer: a connection that asks without a
+		// credential does not stay, idle, in colibri.
+		w.Header().Set("Connection", "close")
 		p.refuse(w, nil, where, &refusal{http.StatusProxyAuthRequired, "no credential of a sandboxed server, or one no longer granted"})
 		return
 	}
-	select {
-	case g.conns <- struct{}{}:
-		defer func() { <-g.conns }()
-	default:
-		p.refuse(w, g, where, &refusal{http.StatusTooManyRequests, fmt.Sprintf("the server already holds its %d connections (max_connections)", cap(g.conns))})
+	// The slot is the connection's, held while it is open (a keep-alive
+	// connection's idle time included), not the request's: a server holds
+	// at most max_connections connections to the proxy.
+	c, _ := r.Context().Value(connKey{}).(*conn)
+	if c == nil {
+		p.refuse(w, g, where, &refusal{http.StatusInternalServerError, "a request on a connection the proxy did not accept"})
+		return
+	}
+	if ref := p.attach(c, g); ref != nil {
+		w.Header().Set("Connection", "close")
+		p.refuse(w, g, where, ref)
 		return
 	}
 	if r.Method == http.MethodConnect {
@@ -268,7 +448,10 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, g *Grant) {
 	if err != nil {
 		return
 	}
-	defer down.Close()
+	defer down.Close() // releases the server's slot
+	if c, ok := down.(*conn); ok {
+		down = c.Conn // copied without the wrapper: splice(2) where the kernel can
+	}
 	if _, err := down.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n")); err != nil {
 		return
 	}
@@ -470,11 +653,23 @@ func (p *Proxy) viaUpstream(ctx context.Context, hostport string) (net.Conn, err
 	u := p.opts.Upstream
 	proxyAddr := u.Host
 	if u.Port() == "" {
-		proxyAddr = net.JoinHostPort(u.Hostname(), "80")
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		proxyAddr = net.JoinHostPort(u.Hostname(), port)
 	}
 	conn, err := p.opts.Dial(ctx, "tcp", proxyAddr)
 	if err != nil {
 		return nil, fmt.Errorf("the operator's proxy: %w", err)
+	}
+	if u.Scheme == "https" {
+		tc := tls.Client(conn, &tls.Config{ServerName: u.Hostname(), MinVersion: tls.VersionTLS12})
+		if err := tc.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("the operator's proxy: %w", err)
+		}
+		conn = tc
 	}
 	req := &http.Request{Method: http.MethodConnect, URL: &url.URL{Opaque: hostport}, Host: hostport, Header: http.Header{}}
 	if u.User != nil {

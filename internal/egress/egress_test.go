@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -282,4 +283,230 @@ func TestChainsToTheOperatorsProxy(t *testing.T) {
 
 func basic(user, pw string) string {
 	return base64.StdEncoding.EncodeToString([]byte(user + ":" + pw))
+}
+
+// Connections that never send a request cannot pile up in colibri: past
+// MaxPending, the oldest such connection is closed at once (not after
+// the 10 s its first header has), and a server's request still goes
+// through.
+func TestPendingConnectionsAreBounded(t *testing.T) {
+	w := newWorld(t, Options{MaxPending: 4})
+	target := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { io.WriteString(rw, "ok") }))
+	defer target.Close()
+	tu, _ := url.Parse(target.URL)
+	g := w.p.Grant("web", dests(t, tu.Host), 0)
+	defer g.Revoke()
+	var idle []net.Conn
+	for range 6 {
+		c, err := net.Dial("tcp", w.p.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		idle = append(idle, c)
+	}
+	for i, c := range idle[:2] {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second)) // the header's own bound is 10 s
+		if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+			t.Errorf("idle connection %d of 6 (4 may wait): %v, want it closed (EOF)", i, err)
+		}
+	}
+	if code, body, err := get(client(g.URL, nil), target.URL); err != nil || code != 200 || body != "ok" {
+		t.Errorf("a server's request among idle connections: %d %q %v", code, body, err)
+	}
+}
+
+// max_connections counts connections, not requests: a keep-alive
+// connection holds its slot while idle, so that a server cannot pile up
+// idle connections one request each; a request without a credential gets
+// its 407 and the connection is closed.
+func TestMaxConnectionsCountsKeepAlive(t *testing.T) {
+	w := newWorld(t, Options{})
+	target := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { io.WriteString(rw, "ok") }))
+	defer target.Close()
+	tu, _ := url.Parse(target.URL)
+	g := w.p.Grant("web", dests(t, tu.Host), 2)
+	defer g.Revoke()
+	pu, _ := url.Parse(g.URL)
+	pw, _ := pu.User.Password()
+	ask := func(auth string) (*bufio.Reader, net.Conn, int) {
+		c, err := net.Dial("tcp", w.p.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: %s\r\n%s\r\n", target.URL, tu.Host, auth)
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return br, c, resp.StatusCode
+	}
+	cred := "Proxy-Authorization: Basic " + basic("colibri", pw) + "\r\n"
+	for i := range 2 {
+		if _, _, code := ask(cred); code != 200 {
+			t.Fatalf("keep-alive connection %d: %d", i, code)
+		}
+	}
+	br, c, code := ask(cred)
+	if code != http.StatusTooManyRequests {
+		t.Errorf("a third connection while two idle ones are held: %d, want 429", code)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Errorf("the refused connection: %v, want it closed (EOF)", err)
+	}
+	br, c, code = ask("")
+	if code != http.StatusProxyAuthRequired {
+		t.Errorf("without a credential: %d, want 407", code)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Errorf("the connection without a credential: %v, want it closed (EOF)", err)
+	}
+}
+
+// The operator's proxy's credential is never sent in the clear to an
+// https:// proxy (TLS first, its certificate checked), and a proxy of
+// another scheme (socks5://) is refused when the proxy starts, not spoken
+// HTTP to.
+func TestUpstreamCredentialNotInTheClear(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		b := make([]byte, 4096)
+		n, _ := c.Read(b) // a TLS ClientHello, or a CONNECT in the clear: one write either way
+		got <- string(b[:n])
+	}()
+	up, _ := url.Parse("https://op:s3cret-pw@" + ln.Addr().String())
+	w := newWorld(t, Options{Upstream: up, Resolve: func(context.Context, string) ([]netip.Addr, error) {
+		return []netip.Addr{netip.MustParseAddr("192.0.2.80")}, nil // never dialled: the upstream is
+	}})
+	g := w.p.Grant("gh", dests(t, "192.0.2.80:443"), 0)
+	defer g.Revoke()
+	c, err := net.Dial("tcp", w.p.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	pu, _ := url.Parse(g.URL)
+	pw, _ := pu.User.Password()
+	fmt.Fprintf(c, "CONNECT 192.0.2.80:443 HTTP/1.1\r\nHost: 192.0.2.80:443\r\nProxy-Authorization: Basic %s\r\n\r\n", basic("colibri", pw))
+	select {
+	case b := <-got:
+		if b == "" || b[0] != 0x16 || strings.Contains(b, basic("op", "s3cret-pw")) {
+			t.Errorf("the https:// operator's proxy was spoken to in the clear: %q", b)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the operator's proxy was never reached")
+	}
+	socks, _ := url.Parse("socks5://op:pw@127.0.0.1:1080")
+	if _, err := New(Options{Upstream: socks}); err == nil || !strings.Contains(err.Error(), "socks5") {
+		t.Errorf("a socks5:// operator's proxy: %v, want an error naming it", err)
+	}
+}
+
+// lockedBuffer is a log's output, safe for concurrent use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A server refused in a loop, on one keep-alive connection, does not
+// flood colibri's log: at most RefusalLogs lines in 10 s, every refusal
+// still counted; a destination as long as a header allows is cut short in
+// the line.
+func TestRefusalLogsAreBounded(t *testing.T) {
+	var logs lockedBuffer
+	w := newWorld(t, Options{RefusalLogs: 3, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	g := w.p.Grant("loop", dests(t, "192.0.2.1:443"), 0)
+	defer g.Revoke()
+	pu, _ := url.Parse(g.URL)
+	pw, _ := pu.User.Password()
+	c, err := net.Dial("tcp", w.p.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	long := strings.Repeat("a", 10000) + ".example"
+	for i := range 50 {
+		fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: Basic %s\r\n\r\n", long, long, basic("colibri", pw))
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("request %d: %d, want 403", i, resp.StatusCode)
+		}
+	}
+	if n := strings.Count(logs.String(), "egress refused"); n != 3 {
+		t.Errorf("%d refusals logged of 50, want 3", n)
+	}
+	if len(logs.String()) > 3*2000 {
+		t.Errorf("the log holds %d bytes for 3 lines: the destination was not cut short", len(logs.String()))
+	}
+	if refused, _ := w.counts("loop"); refused != 50 {
+		t.Errorf("refused %d, want 50 counted", refused)
+	}
+}
+
+// A raw absolute-form request whose Host header names another host: the
+// destination sees the request URI's host, never the header's (net/http
+// drops the header before the proxy sees it, so the proxy cannot answer
+// 403 here; what matters is that the header is not carried).
+func TestForwardCarriesTheURIsHost(t *testing.T) {
+	w := newWorld(t, Options{})
+	hosts := make(chan string, 1)
+	target := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { hosts <- r.Host }))
+	defer target.Close()
+	tu, _ := url.Parse(target.URL)
+	g := w.p.Grant("web", dests(t, tu.Host), 0)
+	defer g.Revoke()
+	pu, _ := url.Parse(g.URL)
+	pw, _ := pu.User.Password()
+	c, err := net.Dial("tcp", w.p.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: metadata.internal\r\nProxy-Authorization: Basic %s\r\n\r\n", target.URL, basic("colibri", pw))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("the request: %d", resp.StatusCode)
+	}
+	if h := <-hosts; h != tu.Host {
+		t.Errorf("the destination saw Host %q, want the URI's %q", h, tu.Host)
+	}
 }

@@ -91,17 +91,19 @@ func (s *Store) Diff(server string) ([]ToolDiff, error) {
 				}
 				d := diffOf(caps, k, name, q.What, old, q.Definition)
 				d.Digest = q.Digest
-				if q.Flags != nil {
-					d.Flags = q.Flags.Found
-				}
+				d.Flags = q.Flags.current(k, q.Definition)
 				out = append(out, d)
 			}
 			for _, name := range sortedKeys(pinned) {
 				p := pinned[name]
-				if p.Reviewed || p.Flags == nil || len(p.Flags.Found) == 0 || pending[name] != nil {
+				if p.Reviewed || pending[name] != nil {
 					continue
 				}
-				out = append(out, ToolDiff{Caps: caps, Kind: k, Name: name, What: []string{WhatFlagged}, Digest: p.Digest, Flags: p.Flags.Found, Paths: []PathChange{}})
+				found := p.Flags.current(k, p.Definition)
+				if len(found) == 0 {
+					continue
+				}
+				out = append(out, ToolDiff{Caps: caps, Kind: k, Name: name, What: []string{WhatFlagged}, Digest: p.Digest, Flags: found, Paths: []PathChange{}})
 			}
 		}
 	}

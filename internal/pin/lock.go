@@ -480,11 +480,7 @@ func reportLock(l *Lock, names []string) []ServerPins {
 			m := *ls.of(k)
 			for _, key := range sortedKeys(m) {
 				for _, d := range m[key] {
-					p := ToolPin{Name: key, Digest: d.Digest, Reviewed: d.Reviewed}
-					if d.Flags != nil {
-						p.Flags = d.Flags.Found
-					}
-					*list = append(*list, p)
+					*list = append(*list, ToolPin{Name: key, Digest: d.Digest, Reviewed: d.Reviewed, Flags: d.Flags.current(k, d.Definition)})
 				}
 			}
 		}

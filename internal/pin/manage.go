@@ -92,12 +92,8 @@ type ToolPin struct {
 	Reviewed bool   `json:"reviewed,omitempty"`
 }
 
-func toolPin(name string, e *Entry) ToolPin {
-	p := ToolPin{Name: name, Digest: e.Digest, Reviewed: e.Reviewed}
-	if e.Flags != nil {
-		p.Flags = e.Flags.Found
-	}
-	return p
+func toolPin(k Kind, name string, e *Entry) ToolPin {
+	return ToolPin{Name: name, Digest: e.Digest, Reviewed: e.Reviewed, Flags: e.Flags.current(k, e.Definition)}
 }
 
 // pinsOf is where SetPins lists kind k's pins.
@@ -153,7 +149,7 @@ func (s *Store) Report(server string) ([]ServerPins, error) {
 				pinned, pending := set.pins(k)
 				list := p.pinsOf(k)
 				for _, name := range sortedKeys(pinned) {
-					*list = append(*list, toolPin(name, pinned[name]))
+					*list = append(*list, toolPin(k, name, pinned[name]))
 				}
 				for _, name := range sortedKeys(pending) {
 					c := Change{Kind: k, Name: name, What: pending[name].What}
@@ -290,7 +286,7 @@ func (s *Store) accept(server string, reviewed bool, selectors []string) ([]Take
 			for _, k := range Kinds {
 				pinned, _ := sets[caps].pins(k)
 				for _, name := range sortedKeys(pinned) {
-					if p := pinned[name]; selected(sel, k, name) && !p.Reviewed && p.Flags != nil && len(p.Flags.Found) > 0 {
+					if p := pinned[name]; selected(sel, k, name) && !p.Reviewed && len(p.Flags.current(k, p.Definition)) > 0 {
 						p.Reviewed = true
 						accepted = append(accepted, Taken{Kind: k, Name: name})
 					}

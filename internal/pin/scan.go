@@ -23,7 +23,11 @@ import (
 // ScannerVersion is the version of the rules below. A later scanner may
 // find more in a definition pinned under an earlier one; it never
 // un-accepts a definition `pins accept` took (Reviewed).
-const ScannerVersion = 1
+//
+// 2: a ZWNJ or ZWJ inside a word of a script that needs it (Persian,
+// Hindi) is no longer flagged. Flags recorded by an earlier scanner are
+// read again (Flags.current) wherever they are shown or accepted.
+const ScannerVersion = 2
 
 // The kinds of flag (colibri_pin_flags_total's "flag" label).
 const (
@@ -800,6 +804,20 @@ func (s *Store) flagsOf(server string, b batch, i int) []Flag {
 	}
 	s.scans[d] = fl
 	return fl
+}
+
+// current is what the scanner of this version finds in def, a definition
+// of kind k that f was recorded for: f's own when this scanner recorded
+// it, else def scanned again (the rules changed since; a definition
+// `pins accept` took stays accepted whatever they say).
+func (f *Flags) current(k Kind, def json.RawMessage) []Flag {
+	if f == nil {
+		return nil
+	}
+	if f.Scanner >= ScannerVersion {
+		return f.Found
+	}
+	return Scan(k, def)
 }
 
 // WriteFlags prints flags for a person, one a line after indent: the kind,
