@@ -420,9 +420,11 @@ func (h *Host) Confinement(srv *registry.Server) string { return h.launch.Confin
 
 // Retain shuts down the warm processes and spares of servers that reg no
 // longer has, or whose entry changed (they start again, as edited, on next
-// use), and starts the spares of entries new to the host.
+// use), revokes the egress credentials of those whose "net" list changed,
+// and starts the spares of entries new to the host.
 func (h *Host) Retain(reg *registry.Registry) {
 	h.pool.Retain(reg)
+	h.launch.Retain(reg)
 	h.known.retain(reg)
 	h.syncSpares(reg)
 }
