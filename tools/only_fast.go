@@ -80,11 +80,12 @@ func (o *only) fastCall(req *jsonrpc.Request) func(context.Context) *jsonrpc.Res
 			return &jsonrpc.Response{ID: id, Error: rpcErr}
 		}
 		r, _ := res.(*mcp.CallToolResult)
-		if b := raw.Of(r); b != nil {
-			o.s.log.DebugContext(ctx, "tools/call relayed below go-sdk's sessions", "server", o.name, "tool", p.Name)
+		b := raw.Of(r)
+		o.s.log.DebugContext(ctx, "tools/call answered on serve --only's fast path", "server", o.name, "tool", p.Name, "relayed", b != nil)
+		if b != nil {
 			return &jsonrpc.Response{ID: id, Result: b} // as the hosted server wrote it
 		}
-		b, err := encodeResult(res) // colibri's own answer (a refusal, a failure)
+		b, err = encodeResult(res) // colibri's own answer (a refusal, a failure)
 		if err != nil {
 			return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "colibri: encoding the result: " + err.Error()}}
 		}

@@ -30,7 +30,12 @@ type rawOnly struct {
 	lines []map[string]json.RawMessage // every message colibri wrote, in order
 }
 
-const fastRelayed = "tools/call relayed below go-sdk's sessions"
+// What colibri logs of a call answered on the fast path: relayed as the
+// server wrote it, or answered by colibri (a refusal) without go-sdk.
+const (
+	fastRelayed  = `msg="tools/call answered on serve --only's fast path" server=s tool=%s relayed=true`
+	fastAnswered = `msg="tools/call answered on serve --only's fast path" server=s tool=%s relayed=false`
+)
 
 func startRawOnly(t *testing.T, reg string, extra ...string) *rawOnly {
 	t.Helper()
@@ -170,7 +175,7 @@ func TestOnlyFastPathKeepsIDs(t *testing.T) {
 			t.Errorf("id %s: answer %q (isError %v), want %q", id, text, isErr, want)
 		}
 	}
-	if n := strings.Count(r.logs.String(), fastRelayed); n != len(ids) {
+	if n := strings.Count(r.logs.String(), fmt.Sprintf(fastRelayed, "mirror")); n != len(ids) {
 		t.Errorf("%d of %d calls were relayed below go-sdk\n%s", n, len(ids), r.logs)
 	}
 	// An id may be used again once its call is answered.
@@ -202,7 +207,7 @@ func TestOnlyFastPathCancels(t *testing.T) {
 	if n := r.count(func(m map[string]json.RawMessage) bool { return string(m["id"]) == "2" }); n != 1 {
 		t.Errorf("%d answers under id 2, want 1 (the cancelled call answered nothing)", n)
 	}
-	if !strings.Contains(r.logs.String(), fastRelayed) {
+	if !strings.Contains(r.logs.String(), fmt.Sprintf(fastRelayed, "echo")) {
 		t.Errorf("no call was relayed below go-sdk\n%s", r.logs)
 	}
 }
@@ -235,7 +240,7 @@ func TestOnlyFastPathProgress(t *testing.T) {
 			t.Errorf("progress under token %q, want the caller's %q", tok, "mine")
 		}
 	}
-	if !strings.Contains(r.logs.String(), fastRelayed) {
+	if !strings.Contains(r.logs.String(), fmt.Sprintf(fastRelayed, "progress")) {
 		t.Errorf("the call was not relayed below go-sdk\n%s", r.logs)
 	}
 }
@@ -264,8 +269,12 @@ func TestOnlyFastPathRefusesAndAudits(t *testing.T) {
 	if text, _ := resultText(t, answer); text != "Echo: fine" {
 		t.Errorf("an allowed call: %q", text)
 	}
-	if !strings.Contains(r.logs.String(), fastRelayed) {
+	if !strings.Contains(r.logs.String(), fmt.Sprintf(fastRelayed, "echo")) {
 		t.Errorf("the allowed call was not relayed below go-sdk\n%s", r.logs)
+	}
+	// The refusals were the fast path's too, answered by colibri.
+	if !strings.Contains(off.logs.String(), fmt.Sprintf(fastAnswered, "echo")) || !strings.Contains(r.logs.String(), fmt.Sprintf(fastAnswered, "sleep")) {
+		t.Errorf("the refusals were not answered on the fast path\n%s\n%s", off.logs, r.logs)
 	}
 	var outcomes []string
 	testwait.Eventually(t, "four audit lines", func() bool {
@@ -308,7 +317,7 @@ func TestOnlyFastPathSampling(t *testing.T) {
 	if text, isErr := resultText(t, r.answer("5")); isErr || !strings.Contains(text, "answered:") || !strings.Contains(text, "yes") {
 		t.Errorf("the call after sampling: %q (isError %v)", text, isErr)
 	}
-	if !strings.Contains(r.logs.String(), fastRelayed) {
+	if !strings.Contains(r.logs.String(), fmt.Sprintf(fastRelayed, "ask")) {
 		t.Errorf("the call was not relayed below go-sdk\n%s", r.logs)
 	}
 }

@@ -41,8 +41,8 @@ type msgOrErr struct {
 
 // StartFrame starts reading r (lines of at most limit bytes; 0: no limit)
 // with line, and returns the Frame that writes to w. ended, if set, is
-// told the error that ended the reading (nil when Close did), once, before
-// Next reports it.
+// told the error that ended the reading (nil when Close did), once, as
+// soon as it ended: before Next reports it, whether or not anyone reads.
 func StartFrame(r io.Reader, w io.Writer, limit int, line Line, ended func(error)) *Frame {
 	f := &Frame{w: w, incoming: make(chan msgOrErr), closed: make(chan struct{})}
 	// Reads happen on a goroutine of their own so that Next can return
@@ -52,10 +52,6 @@ func StartFrame(r io.Reader, w io.Writer, limit int, line Line, ended func(error
 }
 
 func (f *Frame) readLoop(r *bufio.Reader, limit int, line Line, ended func(error)) {
-	var end error
-	if ended != nil {
-		defer func() { ended(end) }()
-	}
 	for {
 		parts, n, tooLong, err := ReadLine(r, limit)
 		if tooLong || len(parts) > 0 && (err == nil || err == io.EOF) {
@@ -66,12 +62,17 @@ func (f *Frame) readLoop(r *bufio.Reader, limit int, line Line, ended func(error
 				select {
 				case f.incoming <- msgOrErr{msg: msg}:
 				case <-f.closed:
+					if ended != nil {
+						ended(nil)
+					}
 					return
 				}
 			}
 		}
 		if err != nil {
-			end = err
+			if ended != nil {
+				ended(err) // at once: what waits on it need not wait for a Read
+			}
 			select {
 			case f.incoming <- msgOrErr{err: err}:
 			case <-f.closed:
