@@ -131,6 +131,10 @@ var forbidden = map[string][]string{
 	// Small leaf packages of hostile round three: pure, below everything.
 	"internal/suggest": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
 	"internal/relist":  {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools"},
+	// The ${NAME} syntax: pure text, below the registry, the editor import
+	// and env files alike.
+	"internal/varref": {"os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
+		module + "internal/safefile"},
 	// toolsearch ranks; it reads nothing and knows no MCP.
 	"internal/toolsearch": {"os", "os/exec", "net", module + "cmd", module + "host", module + "jail", module + "registry", module + "tools",
 		"github.com/modelcontextprotocol/go-sdk", "github.com/urfave/cli"},
@@ -192,6 +196,7 @@ var forbiddenDirect = map[string][]string{
 	"internal/stdioserve": {"os/exec"}, // go-sdk imports it (CommandTransport); the face must not
 	"internal/lineconn":   {"os/exec"},
 	"internal/editorconf": {"os"},      // pure: it reads no file (fmt imports os, so only directly)
+	"internal/varref":     {"os"},      // pure text
 	"internal/bulk":       {"os"},      // no I/O of its own (fmt imports os, so only directly)
 	"internal/jsonsplice": {"os"},      // pure: bytes in, bytes out
 	"internal/remote":     {"os/exec"}, // go-sdk imports it (CommandTransport); a remote upstream starts nothing

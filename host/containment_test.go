@@ -304,14 +304,13 @@ func TestSpawnErrorHidesPATH(t *testing.T) {
 
 // The whole tool list is bounded, not only each message: endless pages of
 // big tools, or one cursor handed out forever, fail too_large at the bound,
-// and colibri's heap comes back down.
+// and colibri's heap comes back down. (The kind is the proof: unbounded,
+// the list would read on until the phase timeout, and fail timeout.)
 func TestToolListIsBounded(t *testing.T) {
 	h := newHarness(t, host.Options{MaxResultBytes: 2 << 20})
 	for _, name := range []string{"endless-pages", "cursor-loop"} {
 		t.Run(name, func(t *testing.T) {
-			start := time.Now()
 			_, err := h.ListTools(t.Context(), fake(name), nil)
-			within(t, start, 5*time.Second)
 			e := wantKind(t, err, failure.KindTooLarge, failure.PhaseList)
 			if !strings.Contains(e.Error(), "tool list passed") {
 				t.Errorf("message %q", e.Error())

@@ -18,19 +18,7 @@ import (
 // The session is offered caller's capabilities, so that what the server
 // asks while answering (sampling, elicitation, roots) reaches the caller.
 func (h *Host) Request(ctx context.Context, srv *registry.Server, caller *session.Caller, do func(context.Context, *session.Session) error) error {
-	ctx, leave, err := h.enter(ctx, srv.Name)
-	if err != nil {
-		return err
-	}
-	defer leave()
-	defer h.refillSpares(srv)
-	l, err := h.lease(ctx, srv, caller, false)
-	if err != nil {
-		return err
-	}
-	err = do(ctx, l.s)
-	l.end(err)
-	return err
+	return h.leased(ctx, srv, caller, false, func(ctx context.Context, l *lease) error { return do(ctx, l.s) })
 }
 
 // ListToolsFor is ListTools on a session offered caller's capabilities
@@ -40,18 +28,7 @@ func (h *Host) ListToolsFor(ctx context.Context, srv *registry.Server, caller *s
 	if caller.Capabilities() == "" {
 		return h.ListTools(ctx, srv, caller)
 	}
-	ctx, leave, err := h.enter(ctx, srv.Name)
-	if err != nil {
-		return nil, err
-	}
-	defer leave()
-	defer h.refillSpares(srv)
-	l, err := h.lease(ctx, srv, caller, true)
-	if err != nil {
-		return nil, err
-	}
-	l.end(nil)
-	return l.tools, nil
+	return h.listOn(ctx, srv, caller)
 }
 
 // CallTimeout is how long one request of srv may run once sent

@@ -24,19 +24,39 @@ func (h *Host) ListTools(ctx context.Context, srv *registry.Server, caller *sess
 	// Listing is always allowed, gate or not: the hosted server is offered
 	// none of the caller's capabilities, so it cannot ask the caller
 	// anything (an elicitation "re-enter your password", a sampling prompt).
-	caller = caller.Listing()
+	return h.listOn(ctx, srv, caller.Listing())
+}
+
+// listOn is the tool list of srv read on a session offered caller's
+// capabilities (ListTools offers none).
+func (h *Host) listOn(ctx context.Context, srv *registry.Server, caller *session.Caller) ([]*mcp.Tool, error) {
+	var tools []*mcp.Tool
+	err := h.leased(ctx, srv, caller, true, func(_ context.Context, l *lease) error {
+		tools = l.tools
+		return nil
+	})
+	return tools, err
+}
+
+// leased runs do on a lease of srv's session offered caller (fresh: its
+// tool list read from the server, not a cache), as every request but a
+// call holds one: entered (Host.Close waits for it), the lease ended with
+// do's error, the spares refilled after. A call (CallTool) asks its gate
+// and retries between these steps, and has them of its own.
+func (h *Host) leased(ctx context.Context, srv *registry.Server, caller *session.Caller, fresh bool, do func(context.Context, *lease) error) error {
 	ctx, leave, err := h.enter(ctx, srv.Name)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer leave()
 	defer h.refillSpares(srv)
-	l, err := h.lease(ctx, srv, caller, true)
+	l, err := h.lease(ctx, srv, caller, fresh)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	l.end(nil)
-	return l.tools, nil
+	err = do(ctx, l)
+	l.end(err)
+	return err
 }
 
 // CallTool starts srv, checks that it lists tool name and that args (nil:
@@ -400,9 +420,11 @@ func (h *Host) Confinement(srv *registry.Server) string { return h.launch.Confin
 
 // Retain shuts down the warm processes and spares of servers that reg no
 // longer has, or whose entry changed (they start again, as edited, on next
-// use), and starts the spares of entries new to the host.
+// use), revokes the egress credentials of those whose "net" list changed,
+// and starts the spares of entries new to the host.
 func (h *Host) Retain(reg *registry.Registry) {
 	h.pool.Retain(reg)
+	h.launch.Retain(reg)
 	h.known.retain(reg)
 	h.syncSpares(reg)
 }

@@ -15,17 +15,11 @@ import (
 // read asks the caller nothing). Starting and listing are retried as for a
 // call; the read itself is not.
 func (h *Host) ReadResource(ctx context.Context, srv *registry.Server, uri string, caller *session.Caller) (*mcp.ReadResourceResult, error) {
-	caller = caller.Listing()
-	ctx, leave, err := h.enter(ctx, srv.Name)
-	if err != nil {
-		return nil, err
-	}
-	defer leave()
-	l, err := h.lease(ctx, srv, caller, false)
-	if err != nil {
-		return nil, err
-	}
-	res, err := l.s.ReadResource(ctx, uri)
-	l.end(err)
+	var res *mcp.ReadResourceResult
+	err := h.leased(ctx, srv, caller.Listing(), false, func(ctx context.Context, l *lease) error {
+		var err error
+		res, err = l.s.ReadResource(ctx, uri)
+		return err
+	})
 	return res, err
 }

@@ -247,17 +247,16 @@ func TestSandboxLimits(t *testing.T) {
 		t.Errorf("400 MiB of shared memory under max_memory_mb 160: %s, want denied", got)
 	}
 
+	// The kind is the proof: without the limit the spin runs on to the
+	// call timeout, and fails timeout. That timeout is far off, since one
+	// second of CPU is many of wall time on a loaded machine (answered
+	// after 10 to 13 s under load 4 to 7 on 2 cores).
 	cpu := prisoner(&registry.Sandbox{MaxCPUSeconds: 1})
-	cpu.CallTimeout = 20000
-	start := time.Now()
+	cpu.CallTimeout = 120000
 	_, err = w.h.CallTool(t.Context(), cpu, "try", session.ArgumentsOf(map[string]any{"op": "spin"}), nil, nil)
 	if e := wantKind(t, err, failure.KindCrashed, failure.PhaseCall); !strings.Contains(e.Error(), "max_cpu_seconds 1") {
 		t.Errorf("message %q should name the limit", e.Error())
 	}
-	// Well within the call timeout (20 s), which the spin would reach
-	// without the limit: a start of the server (two launchers and the
-	// server, on a loaded machine) and 1 to 2 s of its CPU.
-	within(t, start, 15*time.Second)
 	free := prisoner(nil)
 	free.CallTimeout = 1500
 	_, err = w.h.CallTool(t.Context(), free, "try", session.ArgumentsOf(map[string]any{"op": "spin"}), nil, nil)

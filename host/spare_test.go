@@ -166,13 +166,16 @@ func TestSparesThatLeaveOnTheirOwnFailNoRequest(t *testing.T) {
 }
 
 // Spares stop after idle_timeout_ms without requests, and start again on
-// the next request (which itself starts its own process: a miss).
+// the next request (which itself starts its own process: a miss). The test
+// follows the spawns, not the ready count: a spare is ready only until the
+// idle timer (300 ms from the registry read, or the request) stops it, a
+// window a loaded machine shortens to nothing.
 func TestSparesStopWhenIdle(t *testing.T) {
 	h := newHarness(t, host.Options{})
 	srv, _ := spareServer(t, "spare-witness", 1)
 	srv.IdleMS = 300
 	h.Retain(regOf(srv))
-	testwait.Eventually(t, "no spare ready", readyIs(h, srv.Name, 1))
+	testwait.Eventually(t, "no spare started", func() bool { return len(h.spawned()) == 1 })
 	first := h.spawned()[0]
 	testwait.Eventually(t, "the idle spare was not stopped", func() bool {
 		return h.Spares(srv.Name).Ready == 0 && !proctable.Alive(first)
@@ -185,7 +188,8 @@ func TestSparesStopWhenIdle(t *testing.T) {
 	if st := h.Spares(srv.Name); st.Misses != 1 {
 		t.Errorf("misses = %d, want 1", st.Misses)
 	}
-	testwait.Eventually(t, "the spare did not start again after a request", readyIs(h, srv.Name, 1))
+	// The request's own process, then the spare started again.
+	testwait.Eventually(t, "the spare did not start again after a request", func() bool { return len(h.spawned()) == 3 })
 }
 
 // An edited entry's spares are discarded and the new entry's start; a

@@ -67,7 +67,13 @@ func runnerHint(srv *registry.Server, err error) {
 	if !errors.As(err, &fe) || fe.Phase != failure.PhaseInitialize {
 		return
 	}
-	for _, h := range []string{launch.RunnerHint(srv, fe.Kind == failure.KindTimeout), launch.SandboxDeniedHint(srv, fe.StderrTail)} {
+	runner := launch.RunnerHint(srv, fe.Kind == failure.KindTimeout)
+	if runner != "" && noNetwork(srv) {
+		// More time fetches nothing without a network: the timeout's
+		// "raise timeout_ms" would send the user the wrong way.
+		fe.Hint = ""
+	}
+	for _, h := range []string{runner, launch.SandboxDeniedHint(srv, fe.StderrTail)} {
 		if h == "" {
 			continue
 		}
@@ -76,6 +82,13 @@ func runnerHint(srv *registry.Server, err error) {
 		}
 		fe.Hint = h
 	}
+}
+
+// noNetwork reports whether srv's sandbox has no network at all ("net":
+// false; a list of destinations may hold the package registry).
+func noNetwork(srv *registry.Server) bool {
+	sb := srv.Sandbox
+	return sb != nil && !sb.Off && sb.Destinations == nil && sb.Net != nil && !*sb.Net
 }
 
 // sessionConfig is what a session of srv needs to know.

@@ -3,6 +3,8 @@ package registry
 import (
 	"fmt"
 	"strings"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/varref"
 )
 
 // ExpandEnv returns the server's environment with ${NAME} replaced by
@@ -75,34 +77,19 @@ func expand(s string, getenv func(string) (string, bool)) (string, error) {
 		return s, nil
 	}
 	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '$' {
-			b.WriteByte(c)
-			continue
+	err := varref.Each(s, func(text string) { b.WriteString(text) }, func(name string) error {
+		if !varref.ValidName(name) {
+			return fmt.Errorf("${%s}: not a variable name", name)
 		}
-		switch {
-		case i+1 < len(s) && s[i+1] == '$':
-			b.WriteByte('$')
-			i++
-		case i+1 < len(s) && s[i+1] == '{':
-			end := strings.IndexByte(s[i+2:], '}')
-			if end < 0 {
-				return "", fmt.Errorf("unterminated ${ at byte %d (write $$ for a literal $)", i)
-			}
-			name := s[i+2 : i+2+end]
-			if !validVarName(name) {
-				return "", fmt.Errorf("${%s}: not a variable name", name)
-			}
-			v, ok := getenv(name)
-			if !ok {
-				return "", &MissingVarError{Name: name}
-			}
-			b.WriteString(v)
-			i += 2 + end
-		default:
-			return "", fmt.Errorf("a $ at byte %d must start ${NAME} or be doubled as $$", i)
+		v, ok := getenv(name)
+		if !ok {
+			return &MissingVarError{Name: name}
 		}
+		b.WriteString(v)
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
 	return b.String(), nil
 }
@@ -118,18 +105,3 @@ func (e *MissingVarError) Error() string {
 // where colibri runs, its environment or the file --env-file loads, or
 // write $$ for a literal $.
 const MissingVarHint = "set the variable where colibri runs: in its environment, or as a NAME=value line in a mode-0600 file that --env-file F (COLIBRI_MCP_ENV_FILE) loads, provider.env for the FreeBSD service; or write $$ for a literal $"
-
-func validVarName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i, c := range name {
-		switch {
-		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}

@@ -8,7 +8,9 @@ package tools_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,8 +22,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/host"
+	"github.com/colibri-mcp/colibri-mcp/internal/bulk"
 	"github.com/colibri-mcp/colibri-mcp/internal/httpserve"
 	"github.com/colibri-mcp/colibri-mcp/internal/instance"
+	"github.com/colibri-mcp/colibri-mcp/internal/stdioserve"
 	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools"
@@ -235,4 +239,42 @@ func TestModernHTTPStateBoundToPrincipal(t *testing.T) {
 	if err != nil || res.NeedsInput() || !strings.Contains(resultText(res), `"text":"yes"`) {
 		t.Fatalf("alice's retry: %v %+v", err, res)
 	}
+}
+
+// Through the stdio face with its table of large strings (internal/bulk):
+// the call's large arguments and the hosted answer after a round of input
+// cross whole, and every string lifted is released once the answer is
+// written (the continuation holds its first request's strings until then).
+func TestModernBulkThroughTheFace(t *testing.T) {
+	table := bulk.New(bulkMin)
+	h := host.New(host.Options{Timeout: 30 * time.Second, TerminateGrace: 200 * time.Millisecond, Bulk: table})
+	reg := &registry.Registry{Path: "in-memory", Servers: map[string]*registry.Server{
+		"ask": {Name: "ask", Command: fakeBin, Args: []string{"ask-caller"}}}}
+	svc := tools.New(tools.Options{Registry: func() (*registry.Registry, error) { return reg, nil }, ConfigPath: "in-memory",
+		Host: h, ExternalCall: true, RegistryPoll: -1, Bulk: table})
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	ss, err := svc.NewServer("test").Connect(t.Context(), &stdioserve.Transport{Reader: toServer, Writer: fromServer, Bulk: table}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := bigText(200 << 10)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "modern", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: big}}, nil
+		},
+	}).Connect(t.Context(), &mcp.IOTransport{Reader: toClient, Writer: fromClient}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Close(); svc.Close(); h.Close() })
+	res := callTool(t, cs, tools.CallToolTool, map[string]any{"server": "ask", "name": "ask", "arguments": map[string]any{"pad": big}})
+	want, _ := json.Marshal(big)
+	if got := resultText(res); res.IsError || !strings.Contains(got, string(want[1:len(want)-1])) {
+		t.Fatalf("the hosted answer after a round came back as %d bytes (%.200q…)", len(got), got)
+	}
+	if table.Lifted() == 0 {
+		t.Error("nothing crossed the face by reference")
+	}
+	waitEmpty(t, table)
 }

@@ -58,6 +58,9 @@ type only struct {
 	// sessions subscribed: the hosted subscription is made by the first
 	// and ended by the last.
 	subs map[subKey]map[*mcp.ServerSession]bool
+
+	fastOnce sync.Once
+	fast     mcp.MethodHandler // receiving's middlewares around nothing (only_fast.go)
 }
 
 type subKey struct{ part, uri string }
@@ -116,7 +119,8 @@ func (s *Service) NewOnlyServer(ctx context.Context, name, version string) (*mcp
 		opts.CompletionHandler = o.complete
 	}
 	o.server = mcp.NewServer(impl, opts)
-	o.server.AddReceivingMiddleware(o.control, s.sealCursors, o.dispatch)
+	o.server.AddReceivingMiddleware(o.receiving()...) // and fastHandler, for the fast path's calls
+	s.onlies.Store(o.server, o)
 	s.opts.Host.WatchNotifications(o.notified)
 	go o.deliver(ctx)
 	s.log.Info("serving one hosted server as colibri's own", "server", name, "colibri_version", version,
@@ -188,6 +192,13 @@ func (o *only) callerOf(ctx context.Context, ss *mcp.ServerSession, p mcp.Params
 	c.Log = nil
 	c.Partition = reqctx.Principal(ctx)
 	return c
+}
+
+// receiving is serve --only's receiving middlewares, outermost first
+// (go-sdk's AddReceivingMiddleware order): go-sdk's server runs what it
+// reads through them, and fastHandler the calls the fast path takes.
+func (o *only) receiving() []mcp.Middleware {
+	return []mcp.Middleware{o.control, o.s.sealCursors, o.dispatch}
 }
 
 // control is serve --only's outermost middleware: a request id for every

@@ -13,6 +13,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
 	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/policy"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 	"github.com/colibri-mcp/colibri-mcp/tools/answer"
@@ -51,6 +52,7 @@ func (o *only) callTool(ctx context.Context, r *mcp.CallToolRequest) *mcp.CallTo
 	ctx = record.WithNote(ctx, call.Note)
 	start := time.Now()
 	res, err := o.callHosted(ctx, r)
+	call.Result = session.RawResult(ctx, res) // relayed as the server wrote it (only_fast.go)
 	if err != nil {
 		if failure.KindOf(err) == failure.KindCancelled {
 			o.s.log.DebugContext(ctx, "call cancelled", "server", o.name, "tool", r.Params.Name)

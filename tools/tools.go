@@ -129,6 +129,9 @@ type Service struct {
 	rec    *record.Recorder
 	// pinsFor is the registry the pins were last configured with.
 	pinsFor atomic.Pointer[registry.Registry]
+	// onlies are serve --only's servers (NewOnlyServer), by the MCP
+	// server each made: OnlyCalls finds its fast path.
+	onlies sync.Map
 }
 
 // New returns a Service. Close ends what serving started.

@@ -136,6 +136,9 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 		DrainTimeout:    shutdownWait,
 		Logger:          s.logger,
 		Bulk:            s.bulk,
+		// serve --only's warm calls, relayed below go-sdk's sessions
+		// (docs/benchmarks.md, "The serve --only hop"); nil otherwise.
+		Calls: svc.OnlyCalls(server),
 	}
 	if err := server.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		return failed(fmt.Errorf("serving stdio: %w", err))

@@ -27,6 +27,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/envfile"
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/pin"
+	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
 	"github.com/colibri-mcp/colibri-mcp/internal/statedir"
 	"github.com/colibri-mcp/colibri-mcp/internal/termview"
 	"github.com/colibri-mcp/colibri-mcp/registry"
@@ -146,6 +147,14 @@ func (im *image) settings(cmd *cli.Command, s *settings) error {
 	}
 	if host != "" {
 		lines, err := envfile.Load(host)
+		if errors.Is(err, envfile.ErrReadable) && im.envFile == imageEnvFile && cmd.Name != "check" {
+			// rc.subr reads provider.env whatever its mode: only check
+			// reports it (below), rather than every edit of the image stop.
+			var data []byte
+			if data, _, err = safefile.ReadWithMode(host, envfile.MaxSize); err == nil {
+				lines, err = envfile.Parse(data)
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("the image's env file %s: %w", im.envFile, err)
 		}

@@ -148,4 +148,8 @@ func TestRootImageServiceFiles(t *testing.T) {
 	if code, _, out := check(); code != 2 || !strings.Contains(out, "the image's env file "+imageEnvFile) {
 		t.Errorf("an env file others may read: exit %d\n%s", code, out)
 	}
+	// check reports it; editing the image is not stopped by it.
+	if code, out, stderr := runCLI(t, env, "servers", "--root", img); code != 0 {
+		t.Errorf("servers --root beside an env file others may read: exit %d\n%s%s", code, out, stderr)
+	}
 }

@@ -900,3 +900,29 @@ func TestTypedLifted(t *testing.T) {
 		t.Errorf("Text after Release: %d bytes, %v; want none", len(s), ok)
 	}
 }
+
+// A Hold keeps an owner's strings past its other holders (a call that
+// outlives its request: a 2026-07-28 caller's continuation), until it is
+// released, once; a let-go owner takes no hold.
+func TestOwnerHold(t *testing.T) {
+	tab, ended := ownedTable()
+	_, refs := tab.Lift([]byte(`{"params":{"arguments":{"a":"`+x(20)+`"}}}`), "params", "arguments")
+	o := tab.Own(refs)
+	release := o.Hold()
+	o.Done() // the face lets go
+	if !o.Live() || tab.Len() != 1 {
+		t.Fatalf("held, yet live %v, Len() = %d", o.Live(), tab.Len())
+	}
+	release()
+	waitEnded(t, ended)
+	release() // again: nothing
+	if o.Live() || tab.Len() != 0 || holdsOf(o) != 0 {
+		t.Fatalf("released, yet live %v, Len() = %d, holds %d", o.Live(), tab.Len(), holdsOf(o))
+	}
+	o.Hold()() // let go already: no hold taken
+	if holdsOf(o) != 0 {
+		t.Fatalf("a hold on a let-go owner: %d", holdsOf(o))
+	}
+	var none *Owner
+	none.Hold()()
+}

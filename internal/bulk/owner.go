@@ -109,6 +109,23 @@ func (o *Owner) Adopt(refs []Ref) bool {
 	return true
 }
 
+// Hold takes one more hold on o, for a call that outlives the request it
+// came with (a 2026-07-28 caller's continuation, answered over several
+// requests: tools/caller); release lets go of it, and may be called more
+// than once. A nil Owner, or one let go already, takes none.
+func (o *Owner) Hold() (release func()) {
+	if o == nil {
+		return func() {}
+	}
+	o.t.mu.Lock()
+	defer o.t.mu.Unlock()
+	if o.holds == 0 {
+		return func() {}
+	}
+	o.holds++
+	return sync.OnceFunc(o.Done)
+}
+
 // OwnerFrom is the owner ctx carries (Join), or nil.
 func OwnerFrom(ctx context.Context) *Owner {
 	o, _ := ctx.Value(ownerKey{}).(*Owner)

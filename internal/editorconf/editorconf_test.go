@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/editorconf/syntax"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/varref"
 )
 
 // A JSON mistake is reported at its line and column of the original file
@@ -317,7 +319,7 @@ func TestVarName(t *testing.T) {
 		{[]string{"ünï", "-"}, "N"},
 		{[]string{"", ""}, "MCP_SECRET"},
 	} {
-		if got := VarName(tc.in...); got != tc.want || !validVarName(got) {
+		if got := VarName(tc.in...); got != tc.want || !varref.ValidName(got) {
 			t.Errorf("VarName(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/editorconf/syntax"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/varref"
 )
 
 // converter turns one file's servers into entries.
@@ -531,7 +533,7 @@ func (c *converter) stdio(e *Entry, s *spec) {
 			e.Env = map[string]string{}
 		}
 		variable := k
-		if !validVarName(k) {
+		if !varref.ValidName(k) {
 			variable = VarName(e.Name, k)
 		}
 		e.Env[k] = c.secretValue(e, s.env[k], where{key: "env/" + k, expr: true}, SecretName(k) || credentials(s.env[k]), variable, "env "+k)
@@ -540,7 +542,7 @@ func (c *converter) stdio(e *Entry, s *spec) {
 		if e.Env == nil {
 			e.Env = map[string]string{}
 		}
-		if _, set := e.Env[k]; !set && validVarName(k) {
+		if _, set := e.Env[k]; !set && varref.ValidName(k) {
 			e.Env[k] = "${" + k + "}"
 		}
 	}
@@ -580,14 +582,14 @@ func (c *converter) remote(e *Entry, s *spec) {
 		if e.Headers == nil {
 			e.Headers = map[string]string{}
 		}
-		if v := s.headerRefs[h]; validVarName(v) {
+		if v := s.headerRefs[h]; varref.ValidName(v) {
 			e.Headers[h] = "${" + v + "}"
 		} else {
 			c.note(e.Name, fmt.Sprintf("env_http_headers %q: %q is not a variable name: not imported", h, v))
 		}
 	}
 	switch {
-	case s.bearerVar != "" && validVarName(s.bearerVar):
+	case s.bearerVar != "" && varref.ValidName(s.bearerVar):
 		e.BearerToken = "${" + s.bearerVar + "}"
 	case s.bearerVar != "":
 		c.note(e.Name, fmt.Sprintf("bearer_token_env_var %q is not a variable name: not imported", s.bearerVar))

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/varref"
 )
 
 // secretWords make a variable or header name look secret, wherever they
@@ -62,40 +64,14 @@ func VarName(words ...string) string {
 	return name
 }
 
-// validVarName is the registry's rule for ${NAME}.
-func validVarName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i, c := range name {
-		switch {
-		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // references are the ${NAME} references of a registry value (one already
 // translated: every other $ is doubled).
 func references(v string) []string {
 	var names []string
-	for i := 0; i < len(v); i++ {
-		if v[i] != '$' || i+1 >= len(v) {
-			continue
-		}
-		switch v[i+1] {
-		case '$':
-			i++
-		case '{':
-			if end := strings.IndexByte(v[i+2:], '}'); end >= 0 {
-				names = append(names, v[i+2:i+2+end])
-				i += 2 + end
-			}
-		}
-	}
+	_ = varref.Each(v, func(string) {}, func(name string) error {
+		names = append(names, name)
+		return nil
+	})
 	return names
 }
 
@@ -191,7 +167,7 @@ func (c *converter) editorVariable(server, inner string, w where) (string, bool)
 // reference maps a ${…} of the editor's, in an env or header value, to the
 // name of one of colibri's variables.
 func (c *converter) reference(server, inner string, w where) (string, bool) {
-	if name, ok := strings.CutPrefix(inner, "env:"); ok && (c.format == VSCode || c.format == Cursor) && validVarName(name) {
+	if name, ok := strings.CutPrefix(inner, "env:"); ok && (c.format == VSCode || c.format == Cursor) && varref.ValidName(name) {
 		return name, true
 	}
 	if id, ok := strings.CutPrefix(inner, "input:"); ok && c.format == VSCode && id != "" {
@@ -199,7 +175,7 @@ func (c *converter) reference(server, inner string, w where) (string, bool) {
 		c.note(server, fmt.Sprintf("%s: VS Code's input %q becomes ${%s}: set %s in colibri's environment", w.key, id, name, name))
 		return name, true
 	}
-	if validVarName(inner) {
+	if varref.ValidName(inner) {
 		return inner, true
 	}
 	return "", false

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/safefile"
+	"github.com/colibri-mcp/colibri-mcp/internal/varref"
 )
 
 // MaxSize bounds an env file (1 MiB): a few secrets, not a data store.
@@ -69,7 +70,7 @@ func Parse(data []byte) ([]string, error) {
 		}
 		line = strings.TrimPrefix(line, "export ")
 		name, value, ok := strings.Cut(line, "=")
-		if !ok || !validName(name) {
+		if !ok || !varref.ValidName(name) {
 			return nil, fmt.Errorf("line %d: want NAME=value, NAME a variable name", i+1)
 		}
 		if len(value) >= 2 && value[0] == '\'' && value[len(value)-1] == '\'' {
@@ -89,22 +90,10 @@ func Parse(data []byte) ([]string, error) {
 // in an unquoted assignment value.
 const shellSpecial = "'\"`$\\ \t;&|<>()~"
 
-func validName(n string) bool {
-	if n == "" || n[0] >= '0' && n[0] <= '9' {
-		return false
-	}
-	for _, r := range n {
-		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
-			return false
-		}
-	}
-	return true
-}
-
 // line is NAME=value as Parse (and sh) read it back.
 func line(name, value string) (string, error) {
 	switch {
-	case !validName(name):
+	case !varref.ValidName(name):
 		return "", fmt.Errorf("%q is not a variable name", name)
 	case strings.ContainsAny(value, "'\n\r\x00"):
 		return "", fmt.Errorf("the value of %s holds a quote or a line break: set it by hand", name)

@@ -39,8 +39,7 @@ func proxyEnv(env []string, proxyURL string) []string {
 // that per-request, warm and spare processes share one credential and one
 // max_connections.
 func (b *Builder) egressGrant(srv *registry.Server) (*egress.Grant, error) {
-	sb := srv.Confinement()
-	key := srv.Name + "\x00" + strings.Join(sb.Destinations, "\x00") + "\x00" + string(rune(sb.Connections()))
+	key := grantKey(srv)
 	b.egressMu.Lock()
 	defer b.egressMu.Unlock()
 	if g := b.grants[key]; g != nil {
@@ -71,6 +70,7 @@ func (b *Builder) egressGrant(srv *registry.Server) (*egress.Grant, error) {
 			}
 		}
 	}
+	sb := srv.Confinement()
 	var dests []dest.Destination
 	for _, s := range sb.Destinations {
 		d, err := dest.Parse(s) // checked by the registry already
@@ -82,6 +82,32 @@ func (b *Builder) egressGrant(srv *registry.Server) (*egress.Grant, error) {
 	g := b.proxy.Grant(srv.Name, dests, sb.Connections())
 	b.grants[key] = g
 	return g, nil
+}
+
+// grantKey is srv's grant's key: its name, destinations and
+// max_connections; "" for an entry without a "net" list.
+func grantKey(srv *registry.Server) string {
+	sb := srv.Confinement()
+	if sb == nil || sb.Destinations == nil {
+		return ""
+	}
+	return srv.Name + "\x00" + strings.Join(sb.Destinations, "\x00") + "\x00" + strconv.Itoa(sb.Connections())
+}
+
+// Retain revokes the egress grants of servers that reg no longer has, or
+// whose destinations or max_connections changed: a credential a server
+// kept from before the change (in its files, or in a process still
+// running) no longer reaches what its entry no longer lists. Its next
+// processes get a new grant.
+func (b *Builder) Retain(reg *registry.Registry) {
+	b.egressMu.Lock()
+	defer b.egressMu.Unlock()
+	for key, g := range b.grants {
+		if srv, ok := reg.Servers[g.Server]; !ok || grantKey(srv) != key {
+			g.Revoke()
+			delete(b.grants, key)
+		}
+	}
 }
 
 // Close stops the egress proxy, if one was started.

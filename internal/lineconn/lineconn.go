@@ -8,7 +8,7 @@
 // whole message before it fails, and only then decodes it. For a message of
 // megabytes those passes are most of the time a hop takes. This transport
 // finds each line with a byte search, checks it is one JSON value, and
-// decodes it once with go-sdk's own [jsonrpc.DecodeMessage]; it writes with
+// decodes it once as go-sdk's own [jsonrpc.DecodeMessage] does ([DecodeMessage]); it writes with
 // go-sdk's [jsonrpc.EncodeMessage], large params or results spliced in
 // rather than copied twice ([Encode]). What the messages mean stays go-sdk's.
 //
@@ -21,7 +21,6 @@
 package lineconn
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -61,6 +60,9 @@ type Transport struct {
 	// invalid UTF-8 or a lone surrogate, replaced with U+FFFD before it
 	// was read (internal/strict): for the log.
 	Repaired func()
+
+	mu   sync.Mutex
+	conn *conn // what Connect made: Call writes through it
 }
 
 // Connect implements mcp.Transport. It starts the goroutine that reads.
@@ -68,41 +70,35 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	c := &conn{
 		r:        t.Reader,
 		w:        t.Writer,
-		incoming: make(chan msgOrErr),
-		closed:   make(chan struct{}),
 		bulk:     t.Bulk,
 		relay:    t.Relay,
 		repaired: t.Repaired,
 	}
-	// Reads happen on a goroutine of their own so that Read can return when
-	// its context ends or the connection is closed, as IOTransport's do.
-	go c.readLoop(bufio.NewReaderSize(t.Reader, 64<<10))
+	t.mu.Lock()
+	t.conn = c
+	t.mu.Unlock()
+	c.frame = StartFrame(t.Reader, t.Writer, 0, c.line, c.direct.end)
 	return c, nil
-}
-
-type msgOrErr struct {
-	msg jsonrpc.Message
-	err error
 }
 
 type conn struct {
 	r io.ReadCloser
 	w io.WriteCloser
 
-	wmu sync.Mutex // one whole message per Write
+	frame *Frame // the reading goroutine and whole writes (Frame)
 
 	repaired func()
 
-	incoming  chan msgOrErr
-	closed    chan struct{}
-	closeOnce sync.Once
-	closeErr  error
+	closeErr error // Close's, once
+	rep      repeats
 
 	relay func(method string, params json.RawMessage) bool
 
 	bulk    *bulk.Table
 	pmu     sync.Mutex
 	pending map[jsonrpc.ID]*bulk.Owner // tools/calls written for a request that owns strings, not yet answered
+
+	direct directCalls // requests written below go-sdk (Transport.Call)
 }
 
 func (c *conn) SessionID() string { return "" }
@@ -110,46 +106,33 @@ func (c *conn) SessionID() string { return "" }
 // ErrBatch is the error for a line that holds a JSON-RPC batch.
 var ErrBatch = errors.New("JSON-RPC batches are not supported (MCP 2025-06-18 and later)")
 
-func (c *conn) readLoop(r *bufio.Reader) {
-	var rep repeats
-	for {
-		parts, _, _, err := ReadLine(r, 0)
-		var msg jsonrpc.Message
-		asked := false
-		if parts = TrimSpace(parts); len(parts) > 0 && err == nil {
-			if rep.drop(parts) {
-				continue
-			}
-			var taken bool
-			if asked, taken = c.relayed(parts); taken {
-				continue
-			}
-		}
-		if len(parts) > 0 && (err == nil || err == io.EOF) {
-			var derr error
-			msg, derr = c.decode(parts)
-			if derr != nil {
-				err = derr
-			}
-			if req, ok := msg.(*jsonrpc.Request); ok && derr == nil && c.relay != nil && !asked && !req.IsCall() && c.relay(req.Method, req.Params) {
-				msg = nil // relayed: go-sdk never sees it
-			}
-		}
-		if msg != nil && (err == nil || err == io.EOF) {
-			select {
-			case c.incoming <- msgOrErr{msg: msg}:
-			case <-c.closed:
-				return
-			}
-		}
-		if err != nil {
-			select {
-			case c.incoming <- msgOrErr{err: err}:
-			case <-c.closed:
-			}
-			return
-		}
+// line is what the hosted side makes of one line (Frame): a message for
+// go-sdk, or nothing for a repeat dropped, a notification relayed or the
+// answer to a request of colibri's own; an error (a line that is not one
+// message) ends the connection.
+func (c *conn) line(parts [][]byte, _ int, _ bool) (jsonrpc.Message, error) {
+	parts = TrimSpace(parts)
+	if len(parts) == 0 {
+		return nil, nil
 	}
+	if c.rep.drop(parts) {
+		return nil, nil
+	}
+	asked, taken := c.relayed(parts)
+	if taken {
+		return nil, nil
+	}
+	msg, err := c.decode(parts)
+	if err != nil {
+		return nil, err
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && c.relay != nil && !asked && !req.IsCall() && c.relay(req.Method, req.Params) {
+		return nil, nil // relayed: go-sdk never sees it
+	}
+	if r, ok := msg.(*jsonrpc.Response); ok && c.direct.take(r) {
+		return nil, nil // a request of colibri's own below go-sdk (Transport.Call)
+	}
+	return msg, nil
 }
 
 // maxRelayedLine bounds the lines relayed reads itself: a progress or log
@@ -237,7 +220,7 @@ func (c *conn) decode(parts [][]byte) (jsonrpc.Message, error) {
 		text = fixed
 		c.noteRepaired()
 	}
-	msg, err := jsonrpc.DecodeMessage(text)
+	msg, err := DecodeMessage(text)
 	r, ok := msg.(*jsonrpc.Response)
 	if ok && err == nil {
 		if s := c.answered(r.ID); refs != nil && s != nil && s.Adopt(refs) {
@@ -254,7 +237,7 @@ func (c *conn) decode(parts [][]byte) (jsonrpc.Message, error) {
 		} else if fixed != nil {
 			whole = fixed
 		}
-		msg, err = jsonrpc.DecodeMessage(whole)
+		msg, err = DecodeMessage(whole)
 	}
 	return msg, err
 }
@@ -307,21 +290,7 @@ func (c *conn) answered(id jsonrpc.ID) *bulk.Owner {
 	return s
 }
 
-func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	default:
-	}
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case v := <-c.incoming:
-		return v.msg, v.err
-	case <-c.closed:
-		return nil, io.EOF
-	}
-}
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) { return c.frame.Next(ctx) }
 
 func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	select {
@@ -342,20 +311,14 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("writing message: %w", err)
 	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	for _, p := range parts {
-		if _, err := c.w.Write(p); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.frame.WriteParts(parts)
 }
 
 func (c *conn) Close() error {
-	c.closeOnce.Do(func() {
+	c.frame.Close(func() error {
 		c.closeErr = errors.Join(c.r.Close(), c.w.Close())
-		close(c.closed)
+		c.direct.end(ErrNotConnected)
+		return c.closeErr
 	})
 	return c.closeErr
 }

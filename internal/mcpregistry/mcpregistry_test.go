@@ -106,7 +106,7 @@ func TestPlanRefuses(t *testing.T) {
 		want         []string
 	}{
 		{"OCI", "io.github.example/database-manager", mcpregistry.Choice{}, []string{"OCI image", "docker.io/example/database-manager-mcp:3.1.0", "colibri runs no containers"}},
-		{"a required argument missing", "io.github.modelcontextprotocol/filesystem", mcpregistry.Choice{}, []string{"--arg target_dir=VALUE"}},
+		{"a required argument missing", "io.github.modelcontextprotocol/filesystem", mcpregistry.Choice{}, []string{"target_dir (Path to access)", "--arg target_dir=VALUE"}},
 		{"an argument it does not take", "io.github.brave/brave-search-mcp-server", mcpregistry.Choice{Args: map[string][]string{"port": {"1"}}}, []string{"--arg port", "takes no such argument"}},
 		{"no such way", "io.github.brave/brave-search-mcp-server", mcpregistry.Choice{Package: "pypi"}, []string{"offers no pypi way", "it offers npm"}},
 		{"a way --package does not know", "io.github.brave/brave-search-mcp-server", mcpregistry.Choice{Package: "nuget"}, []string{`--package "nuget"`, "npm, pypi, remote"}},

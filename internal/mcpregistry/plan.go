@@ -418,14 +418,21 @@ func (b *builder) fill(at, value string, vars map[string]Input) (string, error) 
 type MissingArgsError struct {
 	Names []string
 	At    string
+	// About is what the server.json says of each, where it says
+	// something: what to give is never a guess.
+	About map[string]string
 }
 
 func (e *MissingArgsError) Error() string {
-	var flags []string
+	var flags, names []string
 	for _, n := range e.Names {
 		flags = append(flags, "--arg "+n+"=VALUE")
+		if d := e.About[n]; d != "" {
+			n += " (" + d + ")"
+		}
+		names = append(names, n)
 	}
-	return fmt.Sprintf("the server needs %s (%s): give %s", strings.Join(e.Names, ", "), e.At, strings.Join(flags, " "))
+	return fmt.Sprintf("the server needs %s, at %s: give %s", strings.Join(names, ", "), e.At, strings.Join(flags, " "))
 }
 
 // args is the argv of packageArguments or runtimeArguments: fixed values
@@ -435,6 +442,7 @@ func (e *MissingArgsError) Error() string {
 // one is left out and listed.
 func (b *builder) args(at string, list []Argument) ([]string, error) {
 	var argv, missing []string
+	var about map[string]string // a missing one's description
 	for i, a := range list {
 		where := fmt.Sprintf("%s/%d", at, i)
 		var key string
@@ -475,7 +483,14 @@ func (b *builder) args(at string, list []Argument) ([]string, error) {
 			if key == "" {
 				return nil, fmt.Errorf("%s: %s: a required argument with no value and no valueHint to give it by", b.f.URL, where)
 			}
-			missing = append(missing, strings.TrimLeft(key, "-"))
+			name := strings.TrimLeft(key, "-")
+			missing = append(missing, name)
+			if d := clip(a.Description); d != "" {
+				if about == nil {
+					about = map[string]string{}
+				}
+				about[name] = d
+			}
 			continue
 		default:
 			if key != "" {
@@ -491,7 +506,7 @@ func (b *builder) args(at string, list []Argument) ([]string, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, &MissingArgsError{Names: missing, At: at}
+		return nil, &MissingArgsError{Names: missing, At: at, About: about}
 	}
 	return argv, nil
 }

@@ -81,10 +81,15 @@ type Session struct {
 	cfg    Config
 	up     Upstream
 	cs     *mcp.ClientSession
-	routes *router
-	caps   *mcp.ClientCapabilities // what colibri offered the server
-	plain  bool                    // offered no capability: its list is the one list_tools shows
-	modern bool                    // speaks 2026-07-28: no session, no ping, no logging/setLevel
+	direct Direct // the transport's requests below go-sdk, if it has them
+	// perRequest is the _meta go-sdk puts in each request of a 2026-07-28
+	// session (SEP-2575: the version, clientInfo, clientCapabilities), as
+	// its first request carried it: callDirect sends the same.
+	perRequest atomic.Pointer[map[string]any]
+	routes     *router
+	caps       *mcp.ClientCapabilities // what colibri offered the server
+	plain      bool                    // offered no capability: its list is the one list_tools shows
+	modern     bool                    // speaks 2026-07-28: no session, no ping, no logging/setLevel
 
 	tearingDown atomic.Bool // close or abort has begun: the first one wins
 	// tokens numbers the progress tokens colibri gives this session's
@@ -111,6 +116,7 @@ func Open(ctx context.Context, timer *Timer, cfg Config, up Upstream, caller *Ca
 		r.RelayBelow(s.routes.relay)
 	}
 	transport := up.Transport()
+	s.direct, _ = transport.(Direct)
 	if !below {
 		transport = &relayTransport{routes: s.routes, inner: transport}
 	}
@@ -122,6 +128,7 @@ func Open(ctx context.Context, timer *Timer, cfg Config, up Upstream, caller *Ca
 	if cfg.OnRequest != nil {
 		client.AddSendingMiddleware(observe(cfg.OnRequest))
 	}
+	client.AddSendingMiddleware(s.learnPerRequest)
 	if cfg.ProtocolVersion == upver.Modern {
 		client.AddSendingMiddleware(probeBound(min(cfg.ProbeTimeout, cfg.Timeout/3)))
 	}
@@ -258,7 +265,17 @@ func (s *Session) CallTool(ctx context.Context, name string, args *Arguments, ca
 	defer s.routes.begin(ph.ctx, caller, token, ph.kick)()
 	defer s.up.Unstick(ph.ctx)()
 	pctx := s.up.Track(ph.ctx)
-	res, err := s.cs.CallTool(pctx, params)
+	var res *mcp.CallToolResult
+	var err error
+	if raw := rawFrom(ctx); raw != nil && s.directly() {
+		start := time.Now()
+		res, err = s.callDirect(pctx, raw, params)
+		if s.cfg.OnRequest != nil { // as the client's sending middleware (observe) times the others
+			s.cfg.OnRequest("tools/call", time.Since(start), RequestErrorType(res, err))
+		}
+	} else {
+		res, err = s.cs.CallTool(pctx, params)
+	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) && ctx.Err() == nil && !ph.Expired() && !s.up.Oversize() && s.up.ToolError(pctx) {
 		return nil, &RemoteError{err: rpcErr, redact: s.up.Secrets()}

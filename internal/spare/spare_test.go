@@ -111,30 +111,40 @@ func TestTakeOnceThenRefill(t *testing.T) {
 // Early exits back off, then open the circuit; a Start that fails is not
 // an exit and opens nothing.
 func TestCircuit(t *testing.T) {
-	w := newWorld(t, Options[*fakeProc, string]{Threshold: 3, Cooldown: time.Hour})
-	w.dieAtOnce = true
-	w.Sync([]Entry[string]{entry("a", 1)}, true)
-	testwait.Eventually(t, "the circuit to open", func() bool { return w.Open("s") != nil })
-	if started, _ := w.count(); started != 3 {
-		t.Errorf("%d started before the circuit opened, want 3", started)
-	}
-	_, _, err := w.Take(entry("a", 1))
-	var oe *OpenError
-	if !errors.As(err, &oe) || oe.Failures != 3 {
-		t.Fatalf("Take = %v, want *OpenError after 3 failures", err)
-	}
-	w.Refill("s")
-	if started, _ := w.count(); started != 3 {
-		t.Errorf("a spare started while the circuit was open")
-	}
+	// In a synctest bubble: the back-offs between the early exits pass on
+	// the bubble's clock, with no real wait.
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, Options[*fakeProc, string]{Threshold: 3, Cooldown: time.Hour})
+		w.dieAtOnce = true
+		w.Sync([]Entry[string]{entry("a", 1)}, true)
+		time.Sleep(time.Minute) // three back-offs of 1 ms; the cool-down is an hour
+		synctest.Wait()
+		if w.Open("s") == nil {
+			t.Fatal("the circuit did not open")
+		}
+		if started, _ := w.count(); started != 3 {
+			t.Errorf("%d started before the circuit opened, want 3", started)
+		}
+		_, _, err := w.Take(entry("a", 1))
+		var oe *OpenError
+		if !errors.As(err, &oe) || oe.Failures != 3 {
+			t.Fatalf("Take = %v, want *OpenError after 3 failures", err)
+		}
+		w.Refill("s")
+		synctest.Wait()
+		if started, _ := w.count(); started != 3 {
+			t.Errorf("a spare started while the circuit was open")
+		}
 
-	w2 := newWorld(t, Options[*fakeProc, string]{Threshold: 1})
-	w2.startErr = errors.New("no such command")
-	w2.Sync([]Entry[string]{entry("a", 1)}, true)
-	<-w2.ready
-	if w2.Open("s") != nil {
-		t.Error("a failed Start opened the circuit")
-	}
+		w2 := newWorld(t, Options[*fakeProc, string]{Threshold: 1})
+		w2.startErr = errors.New("no such command")
+		w2.Sync([]Entry[string]{entry("a", 1)}, true)
+		<-w2.ready
+		synctest.Wait()
+		if w2.Open("s") != nil {
+			t.Error("a failed Start opened the circuit")
+		}
+	})
 }
 
 // Spares that exit at start are replaced after Backoff(n), n the early
@@ -199,22 +209,41 @@ func TestEvictEditRemoveClose(t *testing.T) {
 	})
 }
 
-// Idle spares stop; a request wakes them; a registry read does not.
+// Idle spares stop, at Idle after the registry read that started them and
+// not before; a request wakes them; a registry read does not. (In a
+// synctest bubble: the spare is ready at once, and the idle timer fires at
+// its exact time. On the real clock a start slower than Idle, on a loaded
+// machine, was stopped before it was ever ready.)
 func TestIdle(t *testing.T) {
-	w := newWorld(t, Options[*fakeProc, string]{})
-	e := entry("a", 1)
-	e.Idle = 20 * time.Millisecond
-	w.Sync([]Entry[string]{e}, true)
-	testwait.Eventually(t, "the spare stopped when idle", func() bool { _, d := w.count(); return d == 1 && w.Ready("s") == 0 })
-	w.Sync([]Entry[string]{e}, true)
-	if started, _ := w.count(); started != 1 {
-		t.Fatal("a registry read woke idle spares")
-	}
-	if _, ok, _ := w.Take(e); ok {
-		t.Fatal("a spare while idle")
-	}
-	w.Refill("s")
-	testwait.Eventually(t, "spares again after a request", func() bool { started, _ := w.count(); return started == 2 })
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, Options[*fakeProc, string]{})
+		e := entry("a", 1)
+		e.Idle = 20 * time.Millisecond
+		w.Sync([]Entry[string]{e}, true)
+		time.Sleep(e.Idle - time.Nanosecond)
+		synctest.Wait()
+		if started, d := w.count(); started != 1 || d != 0 || w.Ready("s") != 1 {
+			t.Fatalf("just before Idle: %d started, %d discarded, %d ready; want the spare ready", started, d, w.Ready("s"))
+		}
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		if _, d := w.count(); d != 1 || w.Ready("s") != 0 {
+			t.Fatalf("at Idle: %d discarded, %d ready; want the spare stopped", d, w.Ready("s"))
+		}
+		w.Sync([]Entry[string]{e}, true)
+		synctest.Wait()
+		if started, _ := w.count(); started != 1 {
+			t.Fatal("a registry read woke idle spares")
+		}
+		if _, ok, _ := w.Take(e); ok {
+			t.Fatal("a spare while idle")
+		}
+		w.Refill("s")
+		synctest.Wait()
+		if started, _ := w.count(); started != 2 || w.Ready("s") != 1 {
+			t.Errorf("after a request: %d started, %d ready; want the spare again", started, w.Ready("s"))
+		}
+	})
 }
 
 // Concurrent takes, evictions, edits, deaths and Close: every spare ends

@@ -6,10 +6,11 @@
 // decode (not JSON, nested too deep, a wrong "jsonrpc", an object as id, a
 // line over its limit): the JSON decoder that frames its stream cannot resume
 // after an error, and any error from Connection.Read ends a jsonrpc2
-// connection. This transport frames lines itself, decodes each with go-sdk's
-// own [jsonrpc.DecodeMessage], and answers a line that does not decode with a
-// JSON-RPC error (-32700 parse error, -32600 invalid request; with the line's
-// id when it can be read, else null), then reads on.
+// connection. This transport frames lines itself, reads each as go-sdk's
+// own [jsonrpc.DecodeMessage] reads it ([lineconn.DecodeMessage]), and
+// answers a line that does not decode with a JSON-RPC error (-32700 parse
+// error, -32600 invalid request; with the line's id when it can be read,
+// else null), then reads on.
 //
 // It also keeps the books of the session's requests, which go-sdk would
 // otherwise get wrong without a word: a request that reuses the id of one in
@@ -23,7 +24,6 @@
 package stdioserve
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -60,10 +60,18 @@ type Transport struct {
 	// under the call's id until its answer is written, and every message
 	// written is lowered through it. Nil: messages pass whole.
 	Bulk *bulk.Table
+	// Calls, if set, is offered each call read (a request with an id,
+	// booked), before go-sdk sees it: nil leaves it to go-sdk; else the
+	// returned func answers it, run on a goroutine of its own under a
+	// context (Connect's) that ends when the caller cancels the call or
+	// the session ends, and its answer is written as go-sdk's are (the
+	// books kept: a cancelled call's is not). serve --only's fast path
+	// (tools.Service.OnlyCalls) takes a warm tools/call this way.
+	Calls func(*jsonrpc.Request) func(context.Context) *jsonrpc.Response
 }
 
 // Connect implements mcp.Transport. It starts the goroutine that reads lines.
-func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
+func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	limit := t.MaxMessageBytes
 	if limit <= 0 {
 		limit = mcp.DefaultMaxLineLength
@@ -73,34 +81,26 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &conn{
-		w:        t.Writer,
 		log:      log,
+		limit:    limit,
 		drain:    t.DrainTimeout,
-		incoming: make(chan msgOrErr),
-		closed:   make(chan struct{}),
 		calls:    map[jsonrpc.ID]bool{},
 		outgoing: map[jsonrpc.ID]struct{}{},
 		bulk:     t.Bulk,
 		owners:   map[jsonrpc.ID]*bulk.Owner{},
+		base:     ctx,
+		offer:    t.Calls,
+		taken:    map[jsonrpc.ID]context.CancelFunc{},
 	}
-	go c.readLoop(bufio.NewReaderSize(t.Reader, 64<<10), limit)
+	c.frame = lineconn.StartFrame(t.Reader, t.Writer, limit, c.line, nil)
 	return c, nil
 }
 
-type msgOrErr struct {
-	msg jsonrpc.Message
-	err error
-}
-
 type conn struct {
-	w     io.Writer
-	wmu   sync.Mutex // one message per Write, whole
+	frame *lineconn.Frame // the reading goroutine and whole writes (lineconn.Frame)
 	log   *slog.Logger
+	limit int // the longest line read (MaxMessageBytes)
 	drain time.Duration
-
-	incoming  chan msgOrErr // messages in order, then the read error (io.EOF)
-	closed    chan struct{}
-	closeOnce sync.Once
 
 	mu sync.Mutex
 	// calls are the caller's requests read and not yet answered, true once
@@ -114,35 +114,29 @@ type conn struct {
 
 	bulk   *bulk.Table
 	owners map[jsonrpc.ID]*bulk.Owner // the calls in flight whose large strings this face holds (until answered)
+
+	base  context.Context // Connect's: the calls taken run under it
+	offer func(*jsonrpc.Request) func(context.Context) *jsonrpc.Response
+	taken map[jsonrpc.ID]context.CancelFunc // the calls in flight that offer took, by id
 }
 
 func (c *conn) SessionID() string { return "" }
 
-// readLoop reads one line at a time and hands on what decodes; it answers
-// what does not, itself, and goes on. Only the end of the input (or a read
-// error) ends it.
-func (c *conn) readLoop(r *bufio.Reader, limit int) {
-	for {
-		parts, n, tooLong, err := lineconn.ReadLine(r, limit)
-		if tooLong {
-			c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message larger than %d bytes", limit), "too large", n)
-		} else if parts = trimLine(parts); len(parts) > 0 {
-			if msg := c.decode(parts); msg != nil {
-				select {
-				case c.incoming <- msgOrErr{msg: msg}:
-				case <-c.closed:
-					return
-				}
-			}
-		}
-		if err != nil {
-			select {
-			case c.incoming <- msgOrErr{err: err}:
-			case <-c.closed:
-			}
-			return
-		}
+// line is what the face makes of one line (lineconn.Frame): the message
+// that decodes, handed on; what does not is answered here, and the reading
+// goes on. Only the end of the input (or a read error) ends it.
+func (c *conn) line(parts [][]byte, n int, tooLong bool) (jsonrpc.Message, error) {
+	if tooLong {
+		c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message larger than %d bytes", c.limit), "too large", n)
+		return nil, nil
 	}
+	if parts = trimLine(parts); len(parts) == 0 {
+		return nil, nil
+	}
+	if msg := c.decode(parts); msg != nil {
+		return msg, nil
+	}
+	return nil, nil
 }
 
 // byteOrderMark is U+FEFF in UTF-8, which some Windows tools put before
@@ -203,12 +197,12 @@ func (c *conn) decode(parts [][]byte) jsonrpc.Message {
 		c.reject(id, code, "invalid request: "+problem.Error(), "read two ways", size)
 		return nil
 	}
-	msg, err := jsonrpc.DecodeMessage(text)
+	msg, err := lineconn.DecodeMessage(text)
 	if r, ok := msg.(*jsonrpc.Request); refs != nil && (err != nil || !ok || !r.IsCall() || r.Method != "tools/call") {
 		// Only a call's arguments are lifted: anything else is decoded whole.
 		c.bulk.Release(refs...)
 		text, refs = lineconn.Join(parts), nil
-		msg, err = jsonrpc.DecodeMessage(text)
+		msg, err = lineconn.DecodeMessage(text)
 	}
 	if err != nil {
 		c.reject(readableID(text), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error(), "invalid request", size)
@@ -236,6 +230,9 @@ func (c *conn) decode(parts [][]byte) jsonrpc.Message {
 			if !c.book(m.ID, &refs) {
 				c.reject(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: id %v is already used by a request in flight", m.ID.Raw()), "id in use", size)
 				return nil
+			}
+			if c.take(m) {
+				return nil // answered by Calls' func, not go-sdk
 			}
 		case m.Method == "notifications/cancelled":
 			if !c.cancel(m.Params) {
@@ -276,6 +273,53 @@ func (c *conn) book(id jsonrpc.ID, refs *[]bulk.Ref) bool {
 	return true
 }
 
+// take offers a booked call to Transport.Calls, and runs the func that
+// answers it when one is returned: it reports whether the call was taken.
+func (c *conn) take(m *jsonrpc.Request) bool {
+	if c.offer == nil {
+		return false
+	}
+	answer := c.offer(m)
+	if answer == nil {
+		return false
+	}
+	ctx, cancel := context.WithCancel(c.base)
+	c.mu.Lock()
+	c.taken[m.ID] = cancel
+	c.mu.Unlock()
+	go func() {
+		defer cancel()
+		res := answer(ctx)
+		c.mu.Lock()
+		delete(c.taken, m.ID)
+		c.mu.Unlock()
+		if res == nil {
+			res = &jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "colibri: internal error: no answer"}}
+		}
+		if err := c.Write(context.WithoutCancel(ctx), res); err != nil {
+			c.log.Warn("stdio: writing an answer", "err", err)
+		}
+	}()
+	return true
+}
+
+// cancelTaken ends the context of every call Calls took and still runs
+// (id nil), or of the one by id: the caller cancelled it, or the session
+// is ending.
+func (c *conn) cancelTaken(id *jsonrpc.ID) {
+	c.mu.Lock()
+	var stop []context.CancelFunc
+	for k, f := range c.taken {
+		if id == nil || k == *id {
+			stop = append(stop, f)
+		}
+	}
+	c.mu.Unlock()
+	for _, f := range stop {
+		f()
+	}
+}
+
 // cancel marks the call a notifications/cancelled names as cancelled: its
 // answer will not be sent, nor waited for at the end of the input. It
 // reports false when no call by that id is in flight (or it was cancelled
@@ -293,6 +337,9 @@ func (c *conn) cancel(params json.RawMessage) bool {
 	c.calls[id] = true
 	c.cancelled++
 	c.settleLocked()
+	if f := c.taken[id]; f != nil {
+		defer f() // a call go-sdk does not hold: its context ends here
+	}
 	return true
 }
 
@@ -348,41 +395,26 @@ func (c *conn) reject(id jsonrpc.ID, code int64, message, reason string, size in
 }
 
 func (c *conn) writeLine(data []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_, err := c.w.Write(append(data, '\n'))
-	return err
-}
-
-// writeParts writes one message made of parts (a lowered message: see
-// internal/bulk), whole: no other message is written between its parts.
-func (c *conn) writeParts(parts [][]byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	for _, p := range parts {
-		if _, err := c.w.Write(p); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.frame.WriteParts([][]byte{append(data, '\n')})
 }
 
 // Read returns the next message. When the input has ended it first waits,
 // at most DrainTimeout, until every call read so far is answered: jsonrpc2
 // cancels what is still running as soon as Read reports the end.
 func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case m := <-c.incoming:
-		if m.err != nil {
-			c.waitAnswered(ctx)
-			return nil, m.err
-		}
-		return m.msg, nil
-	case <-c.closed:
-		return nil, io.EOF
+	msg, err := c.frame.Next(ctx)
+	if err == nil || ctx.Err() != nil {
+		return msg, err
 	}
+	select {
+	case <-c.frame.Closed():
+		return nil, io.EOF
+	default:
+	}
+	// The input ended (or could not be read): the calls in flight first.
+	c.waitAnswered(ctx)
+	c.cancelTaken(nil) // as jsonrpc2 cancels its own once Read reports the end
+	return nil, err
 }
 
 func (c *conn) waitAnswered(ctx context.Context) {
@@ -405,7 +437,7 @@ func (c *conn) waitAnswered(ctx context.Context) {
 	case <-t.C:
 		c.log.Warn("stdio: calls still in flight at the bound; cancelling them", "bound", c.drain)
 	case <-ctx.Done():
-	case <-c.closed:
+	case <-c.frame.Closed():
 	}
 }
 
@@ -467,7 +499,7 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		err = fmt.Errorf("encoding a message: %w", err)
 	} else {
-		err = c.writeParts(c.lower(msg, data))
+		err = c.frame.WriteParts(c.lower(msg, data))
 	}
 	if answering {
 		c.mu.Lock()
@@ -511,14 +543,14 @@ func (c *conn) lower(msg jsonrpc.Message, data []byte) [][]byte {
 }
 
 func (c *conn) Close() error {
-	c.closeOnce.Do(func() {
-		close(c.closed)
+	return c.frame.Close(func() error {
+		c.cancelTaken(nil)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		for id, o := range c.owners {
 			o.Done()
 			delete(c.owners, id)
 		}
+		return nil
 	})
-	return nil
 }

@@ -100,10 +100,14 @@ type pending struct {
 	rs        *Rounds
 	principal string
 	cancel    context.CancelFunc // ends the hosted request
-	asks      chan *ask          // the hosted server's requests, as it sends them
-	done      chan struct{}      // closed when the hosted request has returned res, err
-	res       mcp.Result
-	err       error
+	// release lets go of the first request's large strings (internal/bulk),
+	// which the hosted request was sent and its answer is lifted for: they
+	// are kept until the answer is written, whichever round writes it.
+	release func()
+	asks    chan *ask     // the hosted server's requests, as it sends them
+	done    chan struct{} // closed when the hosted request has returned res, err
+	res     mcp.Result
+	err     error
 
 	// Under rs.mu.
 	id     string
@@ -175,6 +179,7 @@ func (rs *Rounds) start(ctx context.Context, c Call, run func(context.Context) (
 	// keeps the round's values (request id, principal) but not its end.
 	hctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), pendingKey{}, p))
 	p.cancel = cancel
+	p.release = bulk.OwnerFrom(ctx).Hold()
 	go func() {
 		defer cancel()
 		res, err := run(hctx)
@@ -189,14 +194,12 @@ func (rs *Rounds) start(ctx context.Context, c Call, run func(context.Context) (
 func (rs *Rounds) wait(ctx context.Context, c Call, digest string, p *pending) (mcp.Result, error) {
 	select {
 	case <-p.done: // a result that came while no round waited
-		rs.drop(p)
-		return p.res, p.err
+		return rs.finished(ctx, p)
 	default:
 	}
 	select {
 	case <-p.done:
-		rs.drop(p)
-		return p.res, p.err
+		return rs.finished(ctx, p)
 	case a := <-p.asks:
 		asks := []*ask{a}
 		for more := true; more; {
@@ -213,8 +216,27 @@ func (rs *Rounds) wait(ctx context.Context, c Call, digest string, p *pending) (
 		rs.drop(p)
 		p.cancel()
 		<-p.done // the host returns at once when its request is cancelled
+		p.release()
 		return p.res, p.err
 	}
+}
+
+// finished is p's result, answered to the round of ctx: the strings it
+// holds are let go once that answer is written (go-sdk ends ctx then).
+func (rs *Rounds) finished(ctx context.Context, p *pending) (mcp.Result, error) {
+	rs.drop(p)
+	context.AfterFunc(ctx, p.release)
+	return p.res, p.err
+}
+
+// abandon cancels p's hosted request, and lets go of its strings once it
+// has returned.
+func (p *pending) abandon() {
+	p.cancel()
+	go func() {
+		<-p.done
+		p.release()
+	}()
 }
 
 // inputRequired ends a round with what the hosted server asks.
@@ -225,6 +247,7 @@ func (rs *Rounds) inputRequired(c Call, digest string, p *pending, asks []*ask) 
 			rs.mu.Unlock()
 			p.cancel()
 			<-p.done
+			p.release()
 			return nil, &failure.Error{Kind: failure.KindOverloaded, Server: c.Server,
 				Err:  fmt.Errorf("%d requests of this caller already wait for its input (MRTR)", MaxPending),
 				Hint: "answer or abandon one of them (each holds a hosted process) and call again"}
@@ -262,7 +285,7 @@ func (rs *Rounds) expire(p *pending, round int, server string) {
 	}
 	rs.dropLocked(p)
 	rs.mu.Unlock()
-	p.cancel()
+	p.abandon()
 	rs.log.Info("a 2026-07-28 caller did not come back with the input its request needs; the hosted request is cancelled",
 		"server", server, "principal", p.principal)
 }
@@ -298,7 +321,7 @@ func (rs *Rounds) Close() {
 	}
 	rs.mu.Unlock()
 	for _, p := range all {
-		p.cancel()
+		p.abandon()
 	}
 }
 

@@ -57,6 +57,10 @@ type Call struct {
 	ExposedName  string // the tool's name in aggregate mode, when called so
 	Args         json.RawMessage
 	Note         *Note
+	// Result, when set, is the result as the caller receives it, relayed
+	// as the hosted server wrote it (serve --only's fast path): the audit
+	// line's result_bytes are its length, not an encoding of res.
+	Result json.RawMessage
 }
 
 // Finish writes a call's audit line, counts it and logs it. res is the
@@ -121,7 +125,10 @@ func (r *Recorder) Finish(ctx context.Context, call *Call, session mcp.Session, 
 	if detail != nil {
 		rec.Phase, rec.Attempts = string(detail.Phase), detail.Attempts
 	}
-	if res != nil && detail == nil {
+	if res != nil && detail == nil && call.Result != nil {
+		n := int64(r.Bulk.LoweredLen(call.Result))
+		rec.ResultBytes = &n
+	} else if res != nil && detail == nil {
 		// What the caller receives, as JSON: encoded once more only when
 		// there is an audit log to say it.
 		if b, err := json.Marshal(res); err == nil {

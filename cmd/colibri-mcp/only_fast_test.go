@@ -1,0 +1,314 @@
+package main
+
+// serve --only's fast path (tools/only_fast.go): a warm tools/call of a
+// stdio caller relayed below go-sdk's sessions, with the caller's ids,
+// cancellation, progress, the gate and the audit line as on go-sdk's path.
+// A raw client writes the lines, so that the ids are the test's own.
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
+)
+
+// rawOnly is colibri-mcp serve --only over pipes, spoken to line by line.
+type rawOnly struct {
+	t     *testing.T
+	in    io.WriteCloser
+	logs  *lockedWriter
+	mu    sync.Mutex
+	lines []map[string]json.RawMessage // every message colibri wrote, in order
+}
+
+const fastRelayed = "tools/call relayed below go-sdk's sessions"
+
+func startRawOnly(t *testing.T, reg string, extra ...string) *rawOnly {
+	t.Helper()
+	return startRawOnlyOffering(t, "{}", reg, extra...)
+}
+
+// startRawOnlyOffering is startRawOnly with the client capabilities caps
+// (their JSON).
+func startRawOnlyOffering(t *testing.T, caps, reg string, extra ...string) *rawOnly {
+	t.Helper()
+	args := append([]string{"serve", "--only", "s", "--external-config", reg, "--log-level", "debug", "--timeout", "20s"}, extra...)
+	cmd := exec.Command(colibriBin, args...)
+	cmd.Env = append(os.Environ(), pinEnv(t))
+	r := &rawOnly{t: t, logs: &lockedWriter{w: &strings.Builder{}}}
+	cmd.Stderr = r.logs
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.in = in
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Errorf("colibri wrote a line that is not JSON: %q", sc.Text())
+				continue
+			}
+			r.mu.Lock()
+			r.lines = append(r.lines, m)
+			r.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		in.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"clientInfo":{"name":"raw","version":"1"}}}`)
+	r.answer(`"init"`)
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return r
+}
+
+func (r *rawOnly) send(line string) {
+	r.t.Helper()
+	if _, err := io.WriteString(r.in, line+"\n"); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// answer waits for the answer under id (its JSON), and returns it.
+func (r *rawOnly) answer(id string) map[string]json.RawMessage {
+	r.t.Helper()
+	var got map[string]json.RawMessage
+	testwait.Eventually(r.t, "the answer to id "+id, func() bool {
+		got = r.find(func(m map[string]json.RawMessage) bool { return string(m["id"]) == id && m["method"] == nil })
+		return got != nil
+	})
+	return got
+}
+
+func (r *rawOnly) find(match func(map[string]json.RawMessage) bool) map[string]json.RawMessage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range r.lines {
+		if match(m) {
+			return m
+		}
+	}
+	return nil
+}
+
+func (r *rawOnly) count(match func(map[string]json.RawMessage) bool) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, m := range r.lines {
+		if match(m) {
+			n++
+		}
+	}
+	return n
+}
+
+// text is the first text content of a tools/call answer.
+func resultText(t *testing.T, m map[string]json.RawMessage) (string, bool) {
+	t.Helper()
+	var res struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	if err := json.Unmarshal(m["result"], &res); err != nil || len(res.Content) == 0 {
+		t.Fatalf("not a tools/call result: %s", m["result"])
+	}
+	return res.Content[0].Text, res.IsError
+}
+
+func fastRegistry(t *testing.T, extra map[string]any) string {
+	t.Helper()
+	entry := map[string]any{"command": fakeBin, "args": []string{"ok"}, "lifecycle": "persistent"}
+	for k, v := range extra {
+		entry[k] = v
+	}
+	return writeRegistry(t, registryDoc{"s": entry})
+}
+
+// The caller's ids come back as it wrote them, a string and a number, and
+// answers of calls in flight together never trade places; the calls were
+// relayed below go-sdk (the log says so for each).
+func TestOnlyFastPathKeepsIDs(t *testing.T) {
+	r := startRawOnly(t, fastRegistry(t, nil), "--external-call")
+	ids := []string{`"a"`, `7`, `"colibri-direct-1"`, `-3`, `"x y"`}
+	for i, id := range ids {
+		// The first waits longest: the answers come back out of order.
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"mirror","arguments":{"ms":%d,"n":%d}}}`, id, 200-40*i, i))
+	}
+	for i, id := range ids {
+		text, isErr := resultText(t, r.answer(id))
+		if want := fmt.Sprintf(`{"ms":%d,"n":%d}`, 200-40*i, i); isErr || text != want {
+			t.Errorf("id %s: answer %q (isError %v), want %q", id, text, isErr, want)
+		}
+	}
+	if n := strings.Count(r.logs.String(), fastRelayed); n != len(ids) {
+		t.Errorf("%d of %d calls were relayed below go-sdk\n%s", n, len(ids), r.logs)
+	}
+	// An id may be used again once its call is answered.
+	r.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"again"}}}`)
+	testwait.Eventually(t, "the second answer under id 7", func() bool {
+		return r.count(func(m map[string]json.RawMessage) bool { return string(m["id"]) == "7" }) == 2
+	})
+}
+
+// A call the caller cancels is cancelled on the hosted server too (it is
+// told, under colibri's id for the call) and gets no answer; the id is free
+// again.
+func TestOnlyFastPathCancels(t *testing.T) {
+	r := startRawOnly(t, fastRegistry(t, nil), "--external-call")
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"warm"}}}`)
+	r.answer("1")
+	started := filepath.Join(t.TempDir(), "started")
+	r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":20000,"started":%q}}}`, started))
+	testwait.Eventually(t, "the hosted call to start", func() bool { _, err := os.Stat(started); return err == nil })
+	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"changed my mind"}}`)
+	testwait.Eventually(t, "the hosted server to cancel its call", func() bool { return strings.Contains(r.logs.String(), "sleep: cancelled") })
+	// The id is free: a new call under it is answered, and it is the only answer under it.
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"after"}}}`)
+	if text, _ := resultText(t, r.answer("2")); text != "Echo: after" {
+		t.Errorf("the call after the cancelled one was answered %q", text)
+	}
+	r.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"last"}}}`)
+	r.answer("3")
+	if n := r.count(func(m map[string]json.RawMessage) bool { return string(m["id"]) == "2" }); n != 1 {
+		t.Errorf("%d answers under id 2, want 1 (the cancelled call answered nothing)", n)
+	}
+	if !strings.Contains(r.logs.String(), fastRelayed) {
+		t.Errorf("no call was relayed below go-sdk\n%s", r.logs)
+	}
+}
+
+// Progress of a relayed call reaches the caller under its own token,
+// before the answer.
+func TestOnlyFastPathProgress(t *testing.T) {
+	r := startRawOnly(t, fastRegistry(t, nil), "--external-call")
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"progress","arguments":{"steps":3},"_meta":{"progressToken":"mine"}}}`)
+	if text, _ := resultText(t, r.answer("1")); text != "3 steps" {
+		t.Fatalf("answer %q", text)
+	}
+	r.mu.Lock()
+	var tokens []string
+	for _, m := range r.lines {
+		if string(m["method"]) == `"notifications/progress"` {
+			var p struct {
+				Token any `json:"progressToken"`
+			}
+			json.Unmarshal(m["params"], &p)
+			tokens = append(tokens, fmt.Sprint(p.Token))
+		}
+	}
+	r.mu.Unlock()
+	if len(tokens) == 0 {
+		t.Fatal("no progress reached the caller")
+	}
+	for _, tok := range tokens {
+		if tok != "mine" {
+			t.Errorf("progress under token %q, want the caller's %q", tok, "mine")
+		}
+	}
+	if !strings.Contains(r.logs.String(), fastRelayed) {
+		t.Errorf("the call was not relayed below go-sdk\n%s", r.logs)
+	}
+}
+
+// The gate, the policy and the schema check refuse on the fast path as on
+// go-sdk's, and the audit line is written for each call, with the result's
+// size for the relayed one.
+func TestOnlyFastPathRefusesAndAudits(t *testing.T) {
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	off := startRawOnly(t, fastRegistry(t, nil), "--audit-log", audit) // no --external-call
+	off.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"}}}`)
+	if text, isErr := resultText(t, off.answer("1")); !isErr || !strings.Contains(text, "call_disabled") {
+		t.Errorf("the gate off: %q (isError %v)", text, isErr)
+	}
+	r := startRawOnly(t, fastRegistry(t, map[string]any{"policy": map[string]any{"tools": map[string]any{"deny": []string{"sleep"}}}}), "--external-call", "--audit-log", audit)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1}}}`)
+	if text, isErr := resultText(t, r.answer("1")); !isErr || !strings.Contains(text, "denied") {
+		t.Errorf("a denied tool: %q (isError %v)", text, isErr)
+	}
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":5}}}`)
+	if text, isErr := resultText(t, r.answer("2")); !isErr || !strings.Contains(text, "invalid_arguments") {
+		t.Errorf("arguments the schema rejects: %q (isError %v)", text, isErr)
+	}
+	r.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"fine"}}}`)
+	answer := r.answer("3")
+	if text, _ := resultText(t, answer); text != "Echo: fine" {
+		t.Errorf("an allowed call: %q", text)
+	}
+	if !strings.Contains(r.logs.String(), fastRelayed) {
+		t.Errorf("the allowed call was not relayed below go-sdk\n%s", r.logs)
+	}
+	var outcomes []string
+	testwait.Eventually(t, "four audit lines", func() bool {
+		b, _ := os.ReadFile(audit)
+		outcomes = nil
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var rec struct {
+				Outcome     string `json:"outcome"`
+				ErrorKind   string `json:"error_kind"`
+				ResultBytes *int   `json:"result_bytes"`
+			}
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Outcome != "" {
+				o := rec.Outcome + "/" + rec.ErrorKind
+				if rec.ResultBytes != nil {
+					o += fmt.Sprintf("/%d", *rec.ResultBytes)
+				}
+				outcomes = append(outcomes, o)
+			}
+		}
+		return len(outcomes) == 4
+	})
+	want := fmt.Sprintf("ok//%d", len(answer["result"]))
+	if outcomes[0] != "error/call_disabled" || outcomes[1] != "denied/denied" || outcomes[2] != "error/invalid_arguments" || outcomes[3] != want {
+		t.Errorf("audit outcomes %v, want error/call_disabled, denied/denied, error/invalid_arguments, %s", outcomes, want)
+	}
+}
+
+// A server's sampling request during a relayed call reaches the caller,
+// and its answer the server, which ends the call with it.
+func TestOnlyFastPathSampling(t *testing.T) {
+	reg := writeRegistry(t, registryDoc{"s": {"command": fakeBin, "args": []string{"ask-caller"}, "lifecycle": "persistent"}})
+	r := startRawOnlyOffering(t, `{"sampling":{}}`, reg, "--external-call")
+	r.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask","arguments":{}}}`)
+	var asked map[string]json.RawMessage
+	testwait.Eventually(t, "the server's sampling request to reach the caller", func() bool {
+		asked = r.find(func(m map[string]json.RawMessage) bool { return string(m["method"]) == `"sampling/createMessage"` })
+		return asked != nil
+	})
+	r.send(`{"jsonrpc":"2.0","id":` + string(asked["id"]) + `,"result":{"role":"assistant","content":{"type":"text","text":"yes"},"model":"m"}}`)
+	if text, isErr := resultText(t, r.answer("5")); isErr || !strings.Contains(text, "answered:") || !strings.Contains(text, "yes") {
+		t.Errorf("the call after sampling: %q (isError %v)", text, isErr)
+	}
+	if !strings.Contains(r.logs.String(), fastRelayed) {
+		t.Errorf("the call was not relayed below go-sdk\n%s", r.logs)
+	}
+}
