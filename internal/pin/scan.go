@@ -83,7 +83,7 @@ type Flags struct {
 // came in, but a scan must not cost more than the bound says).
 const (
 	maxFlags       = 16
-	maxScanStrings = 4096
+	maxScanStrings = 1 << 16
 	maxScanBytes   = 1 << 20
 	snippet        = 48 // runes of context either side of a match
 )
@@ -226,7 +226,7 @@ func (sc *scanner) text(s string, key bool) {
 		// must not hide its instruction there, so it is flagged, once.
 		if !sc.cut {
 			sc.cut = true
-			sc.add(Flag{Flag: FlagInstruction, Where: sc.at(key), Text: fmt.Sprintf("not read past the scan's bound (%d strings, %d bytes; an honest definition is far smaller): review it whole", maxScanStrings, maxScanBytes)})
+			sc.add(Flag{Flag: FlagInstruction, Where: sc.at(key), Text: fmt.Sprintf("not read past the scan's bound (%d strings, %d bytes): review it whole", maxScanStrings, maxScanBytes)})
 		}
 		return
 	}
