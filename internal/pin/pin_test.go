@@ -412,12 +412,12 @@ func TestWrittenDiffIsBounded(t *testing.T) {
 	}
 }
 
-// pins counts a server's tools in words a person reads: "1 tool", "2 tools".
+// pins counts a server's tools in words a person reads: "1 tool", "3 tools".
 func TestReportCountsTools(t *testing.T) {
 	store, _ := newStore(t)
 	store.Check("one", pin.NoCaps, []*mcp.Tool{tool("echo", "Echoes.")})
 	store.Check("two", pin.NoCaps, base())
-	for server, want := range map[string]string{"one": ": 1 tool pinned ", "two": ": 2 tools pinned "} {
+	for server, want := range map[string]string{"one": ": 1 tool pinned ", "two": ": 3 tools pinned "} {
 		report, err := store.Report(server)
 		if err != nil {
 			t.Fatal(err)
