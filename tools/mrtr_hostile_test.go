@@ -124,3 +124,35 @@ func TestModernCloseReleasesPending(t *testing.T) {
 	svc.Close()
 	testwait.Eventually(t, "every pending continuation's process released", func() bool { return h.Processes() == 0 })
 }
+
+// A sampling answer that the hosted server's request (which has no tools)
+// cannot take — a tool_use, or several contents — is refused to the
+// caller (-32602 naming why), nothing sent to the hosted server, and the
+// continuation waits on for a right answer, as a 2025-11-25 caller's
+// answer is held to the same by go-sdk.
+func TestModernSamplingAnswerOfToolsRefused(t *testing.T) {
+	svc, h := askService(t, "a1", 0)
+	cs := modernClient(t, svc, true)
+	key, state := firstRound(t, cs)
+	for _, c := range []struct {
+		what    string
+		content []mcp.Content
+		want    string
+	}{
+		{"a tool_use", []mcp.Content{&mcp.ToolUseContent{ID: "x", Name: "rm", Input: map[string]any{"path": "/"}}}, `is "tool_use" content`},
+		{"two texts", []mcp.Content{&mcp.TextContent{Text: "a"}, &mcp.TextContent{Text: "b"}}, "has 2 contents"},
+		{"none", []mcp.Content{}, "has 0 contents"},
+	} {
+		answer := &mcp.CreateMessageWithToolsResult{Model: "m", Role: "assistant", Content: c.content, StopReason: "toolUse"}
+		res, err := askCall(t, cs, askArgs, state, mcp.InputResponseMap{key: answer})
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams || !strings.Contains(rpcErr.Message, c.want) {
+			t.Errorf("%s answering a sampling request without tools: got %v %+v, want -32602 with %q", c.what, err, res, c.want)
+		}
+	}
+	res, err := askCall(t, cs, askArgs, state, mcp.InputResponseMap{key: yes()})
+	if err != nil || res.NeedsInput() || !strings.Contains(resultText(res), `"text":"yes"`) || strings.Contains(resultText(res), "tool_use") {
+		t.Fatalf("the right answer after the refused ones: %v %+v", err, res)
+	}
+	testwait.Eventually(t, "the process released", func() bool { return h.Processes() == 0 })
+}

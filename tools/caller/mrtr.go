@@ -370,8 +370,8 @@ func (rs *Rounds) resume(ctx context.Context, c Call, digest, token string, answ
 		if !ok || got == nil {
 			return nil, invalidInput(fmt.Sprintf("inputResponses lacks %q, which the last round asked", key))
 		}
-		if !answers2(a.req, got) {
-			return nil, invalidInput(fmt.Sprintf("inputResponses[%q] does not answer a %s request", key, methodOf(a.req)))
+		if why := mismatch(a.req, got); why != "" {
+			return nil, invalidInput(fmt.Sprintf("inputResponses[%q] %s", key, why))
 		}
 	}
 	for key := range answers {
@@ -396,22 +396,48 @@ func invalidInput(why string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "colibri: " + why}
 }
 
-// answers2 reports whether resp is an answer of the kind req asks for.
-func answers2(req mcp.InputRequest, resp mcp.InputResponse) bool {
+// mismatch is why resp does not answer req, or "" when it does: an answer
+// of another kind, or a sampling answer that a request without tools
+// cannot take (a hosted server's sampling request reaches colibri without
+// tools; a 2025-11-25 caller's answer is held to the same by go-sdk).
+func mismatch(req mcp.InputRequest, resp mcp.InputResponse) string {
+	other := "does not answer a " + methodOf(req) + " request"
 	switch req.(type) {
 	case *mcp.CreateMessageParams:
-		switch resp.(type) {
-		case *mcp.CreateMessageResult, *mcp.CreateMessageWithToolsResult:
-			return true
+		switch r := resp.(type) {
+		case *mcp.CreateMessageResult:
+			return ""
+		case *mcp.CreateMessageWithToolsResult:
+			if len(r.Content) != 1 {
+				return fmt.Sprintf("has %d contents; a sampling request without tools takes one", len(r.Content))
+			}
+			if t := contentType(r.Content[0]); t != "text" && t != "image" && t != "audio" {
+				return fmt.Sprintf("is %q content; a sampling request without tools is answered text, image or audio", t)
+			}
+			return ""
 		}
 	case *mcp.ElicitParams:
-		_, ok := resp.(*mcp.ElicitResult)
-		return ok
+		if _, ok := resp.(*mcp.ElicitResult); ok {
+			return ""
+		}
 	case *mcp.ListRootsParams:
-		_, ok := resp.(*mcp.ListRootsResult)
-		return ok
+		if _, ok := resp.(*mcp.ListRootsResult); ok {
+			return ""
+		}
 	}
-	return false
+	return other
+}
+
+// contentType is c's type as it goes on the wire ("text", "tool_use", …).
+func contentType(c mcp.Content) string {
+	var wire struct {
+		Type string `json:"type"`
+	}
+	b, err := json.Marshal(c)
+	if err != nil || json.Unmarshal(b, &wire) != nil {
+		return "unreadable"
+	}
+	return wire.Type
 }
 
 func methodOf(req mcp.InputRequest) string {
