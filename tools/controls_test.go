@@ -282,7 +282,10 @@ func TestAuditEveryOutcomeBeforeItsAnswer(t *testing.T) {
 	const secret = "s3cret-9d2e71"
 	env := map[string]string{"API_KEY": secret, "TOKEN": secret}
 	reg := &registry.Registry{Servers: map[string]*registry.Server{
-		"ok":    {Name: "ok", Command: fakeBin, Args: []string{"ok"}, Env: env, CallTimeout: 300},
+		"ok": {Name: "ok", Command: fakeBin, Args: []string{"ok"}, Env: env},
+		// The timeout of its own: a 1 MiB answer of ok's (too_large) took
+		// longer than 300 ms on a loaded machine, and failed timeout.
+		"hangs": {Name: "hangs", Command: fakeBin, Args: []string{"ok"}, Env: env, CallTimeout: 300},
 		"leaky": {Name: "leaky", Command: fakeBin, Args: []string{"review-leak-call"}, Env: env},
 		"dying": {Name: "dying", Command: fakeBin, Args: []string{"review-leak-split"}, Env: env},
 		"ann": {Name: "ann", Command: fakeBin, Args: []string{"annotated"}, Env: env,
@@ -320,7 +323,7 @@ func TestAuditEveryOutcomeBeforeItsAnswer(t *testing.T) {
 		{cs, map[string]any{"server": "ok", "name": "echo", "arguments": map[string]any{"message": 7, "k": secret}}, "error", "invalid_arguments", "call"},
 		{cs, map[string]any{"server": "ann", "name": "delete_file", "arguments": map[string]any{"path": secret}}, "denied", "denied", ""},
 		{cs, map[string]any{"server": "ok", "name": "nosuch", "arguments": map[string]any{"k": secret}}, "error", "unknown_tool", "list"},
-		{cs, map[string]any{"server": "ok", "name": "hang", "arguments": map[string]any{}}, "error", "timeout", "call"},
+		{cs, map[string]any{"server": "hangs", "name": "hang", "arguments": map[string]any{}}, "error", "timeout", "call"},
 		{cs, map[string]any{"server": "ok", "name": "crash", "arguments": map[string]any{}}, "error", "crashed", "call"},
 		{cs, map[string]any{"server": "ok", "name": "big", "arguments": map[string]any{"bytes": 1 << 20}}, "error", "too_large", "call"},
 		{cs, map[string]any{"server": "dying", "name": "any", "arguments": map[string]any{"k": secret}}, "error", "handshake", "initialize"},
