@@ -152,7 +152,19 @@ func Verify(sources []Source, key []byte) (*Report, error) {
 						f := frags[k-1]
 						return r, &Break{FromFile: f.file, FromLine: f.line, File: src.Name, Line: n,
 							Reason: fmt.Sprintf("line %d records a torn write before it that is not line %d as it is now (a torn line changed)", n, f.line)}
+					case len(l.Torn) > 0 && l.Chain != nil && l.Prev != nil && (i > 0 || chains[*l.Chain] != nil):
+						// The fragment was written after the chain's line
+						// before this one, or into this file or the one
+						// before it: it is in the files given, or deleted.
+						from, fromLine := src.Name, n-1
+						if c := chains[*l.Chain]; c != nil {
+							from, fromLine = c.file, c.line
+						}
+						return r, &Break{FromFile: from, FromLine: fromLine, File: src.Name, Line: n,
+							Reason: fmt.Sprintf("line %d records %d torn %s before it that %s not there (deleted)", n, len(l.Torn), plural(len(l.Torn), "write", "writes"), plural(len(l.Torn), "is", "are"))}
 					case len(l.Torn) > 0 && l.Chain != nil && l.Prev != nil:
+						// A chain's first line in the first file: the
+						// fragment may be in a file not given.
 						r.Torn = append(r.Torn, fmt.Sprintf("%s line %d records %d torn %s before it that %s not in the files given", src.Name, n, len(l.Torn), plural(len(l.Torn), "write", "writes"), plural(len(l.Torn), "is", "are")))
 					}
 				}

@@ -258,7 +258,11 @@ func WriteReport(w io.Writer, path string, servers []ServerPins) {
 	}
 	for _, sp := range servers {
 		for _, set := range sp.Sets {
-			fmt.Fprintf(w, "%s (capabilities: %s): %d tools pinned %s", sp.Server, set.Capabilities, len(set.Tools), set.Pinned.Format(time.RFC3339))
+			tools := "tools"
+			if len(set.Tools) == 1 {
+				tools = "tool"
+			}
+			fmt.Fprintf(w, "%s (capabilities: %s): %d %s pinned %s", sp.Server, set.Capabilities, len(set.Tools), tools, set.Pinned.Format(time.RFC3339))
 			if n := len(set.Changed); n > 0 {
 				fmt.Fprintf(w, ", %d changed (colibri-mcp pins diff %s)", n, sp.Server)
 			}

@@ -411,3 +411,21 @@ func TestWrittenDiffIsBounded(t *testing.T) {
 		t.Errorf("pins printed %d bytes", b.Len())
 	}
 }
+
+// pins counts a server's tools in words a person reads: "1 tool", "3 tools".
+func TestReportCountsTools(t *testing.T) {
+	store, _ := newStore(t)
+	store.Check("one", pin.NoCaps, []*mcp.Tool{tool("echo", "Echoes.")})
+	store.Check("two", pin.NoCaps, base())
+	for server, want := range map[string]string{"one": ": 1 tool pinned ", "two": ": 3 tools pinned "} {
+		report, err := store.Report(server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		pin.WriteReport(&b, "pins.json", report)
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("pins for %s = %q, want %q in it", server, b.String(), want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/text/unicode/norm"
 )
 
 // The poisoning scan (docs/security.md, "A first version can be poisoned
@@ -27,7 +28,13 @@ import (
 // 2: a ZWNJ or ZWJ inside a word of a script that needs it (Persian,
 // Hindi) is no longer flagged. Flags recorded by an earlier scanner are
 // read again (Flags.current) wherever they are shown or accepted.
-const ScannerVersion = 2
+//
+// 3: letters are read as a model reads them (compatibility forms such as
+// mathematical bold, accents, small capitals), default-ignorable
+// characters and smuggling variation selectors are invisible, property
+// names are read for instructions, markup may carry attributes, and no
+// padding inside a match hides it.
+const ScannerVersion = 3
 
 // The kinds of flag (colibri_pin_flags_total's "flag" label).
 const (
@@ -76,7 +83,7 @@ type Flags struct {
 // came in, but a scan must not cost more than the bound says).
 const (
 	maxFlags       = 16
-	maxScanStrings = 4096
+	maxScanStrings = 1 << 16
 	maxScanBytes   = 1 << 20
 	snippet        = 48 // runes of context either side of a match
 )
@@ -194,8 +201,9 @@ func join(path, k string) string {
 	return path + "/" + k
 }
 
-// text scans one string; key: it is an object's key (a property name),
-// read for invisible characters only.
+// text scans one string; key: it is an object's key (a property name: a
+// model reads it as it reads a description, and JSON lets it hold a
+// sentence).
 func (sc *scanner) text(s string, key bool) {
 	sc.strings++
 	sc.bytes += len(s)
@@ -218,11 +226,11 @@ func (sc *scanner) text(s string, key bool) {
 		// must not hide its instruction there, so it is flagged, once.
 		if !sc.cut {
 			sc.cut = true
-			sc.add(Flag{Flag: FlagInstruction, Where: sc.at(key), Text: fmt.Sprintf("not read past the scan's bound (%d strings, %d bytes; an honest definition is far smaller): review it whole", maxScanStrings, maxScanBytes)})
+			sc.add(Flag{Flag: FlagInstruction, Where: sc.at(key), Text: fmt.Sprintf("not read past the scan's bound (%d strings, %d bytes): review it whole", maxScanStrings, maxScanBytes)})
 		}
 		return
 	}
-	if key || len(s) < 8 {
+	if len(s) < 8 {
 		return
 	}
 	// Folded without its map back to s, which only a match needs: most
@@ -296,7 +304,7 @@ func invisible(r rune) bool {
 	case r == 0x200E, r == 0x200F, r == 0x061C, r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069: // bidi
 		return true
 	}
-	return unicode.Is(unicode.Cf, r)
+	return unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
 }
 
 // invisibleAt is the byte offset of s's first invisible character, -1
@@ -310,6 +318,9 @@ func invisibleAt(s string) int {
 		if (r == 0x200C || r == 0x200D) && joined(prev, firstRune(s[i+3:])) {
 			continue // a joiner or non-joiner inside a word of a script that needs it (Persian می‌خواهم)
 		}
+		if unicode.Is(unicode.Variation_Selector, r) && selects(prev, r, s[:i]) {
+			continue // one variation selector after the character it picks a form of (❤️, 葛󠄀)
+		}
 		if invisible(r) {
 			return i
 		}
@@ -318,6 +329,30 @@ func invisibleAt(s string) int {
 		}
 	}
 	return -1
+}
+
+// selects reports whether variation selector r, after before (whose last
+// rune that is not a selector or skin tone is prev), picks a form of a
+// character that has them: one selector, right after a character other
+// than an ASCII letter or a space (U+FE0E/U+FE0F after a symbol or a
+// keycap's digit, U+FE00–U+FE0D after a symbol or a CJK compatibility
+// ideograph), an ideographic one (U+E0100–U+E01EF) after a Han ideograph,
+// a Mongolian one after a Mongolian letter. A run of them, or one after
+// a Latin letter, is how bytes are smuggled in "invisible" text.
+func selects(prev, r rune, before string) bool {
+	last, _ := utf8.DecodeLastRuneInString(before)
+	if last != prev || prev == 0 || unicode.IsSpace(prev) {
+		return false // after another selector, a skin tone, or nothing
+	}
+	switch {
+	case r >= 0xE0100:
+		return unicode.Is(unicode.Han, prev)
+	case r >= 0x180B && r <= 0x180F:
+		return unicode.Is(unicode.Mongolian, prev)
+	case r == 0xFE0E || r == 0xFE0F:
+		return prev >= 0x80 || prev >= '0' && prev <= '9' || prev == '#' || prev == '*'
+	}
+	return prev >= 0x80 && !unicode.IsLetter(prev) || unicode.Is(unicode.Han, prev)
 }
 
 // joinerScripts are the scripts whose words need U+200C ZERO WIDTH
@@ -428,18 +463,36 @@ func fold(s string) folded {
 		} else {
 			space = false
 		}
-		r = lookalike(unicode.ToLower(r))
-		n := utf8.RuneLen(r)
-		if n < 0 {
-			n = 1
+		// Compatibility forms (𝐢𝐠𝐧𝐨𝐫𝐞, ⓘ, ﬁ) read as the letters they
+		// decompose to, and a letter read without its accents (ígnore,
+		// i\u0301gnore): a model reads "ignore" in each.
+		if d := norm.NFKD.PropertiesString(string(r)).Decomposition(); d != nil {
+			for _, r := range string(d) {
+				f.fold(&b, r, i)
+			}
+			continue
 		}
-		for range n {
-			f.at = append(f.at, i)
-		}
-		b.WriteRune(r)
+		f.fold(&b, r, i)
 	}
 	f.text = b.String()
 	return f
+}
+
+// fold writes r (not ASCII space, not invisible), at i in the original,
+// as the rules read it: marks dropped, lower case, lookalikes folded.
+func (f *folded) fold(b *strings.Builder, r rune, i int) {
+	if unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || invisible(r) {
+		return
+	}
+	r = lookalike(unicode.ToLower(r))
+	n := utf8.RuneLen(r)
+	if n < 0 {
+		n = 1
+	}
+	for range n {
+		f.at = append(f.at, i)
+	}
+	b.WriteRune(r)
 }
 
 // span maps a match in f.text back to the original's offsets.
@@ -520,7 +573,7 @@ var (
 	markupRules = []rule{
 		{[][]string{{"<"}, {"important", "system", "instruction", "admin", "critical", "secret", "hidden", "override", "assistant", "sudo"}},
 			l("<"),
-			regexp.MustCompile(`</?\s*(important|system|instructions?|admin|critical|secret|hidden|override|assistant|sudo)\s*>`), nil},
+			regexp.MustCompile(`</?\s*(important|system|instructions?|admin|critical|secret|hidden|override|assistant|sudo)(\s+[a-z_-]+\s*=[^<>]{0,80})?\s*>`), nil},
 		{[][]string{{"[inst]", "[/inst]", "<|"}}, l("[", "<|"),
 			regexp.MustCompile(`\[/?inst\]|<\|im_start\|>|<\|system\|>`), nil},
 	}
@@ -570,8 +623,9 @@ type rule struct {
 	triggers [][]string
 	// starts are the literals every match begins with (word: at a word's
 	// start): the pattern is tried only where one is, anchored there
-	// (at), within matchWindow — a regular expression run over a long
-	// description at every byte costs far more than these searches.
+	// (at), on the rest of the text: an anchored match ends where the
+	// pattern can no longer match (a few words on), so the rest costs
+	// what the match reads, and no padding (a word of 2 KiB) hides one.
 	starts []start
 	re     *regexp.Regexp
 	at     *regexp.Regexp // re anchored at its start
@@ -597,10 +651,6 @@ func w(lits ...string) []start {
 	}
 	return out
 }
-
-// matchWindow bounds the text a match is looked for in after where it
-// starts: every rule's match is a sentence's few words.
-const matchWindow = 1024
 
 func init() {
 	for _, rules := range [][]rule{markupRules, instructionRules} {
@@ -651,11 +701,7 @@ func (r rule) find(s string) []int {
 		if pos < 0 {
 			return nil
 		}
-		end := min(len(s), pos+matchWindow)
-		for n := 0; end < len(s) && wordByte(s[end]) && n < 64; n++ {
-			end++ // not a word cut where the window ends
-		}
-		if loc := r.at.FindStringIndex(s[pos:end]); loc != nil {
+		if loc := r.at.FindStringIndex(s[pos:]); loc != nil {
 			return []int{pos + loc[0], pos + loc[1]}
 		}
 		from = pos + 1
@@ -926,6 +972,10 @@ var lookalikes = map[rune]rune{
 	'α': 'a', 'ε': 'e', 'ι': 'i', 'κ': 'k', 'ν': 'v', 'ο': 'o', 'ρ': 'p', 'τ': 't', 'υ': 'u', 'χ': 'x',
 	// Latin lookalikes
 	'ı': 'i', 'ɡ': 'g', 'ℓ': 'l',
+	// Small capitals
+	'ᴀ': 'a', 'ʙ': 'b', 'ᴄ': 'c', 'ᴅ': 'd', 'ᴇ': 'e', 'ꜰ': 'f', 'ɢ': 'g', 'ʜ': 'h', 'ɪ': 'i', 'ᴊ': 'j', 'ᴋ': 'k',
+	'ʟ': 'l', 'ᴍ': 'm', 'ɴ': 'n', 'ᴏ': 'o', 'ᴘ': 'p', 'ʀ': 'r', 'ꜱ': 's', 'ᴛ': 't', 'ᴜ': 'u', 'ᴠ': 'v', 'ᴡ': 'w',
+	'ʏ': 'y', 'ᴢ': 'z',
 }
 
 // lookalike folds r to the ASCII letter it looks like (fullwidth forms
