@@ -565,6 +565,24 @@ func TestSandboxEgressWithoutUserNamespaces(t *testing.T) {
 	if got := w.try(t, confined, udp); !strings.Contains(got, "operation not permitted") {
 		t.Errorf("UDP: %s, want operation not permitted", got)
 	}
+	// Landlock's TCP rule sees TCP alone: an MPTCP socket (which falls
+	// back to TCP with any peer) or an SCTP one would connect anywhere.
+	mptcp := map[string]any{"op": "mptcp", "addr": hostPort(e.listed)}
+	if got := w.try(t, free, mptcp); got != "ok: connected" && !strings.Contains(got, "protocol not supported") {
+		t.Errorf("unconfined MPTCP: %s, want connected (or a kernel without MPTCP)", got)
+	}
+	udpHi := map[string]any{"op": "udphi", "addr": hostPort(e.listed)}
+	if got := w.try(t, free, udpHi); got != "ok: sent" {
+		t.Fatalf("unconfined %v: %s", udpHi, got)
+	}
+	if got := w.try(t, confined, udpHi); !strings.Contains(got, "operation not permitted") {
+		t.Errorf("UDP, the family with a bit above its 32 set: %s, want operation not permitted", got)
+	}
+	for _, op := range []string{"mptcp", "sctp"} {
+		if got := w.try(t, confined, map[string]any{"op": op, "addr": hostPort(e.listed)}); !strings.Contains(got, "operation not permitted") {
+			t.Errorf("%s to the listed destination, past the proxy: %s, want operation not permitted", op, got)
+		}
+	}
 	if got := w.try(t, confined, map[string]any{"op": "fetch", "addr": e.listed.URL + "/"}); got != "ok: 200 reached" {
 		t.Errorf("through the proxy to the listed destination: %s", got)
 	}
