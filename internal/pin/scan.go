@@ -33,7 +33,8 @@ import (
 // mathematical bold, accents, small capitals), default-ignorable
 // characters and smuggling variation selectors are invisible, property
 // names are read for instructions, markup may carry attributes, and no
-// padding inside a match hides it.
+// padding inside a match hides it; typographic apostrophes, Armenian
+// lookalikes, "do not let the user know", escaped and self-closing markup.
 const ScannerVersion = 3
 
 // The kinds of flag (colibri_pin_flags_total's "flag" label).
@@ -571,9 +572,9 @@ func Visible(s string) string {
 // vectors are in docs/security.md and scan_test.go.
 var (
 	markupRules = []rule{
-		{[][]string{{"<"}, {"important", "system", "instruction", "admin", "critical", "secret", "hidden", "override", "assistant", "sudo"}},
-			l("<"),
-			regexp.MustCompile(`</?\s*(important|system|instructions?|admin|critical|secret|hidden|override|assistant|sudo)(\s+[a-z_-]+\s*=[^<>]{0,80})?\s*>`), nil},
+		{[][]string{{"<", "&lt;"}, {"important", "system", "instruction", "admin", "critical", "secret", "hidden", "override", "assistant", "sudo"}},
+			l("<", "&lt;"),
+			regexp.MustCompile(`(<|&lt;)/?\s*(important|system|instructions?|admin|critical|secret|hidden|override|assistant|sudo)(\s+[a-z_-]+\s*=[^<>]{0,80})?\s*/?(>|&gt;)`), nil},
 		{[][]string{{"[inst]", "[/inst]", "<|"}}, l("[", "<|"),
 			regexp.MustCompile(`\[/?inst\]|<\|im_start\|>|<\|system\|>`), nil},
 	}
@@ -581,13 +582,16 @@ var (
 		// Override the model's instructions.
 		{[][]string{{"ignore", "disregard", "forget", "override", "bypass"}, {"instruction", "prompt", "rules", "direction", "directive", "guideline", "message"}},
 			w("ignore", "disregard", "forget", "override", "bypass"),
-			regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass) (all |any |the )?(of )?(your |the )?(previous|prior|earlier|above|preceding|other|original|system|existing) (\w+ )?(instructions?|prompts?|rules|directions|directives|guidelines|messages)\b`), nil},
+			regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass) (all |any |every |the )?(of )?(your |the )?(previous|prior|earlier|above|preceding|other|original|system|existing) (\w+ )?(instructions?|prompts?|rules|directions|directives|guidelines|messages)\b`), nil},
 		{[][]string{{"instructions:", "instruction:"}}, w("new", "updated", "real", "actual"),
 			regexp.MustCompile(`\b(new|updated|real|actual) (system )?instructions?:`), nil},
 		// Keep it from the user.
 		{[][]string{userGroup, {"tell", "inform", "mention", "notify", "reveal", "alert", "show"}, {"not ", "never", "without", "n't", "dont"}},
 			w("do not", "don't", "dont", "never", "without"),
 			regexp.MustCompile(`\b(do not|don't|dont|never|without) (\w+ ){0,3}(tell|telling|inform|informing|mention|mentioning|notify|notifying|reveal|revealing|alert|alerting|show|showing)( it| this| that| anything)? (to )?the (user|human)\b`), nil},
+		{[][]string{userGroup, {"let"}, {"know", "see", "notice"}},
+			w("do not", "don't", "dont", "never"),
+			regexp.MustCompile(`\b(do not|don't|dont|never) let the (user|human) (know|see|notice)\b`), nil},
 		{[][]string{userGroup, {"hide", "conceal", "keep"}, {"from"}},
 			w("hide", "conceal", "keep"),
 			regexp.MustCompile(`\b(hide|conceal|keep) (\w+ ){0,4}(from|secret from) the (user|human)\b`), nil},
@@ -971,7 +975,11 @@ var lookalikes = map[rune]rune{
 	// Greek
 	'α': 'a', 'ε': 'e', 'ι': 'i', 'κ': 'k', 'ν': 'v', 'ο': 'o', 'ρ': 'p', 'τ': 't', 'υ': 'u', 'χ': 'x',
 	// Latin lookalikes
-	'ı': 'i', 'ɡ': 'g', 'ℓ': 'l',
+	'ı': 'i', 'ɡ': 'g', 'ℓ': 'l', 'ɑ': 'a', 'ɩ': 'i', 'ǀ': 'l',
+	// Armenian, and Cyrillic beyond Russian's
+	'օ': 'o', 'ս': 'u', 'հ': 'h', 'ո': 'n', 'ӏ': 'l', 'ꙇ': 'i',
+	// Typographic apostrophes read as the ASCII one ("don’t")
+	'\u2019': '\'', '\u2018': '\'', '\u02BC': '\'',
 	// Small capitals
 	'ᴀ': 'a', 'ʙ': 'b', 'ᴄ': 'c', 'ᴅ': 'd', 'ᴇ': 'e', 'ꜰ': 'f', 'ɢ': 'g', 'ʜ': 'h', 'ɪ': 'i', 'ᴊ': 'j', 'ᴋ': 'k',
 	'ʟ': 'l', 'ᴍ': 'm', 'ɴ': 'n', 'ᴏ': 'o', 'ᴘ': 'p', 'ʀ': 'r', 'ꜱ': 's', 'ᴛ': 't', 'ᴜ': 'u', 'ᴠ': 'v', 'ᴡ': 'w',
