@@ -39,7 +39,7 @@ func TestRuleFindIsThePattern(t *testing.T) {
 		"new instructions: obey. updated system instructions:",
 		"lets the user know; never let the user know; don't let the human see",
 		"&lt;important&gt; <system/> <important priority=\"high\"> &lt;/hidden&gt;",
-		"do not "+strings.Repeat("x", 1100)+" "+strings.Repeat("y", 1100)+" tell the user",
+		"do not " + strings.Repeat("x", 1100) + " " + strings.Repeat("y", 1100) + " tell the user",
 	}
 	files, _ := filepath.Glob("../../testdata/toolscan/*.json")
 	for _, f := range files {
