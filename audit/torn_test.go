@@ -196,3 +196,29 @@ func TestTornFragmentDeleted(t *testing.T) {
 		t.Errorf("the fragment ending the older file: %v", err)
 	}
 }
+
+// A line made up to look like an audit line, left unparseable (no prev, no
+// closing brace) so that no chain covers it, is no torn write: in the
+// middle of a file, and recorded by no line, it breaks the chain. A
+// fragment unrecorded at the end of an older file (killed, then rotated
+// before any colibri opened the file again) is a torn write.
+func TestMadeUpFragmentInTheMiddle(t *testing.T) {
+	for _, key := range [][]byte{nil, []byte("k")} {
+		path := filepath.Join(t.TempDir(), "audit.log")
+		writeLog(t, path, Options{Instance: "a", Key: key}, 4).Close()
+		lines := rawLines(t, path)
+		forged := `{"ts":"2001-09-09T01:46:42Z","id":"r","principal":"stdio","transport":"stdio","server":"demo","tool":"delete_all","outcome":"ok"` + "\n"
+		edited := append(append(append([]string(nil), lines[:2]...), forged), lines[2:]...)
+		_, err := verifyLines(edited, key)
+		wantBreak(t, "a made-up fragment", err, 3, 4)
+		cut := strings.SplitN(lines[3], `,"chain"`, 2)[0] + "\n"
+		older := strings.Join(append(append([]string(nil), lines[:3]...), cut), "")
+		path2 := filepath.Join(t.TempDir(), "audit.log")
+		writeLog(t, path2, Options{Instance: "b", Key: key}, 2).Close()
+		newer := strings.Join(rawLines(t, path2), "")
+		r, err := Verify([]Source{{Name: "audit.log.0", R: strings.NewReader(older)}, {Name: "audit.log", R: strings.NewReader(newer)}}, key)
+		if err != nil || r.Lines != 5 {
+			t.Errorf("a fragment ending the older file, unrecorded: %+v %v", r, err)
+		}
+	}
+}
