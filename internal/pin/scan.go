@@ -34,7 +34,8 @@ import (
 // characters and smuggling variation selectors are invisible, property
 // names are read for instructions, markup may carry attributes, and no
 // padding inside a match hides it; typographic apostrophes, Armenian
-// lookalikes, "do not let the user know", escaped and self-closing markup.
+// lookalikes, "do not let the user know", escaped and self-closing markup,
+// Markdown's * and ` inside an instruction.
 const ScannerVersion = 3
 
 // The kinds of flag (colibri_pin_flags_total's "flag" label).
@@ -387,7 +388,7 @@ func pictographic(r rune) bool {
 }
 
 // folded is a text as the rules read it: lower case, invisible characters
-// removed (an instruction split by zero-width spaces is still one), runs
+// and Markdown's * and ` removed (an instruction split by zero-width spaces is still one), runs
 // of space made one; offsets map back to the original.
 type folded struct {
 	text string
@@ -412,6 +413,9 @@ func foldText(s string) string {
 	space := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c == '*' || c == '`' {
+			continue // Markdown's emphasis and code marks: "**ignore** all `previous` instructions"
+		}
 		if c == ' ' || c >= '\t' && c <= '\r' {
 			if space {
 				continue
@@ -437,6 +441,9 @@ func fold(s string) folded {
 		if r < 0x80 {
 			// ASCII: no invisible character, no lookalike.
 			c := byte(r)
+			if c == '*' || c == '`' {
+				continue // as foldText
+			}
 			if c == ' ' || c >= '\t' && c <= '\r' {
 				if space {
 					continue
