@@ -778,13 +778,16 @@ func ScanShadowing(server string, canonical json.RawMessage, hosted Hosted) []Fl
 		switch v := v.(type) {
 		case string:
 			for _, tok := range tokens(v) {
-				owners := hosted[v[tok[0]:tok[1]]]
-				if len(owners) == 0 || slices.Contains(owners, server) || seen[v[tok[0]:tok[1]]] {
+				// A name in lookalike letters (send_emaіl, a Cyrillic і)
+				// reads as the name: the model calls that tool.
+				name := nameFold(v[tok[0]:tok[1]])
+				owners := hosted[name]
+				if len(owners) == 0 || slices.Contains(owners, server) || seen[name] {
 					continue
 				}
-				seen[v[tok[0]:tok[1]]] = true
+				seen[name] = true
 				found = append(found, Flag{Flag: FlagShadowing, Where: orTop(path),
-					Text: fmt.Sprintf("names %s's tool %s: %s", strings.Join(owners, ", "), v[tok[0]:tok[1]], around(v, tok[0], tok[1]))})
+					Text: fmt.Sprintf("names %s's tool %s: %s", strings.Join(owners, ", "), name, around(v, tok[0], tok[1]))})
 			}
 		case []any:
 			for i, e := range v {
@@ -801,6 +804,38 @@ func ScanShadowing(server string, canonical json.RawMessage, hosted Hosted) []Fl
 	}
 	walk("", v, 0)
 	return found
+}
+
+// nameFold is a token as a model reads it, for shadowing: compatibility
+// forms decomposed, marks dropped, lookalike letters read as the ASCII ones
+// (a tool name is ASCII: SEP-986).
+func nameFold(tok string) string {
+	ascii := true
+	for i := 0; i < len(tok); i++ {
+		if tok[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return tok
+	}
+	var b strings.Builder
+	put := func(r rune) {
+		if !unicode.Is(unicode.Mn, r) && !invisible(r) {
+			b.WriteRune(lookalike(r))
+		}
+	}
+	for _, r := range tok {
+		if d := norm.NFKD.PropertiesString(string(r)).Decomposition(); d != nil {
+			for _, r := range string(d) {
+				put(r)
+			}
+			continue
+		}
+		put(r)
+	}
+	return b.String()
 }
 
 // tokens are the byte spans of s's words as tool names are made: runs of
