@@ -33,7 +33,9 @@ import (
 // mathematical bold, accents, small capitals), default-ignorable
 // characters and smuggling variation selectors are invisible, property
 // names are read for instructions, markup may carry attributes, and no
-// padding inside a match hides it.
+// padding inside a match hides it; typographic apostrophes, Armenian
+// lookalikes, "do not let the user know", escaped and self-closing markup,
+// Markdown's * and ` inside an instruction.
 const ScannerVersion = 3
 
 // The kinds of flag (colibri_pin_flags_total's "flag" label).
@@ -386,7 +388,7 @@ func pictographic(r rune) bool {
 }
 
 // folded is a text as the rules read it: lower case, invisible characters
-// removed (an instruction split by zero-width spaces is still one), runs
+// and Markdown's * and ` removed (an instruction split by zero-width spaces is still one), runs
 // of space made one; offsets map back to the original.
 type folded struct {
 	text string
@@ -411,6 +413,9 @@ func foldText(s string) string {
 	space := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c == '*' || c == '`' {
+			continue // Markdown's emphasis and code marks: "**ignore** all `previous` instructions"
+		}
 		if c == ' ' || c >= '\t' && c <= '\r' {
 			if space {
 				continue
@@ -436,6 +441,9 @@ func fold(s string) folded {
 		if r < 0x80 {
 			// ASCII: no invisible character, no lookalike.
 			c := byte(r)
+			if c == '*' || c == '`' {
+				continue // as foldText
+			}
 			if c == ' ' || c >= '\t' && c <= '\r' {
 				if space {
 					continue
@@ -571,9 +579,9 @@ func Visible(s string) string {
 // vectors are in docs/security.md and scan_test.go.
 var (
 	markupRules = []rule{
-		{[][]string{{"<"}, {"important", "system", "instruction", "admin", "critical", "secret", "hidden", "override", "assistant", "sudo"}},
-			l("<"),
-			regexp.MustCompile(`</?\s*(important|system|instructions?|admin|critical|secret|hidden|override|assistant|sudo)(\s+[a-z_-]+\s*=[^<>]{0,80})?\s*>`), nil},
+		{[][]string{{"<", "&lt;"}, {"important", "system", "instruction", "admin", "critical", "secret", "hidden", "override", "assistant", "sudo"}},
+			l("<", "&lt;"),
+			regexp.MustCompile(`(<|&lt;)/?\s*(important|system|instructions?|admin|critical|secret|hidden|override|assistant|sudo)(\s+[a-z_-]+\s*=[^<>]{0,80})?\s*/?(>|&gt;)`), nil},
 		{[][]string{{"[inst]", "[/inst]", "<|"}}, l("[", "<|"),
 			regexp.MustCompile(`\[/?inst\]|<\|im_start\|>|<\|system\|>`), nil},
 	}
@@ -581,13 +589,16 @@ var (
 		// Override the model's instructions.
 		{[][]string{{"ignore", "disregard", "forget", "override", "bypass"}, {"instruction", "prompt", "rules", "direction", "directive", "guideline", "message"}},
 			w("ignore", "disregard", "forget", "override", "bypass"),
-			regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass) (all |any |the )?(of )?(your |the )?(previous|prior|earlier|above|preceding|other|original|system|existing) (\w+ )?(instructions?|prompts?|rules|directions|directives|guidelines|messages)\b`), nil},
+			regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass) (all |any |every |the )?(of )?(your |the )?(previous|prior|earlier|above|preceding|other|original|system|existing) (\w+ )?(instructions?|prompts?|rules|directions|directives|guidelines|messages)\b`), nil},
 		{[][]string{{"instructions:", "instruction:"}}, w("new", "updated", "real", "actual"),
 			regexp.MustCompile(`\b(new|updated|real|actual) (system )?instructions?:`), nil},
 		// Keep it from the user.
 		{[][]string{userGroup, {"tell", "inform", "mention", "notify", "reveal", "alert", "show"}, {"not ", "never", "without", "n't", "dont"}},
 			w("do not", "don't", "dont", "never", "without"),
 			regexp.MustCompile(`\b(do not|don't|dont|never|without) (\w+ ){0,3}(tell|telling|inform|informing|mention|mentioning|notify|notifying|reveal|revealing|alert|alerting|show|showing)( it| this| that| anything)? (to )?the (user|human)\b`), nil},
+		{[][]string{userGroup, {"let"}, {"know", "see", "notice"}},
+			w("do not", "don't", "dont", "never"),
+			regexp.MustCompile(`\b(do not|don't|dont|never) let the (user|human) (know|see|notice)\b`), nil},
 		{[][]string{userGroup, {"hide", "conceal", "keep"}, {"from"}},
 			w("hide", "conceal", "keep"),
 			regexp.MustCompile(`\b(hide|conceal|keep) (\w+ ){0,4}(from|secret from) the (user|human)\b`), nil},
@@ -767,13 +778,16 @@ func ScanShadowing(server string, canonical json.RawMessage, hosted Hosted) []Fl
 		switch v := v.(type) {
 		case string:
 			for _, tok := range tokens(v) {
-				owners := hosted[v[tok[0]:tok[1]]]
-				if len(owners) == 0 || slices.Contains(owners, server) || seen[v[tok[0]:tok[1]]] {
+				// A name in lookalike letters (send_emaіl, a Cyrillic і)
+				// reads as the name: the model calls that tool.
+				name := nameFold(v[tok[0]:tok[1]])
+				owners := hosted[name]
+				if len(owners) == 0 || slices.Contains(owners, server) || seen[name] {
 					continue
 				}
-				seen[v[tok[0]:tok[1]]] = true
+				seen[name] = true
 				found = append(found, Flag{Flag: FlagShadowing, Where: orTop(path),
-					Text: fmt.Sprintf("names %s's tool %s: %s", strings.Join(owners, ", "), v[tok[0]:tok[1]], around(v, tok[0], tok[1]))})
+					Text: fmt.Sprintf("names %s's tool %s: %s", strings.Join(owners, ", "), name, around(v, tok[0], tok[1]))})
 			}
 		case []any:
 			for i, e := range v {
@@ -790,6 +804,38 @@ func ScanShadowing(server string, canonical json.RawMessage, hosted Hosted) []Fl
 	}
 	walk("", v, 0)
 	return found
+}
+
+// nameFold is a token as a model reads it, for shadowing: compatibility
+// forms decomposed, marks dropped, lookalike letters read as the ASCII ones
+// (a tool name is ASCII: SEP-986).
+func nameFold(tok string) string {
+	ascii := true
+	for i := 0; i < len(tok); i++ {
+		if tok[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return tok
+	}
+	var b strings.Builder
+	put := func(r rune) {
+		if !unicode.Is(unicode.Mn, r) && !invisible(r) {
+			b.WriteRune(lookalike(r))
+		}
+	}
+	for _, r := range tok {
+		if d := norm.NFKD.PropertiesString(string(r)).Decomposition(); d != nil {
+			for _, r := range string(d) {
+				put(r)
+			}
+			continue
+		}
+		put(r)
+	}
+	return b.String()
 }
 
 // tokens are the byte spans of s's words as tool names are made: runs of
@@ -971,7 +1017,11 @@ var lookalikes = map[rune]rune{
 	// Greek
 	'α': 'a', 'ε': 'e', 'ι': 'i', 'κ': 'k', 'ν': 'v', 'ο': 'o', 'ρ': 'p', 'τ': 't', 'υ': 'u', 'χ': 'x',
 	// Latin lookalikes
-	'ı': 'i', 'ɡ': 'g', 'ℓ': 'l',
+	'ı': 'i', 'ɡ': 'g', 'ℓ': 'l', 'ɑ': 'a', 'ɩ': 'i', 'ǀ': 'l',
+	// Armenian, and Cyrillic beyond Russian's
+	'օ': 'o', 'ս': 'u', 'հ': 'h', 'ո': 'n', 'ӏ': 'l', 'ꙇ': 'i',
+	// Typographic apostrophes read as the ASCII one ("don’t")
+	'\u2019': '\'', '\u2018': '\'', '\u02BC': '\'',
 	// Small capitals
 	'ᴀ': 'a', 'ʙ': 'b', 'ᴄ': 'c', 'ᴅ': 'd', 'ᴇ': 'e', 'ꜰ': 'f', 'ɢ': 'g', 'ʜ': 'h', 'ɪ': 'i', 'ᴊ': 'j', 'ᴋ': 'k',
 	'ʟ': 'l', 'ᴍ': 'm', 'ɴ': 'n', 'ᴏ': 'o', 'ᴘ': 'p', 'ʀ': 'r', 'ꜱ': 's', 'ᴛ': 't', 'ᴜ': 'u', 'ᴠ': 'v', 'ᴡ': 'w',
