@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -417,8 +418,8 @@ func mismatch(req mcp.InputRequest, resp mcp.InputResponse) string {
 			return ""
 		}
 	case *mcp.ElicitParams:
-		if _, ok := resp.(*mcp.ElicitResult); ok {
-			return ""
+		if r, ok := resp.(*mcp.ElicitResult); ok {
+			return elicitMismatch(req.(*mcp.ElicitParams), r)
 		}
 	case *mcp.ListRootsParams:
 		if _, ok := resp.(*mcp.ListRootsResult); ok {
@@ -426,6 +427,40 @@ func mismatch(req mcp.InputRequest, resp mcp.InputResponse) string {
 		}
 	}
 	return other
+}
+
+// elicitMismatch is why r does not answer the elicitation req, or "": an
+// action MCP does not define, or accepted content that does not match the
+// requested schema (go-sdk checks a 2025-11-25 caller's answer so, and
+// fills the schema's defaults, before the hosted server sees it).
+func elicitMismatch(req *mcp.ElicitParams, r *mcp.ElicitResult) string {
+	switch r.Action {
+	case "accept", "decline", "cancel":
+	default:
+		return fmt.Sprintf("has action %q; an elicitation is answered accept, decline or cancel", r.Action)
+	}
+	if r.Action != "accept" || r.Content == nil || req.RequestedSchema == nil {
+		return ""
+	}
+	var schema *jsonschema.Schema
+	b, err := json.Marshal(req.RequestedSchema)
+	if err == nil {
+		err = json.Unmarshal(b, &schema)
+	}
+	if err != nil || schema == nil {
+		return "" // the hosted server's own schema, which it reads as it likes
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		return ""
+	}
+	if err := resolved.Validate(r.Content); err != nil {
+		return "does not match the elicitation's requested schema: " + failure.ClipMessage(err.Error())
+	}
+	if err := resolved.ApplyDefaults(&r.Content); err != nil {
+		return "cannot take the requested schema's defaults: " + failure.ClipMessage(err.Error())
+	}
+	return ""
 }
 
 // contentType is c's type as it goes on the wire ("text", "tool_use", …).
