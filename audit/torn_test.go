@@ -222,3 +222,42 @@ func TestMadeUpFragmentInTheMiddle(t *testing.T) {
 		}
 	}
 }
+
+// Two colibri appending to one log: a torn write of one (a full disk,
+// then killed) is ended and recorded by the other's next line, not glued
+// to it; and when the one that tore writes again after the other ended
+// its fragment, it does not record it twice.
+func TestTornWriteOfAnotherSharingTheFile(t *testing.T) {
+	key := []byte("k")
+	rec := &Record{TS: time.Unix(1e9, 0).UTC(), ID: "r", Principal: "stdio", Transport: "stdio", Outcome: OK}
+	for _, aLives := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "audit.log")
+		a := writeLog(t, path, Options{Instance: "a", Key: key}, 2)
+		b := writeLog(t, path, Options{Instance: "b", Key: key}, 1)
+		frag := rawLines(t, path)[0][:60]
+		// a's next write torn: what tore() would leave, as a write cut short.
+		appendRaw(t, path, frag)
+		a.mu.Lock()
+		a.tore(len(frag), 0, []byte(rawLines(t, path)[0]))
+		a.mu.Unlock()
+		if err := b.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		if aLives {
+			if err := a.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a.Close()
+		b.Write(rec)
+		b.Close()
+		r, err := verifyFile(t, path, key)
+		want := 5
+		if aLives {
+			want = 6
+		}
+		if err != nil || r.Lines != want || len(r.Torn) != 1 || !strings.Contains(r.Torn[0], "line 4 (60 bytes, ended and recorded by audit.log line 5)") {
+			t.Errorf("a alive %v: %+v %v\n%s", aLives, r, err, strings.Join(rawLines(t, path), ""))
+		}
+	}
+}

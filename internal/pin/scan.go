@@ -297,7 +297,7 @@ func firstRune(s string) rune {
 // the text around it.
 func invisible(r rune) bool {
 	switch {
-	case r < 0x80:
+	case r < 0x80, plainCJK(r):
 		return false
 	case r >= 0xE0000 && r <= 0xE007F: // tags
 		return true
@@ -320,7 +320,7 @@ func invisibleAt(s string) int {
 		if (r == 0x200C || r == 0x200D) && joined(prev, firstRune(s[i+3:])) {
 			continue // a joiner or non-joiner inside a word of a script that needs it (Persian می‌خواهم)
 		}
-		if unicode.Is(unicode.Variation_Selector, r) && selects(prev, r, s[:i]) {
+		if selector(r) && selects(prev, r, s[:i]) {
 			continue // one variation selector after the character it picks a form of (❤️, 葛󠄀)
 		}
 		if invisible(r) {
@@ -331,6 +331,19 @@ func invisibleAt(s string) int {
 		}
 	}
 	return -1
+}
+
+// selector reports whether r is a variation selector (Unicode's
+// Variation_Selector, without its table's search).
+func selector(r rune) bool {
+	return r >= 0x180B && r <= 0x180F && r != 0x180E || r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0100 && r <= 0xE01EF
+}
+
+// plainCJK reports whether r is a Han ideograph, a Hangul syllable or a
+// kana letter: none is invisible, a mark or a lookalike, so the scan
+// reads CJK text without searching Unicode's tables for each.
+func plainCJK(r rune) bool {
+	return r >= 0x4E00 && r <= 0x9FFF || r >= 0xAC00 && r <= 0xD7A3 || r >= 0x3041 && r <= 0x3096 || r >= 0x30A1 && r <= 0x30FA
 }
 
 // selects reports whether variation selector r, after before (whose last
@@ -474,7 +487,7 @@ func fold(s string) folded {
 		// Compatibility forms (𝐢𝐠𝐧𝐨𝐫𝐞, ⓘ, ﬁ) read as the letters they
 		// decompose to, and a letter read without its accents (ígnore,
 		// i\u0301gnore): a model reads "ignore" in each.
-		if d := norm.NFKD.PropertiesString(string(r)).Decomposition(); d != nil {
+		if d := latinDecomposition(r); d != nil {
 			for _, r := range string(d) {
 				f.fold(&b, r, i)
 			}
@@ -486,9 +499,30 @@ func fold(s string) folded {
 	return f
 }
 
+// latinDecomposition is r's compatibility decomposition (NFKD) where it
+// may hold a Latin letter — accented letters, ligatures, superscripts,
+// letterlike and enclosed forms, mathematical alphanumerics — else nil:
+// the blocks of other scripts (CJK, Hangul, Indic) are not looked up, so
+// honest text in them costs what it did.
+func latinDecomposition(r rune) []byte {
+	switch {
+	case r >= 0x80 && r <= 0x2FF, r >= 0x1D00 && r <= 0x1EFF, r >= 0x2070 && r <= 0x24FF,
+		r >= 0xFB00 && r <= 0xFB06, r >= 0x1D400 && r <= 0x1D7FF, r >= 0x1F100 && r <= 0x1F1FF:
+	default:
+		return nil
+	}
+	var buf [utf8.UTFMax]byte
+	return norm.NFKD.Properties(buf[:utf8.EncodeRune(buf[:], r)]).Decomposition()
+}
+
 // fold writes r (not ASCII space, not invisible), at i in the original,
 // as the rules read it: marks dropped, lower case, lookalikes folded.
 func (f *folded) fold(b *strings.Builder, r rune, i int) {
+	if plainCJK(r) {
+		f.at = append(f.at, i, i, i)
+		b.WriteRune(r)
+		return
+	}
 	if unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || invisible(r) {
 		return
 	}
@@ -827,7 +861,7 @@ func nameFold(tok string) string {
 		}
 	}
 	for _, r := range tok {
-		if d := norm.NFKD.PropertiesString(string(r)).Decomposition(); d != nil {
+		if d := latinDecomposition(r); d != nil {
 			for _, r := range string(d) {
 				put(r)
 			}
