@@ -18,6 +18,7 @@ import (
 // alone. Each rule names what breaks it.
 func TestHouse(t *testing.T) {
 	t.Run("no small package with a single importer", testNoLonePackage)
+	t.Run("no file over 800 lines", testNoLongFile)
 	t.Run("no interface over 10 methods", testNoWideInterface)
 	t.Run("no reference to a file the repository does not hold", testStandsAlone)
 }
@@ -86,6 +87,15 @@ func testNoLonePackage(t *testing.T) {
 		}
 		if n < 100 {
 			t.Errorf("%s: %d lines, imported by %s alone: make it a file of %s", pkg, n, importers[pkg][0], importers[pkg][0])
+		}
+	}
+}
+
+// Over 800 lines a file holds two concerns.
+func testNoLongFile(t *testing.T) {
+	for _, f := range goFiles(t, false) {
+		if n := lines(t, f); n > 800 {
+			t.Errorf("%s: %d lines: split it by concern (at most 800)", f, n)
 		}
 	}
 }
