@@ -87,7 +87,14 @@ func node22(t *testing.T) string {
 		}
 		t.Skip("SKIPPING real-peer test: " + msg)
 	}
-	return p
+	// Absolute: EvalSymlinks leaves a path relative when no link is on it
+	// (a fresh clone's node_modules), and the sandboxed server does not
+	// start in this package's folder.
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
 }
 
 // The per-runtime table of docs/security.md ("Egress by destination"),
