@@ -123,6 +123,10 @@ type Writer struct {
 	// line's leading newline ends; torn are the torn writes it records.
 	needNL bool
 	torn   []TornWrite
+	// size is the file's size checkTail read before this write; end where
+	// the file ended after this one's last whole line (0: unknown), so
+	// that a file nobody else wrote to since is not read back.
+	size, end int64
 }
 
 // Options are a Writer's chain settings; the zero value is an unkeyed
@@ -223,6 +227,9 @@ func (w *Writer) Write(r *Record) error {
 		w.mu.Unlock()
 		return errors.New("writing the audit log: it is closed")
 	}
+	if w.f != nil {
+		w.checkTail()
+	}
 	// The line names the one before it: encoded under the lock, in the
 	// order written.
 	c.Chain, c.Prev, c.Torn = w.chain.id, w.chain.prev(), w.torn
@@ -246,6 +253,9 @@ func (w *Writer) Write(r *Record) error {
 		return fmt.Errorf("writing the audit log %s: %w", w.path, err)
 	}
 	w.needNL, w.torn = false, nil
+	if w.size > 0 {
+		w.end = w.size + int64(len(buf)) // where the file ends unless another wrote too
+	}
 	head, told := w.chain.wrote(line)
 	w.mu.Unlock()
 	if told && w.opts.OnHead != nil {
@@ -288,7 +298,7 @@ func (w *Writer) Reopen() error {
 	if frag != nil && (len(w.torn) == 0 || w.torn[len(w.torn)-1] != *frag) {
 		w.addTorn(*frag)
 	}
-	w.w, w.f, w.warning = f, f, warning
+	w.w, w.f, w.warning, w.size, w.end = f, f, warning, 0, 0
 	w.mu.Unlock()
 	if old != nil {
 		old.Close()

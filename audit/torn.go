@@ -57,6 +57,42 @@ func tornTail(f *os.File, key []byte) (needNL bool, frag *TornWrite) {
 	return true, &TornWrite{Bytes: len(buf), Digest: LineDigest(key, buf)}
 }
 
+// checkTail reads the end of the file before a line is written: several
+// colibri may append to one log, and since this one last wrote it may
+// have come to end in another's torn write, which this line must end with
+// a newline and record (as at open) rather than be glued to; and a torn
+// write of this one's that another's line ended since was recorded by
+// that line. A file that cannot be read back (opened write-only) is not
+// judged.
+func (w *Writer) checkTail() {
+	w.size = 0
+	st, err := w.f.Stat()
+	if err != nil || st.Size() == 0 {
+		return
+	}
+	w.size = st.Size()
+	if w.size == w.end {
+		return // nobody wrote since this one's last whole line
+	}
+	var last [1]byte
+	if _, err := w.f.ReadAt(last[:], st.Size()-1); err != nil {
+		return
+	}
+	if last[0] == '\n' {
+		if w.needNL {
+			w.needNL, w.torn = false, nil
+		}
+		return
+	}
+	if w.needNL {
+		return // this one's own torn write, recorded already
+	}
+	w.needNL = true
+	if _, frag := tornTail(w.f, w.opts.Key); frag != nil {
+		w.addTorn(*frag)
+	}
+}
+
 // tore records what a failed write of line (after pre bytes of newline)
 // left in the file when n bytes of it went out.
 func (w *Writer) tore(n, pre int, line []byte) {

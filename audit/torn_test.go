@@ -160,3 +160,104 @@ func TestTornWriteWithinAProcess(t *testing.T) {
 		t.Errorf("verify: %+v %v\n%s", r, err, sw.b.String())
 	}
 }
+
+// A torn write's fragment cannot be deleted unseen: when the chain's line
+// before the record, or an earlier file, is in the files given, the
+// fragment it records is there too (it was written after that line, into
+// that file or the one before), so a record of a fragment that is not
+// there is a break. Only a chain's first line in the first file given may
+// record a fragment of a file not given.
+func TestTornFragmentDeleted(t *testing.T) {
+	sw := &shortWriter{}
+	w, _ := OpenWith("-", sw, Options{Instance: "a", Key: []byte("k")})
+	rec := func(i int) *Record {
+		return &Record{TS: time.Unix(int64(1e9+i), 0).UTC(), ID: "r", Principal: "stdio", Transport: "stdio", Server: "demo", Tool: "echo", Outcome: OK, DurationMS: int64(i)}
+	}
+	w.Write(rec(0))
+	sw.fail = []int{30}
+	w.Write(rec(1))
+	w.Write(rec(2))
+	w.Write(rec(3))
+	lines := strings.SplitAfter(strings.TrimSuffix(sw.b.String(), "\n"), "\n")
+	if r, err := verifyLines(lines, []byte("k")); err != nil || len(r.Torn) != 1 {
+		t.Fatalf("as written: %+v %v", r, err)
+	}
+	deleted := append(append([]string(nil), lines[:1]...), lines[2:]...)
+	_, err := verifyLines(deleted, []byte("k"))
+	wantBreak(t, "the fragment deleted, its chain's line before it given", err, 1, 2)
+	// Rotated between the fragment and its record: the fragment ends the
+	// older file, the record begins the newer.
+	_, err = Verify([]Source{{Name: "audit.log.0", R: strings.NewReader(lines[0])}, {Name: "audit.log", R: strings.NewReader(strings.Join(lines[2:], ""))}}, []byte("k"))
+	var b *Break
+	if !errors.As(err, &b) || b.File != "audit.log" || b.Line != 1 {
+		t.Errorf("the fragment deleted from the older file: %v", err)
+	}
+	if _, err := Verify([]Source{{Name: "audit.log.0", R: strings.NewReader(strings.Join(lines[:2], ""))}, {Name: "audit.log", R: strings.NewReader(strings.Join(lines[2:], ""))}}, []byte("k")); err != nil {
+		t.Errorf("the fragment ending the older file: %v", err)
+	}
+}
+
+// A line made up to look like an audit line, left unparseable (no prev, no
+// closing brace) so that no chain covers it, is no torn write: in the
+// middle of a file, and recorded by no line, it breaks the chain. A
+// fragment unrecorded at the end of an older file (killed, then rotated
+// before any colibri opened the file again) is a torn write.
+func TestMadeUpFragmentInTheMiddle(t *testing.T) {
+	for _, key := range [][]byte{nil, []byte("k")} {
+		path := filepath.Join(t.TempDir(), "audit.log")
+		writeLog(t, path, Options{Instance: "a", Key: key}, 4).Close()
+		lines := rawLines(t, path)
+		forged := `{"ts":"2001-09-09T01:46:42Z","id":"r","principal":"stdio","transport":"stdio","server":"demo","tool":"delete_all","outcome":"ok"` + "\n"
+		edited := append(append(append([]string(nil), lines[:2]...), forged), lines[2:]...)
+		_, err := verifyLines(edited, key)
+		wantBreak(t, "a made-up fragment", err, 3, 4)
+		cut := strings.SplitN(lines[3], `,"chain"`, 2)[0] + "\n"
+		older := strings.Join(append(append([]string(nil), lines[:3]...), cut), "")
+		path2 := filepath.Join(t.TempDir(), "audit.log")
+		writeLog(t, path2, Options{Instance: "b", Key: key}, 2).Close()
+		newer := strings.Join(rawLines(t, path2), "")
+		r, err := Verify([]Source{{Name: "audit.log.0", R: strings.NewReader(older)}, {Name: "audit.log", R: strings.NewReader(newer)}}, key)
+		if err != nil || r.Lines != 5 {
+			t.Errorf("a fragment ending the older file, unrecorded: %+v %v", r, err)
+		}
+	}
+}
+
+// Two colibri appending to one log: a torn write of one (a full disk,
+// then killed) is ended and recorded by the other's next line, not glued
+// to it; and when the one that tore writes again after the other ended
+// its fragment, it does not record it twice.
+func TestTornWriteOfAnotherSharingTheFile(t *testing.T) {
+	key := []byte("k")
+	rec := &Record{TS: time.Unix(1e9, 0).UTC(), ID: "r", Principal: "stdio", Transport: "stdio", Outcome: OK}
+	for _, aLives := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "audit.log")
+		a := writeLog(t, path, Options{Instance: "a", Key: key}, 2)
+		b := writeLog(t, path, Options{Instance: "b", Key: key}, 1)
+		frag := rawLines(t, path)[0][:60]
+		// a's next write torn: what tore() would leave, as a write cut short.
+		appendRaw(t, path, frag)
+		a.mu.Lock()
+		a.tore(len(frag), 0, []byte(rawLines(t, path)[0]))
+		a.mu.Unlock()
+		if err := b.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		if aLives {
+			if err := a.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a.Close()
+		b.Write(rec)
+		b.Close()
+		r, err := verifyFile(t, path, key)
+		want := 5
+		if aLives {
+			want = 6
+		}
+		if err != nil || r.Lines != want || len(r.Torn) != 1 || !strings.Contains(r.Torn[0], "line 4 (60 bytes, ended and recorded by audit.log line 5)") {
+			t.Errorf("a alive %v: %+v %v\n%s", aLives, r, err, strings.Join(rawLines(t, path), ""))
+		}
+	}
+}

@@ -95,10 +95,19 @@ func Verify(sources []Source, key []byte) (*Report, error) {
 	// breaks the chain after itself as any changed line does, or a line
 	// that is not an audit line.
 	var frags []fragment
+	// ends[k]: source k's line count, once it is read.
+	ends := make([]int, 0, len(sources))
 	settle := func(fs []fragment) error {
 		for _, f := range fs {
 			if f.chained {
 				return &Break{FromFile: f.file, FromLine: f.line, File: f.file, Line: f.line + 1, Reason: fmt.Sprintf("line %d is an audit line that no longer parses", f.line)}
+			}
+			// A fragment holding an outcome (cut before its prev) that no
+			// line records is a torn write only at its file's end (killed,
+			// then rotated before a colibri opened the file again): in the
+			// middle of a file, it is an audit line made up or cut by hand.
+			if f.outcome && (f.src >= len(ends) || f.line < ends[f.src]) {
+				return &Break{FromFile: f.file, FromLine: f.line, File: f.file, Line: f.line + 1, Reason: fmt.Sprintf("line %d looks like an audit line, does not parse, and no line records it as a torn write", f.line)}
 			}
 			r.Skipped++
 		}
@@ -132,7 +141,7 @@ func Verify(sources []Source, key []byte) (*Report, error) {
 					frags = frags[1:]
 				}
 				frags = append(frags, fragment{src: i, file: src.Name, line: n, bytes: len(line), digest: LineDigest(key, line),
-					chained: bytes.Contains(line, []byte(`"prev":`)), unterminated: unterminated})
+					chained: bytes.Contains(line, []byte(`"prev":`)), outcome: bytes.Contains(line, []byte(`"outcome":`)), unterminated: unterminated})
 				continue
 			}
 			if len(frags) > 0 || len(l.Torn) > 0 {
@@ -152,7 +161,19 @@ func Verify(sources []Source, key []byte) (*Report, error) {
 						f := frags[k-1]
 						return r, &Break{FromFile: f.file, FromLine: f.line, File: src.Name, Line: n,
 							Reason: fmt.Sprintf("line %d records a torn write before it that is not line %d as it is now (a torn line changed)", n, f.line)}
+					case len(l.Torn) > 0 && l.Chain != nil && l.Prev != nil && (i > 0 || chains[*l.Chain] != nil):
+						// The fragment was written after the chain's line
+						// before this one, or into this file or the one
+						// before it: it is in the files given, or deleted.
+						from, fromLine := src.Name, n-1
+						if c := chains[*l.Chain]; c != nil {
+							from, fromLine = c.file, c.line
+						}
+						return r, &Break{FromFile: from, FromLine: fromLine, File: src.Name, Line: n,
+							Reason: fmt.Sprintf("line %d records %d torn %s before it that %s not there (deleted)", n, len(l.Torn), plural(len(l.Torn), "write", "writes"), plural(len(l.Torn), "is", "are"))}
 					case len(l.Torn) > 0 && l.Chain != nil && l.Prev != nil:
+						// A chain's first line in the first file: the
+						// fragment may be in a file not given.
 						r.Torn = append(r.Torn, fmt.Sprintf("%s line %d records %d torn %s before it that %s not in the files given", src.Name, n, len(l.Torn), plural(len(l.Torn), "write", "writes"), plural(len(l.Torn), "is", "are")))
 					}
 				}
@@ -216,6 +237,7 @@ func Verify(sources []Source, key []byte) (*Report, error) {
 			c.lines++
 			r.Lines++
 		}
+		ends = append(ends, n)
 		if err := sc.Err(); err != nil {
 			if errors.Is(err, bufio.ErrTooLong) {
 				return r, fmt.Errorf("%s: line %d is longer than %d bytes: not an audit log", src.Name, n+1, MaxLine)
@@ -243,6 +265,7 @@ type fragment struct {
 	line, bytes  int
 	digest       string
 	chained      bool // it holds "prev": a chained line's
+	outcome      bool // it holds "outcome": an audit line's, cut after it
 	unterminated bool // no newline after it: the end of its file
 }
 

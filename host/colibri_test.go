@@ -66,7 +66,7 @@ func TestColibriHostsColibri(t *testing.T) {
 	t.Cleanup(func() {
 		cmd.Process.Signal(os.Interrupt)
 		cmd.Wait()
-		proc.Reaped(cmd.Process.Pid)
+		proc.Reaped(cmd.Process)
 	})
 	var url string
 	select {

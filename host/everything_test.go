@@ -63,7 +63,7 @@ func everythingHTTP(t *testing.T, mode string) string {
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
-		proc.Reaped(cmd.Process.Pid)
+		proc.Reaped(cmd.Process)
 	})
 	listening := make(chan struct{})
 	go func() {

@@ -3,6 +3,7 @@ package host_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -27,6 +28,7 @@ import (
 	"github.com/colibri-mcp/colibri-mcp/internal/failure"
 	"github.com/colibri-mcp/colibri-mcp/internal/sandbox"
 	"github.com/colibri-mcp/colibri-mcp/internal/session"
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
 
@@ -85,7 +87,14 @@ func node22(t *testing.T) string {
 		}
 		t.Skip("SKIPPING real-peer test: " + msg)
 	}
-	return p
+	// Absolute: EvalSymlinks leaves a path relative when no link is on it
+	// (a fresh clone's node_modules), and the sandboxed server does not
+	// start in this package's folder.
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
 }
 
 // The per-runtime table of docs/security.md ("Egress by destination"),
@@ -565,6 +574,24 @@ func TestSandboxEgressWithoutUserNamespaces(t *testing.T) {
 	if got := w.try(t, confined, udp); !strings.Contains(got, "operation not permitted") {
 		t.Errorf("UDP: %s, want operation not permitted", got)
 	}
+	// Landlock's TCP rule sees TCP alone: an MPTCP socket (which falls
+	// back to TCP with any peer) or an SCTP one would connect anywhere.
+	mptcp := map[string]any{"op": "mptcp", "addr": hostPort(e.listed)}
+	if got := w.try(t, free, mptcp); got != "ok: connected" && !strings.Contains(got, "protocol not supported") {
+		t.Errorf("unconfined MPTCP: %s, want connected (or a kernel without MPTCP)", got)
+	}
+	udpHi := map[string]any{"op": "udphi", "addr": hostPort(e.listed)}
+	if got := w.try(t, free, udpHi); got != "ok: sent" {
+		t.Fatalf("unconfined %v: %s", udpHi, got)
+	}
+	if got := w.try(t, confined, udpHi); !strings.Contains(got, "operation not permitted") {
+		t.Errorf("UDP, the family with a bit above its 32 set: %s, want operation not permitted", got)
+	}
+	for _, op := range []string{"mptcp", "sctp"} {
+		if got := w.try(t, confined, map[string]any{"op": op, "addr": hostPort(e.listed)}); !strings.Contains(got, "operation not permitted") {
+			t.Errorf("%s to the listed destination, past the proxy: %s, want operation not permitted", op, got)
+		}
+	}
 	if got := w.try(t, confined, map[string]any{"op": "fetch", "addr": e.listed.URL + "/"}); got != "ok: 200 reached" {
 		t.Errorf("through the proxy to the listed destination: %s", got)
 	}
@@ -593,5 +620,56 @@ func TestSandboxEgressWithoutUserNamespaces(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "no network namespace"); n != 1 {
 		t.Errorf("%d warnings of the fallback, want 1:\n%s", n, logs.String())
+	}
+}
+
+// One server cannot steal another's proxy credential from its processes'
+// environments (/proc/PID/environ, which the kernel guards as it guards
+// ptrace, and Landlock keeps each server out of the other's domain): the
+// unconfined fake, scanning every process, sees the neighbour's while its
+// call runs; the sandboxed one sees its own alone.
+func TestSandboxEgressCredentialNotStolen(t *testing.T) {
+	w := newSandboxWorld(t, host.Options{})
+	e := newEgressTargets(t)
+	theirs := prisoner(&registry.Sandbox{Destinations: []string{hostPort(e.other)}, At: "/servers/neighbour/sandbox", BestEffort: !userNamespaces()})
+	theirs.Name = "neighbour"
+	mine := prisoner(&registry.Sandbox{Destinations: []string{hostPort(e.listed)}, At: "/servers/prisoner/sandbox", BestEffort: !userNamespaces()})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.h.CallTool(ctx, theirs, "try", session.ArgumentsOf(map[string]any{"op": "run", "argv": []any{"/bin/sleep", "30"}}), nil, nil)
+	}()
+	defer func() { cancel(); <-done }()
+	scan := map[string]any{"op": "run", "argv": []any{"/bin/sh", "-c", `cat /proc/[0-9]*/environ 2>/dev/null | tr '\0' '\n' | grep '^HTTPS_PROXY=http://colibri:' | sort -u; echo scanned`}}
+	seen := func(srv *registry.Server) []string {
+		var out []string
+		got := w.try(t, srv, scan)
+		if !strings.HasPrefix(got, "ok: ") || !strings.Contains(got, "scanned") {
+			t.Fatalf("the scan did not run: %s", got)
+		}
+		for _, line := range strings.Split(strings.TrimPrefix(got, "ok: "), "\n") {
+			if strings.HasPrefix(line, "HTTPS_PROXY=") {
+				out = append(out, line)
+			}
+		}
+		return out
+	}
+	var theirURL string
+	testwait.Eventually(t, "the unconfined fake never saw the neighbour's credential (else this proves nothing)", func() bool {
+		if got := seen(prisoner(nil)); len(got) > 0 {
+			theirURL = got[0]
+			return true
+		}
+		return false
+	})
+	got := seen(mine)
+	for _, line := range got {
+		if line == theirURL {
+			t.Errorf("the sandboxed server read the neighbour's credential: %s", line)
+		}
+	}
+	if len(got) > 1 {
+		t.Errorf("the sandboxed server saw %d credentials, want at most its own: %q", len(got), got)
 	}
 }

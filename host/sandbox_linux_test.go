@@ -158,6 +158,25 @@ func TestSandboxRefusesUnixSockets(t *testing.T) {
 		if n := l.accepted(t); n != 0 {
 			t.Errorf("%s got %d connections from the confined server, want none", l.path, n)
 		}
+		// The family with a bit above its 32 set: the kernel reads an
+		// int, so a filter comparing the whole register would let it by.
+		hi := map[string]any{"op": "unixhi", "path": l.path}
+		if got := w.try(t, prisoner(nil), hi); got != "ok: connected" || l.accepted(t) != 1 {
+			t.Fatalf("unconfined %v: %s; want ok and one connection", hi, got)
+		}
+		if got := w.try(t, confined, hi); !strings.Contains(got, "operation not permitted") && !strings.Contains(got, "permission denied") {
+			t.Errorf("confined %v: %s, want denied", hi, got)
+		}
+		if n := l.accepted(t); n != 0 {
+			t.Errorf("%s got %d connections from the confined server (family with high bits), want none", l.path, n)
+		}
+	}
+	pairHi := map[string]any{"op": "pairhi"}
+	if got := w.try(t, prisoner(nil), pairHi); got != "ok: paired" {
+		t.Fatalf("unconfined %v: %s", pairHi, got)
+	}
+	if got := w.try(t, confined, pairHi); !strings.Contains(got, "operation not permitted") {
+		t.Errorf("confined %v: %s, want operation not permitted", pairHi, got)
 	}
 	for _, typ := range []string{"stream", "seqpacket"} {
 		if got := w.try(t, confined, map[string]any{"op": "pair", "addr": typ}); got != "ok: ping" {

@@ -189,7 +189,7 @@ func TestSparesStopWhenIdle(t *testing.T) {
 		t.Errorf("misses = %d, want 1", st.Misses)
 	}
 	// The request's own process, then the spare started again.
-	testwait.Eventually(t, "the spare did not start again after a request", func() bool { return len(h.spawned()) == 3 })
+	testwait.Eventually(t, "the spare did not start again after a request", func() bool { return len(h.spawned()) >= 3 })
 }
 
 // An edited entry's spares are discarded and the new entry's start; a

@@ -41,8 +41,8 @@ func (s *Service) sealCursors(next mcp.MethodHandler) mcp.MethodHandler {
 			*cursor = inner
 		}
 		res, err := next(ctx, method, req)
-		if next := nextCursorOf(res); err == nil && next != nil && *next != "" {
-			*next = sealer.Seal(cursorKind, []byte(method+"\x00"+*next), time.Time{})
+		if nc := nextCursorOf(res); err == nil && nc != nil && *nc != "" {
+			*nc = sealer.Seal(cursorKind, []byte(method+"\x00"+*nc), time.Time{})
 		}
 		return res, err
 	}

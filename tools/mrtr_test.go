@@ -181,7 +181,7 @@ func TestModernStateOfAnotherInstanceStartsOver(t *testing.T) {
 // caller never comes back ends with the call's timeout, and releases its
 // process; its state then starts the call over.
 func TestModernPendingBoundedAndExpired(t *testing.T) {
-	svc, h := askService(t, "a1", 2000)
+	svc, h := askService(t, "a1", 6000) // long enough for a fresh start of the fake under load: the last call is one
 	cs := modernClient(t, svc, true)
 	var key, state string
 	for range 8 {

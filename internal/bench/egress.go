@@ -117,7 +117,7 @@ func egressRows(colibri string, env []string, n int) error {
 	}
 	defer removeReg()
 	cmd := exec.Command(colibri, "serve", "--external-config", reg, "--external-call", "--log-level", "warn")
-	cmd.Env, cmd.Stderr = append(append(append([]string{"XDG_STATE_HOME=" + state}, env...), colibriEnv...), pinEnv), os.Stderr
+	cmd.Env, cmd.Stderr = append(append(append([]string{"XDG_STATE_HOME=" + state}, env...), colibriEnv...), pinEnv, stateEnv), os.Stderr
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, noCaps).
 		Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})

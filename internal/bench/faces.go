@@ -21,13 +21,19 @@ var colibriEnv []string
 // (enforce, the default), so that its cost is in every row.
 var pinEnv string
 
+// stateEnv gives every colibri the bench starts a state folder of the
+// bench's own (COLIBRI_MCP_STATE_DIR, in the same temporary folder): as
+// root colibri's default is /var/db/colibri, which a bench run must not
+// write (sandbox homes, the egress proxy's socket).
+var stateEnv string
+
 // startFace starts colibri-mcp serving a registry with t's server (with the
 // given lifecycle, "" for the default) and connects the bench's client to
 // it through one of its faces: "stdio" (colibri is the client's child) or
 // "http" (Streamable HTTP on a loopback port). It returns colibri's pid, for
 // its memory.
 func startFace(colibri string, t target, lifecycle, face string, env []string) (*mcp.ClientSession, int, func(), error) {
-	env = append(append([]string(nil), env...), pinEnv)
+	env = append(append([]string(nil), env...), pinEnv, stateEnv)
 	env = append(env, colibriEnv...)
 	entry := map[string]any{"command": t.command}
 	if len(t.args) > 0 {

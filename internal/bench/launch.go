@@ -39,7 +39,7 @@ func launch(colibri string, servers map[string]any, face string, env []string, a
 	if err != nil {
 		return nil, err
 	}
-	env = append(append(append([]string(nil), env...), colibriEnv...), pinEnv) // the bench's own pin file
+	env = append(append(append([]string(nil), env...), colibriEnv...), pinEnv, stateEnv) // the bench's own pin file
 	argv := append([]string{"serve", "--external-config", reg, "--external-call", "--log-level", "info",
 		"--metrics-addr", "127.0.0.1:0"}, args...)
 	if face == "http" {

@@ -31,7 +31,7 @@ func load(colibri, demo string, env []string) error {
 
 	// stdio
 	cmd := exec.Command(colibri, "serve", "--external-config", reg, "--external-call", "--log-level", "warn")
-	env = append(append([]string(nil), env...), pinEnv)
+	env = append(append([]string(nil), env...), pinEnv, stateEnv)
 	cmd.Env, cmd.Stderr = env, os.Stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "load", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).
 		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})

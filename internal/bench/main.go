@@ -65,6 +65,11 @@ func main() {
 	}
 	defer os.RemoveAll(pinDir)
 	pinEnv = "COLIBRI_MCP_PIN_FILE=" + filepath.Join(pinDir, "pins.json")
+	if err := os.Mkdir(filepath.Join(pinDir, "state"), 0o700); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	stateEnv = "COLIBRI_MCP_STATE_DIR=" + filepath.Join(pinDir, "state")
 
 	want := map[string]bool{}
 	for _, r := range strings.Split(*rows+","+strings.ReplaceAll(*only, "ab", "cold"), ",") {

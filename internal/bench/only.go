@@ -18,7 +18,7 @@ import (
 // resource. The target of issue 38 is a warm tools/call at most 1.5× direct.
 func onlyAB(colibri string, t target, env []string, n int) error {
 	ctx := context.Background()
-	env = append(append([]string(nil), env...), pinEnv)
+	env = append(append([]string(nil), env...), pinEnv, stateEnv)
 	env = append(env, colibriEnv...)
 	entry := map[string]any{"command": t.command, "lifecycle": "persistent"}
 	if len(t.args) > 0 {

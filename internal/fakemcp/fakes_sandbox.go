@@ -24,7 +24,7 @@ var sandboxFakes = map[string]func(){
 	// prisoner tries, on request, what a sandbox forbids; its tool "try"
 	// answers "ok: …" when the attempt worked and "denied: ERR" when the
 	// kernel refused it, so that one test sees both with and without the
-	// sandbox. Ops: read, write (path), tcp, udp (addr), signal (pid,
+	// sandbox. Ops: read, write (path), tcp, mptcp, sctp, udp (addr), signal (pid,
 	// signal number sig), ptrace (pid), exec (path: a setuid copy of this
 	// fake, run as "euid"), alloc (mb, touched), spin (forever), env, fetch
 	// (addr: a URL, through HTTPS_PROXY or the proxy URL path), get (addr: a URL, by net/http's
@@ -86,6 +86,8 @@ func try(op, path, addr string, pid, sig, mb int) (string, error) {
 		}
 		c.Close()
 		return "connected", nil
+	case "mptcp", "sctp":
+		return inetSocket(op, addr)
 	case "udp":
 		c, err := net.Dial("udp", addr)
 		if err != nil {

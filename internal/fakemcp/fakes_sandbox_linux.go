@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strconv"
@@ -27,7 +28,9 @@ import (
 // System V shared memory (shmread, pid: the segment's id), a key of the
 // user's keyring (keyread, addr: its description), a shell command line
 // (sh, path), another process's memory (vmread, pid) or counters (perf,
-// pid).
+// pid), a Unix stream socket to path, a UDP datagram to addr or a Unix
+// datagram pair made with bits above the family's 32 set (unixhi, udphi,
+// pairhi).
 func tryMore(op, path, addr string, pid, mb int) (string, error) {
 	switch op {
 	case "unix":
@@ -37,6 +40,10 @@ func tryMore(op, path, addr string, pid, mb int) (string, error) {
 		}
 		c.Close()
 		return "connected", nil
+	case "unixhi", "udphi", "pairhi":
+		// The family with bits above its 32 set: the kernel reads an int,
+		// a seccomp filter comparing the whole register would not match.
+		return highFamily(op, path, addr)
 	case "unixgram":
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
 		if err != nil {
@@ -203,4 +210,63 @@ func residentMiB() int {
 		}
 	}
 	return -1
+}
+
+// inetSocket connects to addr (IPv4) by a stream socket that is not TCP
+// (op mptcp: IPPROTO_MPTCP) or by SCTP (op sctp: SOCK_SEQPACKET), which
+// Landlock's TCP rule does not see.
+func inetSocket(op, addr string) (string, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil || !ap.Addr().Is4() {
+		return "", fmt.Errorf("not an IPv4 address and port: %q", addr)
+	}
+	typ, proto := syscall.SOCK_STREAM, 262 // IPPROTO_MPTCP
+	if op == "sctp" {
+		typ, proto = syscall.SOCK_SEQPACKET, 0
+	}
+	fd, err := syscall.Socket(syscall.AF_INET, typ|syscall.SOCK_CLOEXEC, proto)
+	if err != nil {
+		return "", err
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Connect(fd, &syscall.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}); err != nil {
+		return "", err
+	}
+	return "connected", nil
+}
+
+// highFamily is op unixhi (connect to the Unix socket path), udphi (a
+// datagram to the IPv4 addr) or pairhi (a Unix datagram pair), each
+// socket made with 1<<32 added to its family, which the kernel drops.
+func highFamily(op, path, addr string) (string, error) {
+	const hi = 1 << 32
+	if op == "pairhi" {
+		var fds [2]int32
+		if _, _, e := unix.RawSyscall6(unix.SYS_SOCKETPAIR, hi|unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0, uintptr(unsafe.Pointer(&fds)), 0, 0); e != 0 {
+			return "", e
+		}
+		unix.Close(int(fds[0]))
+		unix.Close(int(fds[1]))
+		return "paired", nil
+	}
+	family, typ := uintptr(unix.AF_UNIX), uintptr(unix.SOCK_STREAM)
+	if op == "udphi" {
+		family, typ = unix.AF_INET, unix.SOCK_DGRAM
+	}
+	fd, _, e := unix.RawSyscall(unix.SYS_SOCKET, hi|family, typ|unix.SOCK_CLOEXEC, 0)
+	if e != 0 {
+		return "", e
+	}
+	defer unix.Close(int(fd))
+	if op == "unixhi" {
+		if err := unix.Connect(int(fd), &unix.SockaddrUnix{Name: path}); err != nil {
+			return "", err
+		}
+		return "connected", nil
+	}
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil || !ap.Addr().Is4() {
+		return "", fmt.Errorf("not an IPv4 address and port: %q", addr)
+	}
+	return "sent", unix.Sendto(int(fd), []byte("prisoner"), 0, &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()})
 }

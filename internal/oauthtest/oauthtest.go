@@ -103,7 +103,7 @@ func StartMock(t testing.TB, env ...string) *Mock {
 	t.Cleanup(func() {
 		stdin.Close() // the script exits when its stdin closes
 		done := make(chan struct{})
-		go func() { cmd.Wait(); proc.Reaped(cmd.Process.Pid); close(done) }()
+		go func() { cmd.Wait(); proc.Reaped(cmd.Process); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):

@@ -158,7 +158,7 @@ func StartChild(cmd *exec.Cmd, opts Options) (*Child, error) {
 	p.stderr.redact, p.stderr.held = opts.Secrets.Apply, opts.Secrets.Held
 	go func() {
 		p.waitErr = cmd.Wait()
-		Reaped(p.pid)
+		Reaped(cmd.Process)
 		if opts.Reaped != nil {
 			opts.Reaped(p.log)
 		}
@@ -554,7 +554,7 @@ func (p *Child) removeJail() {
 			err := Start(cmd)
 			if err == nil {
 				err = cmd.Wait()
-				Reaped(cmd.Process.Pid)
+				Reaped(cmd.Process)
 			}
 			if out := output.Bytes(); err != nil {
 				p.log.Warn("cannot remove the ephemeral jail", "argv", p.remove, "err", err, "output", strings.TrimSpace(string(out)))

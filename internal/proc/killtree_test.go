@@ -65,7 +65,7 @@ func TestKillTreeReachesDescendantsThatLeftTheGroup(t *testing.T) {
 	if err := Start(cmd); err != nil {
 		t.Fatal(err)
 	}
-	defer Reaped(cmd.Process.Pid)
+	defer Reaped(cmd.Process)
 	waited := make(chan struct{})
 	go func() { cmd.Wait(); close(waited) }()
 
@@ -204,7 +204,7 @@ func TestKillTreeEndsTheGroupsOrphans(t *testing.T) {
 	if err := Start(cmd); err != nil {
 		t.Fatal(err)
 	}
-	defer Reaped(cmd.Process.Pid)
+	defer Reaped(cmd.Process)
 	waited := make(chan struct{})
 	go func() { cmd.Wait(); close(waited) }()
 	orphan := 0

@@ -20,6 +20,7 @@ package proc
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"sync"
 	"sync/atomic"
@@ -75,37 +76,46 @@ func KillTree(pid int) (int, error) {
 var own struct {
 	spawning sync.RWMutex
 	mu       sync.Mutex
-	pids     map[int]bool
+	pids     map[int]*os.Process
 }
 
 // Start starts cmd and remembers it as this process's own child until
-// Reaped is called with its pid (after cmd.Wait returns).
+// Reaped is called with its process (after cmd.Wait returns).
 func Start(cmd *exec.Cmd) error {
 	own.spawning.RLock()
 	defer own.spawning.RUnlock()
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	own.mu.Lock()
-	defer own.mu.Unlock()
-	if own.pids == nil {
-		own.pids = map[int]bool{}
-	}
-	own.pids[cmd.Process.Pid] = true
+	remember(cmd.Process)
 	return nil
 }
 
-// Reaped forgets a child started by Start, once it has been waited for.
-func Reaped(pid int) {
+func remember(p *os.Process) {
 	own.mu.Lock()
 	defer own.mu.Unlock()
-	delete(own.pids, pid)
+	if own.pids == nil {
+		own.pids = map[int]*os.Process{}
+	}
+	own.pids[p.Pid] = p
+}
+
+// Reaped forgets p, a child started by Start, once it has been waited for.
+// It forgets p itself, not whatever has its pid: once Wait has reaped p
+// its pid is free, and a child started before Reaped runs may have it,
+// which must stay colibri's own (else ReapAdopted kills it as an orphan).
+func Reaped(p *os.Process) {
+	own.mu.Lock()
+	defer own.mu.Unlock()
+	if own.pids[p.Pid] == p {
+		delete(own.pids, p.Pid)
+	}
 }
 
 func isOwn(pid int) bool {
 	own.mu.Lock()
 	defer own.mu.Unlock()
-	return own.pids[pid]
+	return own.pids[pid] != nil
 }
 
 // ReapAdopted kills and reaps the children of this process that it did not

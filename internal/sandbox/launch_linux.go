@@ -130,10 +130,21 @@ func (k enforcementKey) filters() ([][]early.Insn, error) {
 		// A "net" list: TCP to the proxy's port alone (Landlock), so no
 		// datagram or raw IPv4 and IPv6 socket (UDP is Landlock's from ABI
 		// 10 only), and no family but those.
+		// Nor a stream socket that is not TCP (MPTCP, which falls back to
+		// TCP with any peer) or an SCTP or DCCP one (SOCK_SEQPACKET,
+		// SOCK_RDM, SOCK_DCCP: the 4 bit): Landlock's rule is TCP's alone,
+		// and these would connect anywhere.
 		for _, fam := range []uint64{unix.AF_INET, unix.AF_INET6} {
 			deny = append(deny, seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
 				{Argument: 0, Operation: seccomp.Equal, Value: fam},
-				{Argument: 1, Operation: seccomp.BitsSet, Value: unix.SOCK_DGRAM}}})
+				{Argument: 1, Operation: seccomp.BitsSet, Value: unix.SOCK_DGRAM}}},
+				seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
+					{Argument: 0, Operation: seccomp.Equal, Value: fam},
+					{Argument: 1, Operation: seccomp.BitsSet, Value: unix.SOCK_RDM}}},
+				seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
+					{Argument: 0, Operation: seccomp.Equal, Value: fam},
+					{Argument: 2, Operation: seccomp.NotEqual, Value: 0},
+					{Argument: 2, Operation: seccomp.NotEqual, Value: unix.IPPROTO_TCP}}})
 		}
 		others := seccomp.ArgumentConditions{}
 		for _, fam := range []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK, unix.AF_UNIX} {
@@ -146,6 +157,14 @@ func (k enforcementKey) filters() ([][]early.Insn, error) {
 		groups = append(groups, seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: []string{"io_uring_setup"}})
 	}
 	if len(deny) > 0 {
+		// The kernel reads socket(2)'s and socketpair(2)'s family as an
+		// int, the filter compares the whole 64-bit register: AF_UNIX with
+		// bit 32 set would pass "family == AF_UNIX" unrefused, and be a
+		// Unix socket all the same. No caller sets those bits.
+		for _, name := range []string{"socket", "socketpair"} {
+			deny = append(deny, seccomp.NameWithConditions{Name: name, Conditions: seccomp.ArgumentConditions{
+				{Argument: 0, Operation: seccomp.GreaterThan, Value: 0xffffffff}}})
+		}
 		groups = append(groups, seccomp.SyscallGroup{Action: seccomp.ActionErrno, NamesWithCondtions: deny})
 	}
 	policy := seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: knownOnly(groups)}

@@ -135,6 +135,8 @@ type walker struct {
 	depth     int
 	problem   *Problem
 	repairs   []span // strings of content text to repair, in order
+	// answered: the envelope read so far holds result (1), error (2)
+	answered uint8
 }
 
 type span struct{ start, end int } // a string token's bytes, quotes included
@@ -198,7 +200,7 @@ func clipKey(key []byte) string {
 // envelope reads the top-level object: the method first (the shape of the
 // params depends on it, and it may come after them), then every member.
 func (w *walker) envelope() {
-	w.base = len(w.path)
+	w.base, w.answered = len(w.path), 0
 	params := w.method()
 	if w.problem != nil {
 		return
@@ -410,6 +412,20 @@ func (w *walker) object(s *shape) {
 		if seen, large, dup = twice(seen, large, key); dup {
 			w.fail("key %q appears twice in one object (readers keep either value)", clipKey(key))
 			break
+		}
+		if len(w.path) == w.base+1 && w.depth == 1 {
+			// JSON-RPC 2.0: a response holds result or error, never both;
+			// go-sdk reads it as the error, the TypeScript SDK refuses it.
+			switch string(key) {
+			case "result":
+				w.answered |= 1
+			case "error":
+				w.answered |= 2
+			}
+			if w.answered == 3 {
+				w.fail("a response holds both result and error (readers take either, or refuse it)")
+				break
+			}
 		}
 		var child *shape
 		if s != nil && s.fields != nil {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -370,8 +371,8 @@ func (rs *Rounds) resume(ctx context.Context, c Call, digest, token string, answ
 		if !ok || got == nil {
 			return nil, invalidInput(fmt.Sprintf("inputResponses lacks %q, which the last round asked", key))
 		}
-		if !answers2(a.req, got) {
-			return nil, invalidInput(fmt.Sprintf("inputResponses[%q] does not answer a %s request", key, methodOf(a.req)))
+		if why := mismatch(a.req, got); why != "" {
+			return nil, invalidInput(fmt.Sprintf("inputResponses[%q] %s", key, why))
 		}
 	}
 	for key := range answers {
@@ -396,22 +397,82 @@ func invalidInput(why string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "colibri: " + why}
 }
 
-// answers2 reports whether resp is an answer of the kind req asks for.
-func answers2(req mcp.InputRequest, resp mcp.InputResponse) bool {
+// mismatch is why resp does not answer req, or "" when it does: an answer
+// of another kind, or a sampling answer that a request without tools
+// cannot take (a hosted server's sampling request reaches colibri without
+// tools; a 2025-11-25 caller's answer is held to the same by go-sdk).
+func mismatch(req mcp.InputRequest, resp mcp.InputResponse) string {
+	other := "does not answer a " + methodOf(req) + " request"
 	switch req.(type) {
 	case *mcp.CreateMessageParams:
-		switch resp.(type) {
-		case *mcp.CreateMessageResult, *mcp.CreateMessageWithToolsResult:
-			return true
+		switch r := resp.(type) {
+		case *mcp.CreateMessageResult:
+			return ""
+		case *mcp.CreateMessageWithToolsResult:
+			if len(r.Content) != 1 {
+				return fmt.Sprintf("has %d contents; a sampling request without tools takes one", len(r.Content))
+			}
+			if t := contentType(r.Content[0]); t != "text" && t != "image" && t != "audio" {
+				return fmt.Sprintf("is %q content; a sampling request without tools is answered text, image or audio", t)
+			}
+			return ""
 		}
 	case *mcp.ElicitParams:
-		_, ok := resp.(*mcp.ElicitResult)
-		return ok
+		if r, ok := resp.(*mcp.ElicitResult); ok {
+			return elicitMismatch(req.(*mcp.ElicitParams), r)
+		}
 	case *mcp.ListRootsParams:
-		_, ok := resp.(*mcp.ListRootsResult)
-		return ok
+		if _, ok := resp.(*mcp.ListRootsResult); ok {
+			return ""
+		}
 	}
-	return false
+	return other
+}
+
+// elicitMismatch is why r does not answer the elicitation req, or "": an
+// action MCP does not define, or accepted content that does not match the
+// requested schema (go-sdk checks a 2025-11-25 caller's answer so, and
+// fills the schema's defaults, before the hosted server sees it).
+func elicitMismatch(req *mcp.ElicitParams, r *mcp.ElicitResult) string {
+	switch r.Action {
+	case "accept", "decline", "cancel":
+	default:
+		return fmt.Sprintf("has action %q; an elicitation is answered accept, decline or cancel", r.Action)
+	}
+	if r.Action != "accept" || r.Content == nil || req.RequestedSchema == nil {
+		return ""
+	}
+	var schema *jsonschema.Schema
+	b, err := json.Marshal(req.RequestedSchema)
+	if err == nil {
+		err = json.Unmarshal(b, &schema)
+	}
+	if err != nil || schema == nil {
+		return "" // the hosted server's own schema, which it reads as it likes
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		return ""
+	}
+	if err := resolved.Validate(r.Content); err != nil {
+		return "does not match the elicitation's requested schema: " + failure.ClipMessage(err.Error())
+	}
+	if err := resolved.ApplyDefaults(&r.Content); err != nil {
+		return "cannot take the requested schema's defaults: " + failure.ClipMessage(err.Error())
+	}
+	return ""
+}
+
+// contentType is c's type as it goes on the wire ("text", "tool_use", …).
+func contentType(c mcp.Content) string {
+	var wire struct {
+		Type string `json:"type"`
+	}
+	b, err := json.Marshal(c)
+	if err != nil || json.Unmarshal(b, &wire) != nil {
+		return "unreadable"
+	}
+	return wire.Type
 }
 
 func methodOf(req mcp.InputRequest) string {

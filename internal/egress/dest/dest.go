@@ -166,6 +166,9 @@ var special = func() []netip.Prefix {
 		"192.0.0.0/24", "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24",
 		"203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
 		"::/128", "::1/128", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8", "2001:db8::/32", "100::/64",
+		// IPv6 benchmarking, the newer documentation block (RFC 9637),
+		// and ORCHID (v1 and v2): none is reached on the Internet.
+		"2001:2::/48", "3fff::/20", "2001:10::/28", "2001:20::/28",
 	} {
 		out = append(out, netip.MustParsePrefix(s))
 	}

@@ -36,6 +36,7 @@ func TestSpecialRanges(t *testing.T) {
 		"127.0.0.1": true, "10.2.3.4": true, "172.20.0.1": true, "192.168.1.1": true, "169.254.169.254": true,
 		"100.64.0.1": true, "198.18.0.1": true, "224.0.0.1": true, "0.0.0.0": true, "::1": true, "fe80::1": true,
 		"fd00::1": true, "::ffff:127.0.0.1": true, "64:ff9b::a00:1": true, "2002:a00:1::": true, "::": true,
+		"2001:2::1": true, "3fff::1": true, "2001:10::1": true, "2001:20::1": true,
 		"140.82.112.3": false, "2606:4700::1111": false, "64:ff9b::8c52:7003": false, "2002:8c52:7003::": false,
 	} {
 		if got := IsSpecial(netip.MustParseAddr(s)); got != want {
