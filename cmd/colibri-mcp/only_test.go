@@ -59,9 +59,15 @@ func (n *notes) options() *mcp.ClientOptions {
 // a client to it.
 func serveOnly(t *testing.T, registry, name string, opts *mcp.ClientOptions, extra ...string) (*mcp.ClientSession, *lockedWriter) {
 	t.Helper()
+	return serveOnlyEnv(t, registry, name, opts, nil, extra...)
+}
+
+// serveOnlyEnv is serveOnly with env added to colibri's environment.
+func serveOnlyEnv(t *testing.T, registry, name string, opts *mcp.ClientOptions, env []string, extra ...string) (*mcp.ClientSession, *lockedWriter) {
+	t.Helper()
 	args := append([]string{"serve", "--only", name, "--external-config", registry, "--log-level", "debug", "--timeout", "20s"}, extra...)
 	cmd := exec.Command(colibriBin, args...)
-	cmd.Env = append(os.Environ(), pinEnv(t), "E2E_SECRET=only-secret-value")
+	cmd.Env = append(append(os.Environ(), pinEnv(t), "E2E_SECRET=only-secret-value"), env...)
 	logs := &lockedWriter{w: &strings.Builder{}}
 	cmd.Stderr = logs
 	client := mcp.NewClient(&mcp.Implementation{Name: "only", Version: "1"}, opts)
