@@ -47,8 +47,8 @@ func (s *Service) OnlyCalls(server *mcp.Server) func(*jsonrpc.Request) func(cont
 // fastCall takes req when the fast path can answer it as go-sdk's session
 // would; see above.
 func (o *only) fastCall(req *jsonrpc.Request) func(context.Context) *jsonrpc.Response {
-	if req.Method != "tools/call" || o.caps.Tools == nil || len(req.Params) == 0 {
-		return nil
+	if req.Method != "tools/call" || o.caps.Tools == nil || len(req.Params) == 0 || string(bytes.TrimSpace(req.Params)) == "null" {
+		return nil // go-sdk refuses a call without params
 	}
 	ss := o.soleSession()
 	if ss == nil {

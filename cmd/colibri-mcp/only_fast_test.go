@@ -189,6 +189,15 @@ func TestOnlyFastPathKeepsIDs(t *testing.T) {
 	if n := strings.Count(r.logs.String(), fmt.Sprintf(fastRelayed, "mirror")); n != len(ids) {
 		t.Errorf("%d of %d calls were relayed below go-sdk\n%s", n, len(ids), r.logs)
 	}
+	// What the fast path leaves to go-sdk is answered as before: a call
+	// without params, or with params that are not an object.
+	r.send(`{"jsonrpc":"2.0","id":"n","method":"tools/call","params":null}`)
+	r.send(`{"jsonrpc":"2.0","id":"arr","method":"tools/call","params":[1]}`)
+	for _, id := range []string{`"n"`, `"arr"`} {
+		if m := r.answer(id); m["error"] == nil {
+			t.Errorf("id %s: answered %s, want an error", id, m["result"])
+		}
+	}
 	// An id may be used again once its call is answered.
 	r.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"again"}}}`)
 	testwait.Eventually(t, "the second answer under id 7", func() bool {
