@@ -282,6 +282,9 @@ func PinConfig(reg *registry.Registry) pin.Config {
 		}
 		if fp := srv.Fingerprint(); fp != nil {
 			c.Entries[name] = &pin.Fingerprint{Digest: fp.Digest, Fields: fp.Fields}
+			if srv.Source != nil {
+				c.Entries[name].Source = srv.Source.Name + "@" + srv.Source.Version
+			}
 		}
 	}
 	return c

@@ -63,6 +63,11 @@ type EntryStatus struct {
 	// Unversioned is the package an entry started by a package runner
 	// names without a version (npx -y PKG): its upgrades change no member.
 	Unversioned string `json:"unversioned,omitempty"`
+	// PinnedSource and Source are the release (NAME@VERSION of the
+	// entry's "source") the pins were made with and the one the entry
+	// names now, where the entry has one.
+	PinnedSource string `json:"pinned_source,omitempty"`
+	Source       string `json:"source,omitempty"`
 }
 
 // Says is the status in words, or "" when there is nothing to say (no
@@ -78,6 +83,14 @@ func (e EntryStatus) Says(server string, changes int) string {
 		b.WriteString("same registry entry, changed definitions: review before accepting")
 	default:
 		b.WriteString("no registry entry was recorded with these pins (an older colibri-mcp pinned them): review before accepting; accepting records it")
+	}
+	switch {
+	case e.PinnedSource != "" && e.Source != "" && e.PinnedSource != e.Source:
+		fmt.Fprintf(&b, "\nsource: %s when pinned, %s now: the publisher's release", e.PinnedSource, e.Source)
+	case e.Source != "" && e.PinnedSource == e.Source && len(e.Changed) == 0:
+		fmt.Fprintf(&b, "\nsource: %s, as when pinned: the same release changed its definitions", e.Source)
+	case e.Source != "" && e.PinnedSource == "":
+		fmt.Fprintf(&b, "\nsource: %s now (the pins recorded none)", e.Source)
 	}
 	if e.Unversioned != "" {
 		fmt.Fprintf(&b, "\nthe entry names no version of %s, so colibri cannot tell an upgrade from a change: pin one (colibri-mcp add --from-registry, or %s@VERSION in args)", e.Unversioned, e.Unversioned)
@@ -106,6 +119,14 @@ func (s *Store) ShowDiff(w io.Writer, server string, asJSON bool, unversioned st
 		return err
 	}
 	entry := EntryStatus{Changed: changed, Recorded: recorded, Unversioned: unversioned}
+	if then, now, err := s.entries(server); err == nil {
+		if then != nil {
+			entry.PinnedSource = then.Source
+		}
+		if now != nil {
+			entry.Source = now.Source
+		}
+	}
 	if entry.Changed == nil {
 		entry.Changed = []string{}
 	}

@@ -257,6 +257,9 @@ func WriteReport(w io.Writer, path string, servers []ServerPins) {
 		fmt.Fprintln(w, "  no server pinned yet (a server's first tool list is pinned)")
 	}
 	for _, sp := range servers {
+		if sp.Source != "" {
+			fmt.Fprintf(w, "%s: pinned from %s\n", sp.Server, sp.Source)
+		}
 		for _, set := range sp.Sets {
 			tools := "tools"
 			if len(set.Tools) == 1 {

@@ -81,6 +81,11 @@ func (ls *LockServer) of(k Kind) *map[string][]*LockDef {
 type Fingerprint struct {
 	Digest string            `json:"digest"`
 	Fields map[string]string `json:"fields,omitempty"`
+	// Source is the release the entry names, NAME@VERSION of its
+	// "source" (add --from-registry), which pins and pins diff show so
+	// that a publisher's release is never taken for a change under one;
+	// the digest already holds it.
+	Source string `json:"source,omitempty"`
 }
 
 // changed are the members in which f and g differ, in order.
@@ -484,7 +489,11 @@ func reportLock(l *Lock, names []string) []ServerPins {
 				}
 			}
 		}
-		out = append(out, ServerPins{Server: name, Sets: []SetPins{p}})
+		sp := ServerPins{Server: name, Sets: []SetPins{p}}
+		if ls.RegistryEntry != nil {
+			sp.Source = ls.RegistryEntry.Source
+		}
+		out = append(out, sp)
 	}
 	return out
 }

@@ -339,3 +339,46 @@ func TestExportMatchesItsSchema(t *testing.T) {
 		t.Error("the schema takes a digest that is not sha256")
 	}
 }
+
+// An entry added from the MCP Registry keeps its source with the pins:
+// pins names the release pinned, and pins diff tells the publisher's
+// release (the source changed) from the same release changing its
+// definitions under it.
+func TestEntrySourceShown(t *testing.T) {
+	store, _ := newStore(t)
+	v1 := &pin.Fingerprint{Digest: "sha256:1", Fields: map[string]string{"source": "sha256:a"}, Source: "io.github.acme/mcp@1.3.2"}
+	v2 := &pin.Fingerprint{Digest: "sha256:2", Fields: map[string]string{"source": "sha256:b"}, Source: "io.github.acme/mcp@1.4.0"}
+	store.Configure(pin.Config{Entries: map[string]*pin.Fingerprint{"s": v1}})
+	store.Check("s", pin.NoCaps, base())
+	report, err := store.Report("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	pin.WriteReport(&out, "pins.json", report)
+	if !strings.Contains(out.String(), "s: pinned from io.github.acme/mcp@1.3.2\n") {
+		t.Errorf("pins does not name the release pinned:\n%s", out.String())
+	}
+	l := base()
+	l[0] = tool("echo", "Echoes v2.", "message")
+	store.Check("s", pin.NoCaps, l)
+	out.Reset()
+	store.ShowDiff(&out, "s", false, "")
+	if !strings.Contains(out.String(), "source: io.github.acme/mcp@1.3.2, as when pinned: the same release changed its definitions") {
+		t.Errorf("same release, changed definitions:\n%s", out.String())
+	}
+	store.Configure(pin.Config{Entries: map[string]*pin.Fingerprint{"s": v2}})
+	out.Reset()
+	store.ShowDiff(&out, "s", true, "")
+	var got struct {
+		Entry pin.EntryStatus `json:"registry_entry"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &got); err != nil || got.Entry.PinnedSource != v1.Source || got.Entry.Source != v2.Source {
+		t.Errorf("pins diff --json: %v %+v", err, got.Entry)
+	}
+	out.Reset()
+	store.ShowDiff(&out, "s", false, "")
+	if !strings.Contains(out.String(), "source: io.github.acme/mcp@1.3.2 when pinned, io.github.acme/mcp@1.4.0 now: the publisher's release") {
+		t.Errorf("a new release:\n%s", out.String())
+	}
+}

@@ -61,7 +61,10 @@ func (v Verdict) Changes() []Change {
 
 // ServerPins is one server's pins, as `colibri-mcp pins --json` shows them.
 type ServerPins struct {
-	Server string    `json:"server"`
+	Server string `json:"server"`
+	// Source is the release (NAME@VERSION of the entry's "source") the
+	// pins were made with, where the entry had one.
+	Source string    `json:"source,omitempty"`
 	Sets   []SetPins `json:"capability_sets"`
 }
 
@@ -144,6 +147,9 @@ func (s *Store) Report(server string) ([]ServerPins, error) {
 		sets := s.file.Servers[name]
 		for _, caps := range sortedKeys(sets) {
 			set := sets[caps]
+			if set.Entry != nil && set.Entry.Source != "" && (sp.Source == "" || caps == NoCaps) {
+				sp.Source = set.Entry.Source
+			}
 			p := SetPins{Capabilities: caps, Pinned: set.Pinned, Tools: []ToolPin{}, Changed: []Change{}}
 			for _, k := range Kinds {
 				pinned, pending := set.pins(k)
@@ -340,13 +346,22 @@ var ErrEntryRecorded = fmt.Errorf("%w; the registry entry as it is now is record
 // differ (nil: the same), known is false when the pins hold none (pinned
 // by an older colibri, or no Configure).
 func (s *Store) EntryChange(server string) (changed []string, known bool, err error) {
+	then, now, err := s.entries(server)
+	if err != nil || then == nil || now == nil {
+		return nil, false, err
+	}
+	return then.changed(now), true, nil
+}
+
+// entries are server's registry entry as its pins recorded it (then) and
+// as Configure says it is (now); nil where there is none.
+func (s *Store) entries(server string) (then, now *Fingerprint, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.refresh(); err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
-	now := s.cfg.Entries[server]
-	var then *Fingerprint
+	now = s.cfg.Entries[server]
 	if s.file.lock != nil {
 		if ls := s.file.lock.Servers[server]; ls != nil {
 			then = ls.RegistryEntry
@@ -359,10 +374,7 @@ func (s *Store) EntryChange(server string) (changed []string, known bool, err er
 			}
 		}
 	}
-	if then == nil || now == nil {
-		return nil, false, nil
-	}
-	return then.changed(now), true, nil
+	return then, now, nil
 }
 
 // knownIn fails with a *NotFoundError when no kind sel takes holds its
