@@ -347,27 +347,29 @@ func TestOnlyFastPathSampling(t *testing.T) {
 
 // A hosted result go-sdk's client refuses to read (a content block of no
 // type MCP defines, a null block, text that is not a string, content that
-// is not a list) fails the call on the fast path as it does on go-sdk's:
-// the caller is never relayed what the session path would not give it.
+// is not a list) fails the call on the fast path as it does on go-sdk's
+// (the server broke the protocol): the caller is never relayed what the
+// session path would not give it. Each shape has a colibri of its own (a
+// failed call counts against the server's restarts).
 func TestOnlyFastPathRefusesUnreadableResults(t *testing.T) {
 	reg := writeRegistry(t, registryDoc{"s": {"command": fakeBin, "args": []string{"bad-result"}, "lifecycle": "persistent"}})
-	r := startRawOnly(t, reg, "--external-call")
-	r.send(`{"jsonrpc":"2.0","id":"warm","method":"tools/call","params":{"name":"any","arguments":{}}}`)
-	if text, isErr := resultText(t, r.answer(`"warm"`)); isErr || text != "fine" {
-		t.Fatalf("a fine result: %q (isError %v)", text, isErr)
-	}
-	for i, shape := range []string{"unknown-type", "null-block", "text-number", "content-str"} {
-		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"any","arguments":{"shape":%q}}}`, i+1, shape))
-		got := r.answer(fmt.Sprint(i + 1))
-		if strings.Contains(string(got["result"]), `"relayed"`) || strings.Contains(string(got["result"]), `"type":"bogus"`) || strings.Contains(string(got["result"]), `"text":5`) {
-			t.Errorf("%s: relayed as the server wrote it: %s", shape, got["result"])
+	for _, shape := range []string{"unknown-type", "null-block", "text-number", "content-str"} {
+		r := startRawOnly(t, reg, "--external-call")
+		r.send(`{"jsonrpc":"2.0","id":"warm","method":"tools/call","params":{"name":"any","arguments":{}}}`)
+		if text, isErr := resultText(t, r.answer(`"warm"`)); isErr || text != "fine" {
+			t.Fatalf("a fine result: %q (isError %v)", text, isErr)
+		}
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"any","arguments":{"shape":%q}}}`, shape))
+		got := r.answer("1")
+		if res := string(got["result"]); strings.Contains(res, `"relayed"`) || strings.Contains(res, `"type":"bogus"`) || strings.Contains(res, `"text":5`) {
+			t.Errorf("%s: relayed as the server wrote it: %s", shape, res)
 			continue
 		}
-		if text, isErr := resultText(t, got); !isErr {
-			t.Errorf("%s: not an isError result: %q", shape, text)
+		if text, isErr := resultText(t, got); !isErr || !strings.HasPrefix(text, "colibri: crashed:") {
+			t.Errorf("%s: %q (isError %v), want colibri: crashed: (the server broke the protocol)", shape, text, isErr)
 		}
-	}
-	if !strings.Contains(r.logs.String(), fmt.Sprintf(fastAnswered, "any")) {
-		t.Errorf("the calls did not take the fast path\n%s", r.logs)
+		if !strings.Contains(r.logs.String(), fmt.Sprintf(fastAnswered, "any")) {
+			t.Errorf("%s: the call did not take the fast path\n%s", shape, r.logs)
+		}
 	}
 }

@@ -137,7 +137,7 @@ func (s *Session) callDirect(ctx context.Context, raw *Raw, params *mcp.CallTool
 	// MCP's only in case.
 	var full mcp.CallToolResult
 	if err := json.Unmarshal(result, &full); err != nil {
-		return nil, fmt.Errorf("reading the result of tools/call: %w", err)
+		return nil, fmt.Errorf("calling %q: %w", "tools/call", err) // as go-sdk's client says it
 	}
 	var head struct {
 		ResultType string `json:"resultType"`
