@@ -119,13 +119,15 @@ func init() {
 						}
 						index[t] = n
 						triggerWords = append(triggerWords, t)
-						byFirst[t[0]] = append(byFirst[t[0]], uint8(n))
+						c := candidate{n: uint8(n)}
 						if len(t) == 1 {
 							single[t[0]] = true
 						} else {
+							c.second = t[1]
 							p := uint16(t[0])<<8 | uint16(t[1])
 							pairs[p>>6] |= 1 << (p & 63)
 						}
+						byFirst[t[0]] = append(byFirst[t[0]], c)
 					}
 					set[n>>6] |= 1 << (n & 63)
 				}
@@ -138,13 +140,20 @@ func init() {
 // The trigger words of every rule, found in a text in one pass
 // (triggersIn) rather than each searched for in turn: pairs holds the
 // first two bytes of each of two bytes or more, single the words of one
-// byte, byFirst each word's index by its first byte.
+// byte, byFirst each word by its first byte.
 var (
 	triggerWords []string
 	pairs        [1 << 16 / 64]uint64
 	single       [256]bool
-	byFirst      [256][]uint8
+	byFirst      [256][]candidate
 )
+
+// candidate is a trigger word's index and its second byte (0: a word of
+// one byte), compared before the word is.
+type candidate struct {
+	second byte
+	n      uint8
+}
 
 // triggerSet is a set of triggerWords, by index.
 type triggerSet [2]uint64
@@ -162,12 +171,18 @@ func triggersIn(s []byte) triggerSet {
 		} else if !single[c] {
 			continue
 		}
-		rest := s[i:]
-		for _, n := range byFirst[c] {
-			// The second byte first: most pairs' words are few, and a
-			// compare call costs more than the byte.
-			if t := triggerWords[n]; len(t) <= len(rest) && (len(t) == 1 || t[1] == rest[1]) && string(rest[:len(t)]) == t {
-				set[n>>6] |= 1 << (n & 63)
+		var next byte
+		if i+1 < len(s) {
+			next = s[i+1]
+		}
+		for _, k := range byFirst[c] {
+			// The second byte first: few of a first byte's words share
+			// it, and a compare costs more than the byte.
+			if k.second != next && k.second != 0 {
+				continue
+			}
+			if t := triggerWords[k.n]; len(t) <= len(s)-i && string(s[i:i+len(t)]) == t {
+				set[k.n>>6] |= 1 << (k.n & 63)
 			}
 		}
 	}
