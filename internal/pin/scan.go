@@ -118,6 +118,7 @@ type scanner struct {
 	// ScanText reads.
 	path  []string
 	where string
+	buf   []byte // the text being read, folded (text reuses it)
 }
 
 // at is the text being read's place, as a flag names it: the JSON
@@ -232,17 +233,29 @@ func (sc *scanner) text(s string, key bool) {
 	if len(s) < 8 {
 		return
 	}
-	// Folded without its map back to s, which only a match needs: most
-	// texts hold no rule's triggers, and no pattern is tried on them.
-	text := foldText(s)
-	var groups groupCache
+	// Folded without its map back to s, which only a match needs, into
+	// the scanner's buffer: most texts hold no rule's triggers (found in
+	// one pass over it), and no pattern is tried on them.
+	if cap(sc.buf) < len(s) {
+		sc.buf = make([]byte, 0, max(len(s), 512))
+	}
+	sc.buf = foldInto(sc.buf[:0], s)
+	found := triggersIn(sc.buf)
+	if found == (triggerSet{}) {
+		return
+	}
+	var text string
 	for _, rules := range [...]struct {
 		flag  string
 		rules []rule
 	}{{FlagMarkup, markupRules}, {FlagInstruction, instructionRules}} {
-		for _, r := range rules.rules {
-			if !groups.armed(r, text) {
+		for i := range rules.rules {
+			r := &rules.rules[i]
+			if !r.armedBy(found) {
 				continue
+			}
+			if text == "" {
+				text = string(sc.buf)
 			}
 			if loc := r.find(text); loc != nil {
 				a, b := fold(s).span(loc)
@@ -251,38 +264,6 @@ func (sc *scanner) text(s string, key bool) {
 			}
 		}
 	}
-}
-
-// groupCache remembers, for one text, which trigger groups it holds: the
-// rules share some ("user", "human").
-type groupCache struct {
-	n    int
-	keys [8]*string
-	vals [8]bool
-}
-
-func (c *groupCache) armed(r rule, text string) bool {
-	for _, g := range r.triggers {
-		if !c.holds(g, text) {
-			return false
-		}
-	}
-	return true
-}
-
-func (c *groupCache) holds(g []string, text string) bool {
-	k := &g[0]
-	for i := range c.n {
-		if c.keys[i] == k {
-			return c.vals[i]
-		}
-	}
-	v := slices.ContainsFunc(g, func(t string) bool { return strings.Contains(text, t) })
-	if c.n < len(c.keys) {
-		c.keys[c.n], c.vals[c.n] = k, v
-		c.n++
-	}
-	return v
 }
 
 // maxScans bounds the scans kept in memory: past it the cache starts again.

@@ -132,22 +132,31 @@ type folded struct {
 	text string
 	at   []int // at[i]: the offset in the original of text's byte i
 	end  int
+	buf  []byte // text as it is written
+	// mapped: at is kept (fold); foldInto, which only the rules' search
+	// reads, keeps none.
+	mapped bool
 }
 
 // foldText is fold(s).text, without the map back.
 func foldText(s string) string {
-	ascii := true
+	return string(foldInto(make([]byte, 0, len(s)), s))
+}
+
+// foldInto appends fold(s).text to dst, without the map back.
+func foldInto(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
-			ascii = false
-			break
+			f := folded{buf: dst}
+			f.run(s)
+			return f.buf
 		}
 	}
-	if !ascii {
-		return fold(s).text
-	}
-	var b strings.Builder
-	b.Grow(len(s))
+	return foldASCII(dst, s)
+}
+
+// foldASCII appends fold(s).text to dst, s being ASCII.
+func foldASCII(dst []byte, s string) []byte {
 	space := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -165,22 +174,27 @@ func foldText(s string) string {
 				c += 'a' - 'A'
 			}
 		}
-		b.WriteByte(c)
+		dst = append(dst, c)
 	}
-	return b.String()
+	return dst
 }
 
 func fold(s string) folded {
-	var b strings.Builder
-	b.Grow(len(s))
-	f := folded{at: make([]int, 0, len(s)), end: len(s)}
+	f := folded{at: make([]int, 0, len(s)), end: len(s), buf: make([]byte, 0, len(s)), mapped: true}
+	f.run(s)
+	f.text = string(f.buf)
+	return f
+}
+
+// run folds s into f.buf (and f.at when mapped).
+func (f *folded) run(s string) {
 	space := false
 	for i, r := range s {
 		if r < 0x80 {
 			// ASCII: no invisible character, no lookalike.
 			c := byte(r)
 			if c == '*' || c == '`' {
-				continue // as foldText
+				continue // as foldASCII
 			}
 			if c == ' ' || c >= '\t' && c <= '\r' {
 				if space {
@@ -193,8 +207,10 @@ func fold(s string) folded {
 					c += 'a' - 'A'
 				}
 			}
-			f.at = append(f.at, i)
-			b.WriteByte(c)
+			if f.mapped {
+				f.at = append(f.at, i)
+			}
+			f.buf = append(f.buf, c)
 			continue
 		}
 		if invisible(r) {
@@ -214,14 +230,12 @@ func fold(s string) folded {
 		// i\u0301gnore): a model reads "ignore" in each.
 		if d := latinDecomposition(r); d != nil {
 			for _, r := range string(d) {
-				f.fold(&b, r, i)
+				f.fold(r, i)
 			}
 			continue
 		}
-		f.fold(&b, r, i)
+		f.fold(r, i)
 	}
-	f.text = b.String()
-	return f
 }
 
 // latinDecomposition is r's compatibility decomposition (NFKD) where it
@@ -242,10 +256,12 @@ func latinDecomposition(r rune) []byte {
 
 // fold writes r (not ASCII space, not invisible), at i in the original,
 // as the rules read it: marks dropped, lower case, lookalikes folded.
-func (f *folded) fold(b *strings.Builder, r rune, i int) {
+func (f *folded) fold(r rune, i int) {
 	if plainCJK(r) {
-		f.at = append(f.at, i, i, i)
-		b.WriteRune(r)
+		if f.mapped {
+			f.at = append(f.at, i, i, i)
+		}
+		f.buf = utf8.AppendRune(f.buf, r)
 		return
 	}
 	if unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || invisible(r) {
@@ -256,10 +272,12 @@ func (f *folded) fold(b *strings.Builder, r rune, i int) {
 	if n < 0 {
 		n = 1
 	}
-	for range n {
-		f.at = append(f.at, i)
+	if f.mapped {
+		for range n {
+			f.at = append(f.at, i)
+		}
 	}
-	b.WriteRune(r)
+	f.buf = utf8.AppendRune(f.buf, r)
 }
 
 // span maps a match in f.text back to the original's offsets.
