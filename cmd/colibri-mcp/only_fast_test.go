@@ -344,3 +344,32 @@ func TestOnlyFastPathSampling(t *testing.T) {
 		t.Errorf("the call was not relayed below go-sdk\n%s", r.logs)
 	}
 }
+
+// A hosted result go-sdk's client refuses to read (a content block of no
+// type MCP defines, a null block, text that is not a string, content that
+// is not a list) fails the call on the fast path as it does on go-sdk's
+// (the server broke the protocol): the caller is never relayed what the
+// session path would not give it. Each shape has a colibri of its own (a
+// failed call counts against the server's restarts).
+func TestOnlyFastPathRefusesUnreadableResults(t *testing.T) {
+	reg := writeRegistry(t, registryDoc{"s": {"command": fakeBin, "args": []string{"bad-result"}, "lifecycle": "persistent"}})
+	for _, shape := range []string{"unknown-type", "null-block", "text-number", "content-str"} {
+		r := startRawOnly(t, reg, "--external-call")
+		r.send(`{"jsonrpc":"2.0","id":"warm","method":"tools/call","params":{"name":"any","arguments":{}}}`)
+		if text, isErr := resultText(t, r.answer(`"warm"`)); isErr || text != "fine" {
+			t.Fatalf("a fine result: %q (isError %v)", text, isErr)
+		}
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"any","arguments":{"shape":%q}}}`, shape))
+		got := r.answer("1")
+		if res := string(got["result"]); strings.Contains(res, `"relayed"`) || strings.Contains(res, `"type":"bogus"`) || strings.Contains(res, `"text":5`) {
+			t.Errorf("%s: relayed as the server wrote it: %s", shape, res)
+			continue
+		}
+		if text, isErr := resultText(t, got); !isErr || !strings.HasPrefix(text, "colibri: crashed:") {
+			t.Errorf("%s: %q (isError %v), want colibri: crashed: (the server broke the protocol)", shape, text, isErr)
+		}
+		if !strings.Contains(r.logs.String(), fmt.Sprintf(fastAnswered, "any")) {
+			t.Errorf("%s: the call did not take the fast path\n%s", shape, r.logs)
+		}
+	}
+}

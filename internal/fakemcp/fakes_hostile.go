@@ -44,6 +44,43 @@ var hostileFakes = map[string]func(){
 			out.Flush()
 		})
 	},
+	// Answers a call with a result go-sdk's client refuses to read: the
+	// result named by the call's argument "shape" (any other: a fine one),
+	// so that one warm process serves every shape.
+	"bad-result": func() {
+		shapes := map[string]string{
+			"unknown-type": `{"content":[{"type":"bogus","text":"relayed"}]}`,
+			"null-block":   `{"content":[null]}`,
+			"text-number":  `{"content":[{"type":"text","text":5}]}`,
+			"content-str":  `{"content":"relayed"}`,
+		}
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Params struct {
+					Arguments struct {
+						Shape string `json:"shape"`
+					} `json:"arguments"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+				continue
+			}
+			switch m.Method {
+			case "tools/call":
+				if s, ok := shapes[m.Params.Arguments.Shape]; ok {
+					rawReply(m.ID, s)
+				} else {
+					rawReply(m.ID, `{"content":[{"type":"text","text":"fine"}]}`)
+				}
+			default:
+				rawHandshake(func(string, json.RawMessage) {})(m.Method, m.ID)
+			}
+		}
+	},
 	// Answers a call with a number beyond float64 in its structuredContent.
 	"huge-number": func() {
 		rawServe(rawHandshake(func(method string, id json.RawMessage) {

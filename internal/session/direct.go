@@ -129,11 +129,17 @@ func (s *Session) callDirect(ctx context.Context, raw *Raw, params *mcp.CallTool
 	if t := bytes.TrimLeft(result, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return nil, errNotObject
 	}
-	// isError alone is read (the audit line and the metrics tell a tool's
-	// failure apart). The line was read strictly (internal/strict): no key
-	// differs from "isError" only in case.
+	// Read as go-sdk's client reads it, so that what it refuses (a content
+	// block of no type MCP defines, a null one, text that is not a string)
+	// fails here too rather than reach the caller as written; isError is
+	// kept (the audit line and the metrics tell a tool's failure apart).
+	// The line was read strictly (internal/strict): no key differs from
+	// MCP's only in case.
+	var full mcp.CallToolResult
+	if err := json.Unmarshal(result, &full); err != nil {
+		return nil, fmt.Errorf("calling %q: %w", "tools/call", err) // as go-sdk's client says it
+	}
 	var head struct {
-		IsError    bool   `json:"isError"`
 		ResultType string `json:"resultType"`
 	}
 	if err := json.Unmarshal(result, &head); err != nil {
@@ -143,7 +149,7 @@ func (s *Session) callDirect(ctx context.Context, raw *Raw, params *mcp.CallTool
 		// Input asked of a session offered no capability to give it.
 		return nil, fmt.Errorf("tools/call answered resultType %q on a session offered no capability", failure.ClipName(head.ResultType))
 	}
-	res := &mcp.CallToolResult{IsError: head.IsError}
+	res := &mcp.CallToolResult{IsError: full.IsError}
 	raw.res, raw.result = res, result
 	return res, nil
 }
