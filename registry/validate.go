@@ -313,6 +313,16 @@ func urlProblem(raw string, allowHTTP bool) string {
 	return fmt.Sprintf("scheme %q: want https (or http to a loopback address)", u.Scheme)
 }
 
+// PlainHTTPHost is the host of raw when raw is plain http to an address
+// beyond loopback (which the registry refuses unless "allow_http"), or "".
+func PlainHTTPHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" || loopbackHost(u.Hostname()) {
+		return ""
+	}
+	return u.Hostname()
+}
+
 // transportHeader reports whether the header named k is one that the HTTP
 // and MCP transports set themselves: one from headers would be dropped
 // (Host, Content-Length) or would break the session (Mcp-Session-Id).

@@ -79,6 +79,8 @@ func editCommands(withSettings settingsAction, stdout io.Writer, servers cli.She
 				&cli.StringFlag{Name: "url", Usage: "a remote MCP server's `URL` instead of a command"},
 				&cli.StringSliceFlag{Name: "header", Usage: "`K=V` sent with every request to --url (repeat)"},
 				&cli.StringFlag{Name: "bearer-token-env", Usage: "send Authorization: Bearer with colibri's variable `NAME`"},
+				&cli.BoolFlag{Name: "allow-http", Usage: "let --url be plain http beyond loopback (requests and any token travel in clear)"},
+				&cli.BoolFlag{Name: "allow-private-network", Usage: "let --url's OAuth discovery reach private addresses"},
 				rootFlags()[0], rootFlags()[1],
 			}, fromRegistryFlags()...),
 			Action: withSettings(func(ctx context.Context, cmd *cli.Command, s *settings) error {
@@ -118,6 +120,7 @@ func editCommands(withSettings settingsAction, stdout io.Writer, servers cli.She
 func addArgs(cmd *cli.Command) regfile.AddArgs {
 	return regfile.AddArgs{Args: cmd.Args().Slice(), URL: cmd.String("url"),
 		Env: cmd.StringSlice("env"), Headers: cmd.StringSlice("header"), BearerTokenEnv: cmd.String("bearer-token-env"), Persistent: cmd.Bool("persistent"),
+		AllowHTTP: cmd.Bool("allow-http"), AllowPrivateNetwork: cmd.Bool("allow-private-network"),
 		Description: cmd.String("description"), Cwd: cmd.String("cwd"), Spare: int(cmd.Int("spare")), PassEnv: cmd.StringSlice("pass-env"),
 		Sandbox: cmd.Bool("sandbox"), Read: cmd.StringSlice("read"), Write: cmd.StringSlice("write"), NoNet: cmd.Bool("no-net"), Net: cmd.StringSlice("net"),
 		NetList: importcmd.NetList()}

@@ -463,6 +463,38 @@ func TestAddBearerTokenEnvRefusesAToken(t *testing.T) {
 	}
 }
 
+// add --url http://… beyond loopback is refused with the flag that opts
+// in (the registry's own message names a JSON key add cannot write), and
+// nothing is written; --allow-http writes "allow_http": true, which the
+// registry accepts; loopback needs no flag; the opt-ins of a remote are
+// refused for a command.
+func TestAddAllowHTTP(t *testing.T) {
+	home := t.TempDir()
+	reg := filepath.Join(home, "cfg", "colibri", "external-mcp.json")
+	asUser(t, home, "init")
+	before := mustRead(t, reg)
+	code, _, stderr := asUser(t, home, "add", "docs", "--url", "http://docs.example.com/mcp")
+	if code != 2 || !strings.Contains(stderr, "plain http to docs.example.com") || !strings.Contains(stderr, "--allow-http") || mustRead(t, reg) != before {
+		t.Fatalf("add --url http://: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr = asUser(t, home, "add", "docs", "--url", "http://docs.example.com/mcp", "--allow-http", "--allow-private-network"); code != 0 {
+		t.Fatalf("add --allow-http: exit %d, %q", code, stderr)
+	}
+	if got := mustRead(t, reg); !strings.Contains(got, `"allow_http": true`) || !strings.Contains(got, `"allow_private_network": true`) {
+		t.Errorf("registry lacks the opt-ins:\n%s", got)
+	}
+	if code, _, stderr = asUser(t, home, "check"); strings.Contains(stderr, "allow_http") {
+		t.Errorf("check: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr = asUser(t, home, "add", "local", "--url", "http://127.0.0.1:8080/mcp"); code != 0 {
+		t.Errorf("add --url http://127.0.0.1: exit %d, %q", code, stderr)
+	}
+	before = mustRead(t, reg)
+	if code, _, stderr = asUser(t, home, "add", "cmd", "--allow-http", "--", "/bin/true"); code != 2 || !strings.Contains(stderr, "are for --url") || mustRead(t, reg) != before {
+		t.Errorf("add --allow-http -- COMMAND: exit %d, %q", code, stderr)
+	}
+}
+
 // import --apply run again, on an editor's file that holds colibri's entry
 // already (the user added a server since): colibri is not imported into
 // its own registry, and its entry keeps the user's arguments; only the

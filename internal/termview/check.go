@@ -44,7 +44,7 @@ func CheckLine(w io.Writer, r tools.CheckServer) {
 		fmt.Fprintf(w, "  %-20s ok\n", r.Server)
 	}
 	if r.ToolsWith != nil {
-		fmt.Fprintf(w, "  %-20s %d tools listed to a caller offering %s, pinned for it\n", "", *r.ToolsWith, r.Capabilities)
+		fmt.Fprintf(w, "  %-20s %s listed to a caller offering %s, pinned for it\n", "", Plural(*r.ToolsWith, "tool"), r.Capabilities)
 	}
 	for _, f := range r.Flagged {
 		var kinds []string

@@ -25,6 +25,8 @@ func TestCheckLines(t *testing.T) {
 	CheckLine(&b, tools.CheckServer{Server: "spares", OK: true, Tools: &n, Spare: 2, Confinement: "c"})
 	CheckLine(&b, tools.CheckServer{Server: "one", OK: true, Spare: 1, Confinement: "c"})
 	CheckLine(&b, tools.CheckServer{Server: "plain", OK: true, Confinement: "c"})
+	one := 1
+	CheckLine(&b, tools.CheckServer{Server: "caps", OK: true, Tools: &one, ToolsWith: &one, Capabilities: "sampling", Confinement: "c"})
 	CheckEnd(&b, &tools.CheckResult{Servers: []tools.CheckServer{{OK: true}, {Error: &tools.ErrorDetail{}}}}, "/r.json", 1500*time.Millisecond)
 	CheckEnd(&b, &tools.CheckResult{Error: &tools.ErrorDetail{Message: "invalid"}}, "/r.json", 0)
 	// The registry's message names the file: not twice.
@@ -36,6 +38,7 @@ func TestCheckLines(t *testing.T) {
 		"  spares               ok (3 tools; 2 spares kept ready by serve)\n  " + strings.Repeat(" ", 20) + " c\n" +
 		"  one                  ok (1 spare kept ready by serve)\n  " + strings.Repeat(" ", 20) + " c\n" +
 		"  plain                ok\n  " + strings.Repeat(" ", 20) + " c\n" +
+		"  caps                 ok (1 tool)\n  " + strings.Repeat(" ", 20) + " 1 tool listed to a caller offering sampling, pinned for it\n  " + strings.Repeat(" ", 20) + " c\n" +
 		"1 ok, 1 failed in 1.5s\n" +
 		"registry /r.json: invalid\n" +
 		"registry /r.json: /servers/a/comand: unknown key\n"

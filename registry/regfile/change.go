@@ -28,12 +28,16 @@ type Entry struct {
 	Env         map[string]string `json:"env,omitempty"`
 	Headers     map[string]string `json:"headers,omitempty"`
 	BearerToken string            `json:"bearer_token,omitempty"`
-	Cwd         string            `json:"cwd,omitempty"`
-	Description string            `json:"description,omitempty"`
-	Lifecycle   string            `json:"lifecycle,omitempty"`
-	Sandbox     *Sandbox          `json:"sandbox,omitempty"`
-	Spare       int               `json:"spare,omitempty"`
-	PassEnv     []string          `json:"pass_env,omitempty"`
+	// A remote's opt-ins: plain HTTP beyond loopback, OAuth discovery on
+	// private addresses.
+	AllowHTTP           bool     `json:"allow_http,omitempty"`
+	AllowPrivateNetwork bool     `json:"allow_private_network,omitempty"`
+	Cwd                 string   `json:"cwd,omitempty"`
+	Description         string   `json:"description,omitempty"`
+	Lifecycle           string   `json:"lifecycle,omitempty"`
+	Sandbox             *Sandbox `json:"sandbox,omitempty"`
+	Spare               int      `json:"spare,omitempty"`
+	PassEnv             []string `json:"pass_env,omitempty"`
 	// Source is where add --from-registry took the entry from.
 	Source *registry.Source `json:"source,omitempty"`
 }
@@ -276,6 +280,8 @@ type AddArgs struct {
 	Env, Headers   []string // K=V
 	BearerTokenEnv string   // the NAME of the variable that holds the token
 	Persistent     bool
+	// A remote's opt-ins (allow_http, allow_private_network).
+	AllowHTTP, AllowPrivateNetwork bool
 	// A command's: its working directory, description, spares, the
 	// variables passed as they are, and its sandbox: Read and Write
 	// grants, NoNet, Net destinations; Sandbox alone confines it with
@@ -342,11 +348,15 @@ func NewEntry(a AddArgs) (string, *Entry, error) {
 		if a.Persistent {
 			return "", nil, errors.New("a remote server keeps one session already (--persistent is for commands)")
 		}
+		if h := registry.PlainHTTPHost(e.URL); h != "" && !a.AllowHTTP {
+			return "", nil, fmt.Errorf("--url: plain http to %s would send requests (and any token) in clear: use https, or add --allow-http", h)
+		}
+		e.AllowHTTP, e.AllowPrivateNetwork = a.AllowHTTP, a.AllowPrivateNetwork
 	case len(rest) == 0:
 		return "", nil, errors.New("give the server's command after --, or --url URL")
 	default:
-		if e.Headers != nil || e.BearerToken != "" {
-			return "", nil, errors.New("--header and --bearer-token-env are for --url")
+		if e.Headers != nil || e.BearerToken != "" || a.AllowHTTP || a.AllowPrivateNetwork {
+			return "", nil, errors.New("--header, --bearer-token-env, --allow-http and --allow-private-network are for --url")
 		}
 		e.Command, e.Args = rest[0], rest[1:]
 		if strings.Contains(e.Command, "/") && !filepath.IsAbs(e.Command) {
@@ -381,6 +391,10 @@ func Extras(a AddArgs, e *Entry) error {
 		if err := remoteRefuses(a); err != nil {
 			return err
 		}
+		e.AllowHTTP = e.AllowHTTP || a.AllowHTTP
+		e.AllowPrivateNetwork = e.AllowPrivateNetwork || a.AllowPrivateNetwork
+	} else if a.AllowHTTP || a.AllowPrivateNetwork {
+		return errors.New("--allow-http and --allow-private-network are for a remote server")
 	} else if err := commandExtras(a, e); err != nil {
 		return err
 	}
