@@ -1,6 +1,7 @@
 package registry_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -81,6 +82,16 @@ func TestRemoteEntries(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			// add's own check (PlainHTTPHost, so that it can name its flag)
+			// refuses exactly what the registry refuses as plain http.
+			var e struct {
+				URL       string `json:"url"`
+				AllowHTTP bool   `json:"allow_http"`
+			}
+			json.Unmarshal([]byte(tc.entry), &e)
+			if plain, refused := registry.PlainHTTPHost(e.URL) != "" && !e.AllowHTTP, strings.Contains(strings.Join(tc.want, ""), "plain http to"); plain != refused {
+				t.Errorf("PlainHTTPHost(%q) = %q, and the registry refuses it as plain http: %v", e.URL, registry.PlainHTTPHost(e.URL), refused)
+			}
 			reg, err := registry.Parse(strings.NewReader(`{"servers":{"r":`+tc.entry+`}}`), "reg.json")
 			if tc.want == nil {
 				if err != nil {

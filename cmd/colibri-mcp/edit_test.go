@@ -90,7 +90,7 @@ func TestInitAddRemove(t *testing.T) {
 		t.Fatalf("registry after add --url:\n%s", withWeb)
 	}
 	// The entry is validated as the registry is.
-	if code, _, stderr = asUser(t, home, "add", "bad", "--url", "http://example.com/mcp"); code != 2 || !strings.Contains(stderr, "/servers/bad") {
+	if code, _, stderr = asUser(t, home, "add", "bad", "--url", "https://example.com/mcp#top"); code != 2 || !strings.Contains(stderr, "/servers/bad/url: must not hold a fragment") {
 		t.Fatalf("add of an invalid entry: exit %d, %q", code, stderr)
 	}
 

@@ -23,6 +23,15 @@ import (
 // /proc/PID/stat), not the wall clock.
 func cpuOf(t *testing.T, pid int) time.Duration {
 	t.Helper()
+	own, _ := cpuTimes(t, pid)
+	return own
+}
+
+// cpuTimes is the CPU time process pid has used so far, and the CPU time
+// of its children it has waited for (cutime + cstime: a reaped hosted
+// server's, and its own children's that it reaped).
+func cpuTimes(t *testing.T, pid int) (own, children time.Duration) {
+	t.Helper()
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		t.Fatal(err)
@@ -31,17 +40,21 @@ func cpuOf(t *testing.T, pid int) time.Duration {
 	// third (state); utime and stime are the 14th and 15th, in clock ticks
 	// of USER_HZ (100 a second on Linux).
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		t.Fatalf("reading /proc/%d/stat: %q", pid, b)
+	var ticks [4]int64
+	for i := range ticks {
+		var err error
+		if ticks[i], err = strconv.ParseInt(f[11+i], 10, 64); err != nil {
+			t.Fatalf("reading /proc/%d/stat: %q", pid, b)
+		}
 	}
-	return time.Duration(utime+stime) * (time.Second / 100)
+	tick := time.Second / 100
+	return time.Duration(ticks[0]+ticks[1]) * tick, time.Duration(ticks[2]+ticks[3]) * tick
 }
 
 // A hosted server that sends 400,000 notifications during one call (half
 // progress under the call's token, half log messages) costs colibri at
-// most a second of its own CPU (it cost 7.3 s before the relay was damped),
+// most 6 times the CPU the server spends writing them (it cost 7.3 s
+// before the relay was damped, some 25 times),
 // and the caller still gets the result, with the last progress (400,000 of
 // 400,000) before it, and one log line saying how many of the server's log
 // messages were dropped.
@@ -73,11 +86,19 @@ func TestHostileNotificationFlood(t *testing.T) {
 	}
 	rec.take()
 	pid := cmd.Process.Pid
-	before := cpuOf(t, pid)
+	before, serverBefore := cpuTimes(t, pid)
 	p := hostedCall("flood", "any", nil)
 	p.SetProgressToken("flood")
 	res, err := cs.CallTool(ctx, p)
 	used := cpuOf(t, pid) - before
+	// The flood's server ends with its request and is reaped: its CPU is
+	// then in colibri's children's.
+	var server time.Duration
+	testwait.Eventually(t, "the flood's server to be reaped", func() bool {
+		_, c := cpuTimes(t, pid)
+		server = c - serverBefore
+		return server > 0
+	})
 	if err != nil || res.IsError || textOf(res) != "flooded" {
 		t.Fatalf("the flooded call: %v %+v\ncolibri's log:\n%s", err, res, stderr)
 	}
@@ -99,7 +120,7 @@ func TestHostileNotificationFlood(t *testing.T) {
 			logs++
 		}
 	}
-	t.Logf("colibri used %v of CPU; the caller got %d progress and %d log notifications before the result; %q", used, progress, logs, dropped)
+	t.Logf("colibri used %v of CPU, the flood's server %v; the caller got %d progress and %d log notifications before the result; %q", used, server, progress, logs, dropped)
 	if want := "progress flood 400000/400000 "; lastProgress != want {
 		t.Errorf("the last progress before the result is %q, want %q", lastProgress, want)
 	}
@@ -115,7 +136,11 @@ func TestHostileNotificationFlood(t *testing.T) {
 	testwait.Eventually(t, "colibri's own log to say it dropped the server's log messages", func() bool {
 		return strings.Contains(stderr.String(), "dropped log messages of the server")
 	})
-	if used > time.Second {
-		t.Errorf("the flood cost colibri %v of CPU, want at most 1s", used)
+	// The bound is a multiple of the CPU the server spent writing the
+	// flood, so that it holds on a slower or busier machine as on a fast
+	// one: 4.2-4.6x measured on a 2-CPU VM, quiet and beside a CPU hog,
+	// 7.7x with the relay undamped (every message relayed to the caller).
+	if used > 6*server {
+		t.Errorf("the flood cost colibri %v of CPU, %.1fx what its server spent writing it (%v): want at most 6x", used, float64(used)/float64(server), server)
 	}
 }
