@@ -260,6 +260,11 @@ func TestHTTPProductionControls(t *testing.T) {
 	if len(lines) != len(wants) {
 		t.Fatalf("%d audit lines, want %d:\n%v", len(lines), len(wants), lines)
 	}
+	// colibri's stderr is read apart from the audit file: wait for the last
+	// call's line before reading what it logged.
+	testwait.Eventually(t, "colibri's log of the last call", func() bool {
+		return strings.Contains(c.logs.String(), "request_id="+str(lines[len(lines)-1]["id"]))
+	})
 	logs := c.logs.String()
 	for i, l := range lines {
 		w := wants[i]

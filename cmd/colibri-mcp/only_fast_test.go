@@ -104,6 +104,13 @@ func (r *rawOnly) warm() {
 	r.answer(`"warm"`)
 }
 
+// logged reports whether colibri's log comes to hold line: its stderr is
+// read apart from its stdout, so a line logged before an answer may be
+// read after the answer (under load, it was).
+func (r *rawOnly) logged(line string) bool {
+	return testwait.Soon(func() bool { return strings.Contains(r.logs.String(), line) })
+}
+
 func (r *rawOnly) send(line string) {
 	r.t.Helper()
 	if _, err := io.WriteString(r.in, line+"\n"); err != nil {
@@ -186,7 +193,9 @@ func TestOnlyFastPathKeepsIDs(t *testing.T) {
 			t.Errorf("id %s: answer %q (isError %v), want %q", id, text, isErr, want)
 		}
 	}
-	if n := strings.Count(r.logs.String(), fmt.Sprintf(fastRelayed, "mirror")); n != len(ids) {
+	relayed := fmt.Sprintf(fastRelayed, "mirror")
+	testwait.Soon(func() bool { return strings.Count(r.logs.String(), relayed) >= len(ids) })
+	if n := strings.Count(r.logs.String(), relayed); n != len(ids) {
 		t.Errorf("%d of %d calls were relayed below go-sdk\n%s", n, len(ids), r.logs)
 	}
 	// What the fast path leaves to go-sdk is answered as before: a call
@@ -227,7 +236,7 @@ func TestOnlyFastPathCancels(t *testing.T) {
 	if n := r.count(func(m map[string]json.RawMessage) bool { return string(m["id"]) == "2" }); n != 1 {
 		t.Errorf("%d answers under id 2, want 1 (the cancelled call answered nothing)", n)
 	}
-	if !strings.Contains(r.logs.String(), fmt.Sprintf(fastRelayed, "echo")) {
+	if !r.logged(fmt.Sprintf(fastRelayed, "echo")) {
 		t.Errorf("no call was relayed below go-sdk\n%s", r.logs)
 	}
 }
@@ -261,7 +270,7 @@ func TestOnlyFastPathProgress(t *testing.T) {
 			t.Errorf("progress under token %q, want the caller's %q", tok, "mine")
 		}
 	}
-	if !strings.Contains(r.logs.String(), fmt.Sprintf(fastRelayed, "progress")) {
+	if !r.logged(fmt.Sprintf(fastRelayed, "progress")) {
 		t.Errorf("the call was not relayed below go-sdk\n%s", r.logs)
 	}
 }
@@ -291,11 +300,11 @@ func TestOnlyFastPathRefusesAndAudits(t *testing.T) {
 	if text, _ := resultText(t, answer); text != "Echo: fine" {
 		t.Errorf("an allowed call: %q", text)
 	}
-	if !strings.Contains(r.logs.String(), fmt.Sprintf(fastRelayed, "echo")) {
+	if !r.logged(fmt.Sprintf(fastRelayed, "echo")) {
 		t.Errorf("the allowed call was not relayed below go-sdk\n%s", r.logs)
 	}
 	// The refusals were the fast path's too, answered by colibri.
-	if !strings.Contains(off.logs.String(), fmt.Sprintf(fastAnswered, "echo")) || !strings.Contains(r.logs.String(), fmt.Sprintf(fastAnswered, "sleep")) {
+	if !off.logged(fmt.Sprintf(fastAnswered, "echo")) || !r.logged(fmt.Sprintf(fastAnswered, "sleep")) {
 		t.Errorf("the refusals were not answered on the fast path\n%s\n%s", off.logs, r.logs)
 	}
 	var outcomes []string
@@ -340,7 +349,7 @@ func TestOnlyFastPathSampling(t *testing.T) {
 	if text, isErr := resultText(t, r.answer("5")); isErr || !strings.Contains(text, "answered:") || !strings.Contains(text, "yes") {
 		t.Errorf("the call after sampling: %q (isError %v)", text, isErr)
 	}
-	if !strings.Contains(r.logs.String(), fmt.Sprintf(fastRelayed, "ask")) {
+	if !r.logged(fmt.Sprintf(fastRelayed, "ask")) {
 		t.Errorf("the call was not relayed below go-sdk\n%s", r.logs)
 	}
 }
@@ -368,7 +377,7 @@ func TestOnlyFastPathRefusesUnreadableResults(t *testing.T) {
 		if text, isErr := resultText(t, got); !isErr || !strings.HasPrefix(text, "colibri: crashed:") {
 			t.Errorf("%s: %q (isError %v), want colibri: crashed: (the server broke the protocol)", shape, text, isErr)
 		}
-		if !strings.Contains(r.logs.String(), fmt.Sprintf(fastAnswered, "any")) {
+		if !r.logged(fmt.Sprintf(fastAnswered, "any")) {
 			t.Errorf("%s: the call did not take the fast path\n%s", shape, r.logs)
 		}
 	}

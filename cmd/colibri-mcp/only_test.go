@@ -19,6 +19,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
 )
 
 // notes collects what a client is told outside its requests.
@@ -292,7 +294,7 @@ func TestOnlyPolicyHidesAndRefuses(t *testing.T) {
 	if res := call(t, o, "echo", map[string]any{"message": "hi"}); res.IsError {
 		t.Errorf("a tool the rules leave alone: %v", res.Content)
 	}
-	if !strings.Contains(logs.String(), `rule="server:everything prompts.deny \"*\""`) {
+	if !testwait.Soon(func() bool { return strings.Contains(logs.String(), `rule="server:everything prompts.deny \"*\""`) }) {
 		t.Errorf("the log does not name the rule that denied the prompt:\n%s", logs)
 	}
 }

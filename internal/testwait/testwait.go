@@ -25,11 +25,20 @@ const every = 5 * time.Millisecond
 // Bound.
 func Eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
+	if !Soon(cond) {
+		t.Fatalf("not within %s: %s", Bound, what)
+	}
+}
+
+// Soon reports whether cond holds within Bound, for a test that says
+// itself what is missing (with the log it searched, say) and goes on.
+func Soon(cond func() bool) bool {
 	deadline := time.Now().Add(Bound)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s", Bound, what)
+			return false
 		}
 		time.Sleep(every)
 	}
+	return true
 }
