@@ -176,7 +176,12 @@ func TestHTTPTokens(t *testing.T) {
 // 7), and its hosted servers with it.
 func TestHTTPSecondSignalExitsAtOnce(t *testing.T) {
 	c := startHTTP(t, "127.0.0.1:0")
-	cs, err := connectHTTP(t, c.url, "")
+	// colibri is ended under the client: without retries, the client's
+	// Close does not spend 17 s reconnecting its streams to nothing.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-http", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: c.url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -273,6 +273,7 @@ func TestProtocolLogging(t *testing.T) {
 
 // Progress restarts the call timeout; ten times call_timeout_ms still cuts.
 func TestProtocolProgressExtendsTimeout(t *testing.T) {
+	t.Parallel() // 6 s of waiting on timers
 	reg := writeRegistry(t, registryDoc{
 		"patient": {"command": demoBin, "call_timeout_ms": 1000},
 		"capped":  {"command": demoBin, "call_timeout_ms": 300},
