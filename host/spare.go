@@ -159,6 +159,7 @@ func (h *Host) syncSpares(reg *registry.Registry) {
 // SpareStatus is what the host knows of a server's spares.
 type SpareStatus struct {
 	Ready        int            // started, waiting for a request
+	Starting     int            // being started now (their start not returned yet)
 	Hits, Misses uint64         // requests that found one, and those that did not
 	Open         *failure.Error // while spares keep exiting at start: unavailable, with the stderr tail
 }
@@ -166,7 +167,7 @@ type SpareStatus struct {
 // Spares describes server's spares now. It starts nothing.
 func (h *Host) Spares(server string) SpareStatus {
 	c := h.spares.Counts(server)
-	st := SpareStatus{Ready: h.spares.Ready(server), Hits: c.Hits, Misses: c.Misses}
+	st := SpareStatus{Ready: h.spares.Ready(server), Starting: h.spares.Starting(server), Hits: c.Hits, Misses: c.Misses}
 	if oe := h.spares.Open(server); oe != nil {
 		st.Open = unavailableSpares(server, oe)
 	}

@@ -123,7 +123,14 @@ func TestSpareThatDiesAtStartOpensTheCircuit(t *testing.T) {
 	h := newHarness(t, host.Options{CircuitThreshold: 3, Cooldown: time.Hour, RetryBackoff: 5 * time.Millisecond})
 	srv, _ := spareServer(t, "spare-dies", 2)
 	h.Retain(regOf(srv))
-	testwait.Eventually(t, "the circuit did not open", func() bool { return h.Spares(srv.Name).Open != nil })
+	// Once the circuit is open, no spare starts: only a start already under
+	// way then (the other spare's) may still return. The count is taken
+	// when none is under way, not the moment the circuit opens: that start
+	// reports its process a moment later.
+	testwait.Eventually(t, "the circuit did not open", func() bool {
+		st := h.Spares(srv.Name)
+		return st.Open != nil && st.Starting == 0
+	})
 	started := len(h.spawned())
 	// Two spares are wanted: the deaths that open the circuit, and at most
 	// the other spare's start that was under way.

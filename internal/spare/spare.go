@@ -216,7 +216,7 @@ func (k *Keeper[P, S]) Take(e Entry[S]) (p P, ok bool, err error) {
 	}
 	s.used++
 	k.armIdle(s)
-	if s.failures >= k.o.Threshold && time.Now().Before(s.openUntil) {
+	if k.open(s) {
 		return p, false, &OpenError{Failures: s.failures, Until: s.openUntil, Last: s.last}
 	}
 	if s.dormant {
@@ -295,6 +295,17 @@ func (k *Keeper[P, S]) Ready(server string) int {
 	defer k.mu.Unlock()
 	if s := k.sets[server]; s != nil {
 		return len(s.ready)
+	}
+	return 0
+}
+
+// Starting is how many spares of server are being started now: decided
+// on, their Start not returned yet.
+func (k *Keeper[P, S]) Starting(server string) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if s := k.sets[server]; s != nil {
+		return s.starting
 	}
 	return 0
 }
@@ -421,7 +432,7 @@ func (k *Keeper[P, S]) refill(s *set[P, S]) {
 	if k.closed || s.gone || s.dormant || s.retry != nil {
 		return
 	}
-	if s.failures >= k.o.Threshold && time.Now().Before(s.openUntil) {
+	if k.open(s) {
 		return
 	}
 	for len(s.ready)+s.starting < s.e.Want {
@@ -429,6 +440,11 @@ func (k *Keeper[P, S]) refill(s *set[P, S]) {
 		name, spec := s.e.Name, s.e.Spec // read under the lock: update may change them
 		k.o.Go(func() { k.start(s, name, spec) })
 	}
+}
+
+// open reports whether s's circuit is open now (k.mu held).
+func (k *Keeper[P, S]) open(s *set[P, S]) bool {
+	return s.failures >= k.o.Threshold && time.Now().Before(s.openUntil)
 }
 
 // later refills s after d (k.mu held).
@@ -448,8 +464,19 @@ func (k *Keeper[P, S]) later(s *set[P, S], d time.Duration) {
 	s.retry = t
 }
 
-// start starts one spare of s and keeps it ready.
+// start starts one spare of s and keeps it ready. refill decided on it,
+// but Go may run it later: by then s's circuit may have opened (another
+// spare's early exit), s may be dormant or discarded. That is checked again
+// under the lock right before Start, so no spare starts while the circuit
+// is open; only a Start already called when it opened still returns.
 func (k *Keeper[P, S]) start(s *set[P, S], name string, spec S) {
+	k.mu.Lock()
+	if k.closed || s.gone || s.dormant || k.open(s) {
+		s.starting--
+		k.mu.Unlock()
+		return // started later by refill: the cool-down's timer, a request's Refill, a wake
+	}
+	k.mu.Unlock()
 	p, err := k.o.Start(name, spec)
 	k.mu.Lock()
 	defer k.mu.Unlock()

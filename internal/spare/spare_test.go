@@ -313,3 +313,51 @@ func TestConcurrentUse(t *testing.T) {
 		return len(w.discarded)+n == len(w.started) && w.slots == 6
 	})
 }
+
+// A start that refill decided on before the circuit opened, but that Go ran
+// only after, starts nothing: the circuit is checked again right before
+// Start. (Go holds the starts here, as a loaded machine may: the second
+// spare's start runs once the first spare's exit has opened the circuit.)
+func TestNoStartOnceTheCircuitOpened(t *testing.T) {
+	var mu sync.Mutex
+	var held []func()
+	w := newWorld(t, Options[*fakeProc, string]{Threshold: 1, Cooldown: time.Hour, Go: func(f func()) {
+		mu.Lock()
+		defer mu.Unlock()
+		held = append(held, f)
+	}})
+	runHeld := func() {
+		mu.Lock()
+		f := held[0]
+		held = held[1:]
+		mu.Unlock()
+		f()
+	}
+	w.dieAtOnce = true
+	w.Sync([]Entry[string]{entry("a", 2)}, true)
+	mu.Lock()
+	decided := len(held)
+	mu.Unlock()
+	if decided != 2 {
+		t.Fatalf("%d starts decided on, want the 2 spares'", decided)
+	}
+	runHeld() // the first spare starts and exits at once: the circuit opens
+	testwait.Eventually(t, "the circuit did not open", func() bool { return w.Open("s") != nil })
+	if n := w.Starting("s"); n != 1 {
+		t.Errorf("Starting = %d, want the second spare's", n)
+	}
+	runHeld() // the second spare's start, decided on before the circuit opened
+	if started, _ := w.count(); started != 1 {
+		t.Errorf("%d spares started, want 1: one started while the circuit was open", started)
+	}
+	if n := w.Starting("s"); n != 0 {
+		t.Errorf("Starting = %d after every start returned, want 0", n)
+	}
+	mu.Lock()
+	rest := held // the first spare's Discard
+	held = nil
+	mu.Unlock()
+	for _, f := range rest {
+		f()
+	}
+}
