@@ -29,6 +29,7 @@ type hostedList struct {
 	nextTry  time.Time      // after a failure: when to try again
 	stale    bool           // a list_changed came: the next list tells whether it did change
 	backoff  relist.Backoff // spaces the re-lists of a list that "changes" into itself
+	edited   time.Time      // when an edit of the entry last asked for a read
 }
 
 // Bounds of the background fills.
@@ -70,7 +71,17 @@ func (c *Catalog) reconcile(reg *registry.Registry) {
 		default:
 			l.srv = srv
 			l.failures = 0
-			c.fill(l, true, 0) // or once more after the one running
+			// An edit is read at once, and tools/list waits for it; an
+			// edit within a second of the one before is read a second
+			// after that one, the last list offered meanwhile, however
+			// quickly the server lists: a storm of edits reads about once
+			// a second (or once more after the read running).
+			if wait := relist.First - time.Since(l.edited); !l.edited.IsZero() && wait > 0 {
+				c.fill(l, false, wait)
+			} else {
+				c.fill(l, true, 0)
+			}
+			l.edited = time.Now()
 		}
 	}
 }
