@@ -135,21 +135,55 @@ func (s *Session) callDirect(ctx context.Context, raw *Raw, params *mcp.CallTool
 	// kept (the audit line and the metrics tell a tool's failure apart).
 	// The line was read strictly (internal/strict): no key differs from
 	// MCP's only in case.
+	// UnmarshalJSON is called itself: json.Unmarshal would first check the
+	// bytes' syntax again, which the line's reading did.
 	var full mcp.CallToolResult
-	if err := json.Unmarshal(result, &full); err != nil {
+	if err := full.UnmarshalJSON(result); err != nil {
 		return nil, fmt.Errorf("calling %q: %w", "tools/call", err) // as go-sdk's client says it
 	}
-	var head struct {
-		ResultType string `json:"resultType"`
+	if full.NeedsInput() {
+		return nil, errInputAsked("input_required")
 	}
-	if err := json.Unmarshal(result, &head); err != nil {
-		return nil, err
-	}
-	if head.ResultType != "" && head.ResultType != "complete" {
-		// Input asked of a session offered no capability to give it.
-		return nil, fmt.Errorf("tools/call answered resultType %q on a session offered no capability", failure.ClipName(head.ResultType))
+	if mayHaveResultType(result) {
+		// Another resultType than "complete" (go-sdk keeps the value
+		// unexported): read again only where the bytes may name one.
+		var head struct {
+			ResultType string `json:"resultType"`
+		}
+		if err := json.Unmarshal(result, &head); err != nil {
+			return nil, err
+		}
+		if head.ResultType != "" && head.ResultType != "complete" {
+			return nil, errInputAsked(head.ResultType)
+		}
 	}
 	res := &mcp.CallToolResult{IsError: full.IsError}
 	raw.res, raw.result = res, result
 	return res, nil
+}
+
+// errInputAsked is the failure of a result that asks for input (MRTR) of a
+// session offered no capability to give it.
+func errInputAsked(resultType string) error {
+	return fmt.Errorf("tools/call answered resultType %q on a session offered no capability", failure.ClipName(resultType))
+}
+
+// mayHaveResultType reports whether result holds "resulttype" in any case
+// (encoding/json matches keys without regard to case). A key written with
+// escapes is decoded by go-sdk's reading (NeedsInput) and not here: any
+// other value than input_required is then complete to colibri, as it is to
+// go-sdk's client.
+func mayHaveResultType(result []byte) bool {
+	const word = "resulttype"
+	for i := bytes.IndexAny(result, "rR"); i >= 0 && i+len(word) <= len(result); {
+		if bytes.EqualFold(result[i:i+len(word)], []byte(word)) {
+			return true
+		}
+		j := bytes.IndexAny(result[i+1:], "rR")
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
 }
