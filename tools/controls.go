@@ -31,7 +31,7 @@ func (s *Service) controls(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 func (s *Service) control(ctx context.Context, method string, req mcp.Request, handle mcp.MethodHandler) (mcp.Result, error) {
-	ctx = reqctx.WithID(ctx, reqctx.NewID())
+	ctx = withAdmission(reqctx.WithID(ctx, reqctx.NewID()))
 	start := time.Now()
 	// A call of a hosted tool is recorded (with an audit log or metrics);
 	// call_tool's is named by its input (byInput), once its handler read it.
@@ -142,6 +142,7 @@ func (s *Service) Call(ctx context.Context, server, name string, args json.RawMe
 	if reqctx.ID(ctx) == "" {
 		ctx = reqctx.WithID(ctx, reqctx.NewID())
 	}
+	ctx = withAdmission(ctx)
 	call := &record.Call{Server: server, Tool: name, Args: args, Note: &record.Note{}}
 	ctx = record.WithNote(ctx, call.Note)
 	start := time.Now()
@@ -158,8 +159,8 @@ func (s *Service) Call(ctx context.Context, server, name string, args json.RawMe
 // registry and from the hosted server's own list, anything else
 // metrics.Other, so that a caller cannot grow the series with names it
 // makes up.
-func (s *Service) labels(server, tool string) (string, string) {
-	reg, err := s.opts.Registry()
+func (s *Service) labels(ctx context.Context, server, tool string) (string, string) {
+	reg, err := s.registry(ctx)
 	if err != nil || reg.Servers[server] == nil {
 		return metrics.Other, metrics.Other
 	}

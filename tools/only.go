@@ -80,7 +80,7 @@ const onlyNotes = 256
 // colibri's, logged; the caller is told the hosted server's own
 // serverInfo.
 func (s *Service) NewOnlyServer(ctx context.Context, name, version string) (*mcp.Server, error) {
-	reg, err := s.registry()
+	reg, err := s.registry(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -158,8 +158,8 @@ func offered(c *mcp.ServerCapabilities) *mcp.ServerCapabilities {
 // entry is the registry a request runs under and the entry served: one
 // removed or made invalid since colibri started fails every request
 // (config), naming it.
-func (o *only) entry() (*registry.Registry, *registry.Server, error) {
-	reg, err := o.s.admit()
+func (o *only) entry(ctx context.Context) (*registry.Registry, *registry.Server, error) {
+	reg, err := o.s.admit(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -206,7 +206,7 @@ func (o *only) receiving() []mcp.Middleware {
 // large strings (joinBulk) until its audit line is written.
 func (o *only) control(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		ctx = reqctx.WithID(ctx, reqctx.NewID())
+		ctx = withAdmission(reqctx.WithID(ctx, reqctx.NewID()))
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 			o.learn(ss, reqctx.Principal(ctx))
 		}

@@ -57,7 +57,7 @@ func (o *only) fastCall(req *jsonrpc.Request) func(context.Context) *jsonrpc.Res
 	if init := ss.InitializeParams(); init == nil || init.ProtocolVersion >= "2026-07-28" {
 		return nil // not initialized (go-sdk refuses it), or a stateless caller's
 	}
-	reg, err := o.s.registry()
+	reg, err := o.s.readRegistry()
 	if err != nil {
 		return nil
 	}
@@ -70,6 +70,7 @@ func (o *only) fastCall(req *jsonrpc.Request) func(context.Context) *jsonrpc.Res
 	}
 	id := req.ID
 	return func(ctx context.Context) *jsonrpc.Response {
+		ctx = o.s.admittedUnder(ctx, reg) // the registry read above: once a request
 		ctx, raw := session.WithRaw(ctx)
 		res, err := o.fastHandler(ctx, "tools/call", &mcp.CallToolRequest{Session: ss, Params: &p})
 		if err != nil {

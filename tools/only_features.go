@@ -25,7 +25,7 @@ import (
 // policy, the pins and the host (only.go says how a request gets here).
 
 func (o *only) listTools(ctx context.Context, r *mcp.ListToolsRequest) (*mcp.ListToolsResult, error) {
-	reg, srv, err := o.entry()
+	reg, srv, err := o.entry(ctx)
 	if err != nil {
 		return nil, o.failed(ctx, err)
 	}
@@ -64,7 +64,7 @@ func (o *only) callTool(ctx context.Context, r *mcp.CallToolRequest) *mcp.CallTo
 }
 
 func (o *only) callHosted(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if _, _, err := o.entry(); err != nil {
+	if _, _, err := o.entry(ctx); err != nil {
 		return nil, err
 	}
 	return o.s.CallTool(ctx, o.name, r.Params.Name, r.Params.Arguments, o.callerOf(ctx, r.Session, r.Params))
@@ -92,7 +92,7 @@ func pages[T any](ctx context.Context, method string, list func(ctx context.Cont
 }
 
 func (o *only) listPrompts(ctx context.Context, r *mcp.ListPromptsRequest) (*mcp.ListPromptsResult, error) {
-	reg, srv, err := o.entry()
+	reg, srv, err := o.entry(ctx)
 	if err != nil {
 		return nil, o.failed(ctx, err)
 	}
@@ -127,7 +127,7 @@ func (o *only) getPrompt(ctx context.Context, r *mcp.GetPromptRequest) (*mcp.Get
 }
 
 func (o *only) getHostedPrompt(ctx context.Context, r *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	reg, srv, err := o.entry()
+	reg, srv, err := o.entry(ctx)
 	if err != nil {
 		return nil, o.failed(ctx, err)
 	}
@@ -216,7 +216,7 @@ func (o *only) finish(ctx context.Context, call *record.Call, ss mcp.Session, er
 }
 
 func (o *only) listResources(ctx context.Context, r *mcp.ListResourcesRequest) (*mcp.ListResourcesResult, error) {
-	reg, srv, err := o.entry()
+	reg, srv, err := o.entry(ctx)
 	if err != nil {
 		return nil, o.failed(ctx, err)
 	}
@@ -242,7 +242,7 @@ func (o *only) listResources(ctx context.Context, r *mcp.ListResourcesRequest) (
 }
 
 func (o *only) listTemplates(ctx context.Context, r *mcp.ListResourceTemplatesRequest) (*mcp.ListResourceTemplatesResult, error) {
-	reg, srv, err := o.entry()
+	reg, srv, err := o.entry(ctx)
 	if err != nil {
 		return nil, o.failed(ctx, err)
 	}
@@ -277,7 +277,7 @@ func (o *only) readResource(ctx context.Context, r *mcp.ReadResourceRequest) (*m
 }
 
 func (o *only) readHosted(ctx context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	reg, srv, err := o.entry()
+	reg, srv, err := o.entry(ctx)
 	if err != nil {
 		return nil, o.failed(ctx, err)
 	}
@@ -317,7 +317,7 @@ func (o *only) readHosted(ctx context.Context, r *mcp.ReadResourceRequest) (*mcp
 // complete asks the hosted server for completions of a prompt's or a
 // template's argument: the policy of that prompt or template decides.
 func (o *only) complete(ctx context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	reg, srv, err := o.entry()
+	reg, srv, err := o.entry(ctx)
 	if err != nil {
 		return nil, o.failed(ctx, err)
 	}

@@ -24,7 +24,7 @@ import (
 // per_request server has no session that outlives the request, so it
 // could never send the update.
 func (o *only) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
-	reg, srv, err := o.entry()
+	reg, srv, err := o.entry(ctx)
 	if err != nil {
 		return o.failed(ctx, err)
 	}
@@ -122,7 +122,7 @@ func (o *only) principalOf(ss *mcp.ServerSession) string {
 }
 
 func (o *only) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error {
-	_, srv, err := o.entry()
+	_, srv, err := o.entry(ctx)
 	if err != nil {
 		return o.failed(ctx, err)
 	}
@@ -144,7 +144,7 @@ func (o *only) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error
 // server's session outlives the request that opened it.
 func (o *only) setLevel(ctx context.Context, r *mcp.ServerRequest[*mcp.SetLoggingLevelParams]) {
 	o.s.levels.Set(o.server, r.Session, r.Params.Level)
-	_, srv, err := o.entry()
+	_, srv, err := o.entry(ctx)
 	if err != nil || !srv.IsPersistent() || o.caps.Logging == nil {
 		return
 	}

@@ -88,7 +88,7 @@ func definitionChanged(ctx context.Context, server string, kind pin.Kind, name s
 // instructions: under pin: enforce, nothing while they differ from their
 // pin (until `pins accept SERVER instructions`).
 func (o *only) pinnedInstructions(ctx context.Context, srv *registry.Server, text string) (string, error) {
-	reg, err := o.s.registry()
+	reg, err := o.s.registry(ctx)
 	if err != nil {
 		return "", err
 	}

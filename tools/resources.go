@@ -66,7 +66,7 @@ func (s *Service) readOwned(ctx context.Context, srv *registry.Server, tool *mcp
 		return nil, &failure.Error{Kind: failure.KindCallDisabled, Server: srv.Name,
 			Err: errors.New("reading a hosted server's resources is disabled: start colibri-mcp with --external-call or set COLIBRI_MCP_EXTERNAL_CALL=1 (hosted servers are untrusted third-party code)")}
 	}
-	reg, err := s.admit()
+	reg, err := s.admit(ctx)
 	if err != nil {
 		return nil, err
 	}

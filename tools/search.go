@@ -42,7 +42,7 @@ func (s *Service) SearchTools(ctx context.Context, in ListToolsInput) (*SearchRe
 	if in.Tool != "" {
 		return nil, &failure.Error{Kind: failure.KindInvalidArguments, Err: errors.New(ListToolsTool + ": arguments: query and tool cannot be given together")}
 	}
-	reg, err := s.registry()
+	reg, err := s.registry(ctx)
 	if err != nil {
 		return nil, err
 	}

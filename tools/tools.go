@@ -331,7 +331,7 @@ func Detail(err error) *ErrorDetail { return answer.Detail(err) }
 
 // Servers reads the registry and describes every server.
 func (s *Service) Servers(ctx context.Context) (*ServersResult, error) {
-	reg, err := s.admit()
+	reg, err := s.admit(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -441,7 +441,7 @@ func (s *Service) ListTools(ctx context.Context, in ListToolsInput, caller *sess
 		// names too.
 		s.cat.Refresh()
 	}
-	reg, err := s.admit()
+	reg, err := s.admit(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -565,7 +565,7 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 		return nil, &failure.Error{Kind: failure.KindCallDisabled, Server: server, Tool: name,
 			Err: errors.New("calling hosted tools is disabled: start colibri-mcp with --external-call or set COLIBRI_MCP_EXTERNAL_CALL=1 (hosted servers are untrusted third-party code)")}
 	}
-	reg, err := s.admit()
+	reg, err := s.admit(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -603,27 +603,6 @@ func (s *Service) CallTool(ctx context.Context, server, name string, args json.R
 		decoded = typed
 	}
 	return s.opts.Host.CallTool(ctx, srv, name, &session.Arguments{Value: decoded, Raw: sent}, caller, gate)
-}
-
-// registry reads the registry a request runs under, as it is now.
-func (s *Service) registry() (*registry.Registry, error) {
-	reg, err := s.opts.Registry()
-	if err != nil {
-		return nil, &failure.Error{Kind: failure.KindConfig, Err: err}
-	}
-	return reg, nil
-}
-
-// admit reads the registry a request runs under and hands it to the host,
-// which retires the warm processes and spares of the entries it no longer
-// has, or has changed (Host.Retain), before the request uses any.
-func (s *Service) admit() (*registry.Registry, error) {
-	reg, err := s.registry()
-	if err != nil {
-		return nil, err
-	}
-	s.opts.Host.Retain(reg)
-	return reg, nil
 }
 
 func lookup(reg *registry.Registry, name string) (*registry.Server, error) {

@@ -39,7 +39,7 @@ type Recorder struct {
 	Logger *slog.Logger
 	// Labels are a call's server and tool as metric labels: names a caller
 	// made up are metrics.Other, so that it cannot grow the series.
-	Labels func(server, tool string) (string, string)
+	Labels func(ctx context.Context, server, tool string) (string, string)
 }
 
 func (r *Recorder) log() *slog.Logger {
@@ -80,7 +80,7 @@ func (r *Recorder) Finish(ctx context.Context, call *Call, session mcp.Session, 
 	case res != nil && res.IsError:
 		outcome = audit.ToolError
 	}
-	server, tool := r.Labels(call.Server, call.Tool)
+	server, tool := r.Labels(ctx, call.Server, call.Tool)
 	r.Metrics.ToolCall(server, tool, outcome, string(kind))
 	if outcome == audit.Denied {
 		r.Metrics.PolicyDenial(server)
