@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -25,8 +26,79 @@ import (
 // of its own (dial, the proxy's CONNECT where HTTPS_PROXY is set, TLS,
 // request, the whole body) and answers how long that took, in
 // nanoseconds, and how many bytes came: timed inside the server, so that
-// neither colibri's call path nor MCP is in the figure.
+// neither colibri's call path nor MCP is in the figure. Its optional
+// argument "dial" (host:port) is the address the connection is dialed to
+// instead of the URL's, a relay's: the request, and TLS with it, is still
+// the URL's.
 const egressEnv = "COLIBRI_BENCH_EGRESS"
+
+// relayEnv, set to a host:port, makes the bench binary the egress rows'
+// bare relay: it listens on a loopback port of its own, prints
+// "addr=HOST:PORT" on stdout, and copies the bytes of each connection it
+// accepts both ways to and from a new connection to the target, with
+// io.Copy between two *net.TCPConn (spliced by the runtime). No CONNECT,
+// no check, no buffer of its own: what any proxy that carries the bytes
+// through a process of its own costs at least. It serves until killed.
+const relayEnv = "COLIBRI_BENCH_RELAY"
+
+func serveRelay(target string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fail("relay", err)
+	}
+	fmt.Printf("addr=%s\n", ln.Addr())
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			fail("relay", err)
+		}
+		go relayConn(c.(*net.TCPConn), target)
+	}
+}
+
+// relayConn carries one accepted connection to a new one to target, each
+// direction's end passed on as a half-close, and closes both when both
+// directions have ended.
+func relayConn(c *net.TCPConn, target string) {
+	defer c.Close()
+	t, err := net.Dial("tcp", target)
+	if err != nil {
+		return
+	}
+	tc := t.(*net.TCPConn)
+	defer tc.Close()
+	up := make(chan struct{})
+	go func() {
+		io.Copy(tc, c)
+		tc.CloseWrite()
+		close(up)
+	}()
+	io.Copy(c, tc)
+	c.CloseWrite()
+	<-up
+}
+
+// startRelay runs the bare relay to target as a process of its own and
+// answers the address it listens on, and how to stop it.
+func startRelay(self, target string) (addr string, stop func(), err error) {
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), relayEnv+"="+target)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop = func() { cmd.Process.Kill(); cmd.Wait() }
+	line, err := bufio.NewReader(out).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "addr=")
+	if err != nil || !ok {
+		stop()
+		return "", nil, fmt.Errorf("the relay to %s did not start listening (%q, %v)", target, line, err)
+	}
+	return addr, stop, nil
+}
 
 func serveEgress() {
 	var proxy func(*http.Request) (*url.URL, error)
@@ -35,12 +107,19 @@ func serveEgress() {
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "egress-bench", Version: "1"}, nil)
 	type in struct {
-		URL string `json:"url"`
+		URL  string `json:"url"`
+		Dial string `json:"dial,omitempty"`
 	}
 	mcp.AddTool(s, &mcp.Tool{Name: "get", Description: "Fetches a URL on a new connection; answers nanoseconds and bytes."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
 			tr := &http.Transport{Proxy: proxy, DisableKeepAlives: true, ForceAttemptHTTP2: false,
 				TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} // the bench's own certificate
+			if a.Dial != "" {
+				var d net.Dialer
+				tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+					return d.DialContext(ctx, network, a.Dial)
+				}
+			}
 			defer tr.CloseIdleConnections()
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.URL, nil)
 			if err != nil {
@@ -75,6 +154,12 @@ func serveEgress() {
 // target at most 2 ms more through the proxy; and a 10 MiB body over
 // HTTPS, target at least 90 % of the direct throughput. A third row is the
 // same 10 MiB over plain HTTP, which the proxy forwards rather than tunnels.
+//
+// A third server, "egress-relay", is the "net": true one again, its
+// connection dialed to a bare relay (serveRelay, one process per target,
+// started before colibri): what a proxy that only carries the bytes
+// through one more process costs, the floor under the proxy's figures.
+// The three are called in rotation (A/B/C, B/C/A, C/A/B).
 func egressRows(colibri string, env []string, n int) error {
 	if abi := sandbox.DetectABI(); abi < sandbox.NeedABI {
 		fmt.Printf("\negress rows skipped: this kernel's Landlock ABI is %d, the sandbox needs %d\n", abi, sandbox.NeedABI)
@@ -96,6 +181,15 @@ func egressRows(colibri string, env []string, n int) error {
 	defer tlsSrv.Close()
 	defer plainSrv.Close()
 	hostOf := func(s *httptest.Server) string { return s.Listener.Addr().(*net.TCPAddr).String() }
+	relayOf := map[*httptest.Server]string{}
+	for _, t := range []*httptest.Server{tlsSrv, plainSrv} {
+		addr, stop, err := startRelay(self, hostOf(t))
+		if err != nil {
+			return err
+		}
+		defer stop()
+		relayOf[t] = addr
+	}
 	state, err := os.MkdirTemp("", "colibri-bench-state-")
 	if err != nil {
 		return err
@@ -111,6 +205,7 @@ func egressRows(colibri string, env []string, n int) error {
 	reg, removeReg, err := registryFile(map[string]any{
 		"egress-proxy":  server([]string{hostOf(tlsSrv), hostOf(plainSrv)}),
 		"egress-direct": server(true),
+		"egress-relay":  server(true),
 	})
 	if err != nil {
 		return err
@@ -125,12 +220,17 @@ func egressRows(colibri string, env []string, n int) error {
 		return fmt.Errorf("starting colibri: %w", err)
 	}
 	defer cs.Close()
-	// get is one timed fetch inside the named server: its duration, and
-	// for the big rows the body's size checked.
-	get := func(name, u string, want int64) func() (time.Duration, error) {
+	// get is one timed fetch inside the named server (dialed to dial,
+	// where not ""): its duration, and for the big rows the body's size
+	// checked.
+	get := func(name, u, dial string, want int64) func() (time.Duration, error) {
+		args := map[string]any{"url": u}
+		if dial != "" {
+			args["dial"] = dial
+		}
 		return func() (time.Duration, error) {
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "colibri_external_mcp_call_tool",
-				Arguments: map[string]any{"server": name, "name": "get", "arguments": map[string]any{"url": u}}})
+				Arguments: map[string]any{"server": name, "name": "get", "arguments": args}})
 			if err != nil {
 				return 0, err
 			}
@@ -153,32 +253,54 @@ func egressRows(colibri string, env []string, n int) error {
 			return time.Duration(ns), nil
 		}
 	}
-	fmt.Printf("\nthe egress proxy: a sandboxed persistent server's fetch timed inside it, \"net\" list (the proxy%s) vs \"net\": true (direct), A/B alternated\n",
+	fmt.Printf("\nthe egress proxy: a sandboxed persistent server's fetch timed inside it, \"net\" list (the proxy%s) vs \"net\": true (direct) vs \"net\": true through a bare relay process (io.Copy, spliced), A/B/C rotated\n",
 		map[bool]string{true: ", through the network namespace's forwarder", false: "; no user namespaces here: best_effort's per-port fallback, no forwarder"}[netns])
 	header()
-	small := func(name string) func() (time.Duration, error) { return get(name, tlsSrv.URL+"/small", 0) }
-	a, d, err := alternate(5, n, 0, small("egress-proxy"), small("egress-direct"))
+	line := func(face, row, measure string, n int, a, b string) {
+		fmt.Printf("%-11s %-6s %-6s %-22s %5d %10s %10s\n", "egress", face, row, measure, n, a, b)
+	}
+	s3, err := alternateN(5, n, 0,
+		get("egress-proxy", tlsSrv.URL+"/small", "", 0),
+		get("egress-direct", tlsSrv.URL+"/small", "", 0),
+		get("egress-relay", tlsSrv.URL+"/small", relayOf[tlsSrv], 0))
 	if err != nil {
 		return err
 	}
-	ma, md, pa, pd := quantile(a, 0.5), quantile(d, 0.5), quantile(a, 0.9), quantile(d, 0.9)
-	fmt.Printf("%-11s %-6s %-6s %-22s %5d %10s %10s\n", "egress", "https", "first", "proxy", len(a), dur(ma), dur(pa))
-	fmt.Printf("%-11s %-6s %-6s %-22s %5d %10s %10s\n", "egress", "https", "first", "direct", len(d), dur(md), dur(pd))
-	fmt.Printf("%-11s %-6s %-6s %-22s %5s %10s %10s   (target ≤ +2ms a connection)\n\n", "egress", "https", "first", "added by the proxy", "",
+	a, d, r := s3[0], s3[1], s3[2]
+	ma, md, mr, pa, pd, pr := quantile(a, 0.5), quantile(d, 0.5), quantile(r, 0.5), quantile(a, 0.9), quantile(d, 0.9), quantile(r, 0.9)
+	line("https", "first", "proxy", len(a), dur(ma), dur(pa))
+	line("https", "first", "direct", len(d), dur(md), dur(pd))
+	line("https", "first", "bare relay", len(r), dur(mr), dur(pr))
+	fmt.Printf("%-11s %-6s %-6s %-22s %5s %10s %10s   (target ≤ +2ms a connection)\n", "egress", "https", "first", "added by the proxy", "",
 		dur(ma-md), dur(pa-pd))
+	fmt.Printf("%-11s %-6s %-6s %-22s %5s %10s %10s   (the floor: one more process carrying the bytes)\n\n", "egress", "https", "first", "added by the relay", "",
+		dur(mr-md), dur(pr-pd))
 	bigN := max(n/4, 5)
-	for _, c := range []struct{ face, base string }{{"https", tlsSrv.URL}, {"http", plainSrv.URL}} {
-		bigOf := func(name string) func() (time.Duration, error) { return get(name, c.base+"/big", bigBytes) }
-		a, d, err := alternate(2, bigN, 0, bigOf("egress-proxy"), bigOf("egress-direct"))
+	for _, c := range []struct {
+		face string
+		srv  *httptest.Server
+	}{{"https", tlsSrv}, {"http", plainSrv}} {
+		u := c.srv.URL + "/big"
+		s3, err := alternateN(2, bigN, 0,
+			get("egress-proxy", u, "", bigBytes),
+			get("egress-direct", u, "", bigBytes),
+			get("egress-relay", u, relayOf[c.srv], bigBytes))
 		if err != nil {
 			return err
 		}
 		rate := func(x time.Duration) string { return fmt.Sprintf("%.0fMB/s", float64(bigBytes)/1e6/x.Seconds()) }
-		ma, md := quantile(a, 0.5), quantile(d, 0.5)
-		fmt.Printf("%-11s %-6s %-6s %-22s %5d %10s %10s\n", "egress", c.face, "10MiB", "proxy", len(a), dur(ma), rate(ma))
-		fmt.Printf("%-11s %-6s %-6s %-22s %5d %10s %10s\n", "egress", c.face, "10MiB", "direct", len(d), dur(md), rate(md))
-		fmt.Printf("%-11s %-6s %-6s %-22s %5s %10.3f %10s   (throughput proxy/direct, of the medians; target ≥ 0.90)\n\n", "egress", c.face, "10MiB", "ratio", "",
-			float64(md)/float64(ma), "")
+		ma, md, mr := quantile(s3[0], 0.5), quantile(s3[1], 0.5), quantile(s3[2], 0.5)
+		// A throughput ratio x/y of the medians is y's time over x's.
+		ratio := func(measure string, x, y time.Duration, note string) {
+			fmt.Printf("%-11s %-6s %-6s %-22s %5s %10.3f %10s   (%s)\n", "egress", c.face, "10MiB", measure, "", float64(y)/float64(x), "", note)
+		}
+		line(c.face, "10MiB", "proxy", len(s3[0]), dur(ma), rate(ma))
+		line(c.face, "10MiB", "direct", len(s3[1]), dur(md), rate(md))
+		line(c.face, "10MiB", "bare relay", len(s3[2]), dur(mr), rate(mr))
+		ratio("ratio", ma, md, "throughput proxy/direct, of the medians; target ≥ 0.90")
+		ratio("ratio relay/direct", mr, md, "the floor of any proxy carrying the bytes through a process")
+		ratio("ratio proxy/relay", ma, mr, "what the proxy costs beyond that floor")
+		fmt.Println()
 	}
 	return nil
 }

@@ -39,6 +39,10 @@ func main() {
 		serveEgress()
 		return
 	}
+	if target := os.Getenv(relayEnv); target != "" {
+		serveRelay(target)
+		return
+	}
 	colibri := flag.String("colibri", "bin/colibri-mcp", "the colibri-mcp binary")
 	demo := flag.String("demo", "bin/demo-mcp-server", "the demo server binary")
 	peers := flag.String("peers", "testdata/peers", "where server-everything is installed")
@@ -314,32 +318,37 @@ func colibriCall(ctx context.Context, cs *mcp.ClientSession, t target) func() (t
 // alternating which side goes first (A/B, B/A, …), pausing after each
 // measurement; it returns the samples of a and of b.
 func alternate(warm, n int, pause time.Duration, a, b func() (time.Duration, error)) (as, bs []time.Duration, err error) {
+	s, err := alternateN(warm, n, pause, a, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s[0], s[1], nil
+}
+
+// alternateN is alternate over any number of sides: each runs warm times
+// unmeasured, then n times, the order rotating by one each round (A/B/C,
+// B/C/A, C/A/B, …) so that each side takes each place as often; for two
+// sides that is alternate's A/B, B/A. It returns each side's samples, in
+// the order of sides.
+func alternateN(warm, n int, pause time.Duration, sides ...func() (time.Duration, error)) ([][]time.Duration, error) {
 	for range warm {
-		if _, err := a(); err != nil {
-			return nil, nil, err
-		}
-		if _, err := b(); err != nil {
-			return nil, nil, err
-		}
-	}
-	type side struct {
-		measure func() (time.Duration, error)
-		into    *[]time.Duration
-	}
-	ab := []side{{a, &as}, {b, &bs}}
-	for i := range n {
-		order := ab
-		if i%2 == 1 {
-			order = []side{ab[1], ab[0]}
-		}
-		for _, s := range order {
-			x, err := s.measure()
-			if err != nil {
-				return nil, nil, err
+		for _, measure := range sides {
+			if _, err := measure(); err != nil {
+				return nil, err
 			}
-			*s.into = append(*s.into, x)
+		}
+	}
+	samples := make([][]time.Duration, len(sides))
+	for i := range n {
+		for j := range sides {
+			k := (i + j) % len(sides)
+			x, err := sides[k]()
+			if err != nil {
+				return nil, err
+			}
+			samples[k] = append(samples[k], x)
 			time.Sleep(pause)
 		}
 	}
-	return as, bs, nil
+	return samples, nil
 }
