@@ -91,6 +91,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		base:     ctx,
 		offer:    t.Calls,
 		taken:    map[jsonrpc.ID]context.CancelFunc{},
+		runner:   newRunner(ctx),
 	}
 	c.frame = lineconn.StartFrame(t.Reader, t.Writer, limit, c.line, nil)
 	return c, nil
@@ -115,9 +116,10 @@ type conn struct {
 	bulk   *bulk.Table
 	owners map[jsonrpc.ID]*bulk.Owner // the calls in flight whose large strings this face holds (until answered)
 
-	base  context.Context // Connect's: the calls taken run under it
-	offer func(*jsonrpc.Request) func(context.Context) *jsonrpc.Response
-	taken map[jsonrpc.ID]context.CancelFunc // the calls in flight that offer took, by id
+	base   context.Context // Connect's: the calls taken run under it
+	offer  func(*jsonrpc.Request) func(context.Context) *jsonrpc.Response
+	taken  map[jsonrpc.ID]context.CancelFunc // the calls in flight that offer took, by id
+	runner *runner                           // where they run
 }
 
 func (c *conn) SessionID() string { return "" }
@@ -287,7 +289,7 @@ func (c *conn) take(m *jsonrpc.Request) bool {
 	c.mu.Lock()
 	c.taken[m.ID] = cancel
 	c.mu.Unlock()
-	go func() {
+	c.runner.run(func() {
 		defer cancel()
 		res := answer(ctx)
 		c.mu.Lock()
@@ -299,7 +301,7 @@ func (c *conn) take(m *jsonrpc.Request) bool {
 		if err := c.Write(context.WithoutCancel(ctx), res); err != nil {
 			c.log.Warn("stdio: writing an answer", "err", err)
 		}
-	}()
+	})
 	return true
 }
 
