@@ -43,6 +43,10 @@ func main() {
 		serveRelay(target)
 		return
 	}
+	if os.Getenv(stdioRelayEnv) != "" {
+		serveStdioRelay(os.Args[1:])
+		return
+	}
 	colibri := flag.String("colibri", "bin/colibri-mcp", "the colibri-mcp binary")
 	demo := flag.String("demo", "bin/demo-mcp-server", "the demo server binary")
 	peers := flag.String("peers", "testdata/peers", "where server-everything is installed")
@@ -128,7 +132,7 @@ func main() {
 		}
 	}
 	if runs("only") {
-		fmt.Printf("\nserve --only NAME over stdio, the server persistent (warm), vs a direct client's warm session (A/B alternated): tools/call, prompts/get, resources/read\n")
+		fmt.Printf("\nserve --only NAME over stdio, the server persistent (warm), vs a direct client's warm session vs the same client through a bare stdio relay process (io.Copy, no framing), A/B/C rotated: tools/call, prompts/get, resources/read\n")
 		header()
 		for _, t := range targets {
 			if err := onlyAB(*colibri, t, env, *warmN); err != nil {
@@ -264,11 +268,34 @@ func header() {
 }
 
 func rowAB(server, face, row string, a, d []time.Duration) {
-	ma, md := quantile(a, 0.5), quantile(d, 0.5)
-	pa, pd := quantile(a, 0.9), quantile(d, 0.9)
-	fmt.Printf("%-11s %-6s %-6s %-22s %5d %10s %10s\n", server, face, row, "colibri", len(a), dur(ma), dur(pa))
-	fmt.Printf("%-11s %-6s %-6s %-22s %5d %10s %10s\n", server, face, row, "direct", len(d), dur(md), dur(pd))
-	fmt.Printf("%-11s %-6s %-6s %-22s %5s %10.3f %10.3f   (+%s median)\n\n", server, face, row, "ratio colibri/direct", "", float64(ma)/float64(md), float64(pa)/float64(pd), dur(ma-md))
+	sampleLine(server, face, row, "colibri", a)
+	sampleLine(server, face, row, "direct", d)
+	ratioLine(server, face, row, "ratio colibri/direct", a, d)
+	fmt.Println()
+}
+
+// rowABC is rowAB with a third side, a bare relay's samples r, and its
+// ratio to direct beside colibri's: colibri's lines read as rowAB's.
+func rowABC(server, face, row string, a, d, r []time.Duration) {
+	sampleLine(server, face, row, "colibri", a)
+	sampleLine(server, face, row, "direct", d)
+	sampleLine(server, face, row, "relay", r)
+	ratioLine(server, face, row, "ratio colibri/direct", a, d)
+	ratioLine(server, face, row, "ratio relay/direct", r, d)
+	fmt.Println()
+}
+
+// sampleLine prints one side's n, median and p90.
+func sampleLine(server, face, row, measure string, xs []time.Duration) {
+	fmt.Printf("%-11s %-6s %-6s %-22s %5d %10s %10s\n", server, face, row, measure, len(xs), dur(quantile(xs, 0.5)), dur(quantile(xs, 0.9)))
+}
+
+// ratioLine prints the ratios of x's median and p90 to y's, and what x's
+// median adds to y's.
+func ratioLine(server, face, row, measure string, x, y []time.Duration) {
+	mx, my := quantile(x, 0.5), quantile(y, 0.5)
+	px, py := quantile(x, 0.9), quantile(y, 0.9)
+	fmt.Printf("%-11s %-6s %-6s %-22s %5s %10.3f %10.3f   (+%s median)\n", server, face, row, measure, "", float64(mx)/float64(my), float64(px)/float64(py), dur(mx-my))
 }
 
 func dur(d time.Duration) string {
