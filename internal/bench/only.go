@@ -26,7 +26,10 @@ import (
 func onlyAB(colibri string, t target, env []string, n int) error {
 	ctx := context.Background()
 	env = append(append([]string(nil), env...), pinEnv, stateEnv)
-	env = append(env, colibriEnv...)
+	// -colibri-env is colibri's own: the direct and relayed servers must
+	// not get it (GOMAXPROCS=1 there slowed the direct demo server by
+	// a third, and passed for colibri's gain).
+	cenv := append(append([]string(nil), env...), colibriEnv...)
 	entry := map[string]any{"command": t.command, "lifecycle": "persistent"}
 	if len(t.args) > 0 {
 		entry["args"] = t.args
@@ -37,7 +40,7 @@ func onlyAB(colibri string, t target, env []string, n int) error {
 	}
 	defer removeReg()
 	cmd := exec.Command(colibri, "serve", "--only", t.name, "--external-config", reg, "--external-call", "--log-level", "warn")
-	cmd.Env, cmd.Stderr = env, os.Stderr
+	cmd.Env, cmd.Stderr = cenv, os.Stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, noCaps).
 		Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
