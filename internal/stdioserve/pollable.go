@@ -1,0 +1,51 @@
+package stdioserve
+
+import (
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Pollable returns a file whose reads wait in the Go runtime's poller for
+// f, when f is a pipe or a socket in blocking mode, as an editor's spawn
+// (and Go's os/exec) leaves a child's stdin; else f itself. The file is a
+// duplicate of f's descriptor; restore puts the open file back in
+// blocking mode (a mode of the open file, which a process that shares it
+// reads after colibri: a shell's `(colibri-mcp; cat) < fifo`) and closes
+// the duplicate, ending a read still waiting on it. A terminal or a
+// regular file is left as it is.
+//
+// Why: a blocking read holds its thread in read(2), so the goroutine a
+// line is handed to (serve --only's fast path, go-sdk's handlers) waits
+// for another thread to be woken for it; read from the poller, the reading
+// goroutine parks and the one it handed the line to runs on the same
+// thread at once. serve --only's warm tools/call gains about 0.05 ms on
+// this project's 2-CPU VM (docs/benchmarks.md, "The serve --only hop").
+func Pollable(f *os.File) (_ *os.File, restore func()) {
+	unchanged := func() {}
+	if f.SetReadDeadline(time.Time{}) == nil {
+		return f, unchanged // read through the poller already
+	}
+	fd := int(f.Fd()) // (in blocking mode already: Fd changes nothing)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return f, unchanged
+	}
+	if kind := st.Mode & unix.S_IFMT; kind != unix.S_IFIFO && kind != unix.S_IFSOCK {
+		return f, unchanged
+	}
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return f, unchanged
+	}
+	if err := unix.SetNonblock(dup, true); err != nil {
+		unix.Close(dup)
+		return f, unchanged
+	}
+	p := os.NewFile(uintptr(dup), f.Name())
+	return p, func() {
+		unix.SetNonblock(dup, false)
+		p.Close()
+	}
+}

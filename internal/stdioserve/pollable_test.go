@@ -1,0 +1,106 @@
+package stdioserve
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// blockingPipe is a pipe whose read end is in blocking mode, as a parent's
+// exec leaves a child's stdin.
+func blockingPipe(t *testing.T) (r, w *os.File) {
+	t.Helper()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pr.Close(); pw.Close() })
+	fd, err := unix.Dup(int(pr.Fd())) // Fd puts it in blocking mode
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = os.NewFile(uintptr(fd), "stdin")
+	t.Cleanup(func() { r.Close() })
+	return r, pw
+}
+
+// nonblocking reports f's mode (read without f.Fd, which sets it).
+func nonblocking(t *testing.T, f *os.File) bool {
+	t.Helper()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flags int
+	if err := rc.Control(func(fd uintptr) { flags, err = unix.FcntlInt(fd, unix.F_GETFL, 0) }); err != nil {
+		t.Fatal(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return flags&unix.O_NONBLOCK != 0
+}
+
+// A pipe in blocking mode is read through the poller, and put back as it
+// was.
+func TestPollableReadsAPipeThroughThePoller(t *testing.T) {
+	r, w := blockingPipe(t)
+	if err := r.SetReadDeadline(time.Time{}); !errors.Is(err, os.ErrNoDeadline) {
+		t.Fatalf("the control: a blocking pipe's deadline: %v, want os.ErrNoDeadline", err)
+	}
+	p, restore := Pollable(r)
+	if p == r {
+		t.Fatal("a blocking pipe was left as it is")
+	}
+	// Only the poller keeps a deadline: a read past one fails at once.
+	if err := p.SetReadDeadline(time.Now().Add(-time.Second)); err != nil {
+		t.Fatalf("deadline: %v", err)
+	}
+	if _, err := p.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read past the deadline: %v, want os.ErrDeadlineExceeded", err)
+	}
+	p.SetReadDeadline(time.Time{})
+	if _, err := w.WriteString("{}\n"); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 8)
+	if n, err := p.Read(buf); err != nil || string(buf[:n]) != "{}\n" {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+	restore()
+	if nonblocking(t, r) {
+		t.Fatal("the pipe is still in non-blocking mode after restore")
+	}
+	if _, err := p.Read(buf); err == nil {
+		t.Fatal("the duplicate still reads after restore")
+	}
+}
+
+// What is not a blocking pipe or socket is returned as it is.
+func TestPollableLeavesOtherFilesAlone(t *testing.T) {
+	regular, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer regular.Close()
+	pr, pw, err := os.Pipe() // read through the poller already
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	for name, f := range map[string]*os.File{"regular file": regular, "pipe in the poller": pr} {
+		p, restore := Pollable(f)
+		restore()
+		if p != f {
+			t.Errorf("%s: replaced", name)
+		}
+	}
+	if !nonblocking(t, pr) {
+		t.Error("restore changed the mode of a pipe it left alone")
+	}
+}
