@@ -128,7 +128,13 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 		// each hand-off also wakes an idle thread to look for work, which
 		// costs a warm call more than it gains on a machine the three
 		// processes share (docs/benchmarks.md, "The serve --only hop").
-		in, restore := stdioserve.Pollable(f)
+		var keep []*os.File // what must keep its mode: stdout, stderr
+		for _, w := range []io.Writer{stdout, stderr} {
+			if wf, ok := w.(*os.File); ok {
+				keep = append(keep, wf)
+			}
+		}
+		in, restore := stdioserve.Pollable(f, keep...)
 		defer restore()
 		stdin = in
 		if _, set := lookupIn(s.environ)("GOMAXPROCS"); !set {

@@ -14,7 +14,10 @@ import (
 // blocking mode (a mode of the open file, which a process that shares it
 // reads after colibri: a shell's `(colibri-mcp; cat) < fifo`) and closes
 // the duplicate, ending a read still waiting on it. A terminal or a
-// regular file is left as it is.
+// regular file is left as it is, and so is f when one of keep is the same
+// file (a socket that is stdin and stdout at once, as inetd and socat
+// give): the mode would change under keep's writes, which would then fail
+// with EAGAIN rather than wait.
 //
 // Why: a blocking read holds its thread in read(2), so the goroutine a
 // line is handed to (serve --only's fast path, go-sdk's handlers) waits
@@ -22,7 +25,7 @@ import (
 // goroutine parks and the one it handed the line to runs on the same
 // thread at once. serve --only's warm tools/call gains about 0.05 ms on
 // this project's 2-CPU VM (docs/benchmarks.md, "The serve --only hop").
-func Pollable(f *os.File) (_ *os.File, restore func()) {
+func Pollable(f *os.File, keep ...*os.File) (_ *os.File, restore func()) {
 	unchanged := func() {}
 	if f.SetReadDeadline(time.Time{}) == nil {
 		return f, unchanged // read through the poller already
@@ -34,6 +37,17 @@ func Pollable(f *os.File) (_ *os.File, restore func()) {
 	}
 	if kind := st.Mode & unix.S_IFMT; kind != unix.S_IFIFO && kind != unix.S_IFSOCK {
 		return f, unchanged
+	}
+	for _, k := range keep {
+		rc, err := k.SyscallConn() // (k.Fd would change k's mode)
+		if err != nil {
+			return f, unchanged
+		}
+		var kst unix.Stat_t
+		var statErr error
+		if err := rc.Control(func(kfd uintptr) { statErr = unix.Fstat(int(kfd), &kst) }); err != nil || statErr != nil || kst.Dev == st.Dev && kst.Ino == st.Ino {
+			return f, unchanged // the same file (or one colibri cannot tell apart)
+		}
 	}
 	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {

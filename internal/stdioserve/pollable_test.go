@@ -104,3 +104,35 @@ func TestPollableLeavesOtherFilesAlone(t *testing.T) {
 		t.Error("restore changed the mode of a pipe it left alone")
 	}
 }
+
+// A socket that is stdin and stdout at once (inetd's, socat's) is left in
+// blocking mode: the writes to it as stdout would fail with EAGAIN.
+func TestPollableKeepsASocketThatIsAlsoStdout(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[1])
+	in := os.NewFile(uintptr(fds[0]), "stdin") // blocking
+	defer in.Close()
+	outFD, err := unix.Dup(fds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := os.NewFile(uintptr(outFD), "stdout")
+	defer out.Close()
+	other, w := blockingPipe(t)
+	defer w.Close()
+
+	p, restore := Pollable(in, other, out)
+	defer restore()
+	if p != in {
+		t.Fatal("a socket that is stdout too was made non-blocking")
+	}
+	// The control: kept files that are other files do not stop it.
+	p, restore2 := Pollable(in, other)
+	defer restore2()
+	if p == in {
+		t.Fatal("a socket apart from the kept files was left blocking")
+	}
+}
