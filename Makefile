@@ -16,7 +16,7 @@ FUZZTIME ?= 10000x
 # relays on purpose (sampling, roots, logging) are ignored per file, with the
 # reason, by //lint:file-ignore comments.
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
-FUZZ_TARGETS := FuzzWrap:./jail FuzzParse:./registry FuzzCallArguments:./tools/input FuzzExposedNames:./tools/catalog FuzzStripJSONC:./internal/editorconf FuzzDecide:./policy FuzzMatch:./policy FuzzCanonical:./audit FuzzMember:./internal/stdioserve FuzzLiftLower:./internal/bulk FuzzScanPath:./internal/bulk FuzzLiftCuts:./internal/bulk FuzzTrimSpace:./internal/lineconn FuzzCheck:./internal/strict
+FUZZ_TARGETS := FuzzWrap:./jail FuzzParse:./registry FuzzCallArguments:./tools/input FuzzExposedNames:./tools/catalog FuzzStripJSONC:./internal/editorconf FuzzDecide:./policy FuzzMatch:./policy FuzzCanonical:./audit FuzzMember:./internal/stdioserve FuzzLiftLower:./internal/bulk FuzzScanPath:./internal/bulk FuzzLiftCuts:./internal/bulk FuzzTrimSpace:./internal/lineconn FuzzCheck:./internal/strict FuzzReadCallToolResult:./internal/session
 
 .DEFAULT_GOAL := help
 .PHONY: help build demo test unit fuzz fuzz-long bench bench-go lint cross release peers install port-files install-test fleet check-all clean conformance

@@ -126,22 +126,21 @@ func (s *Session) callDirect(ctx context.Context, raw *Raw, params *mcp.CallTool
 	if err != nil {
 		return nil, err
 	}
-	if t := bytes.TrimLeft(result, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+	obj := bytes.TrimLeft(result, " \t\r\n")
+	if len(obj) == 0 || obj[0] != '{' {
 		return nil, errNotObject
 	}
-	// Read as go-sdk's client reads it, so that what it refuses (a content
-	// block of no type MCP defines, a null one, text that is not a string)
-	// fails here too rather than reach the caller as written; isError is
-	// kept (the audit line and the metrics tell a tool's failure apart).
-	// The line was read strictly (internal/strict): no key differs from
-	// MCP's only in case.
-	// UnmarshalJSON is called itself: json.Unmarshal would first check the
-	// bytes' syntax again, which the line's reading did.
-	var full mcp.CallToolResult
-	if err := full.UnmarshalJSON(result); err != nil {
+	// Read as go-sdk's client reads it (readCallToolResult), so that what
+	// it refuses (a content block of no type MCP defines, a null one, text
+	// that is not a string) fails here too rather than reach the caller as
+	// written; isError is kept (the audit line and the metrics tell a
+	// tool's failure apart). The line was read strictly (internal/strict):
+	// no key differs from MCP's only in case.
+	isError, needsInput, err := readCallToolResult(obj)
+	if err != nil {
 		return nil, fmt.Errorf("calling %q: %w", "tools/call", err) // as go-sdk's client says it
 	}
-	if full.NeedsInput() {
+	if needsInput {
 		return nil, errInputAsked("input_required")
 	}
 	if mayHaveResultType(result) {
@@ -157,7 +156,7 @@ func (s *Session) callDirect(ctx context.Context, raw *Raw, params *mcp.CallTool
 			return nil, errInputAsked(head.ResultType)
 		}
 	}
-	res := &mcp.CallToolResult{IsError: full.IsError}
+	res := &mcp.CallToolResult{IsError: isError}
 	raw.res, raw.result = res, result
 	return res, nil
 }
