@@ -138,9 +138,13 @@ func TestHostileNotificationFlood(t *testing.T) {
 	})
 	// The bound is a multiple of the CPU the server spent writing the
 	// flood, so that it holds on a slower or busier machine as on a fast
-	// one: 4.2-4.6x measured on a 2-CPU VM, quiet and beside a CPU hog,
-	// 7.7x with the relay undamped (every message relayed to the caller).
-	if used > 6*server {
-		t.Errorf("the flood cost colibri %v of CPU, %.1fx what its server spent writing it (%v): want at most 6x", used, float64(used)/float64(server), server)
+	// one. Measured: 4.2-4.6x on a 2-CPU VM, quiet and beside a CPU hog;
+	// 5.0-5.2x on another, quiet; 6.2x once in a loaded make test, which
+	// failed the 6x this bound was. What it guards is the cost of a message
+	// colibri drops: decoded by go-sdk, as each once was, a message cost
+	// colibri about 175 µs, over 200 times what the server spends writing
+	// it. (A relay left undamped, 7.7x, fails on the counts above.)
+	if used > 10*server {
+		t.Errorf("the flood cost colibri %v of CPU, %.1fx what its server spent writing it (%v): want at most 10x", used, float64(used)/float64(server), server)
 	}
 }
