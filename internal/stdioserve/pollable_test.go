@@ -108,7 +108,7 @@ func TestPollableLeavesOtherFilesAlone(t *testing.T) {
 // A socket that is stdin and stdout at once (inetd's, socat's) is left in
 // blocking mode: the writes to it as stdout would fail with EAGAIN.
 func TestPollableKeepsASocketThatIsAlsoStdout(t *testing.T) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,6 +107,7 @@ func runnerGoroutines() int {
 // input does not end. And a call taken once the session is closed runs
 // under an ended context.
 func TestRunnerGoroutinesEndWithTheSession(t *testing.T) {
+	testwait.Eventually(t, "the runners of the tests before to end", func() bool { return runnerGoroutines() == 0 })
 	inR, inW := io.Pipe()
 	defer inW.Close()
 	outR, outW := io.Pipe()
