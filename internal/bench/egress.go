@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -38,17 +39,26 @@ const egressEnv = "COLIBRI_BENCH_EGRESS"
 // accepts both ways to and from a new connection to the target, with
 // io.Copy between two *net.TCPConn (spliced by the runtime). No CONNECT,
 // no check, no buffer of its own: what any proxy that carries the bytes
-// through a process of its own costs at least. It serves until killed.
+// through a process of its own costs at least. It serves until its stdin
+// ends: the bench holds the other end, so that a bench that dies (Ctrl-C,
+// a kill) leaves no relay behind, listening.
 const relayEnv = "COLIBRI_BENCH_RELAY"
 
-func serveRelay(target string) {
+func serveRelay(target string, stdin io.Reader, stdout io.Writer) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fail("relay", err)
 	}
-	fmt.Printf("addr=%s\n", ln.Addr())
+	fmt.Fprintf(stdout, "addr=%s\n", ln.Addr())
+	go func() {
+		io.Copy(io.Discard, stdin)
+		ln.Close()
+	}()
 	for {
 		c, err := ln.Accept()
+		if errors.Is(err, net.ErrClosed) {
+			return // the bench has ended: so do the connections relayed
+		}
 		if err != nil {
 			fail("relay", err)
 		}
@@ -79,10 +89,15 @@ func relayConn(c *net.TCPConn, target string) {
 }
 
 // startRelay runs the bare relay to target as a process of its own and
-// answers the address it listens on, and how to stop it.
+// answers the address it listens on, and how to stop it. Its stdin is a
+// pipe this process holds open until stop, or until it ends.
 func startRelay(self, target string) (addr string, stop func(), err error) {
 	cmd := exec.Command(self)
 	cmd.Env = append(os.Environ(), relayEnv+"="+target)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return "", nil, err
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return "", nil, err
@@ -90,7 +105,7 @@ func startRelay(self, target string) (addr string, stop func(), err error) {
 	if err := cmd.Start(); err != nil {
 		return "", nil, err
 	}
-	stop = func() { cmd.Process.Kill(); cmd.Wait() }
+	stop = func() { in.Close(); cmd.Process.Kill(); cmd.Wait() }
 	line, err := bufio.NewReader(out).ReadString('\n')
 	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "addr=")
 	if err != nil || !ok {

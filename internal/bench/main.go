@@ -40,7 +40,7 @@ func main() {
 		return
 	}
 	if target := os.Getenv(relayEnv); target != "" {
-		serveRelay(target)
+		serveRelay(target, os.Stdin, os.Stdout)
 		return
 	}
 	if os.Getenv(stdioRelayEnv) != "" {

@@ -59,7 +59,20 @@ func Pollable(f *os.File, keep ...*os.File) (_ *os.File, restore func()) {
 	}
 	p := os.NewFile(uintptr(dup), f.Name())
 	return p, func() {
-		unix.SetNonblock(dup, false)
+		// The duplicate is closed first, and the mode put back through f,
+		// the same open file: a read of p in flight is non-blocking, so
+		// Close ends it at once. Put back in blocking mode first, a read
+		// that began in between (a line that came as serve ended) would
+		// wait in read(2) for the caller's next byte, and Close with it,
+		// as the poller cannot wake a read it is not waiting for.
 		p.Close()
+		testHookRestore()
+		if rc, err := f.SyscallConn(); err == nil { // (f's descriptor, held open while it is used)
+			rc.Control(func(fd uintptr) { unix.SetNonblock(int(fd), false) })
+		}
 	}
 }
+
+// testHookRestore runs between the two steps of Pollable's restore, for a
+// test to read there.
+var testHookRestore = func() {}

@@ -108,7 +108,7 @@ func TestPollableLeavesOtherFilesAlone(t *testing.T) {
 // A socket that is stdin and stdout at once (inetd's, socat's) is left in
 // blocking mode: the writes to it as stdout would fail with EAGAIN.
 func TestPollableKeepsASocketThatIsAlsoStdout(t *testing.T) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,5 +134,51 @@ func TestPollableKeepsASocketThatIsAlsoStdout(t *testing.T) {
 	defer restore2()
 	if p == in {
 		t.Fatal("a socket apart from the kept files was left blocking")
+	}
+}
+
+// restore ends a read of the duplicate in flight, even one that a line
+// arriving as restore runs lets begin again: its Close would otherwise
+// wait for a read(2) in blocking mode, which only the caller's next byte
+// ends (a colibri told to stop, hanging until its caller writes).
+func TestPollableRestoreEndsAReadInFlight(t *testing.T) {
+	r, w := blockingPipe(t)
+	p, restore := Pollable(r)
+	reads := make(chan error, 16)
+	go func() {
+		buf := make([]byte, 1)
+		for {
+			_, err := p.Read(buf)
+			reads <- err
+			if err != nil {
+				return
+			}
+		}
+	}()
+	testHookRestore = func() {
+		// A byte comes between restore's two steps; the reader, if it
+		// still reads, takes it and reads again.
+		w.Write([]byte("x"))
+		select {
+		case <-reads:
+			time.Sleep(50 * time.Millisecond) // into its next read
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	defer func() { testHookRestore = func() {} }()
+	restored := make(chan struct{})
+	go func() {
+		restore()
+		close(restored)
+	}()
+	select {
+	case <-restored:
+	case <-time.After(5 * time.Second):
+		w.Close() // what ends the read, and restore with it
+		<-restored
+		t.Fatal("restore waited for a read in flight until the writer closed")
+	}
+	if nonblocking(t, r) {
+		t.Fatal("the pipe is still in non-blocking mode after restore")
 	}
 }

@@ -80,7 +80,13 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	// The calls taken, and the goroutines kept to run them, end with the
+	// session (Close), not only with ctx: go-sdk's Server.Run hands
+	// Connect its own context, which outlives a session that ends with
+	// its input.
+	ctx, end := context.WithCancel(ctx)
 	c := &conn{
+		end:      end,
 		log:      log,
 		limit:    limit,
 		drain:    t.DrainTimeout,
@@ -116,7 +122,8 @@ type conn struct {
 	bulk   *bulk.Table
 	owners map[jsonrpc.ID]*bulk.Owner // the calls in flight whose large strings this face holds (until answered)
 
-	base   context.Context // Connect's: the calls taken run under it
+	base   context.Context    // Connect's, ended by Close: the calls taken run under it
+	end    context.CancelFunc // ends base
 	offer  func(*jsonrpc.Request) func(context.Context) *jsonrpc.Response
 	taken  map[jsonrpc.ID]context.CancelFunc // the calls in flight that offer took, by id
 	runner *runner                           // where they run
@@ -546,6 +553,7 @@ func (c *conn) lower(msg jsonrpc.Message, data []byte) [][]byte {
 
 func (c *conn) Close() error {
 	return c.frame.Close(func() error {
+		c.end() // the calls taken, those still to be, and the runner's goroutines
 		c.cancelTaken(nil)
 		c.mu.Lock()
 		defer c.mu.Unlock()
