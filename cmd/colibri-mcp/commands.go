@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -119,15 +118,12 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 	}
 	defer onHUP.Watch(s.logger)()
 	if f, ok := stdin.(*os.File); ok {
-		// The process's own stdio, and one caller: each message is a chain
-		// of hand-offs between goroutines, and the caller and the hosted
-		// servers want the machine's other CPUs. Its reads wait in the
-		// poller, so that the goroutine a line is handed to runs on the
-		// reading thread at once (stdioserve.Pollable), and colibri's Go
-		// code runs on one CPU unless GOMAXPROCS says otherwise: with more,
-		// each hand-off also wakes an idle thread to look for work, which
-		// costs a warm call more than it gains on a machine the three
-		// processes share (docs/benchmarks.md, "The serve --only hop").
+		// The process's own stdin: read through the poller, so that the
+		// goroutine a line is handed to runs on the reading thread at once
+		// (stdioserve.Pollable; docs/benchmarks.md, "The serve --only
+		// hop"). (One CPU for colibri's Go code, GOMAXPROCS=1, made a warm
+		// call faster too, but kept a ping behind a hostile server's flood
+		// for 10-20 ms instead of 0.3: not done.)
 		var keep []*os.File // what must keep its mode: stdout, stderr
 		for _, w := range []io.Writer{stdout, stderr} {
 			if wf, ok := w.(*os.File); ok {
@@ -137,12 +133,8 @@ func serve(ctx context.Context, s *settings, stdin io.Reader, stdout, stderr io.
 		in, restore := stdioserve.Pollable(f, keep...)
 		defer restore()
 		stdin = in
-		if _, set := lookupIn(s.environ)("GOMAXPROCS"); !set {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-		}
 	}
-	s.logger.Info("serving MCP over stdio", "version", version, "registry", s.configPath, "external_call", s.externalCall, "aggregate", s.aggregate,
-		"gomaxprocs", runtime.GOMAXPROCS(0))
+	s.logger.Info("serving MCP over stdio", "version", version, "registry", s.configPath, "external_call", s.externalCall, "aggregate", s.aggregate)
 	if termview.IsTerminal(stdin) {
 		// Someone typed colibri-mcp in a shell: say why nothing happens.
 		fmt.Fprintln(stderr, "colibri-mcp: serving MCP on stdin/stdout, waiting for an MCP client (an editor runs this); "+
