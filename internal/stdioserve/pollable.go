@@ -14,7 +14,8 @@ import (
 // blocking mode (a mode of the open file, which a process that shares it
 // reads after colibri: a shell's `(colibri-mcp; cat) < fifo`) and closes
 // the duplicate, ending a read still waiting on it. A terminal or a
-// regular file is left as it is, and so is f when one of keep is the same
+// regular file is left as it is (and a pipe on macOS: pollsFIFOs), and so
+// is f when one of keep is the same
 // file (a socket that is stdin and stdout at once, as inetd and socat
 // give): the mode would change under keep's writes, which would then fail
 // with EAGAIN rather than wait.
@@ -35,7 +36,10 @@ func Pollable(f *os.File, keep ...*os.File) (_ *os.File, restore func()) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return f, unchanged
 	}
-	if kind := st.Mode & unix.S_IFMT; kind != unix.S_IFIFO && kind != unix.S_IFSOCK {
+	switch kind := st.Mode & unix.S_IFMT; {
+	case kind == unix.S_IFSOCK:
+	case kind == unix.S_IFIFO && pollsFIFOs:
+	default:
 		return f, unchanged
 	}
 	for _, k := range keep {
