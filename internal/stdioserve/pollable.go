@@ -15,10 +15,9 @@ import (
 // reads after colibri: a shell's `(colibri-mcp; cat) < fifo`) and closes
 // the duplicate, ending a read still waiting on it. A terminal or a
 // regular file is left as it is (and a pipe on macOS: pollsFIFOs), and so
-// is f when one of keep is the same
-// file (a socket that is stdin and stdout at once, as inetd and socat
-// give): the mode would change under keep's writes, which would then fail
-// with EAGAIN rather than wait.
+// is f when one of keep is the same file (a socket that is stdin and
+// stdout at once, as inetd and socat give): the mode would change under
+// keep's writes, which would then fail with EAGAIN rather than wait.
 //
 // Why: a blocking read holds its thread in read(2), so the goroutine a
 // line is handed to (serve --only's fast path, go-sdk's handlers) waits
