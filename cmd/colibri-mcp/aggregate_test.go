@@ -111,6 +111,7 @@ func TestE2EAggregateGateOff(t *testing.T) {
 // An edit of the registry file reaches a connected client as
 // tools/list_changed, with the new server's tools and descriptions.
 func TestE2EAggregateFollowsTheRegistryFile(t *testing.T) {
+	t.Parallel()
 	reg := writeRegistry(t, nil)
 	cmd := exec.Command(colibriBin, "serve", "--external-config", reg, "--aggregate")
 	cmd.Env = append(os.Environ(), pinEnv(t), "E2E_SECRET=x")

@@ -73,6 +73,7 @@ func (e *endless) Read(p []byte) (int, error) {
 
 // More than maxCallArgs bytes is refused after reading maxCallArgs+1, never all of it.
 func TestReadBounded(t *testing.T) {
+	t.Parallel()
 	in := &endless{}
 	_, err := readCallArgs(nil, ptr("-"), in)
 	if err == nil || !strings.Contains(err.Error(), "larger than 67108864 bytes") {

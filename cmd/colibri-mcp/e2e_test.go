@@ -253,6 +253,7 @@ func TestE2EServersShowsEnvNamesOnly(t *testing.T) {
 }
 
 func TestE2EListTools(t *testing.T) {
+	t.Parallel()
 	cs := connect(t, writeRegistry(t, everything(t)))
 
 	res := call(t, cs, "colibri_external_mcp_list_tools", map[string]any{"server": "demo"})
@@ -348,6 +349,7 @@ var clock = regexp.MustCompile(`\d{1,2}:\d{2}:\d{2}( [AP]M)?`)
 // get-env shows exactly the environment the hosted server received: the
 // contract's few variables and the registry's, never colibri's secrets.
 func TestE2EChildEnvironment(t *testing.T) {
+	t.Parallel()
 	everythingPath(t)
 	cs := connect(t, writeRegistry(t, everything(t)), "COLIBRI_MCP_EXTERNAL_CALL=1",
 		"AWS_SECRET_ACCESS_KEY=do-not-leak", "GITHUB_TOKEN=do-not-leak", "LC_ALL=C.UTF-8")

@@ -135,6 +135,7 @@ func TestUnprivilegedColibriStopsServersByClosingStdin(t *testing.T) {
 // itself non-dumpable. Control: the same fake, child of a plain process of
 // that user, can read its parent's, so the test can fail.
 func TestHostedServerCannotReadColibrisEnvironment(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("SKIPPING: needs root, to run colibri as an unprivileged user (root reads any process's environment)")
 	}

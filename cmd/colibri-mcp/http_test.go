@@ -524,6 +524,7 @@ func TestHostileFIFOTokenFileSIGHUP(t *testing.T) {
 // Over HTTP too, an 8 MB server name gives an answer under 64 KiB (it was
 // 40 MB, and a few such requests at once exhausted a small host).
 func TestHostileHTTPEchoClipped(t *testing.T) {
+	t.Parallel()
 	c := startHTTP(t, "127.0.0.1:0")
 	cs, err := connectHTTP(t, c.url, "")
 	if err != nil {

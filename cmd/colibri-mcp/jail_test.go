@@ -267,6 +267,7 @@ func TestEphemeralJailRemovedAfterKill(t *testing.T) {
 // runs; a command missing from root_path is spawn, naming the host path; and
 // `check` reports both per server.
 func TestJailRefusals(t *testing.T) {
+	t.Parallel()
 	f := newJailFixture(t)
 	root := t.TempDir()
 	reg := writeRegistry(t, registryDoc{

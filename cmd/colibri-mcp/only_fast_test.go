@@ -180,6 +180,7 @@ func fastRegistry(t *testing.T, extra map[string]any) string {
 // answers of calls in flight together never trade places; the calls were
 // relayed below go-sdk (the log says so for each).
 func TestOnlyFastPathKeepsIDs(t *testing.T) {
+	t.Parallel()
 	r := startRawOnly(t, fastRegistry(t, nil), "--external-call")
 	r.warm()
 	ids := []string{`"a"`, `7`, `"colibri-direct-1"`, `-3`, `"x y"`}
@@ -218,6 +219,7 @@ func TestOnlyFastPathKeepsIDs(t *testing.T) {
 // told, under colibri's id for the call) and gets no answer; the id is free
 // again.
 func TestOnlyFastPathCancels(t *testing.T) {
+	t.Parallel()
 	r := startRawOnly(t, fastRegistry(t, nil), "--external-call")
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"warm"}}}`)
 	r.answer("1")
@@ -262,6 +264,7 @@ func TestOnlyFastPathCancels(t *testing.T) {
 // Progress of a relayed call reaches the caller under its own token,
 // before the answer.
 func TestOnlyFastPathProgress(t *testing.T) {
+	t.Parallel()
 	r := startRawOnly(t, fastRegistry(t, nil), "--external-call")
 	r.warm()
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"progress","arguments":{"steps":3},"_meta":{"progressToken":"mine"}}}`)
@@ -297,6 +300,7 @@ func TestOnlyFastPathProgress(t *testing.T) {
 // go-sdk's, and the audit line is written for each call, with the result's
 // size for the relayed one.
 func TestOnlyFastPathRefusesAndAudits(t *testing.T) {
+	t.Parallel()
 	audit := filepath.Join(t.TempDir(), "audit.log")
 	off := startRawOnly(t, fastRegistry(t, nil), "--audit-log", audit) // no --external-call
 	off.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"}}}`)
@@ -355,6 +359,7 @@ func TestOnlyFastPathRefusesAndAudits(t *testing.T) {
 // A server's sampling request during a relayed call reaches the caller,
 // and its answer the server, which ends the call with it.
 func TestOnlyFastPathSampling(t *testing.T) {
+	t.Parallel()
 	reg := writeRegistry(t, registryDoc{"s": {"command": fakeBin, "args": []string{"ask-caller"}, "lifecycle": "persistent"}})
 	r := startRawOnlyOffering(t, `{"sampling":{}}`, reg, "--external-call")
 	r.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask","arguments":{}}}`)
@@ -379,6 +384,7 @@ func TestOnlyFastPathSampling(t *testing.T) {
 // session path would not give it. Each shape has a colibri of its own (a
 // failed call counts against the server's restarts).
 func TestOnlyFastPathRefusesUnreadableResults(t *testing.T) {
+	t.Parallel()
 	reg := writeRegistry(t, registryDoc{"s": {"command": fakeBin, "args": []string{"bad-result"}, "lifecycle": "persistent"}})
 	for _, shape := range []string{"unknown-type", "null-block", "text-number", "content-str"} {
 		r := startRawOnly(t, reg, "--external-call")

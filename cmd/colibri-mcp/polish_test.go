@@ -137,6 +137,7 @@ func TestCompletionLeavesHostileToolNamesOut(t *testing.T) {
 
 // Completion offers the registry's server names, then that server's tools.
 func TestCompletionOffersServersAndTools(t *testing.T) {
+	t.Parallel()
 	reg := writeRegistry(t, nil)
 	code, stdout, _ := runCLI(t, nil, "--external-config", reg, "call", "--generate-shell-completion")
 	if code != 0 || !strings.Contains(stdout, "demo\n") || !strings.Contains(stdout, "broken\n") {

@@ -118,6 +118,7 @@ func TestStdioBadLinesKeepTheSession(t *testing.T) {
 
 // On stdin EOF, a call in flight is answered before colibri exits 0.
 func TestStdioEOFAnswersCallsInFlight(t *testing.T) {
+	t.Parallel()
 	s := startRawStdio(t)
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"colibri_external_mcp_call_tool","arguments":{"server":"demo","name":"slow","arguments":{"steps":5,"interval_ms":100}}}}`)
 	s.in.Close()
