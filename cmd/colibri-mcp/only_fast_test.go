@@ -377,6 +377,48 @@ func TestOnlyFastPathSampling(t *testing.T) {
 	}
 }
 
+// A result go-sdk's client reads only by normalising it (null, a null
+// content or isError, no content, a text block without text) reaches the
+// caller as go-sdk's path gives it — side by side with a per-request entry
+// of the same server, which takes that path — not as the server wrote it:
+// a strict client (the TypeScript SDK's schema) refuses a null content or
+// isError. The warm process stays: a null result was a crash once, and the
+// server was started again.
+func TestOnlyFastPathNormalisesAsGoSDK(t *testing.T) {
+	t.Parallel()
+	pids := t.TempDir()
+	entry := func(lifecycle string) string {
+		return writeRegistry(t, registryDoc{"s": {"command": fakeBin, "args": []string{"bad-result"}, "lifecycle": lifecycle,
+			"env": map[string]any{"FAKEMCP_PIDS": pids}}})
+	}
+	fast, sdk := startRawOnly(t, entry("persistent"), "--external-call"), startRawOnly(t, entry("per_request"), "--external-call")
+	fast.send(`{"jsonrpc":"2.0","id":"warm","method":"tools/call","params":{"name":"any","arguments":{}}}`)
+	fast.answer(`"warm"`)
+	for i, tc := range []struct{ shape, want string }{
+		{"null", `{"content":[]}`},
+		{"content-null", `{"content":[]}`},
+		{"members-null", `{"content":[{"type":"text","text":"x"}]}`},
+		{"empty", `{"content":[]}`},
+		{"no-text", `{"content":[{"type":"text","text":""}],"isError":true}`},
+	} {
+		before, _ := os.ReadDir(pids)
+		call := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"any","arguments":{"shape":%q}}}`, i+1, tc.shape)
+		fast.send(call)
+		got := string(fast.answer(fmt.Sprint(i + 1))["result"])
+		if after, _ := os.ReadDir(pids); len(after) != len(before) {
+			t.Errorf("%s: %d processes started for the warm call, want none (the warm one answered)", tc.shape, len(after)-len(before))
+		}
+		sdk.send(call)
+		want := string(sdk.answer(fmt.Sprint(i + 1))["result"])
+		if got != tc.want || want != tc.want {
+			t.Errorf("%s: the fast path answers %s, go-sdk's path %s; want both %s", tc.shape, got, want, tc.want)
+		}
+	}
+	if !fast.logged(fmt.Sprintf(fastAnswered, "any")) {
+		t.Errorf("the calls did not take the fast path\n%s", fast.logs)
+	}
+}
+
 // A hosted result go-sdk's client refuses to read (a content block of no
 // type MCP defines, a null block, text that is not a string, content that
 // is not a list) fails the call on the fast path as it does on go-sdk's

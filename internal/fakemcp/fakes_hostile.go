@@ -44,15 +44,22 @@ var hostileFakes = map[string]func(){
 			out.Flush()
 		})
 	},
-	// Answers a call with a result go-sdk's client refuses to read: the
-	// result named by the call's argument "shape" (any other: a fine one),
-	// so that one warm process serves every shape.
+	// Answers a call with a result go-sdk's client refuses to read, or
+	// reads only by normalising it: the result named by the call's argument
+	// "shape" (any other: a fine one), so that one warm process serves
+	// every shape.
 	"bad-result": func() {
 		shapes := map[string]string{
 			"unknown-type": `{"content":[{"type":"bogus","text":"relayed"}]}`,
 			"null-block":   `{"content":[null]}`,
 			"text-number":  `{"content":[{"type":"text","text":5}]}`,
 			"content-str":  `{"content":"relayed"}`,
+			// read by go-sdk's client, normalised on its way to the caller
+			"null":         `null`,
+			"content-null": `{"content":null}`,
+			"members-null": `{"content":[{"type":"text","text":"x","annotations":null}],"isError":null,"structuredContent":null,"_meta":null}`,
+			"empty":        `{}`,
+			"no-text":      `{"content":[{"type":"text"}],"isError":true}`,
 		}
 		sc := bufio.NewScanner(os.Stdin)
 		sc.Buffer(make([]byte, 1<<20), 64<<20)

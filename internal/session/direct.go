@@ -127,6 +127,11 @@ func (s *Session) callDirect(ctx context.Context, raw *Raw, params *mcp.CallTool
 		return nil, err
 	}
 	obj := bytes.TrimLeft(result, " \t\r\n")
+	if bytes.Equal(bytes.TrimRight(obj, " \t\r\n"), []byte("null")) {
+		// go-sdk's client reads a null result as an empty one: so does
+		// this, and the caller gets go-sdk's encoding of it.
+		obj = []byte("{}")
+	}
 	if len(obj) == 0 || obj[0] != '{' {
 		return nil, errNotObject
 	}
@@ -136,7 +141,7 @@ func (s *Session) callDirect(ctx context.Context, raw *Raw, params *mcp.CallTool
 	// written; isError is kept (the audit line and the metrics tell a
 	// tool's failure apart). The line was read strictly (internal/strict):
 	// no key differs from MCP's only in case.
-	isError, needsInput, err := readCallToolResult(obj)
+	isError, needsInput, whole, err := readCallToolResult(obj)
 	if err != nil {
 		return nil, fmt.Errorf("calling %q: %w", "tools/call", err) // as go-sdk's client says it
 	}
@@ -155,6 +160,17 @@ func (s *Session) callDirect(ctx context.Context, raw *Raw, params *mcp.CallTool
 		if head.ResultType != "" && head.ResultType != "complete" {
 			return nil, errInputAsked(head.ResultType)
 		}
+	}
+	if !whole {
+		// Not to be relayed as written (readCallToolResult): decoded as
+		// go-sdk's client decodes it, and encoded for the caller as
+		// go-sdk's path would (a null content becomes [], isError: null
+		// goes, a text block gets its text).
+		res := &mcp.CallToolResult{}
+		if err := res.UnmarshalJSON(obj); err != nil {
+			return nil, fmt.Errorf("calling %q: %w", "tools/call", err)
+		}
+		return res, nil
 	}
 	res := &mcp.CallToolResult{IsError: isError}
 	raw.res, raw.result = res, result

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,7 +21,20 @@ import (
 // whose nesting was bounded then (go-sdk's bound of 1000 levels: a part
 // of the line is no deeper). TestReadCallToolResultAsGoSDK and its fuzz
 // target read the same inputs both ways.
-func readCallToolResult(result []byte) (isError, needsInput bool, err error) {
+//
+// whole reports whether the result may reach the caller as written: it
+// holds no null and every member go-sdk's encoding of it always writes
+// (content; a text block's text, an image's or audio's data and mimeType,
+// a tool_use's id, name and input, a tool_result's toolUseId and content,
+// an embedded resource's uri, a resource link's icons' src), so that a caller reads in it what go-sdk's
+// path (decoding the result and encoding it again) would give it, members
+// go-sdk does not know aside. Where not, go-sdk's path normalises what the
+// caller would otherwise be refused by a strict client (a null content,
+// isError: null, a text block without text), and callDirect takes it. A
+// null inside a string or inside structuredContent, or an empty text,
+// makes a result not whole too: it then costs a decoding, never a
+// difference.
+func readCallToolResult(result []byte) (isError, needsInput, whole bool, err error) {
 	var wire struct {
 		Meta              mcp.Meta       `json:"_meta,omitempty"`
 		Content           []*wireContent `json:"content"`
@@ -29,12 +43,49 @@ func readCallToolResult(result []byte) (isError, needsInput bool, err error) {
 		ResultType        string         `json:"resultType"`
 	}
 	if _, err := sdkjson.Parse(result, &wire, sdkjson.DontMatchCaseInsensitiveStructFields); err != nil {
-		return false, false, err
+		return false, false, false, err
 	}
 	if err := checkContents(wire.Content, nil); err != nil {
-		return false, false, err
+		return false, false, false, err
 	}
-	return wire.IsError, wire.ResultType == "input_required", nil
+	whole = wire.Content != nil && !bytes.Contains(result, []byte("null")) && wholeContents(wire.Content)
+	return wire.IsError, wire.ResultType == "input_required", whole, nil
+}
+
+// wholeContents reports whether each block holds the members go-sdk's
+// encoding of its type always writes (readCallToolResult's whole).
+func wholeContents(blocks []*wireContent) bool {
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			if b.Text == "" {
+				return false
+			}
+		case "image", "audio":
+			if len(b.Data) == 0 || b.MIMEType == "" {
+				return false
+			}
+		case "tool_use":
+			if b.ID == "" || b.Name == "" || b.Input == nil {
+				return false
+			}
+		case "tool_result":
+			if b.ToolUseID == "" || b.NestedContent == nil || !wholeContents(b.NestedContent) {
+				return false
+			}
+		case "resource":
+			if b.Resource != nil && b.Resource.URI == "" {
+				return false
+			}
+		case "resource_link":
+			for _, ic := range b.Icons {
+				if ic.Source == "" {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // wireContent is go-sdk's reading of a content block (mcp's unexported

@@ -2,10 +2,16 @@ package session
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/strict"
 )
 
 // resultCorpus are tools/call results good and bad: what servers send, and
@@ -60,29 +66,111 @@ func sdkRead(b []byte) (isError, needsInput bool, err error) {
 
 // readBothWays fails t where readCallToolResult and go-sdk's client read b
 // differently: one refuses what the other takes, or isError or the ask
-// for input differ.
-func readBothWays(t *testing.T, b []byte) {
+// for input differ, or b is whole (relayed as written) and a caller would
+// read in it something else than in go-sdk's encoding of what it decoded.
+// It reports whether b is whole.
+func readBothWays(t *testing.T, b []byte) bool {
 	t.Helper()
-	gotErr, gotInput, err := readCallToolResult(b)
+	gotErr, gotInput, whole, err := readCallToolResult(b)
 	wantErr, wantInput, sdkErr := sdkRead(b)
 	if (err == nil) != (sdkErr == nil) {
 		t.Fatalf("%s: colibri reads it with %v, go-sdk with %v", b, err, sdkErr)
 	}
-	if err == nil && (gotErr != wantErr || gotInput != wantInput) {
+	if err != nil {
+		return false
+	}
+	if gotErr != wantErr || gotInput != wantInput {
 		t.Fatalf("%s: colibri reads isError %v, input asked %v; go-sdk %v, %v", b, gotErr, gotInput, wantErr, wantInput)
+	}
+	if whole {
+		var r mcp.CallToolResult
+		if err := r.UnmarshalJSON(b); err != nil {
+			t.Fatal(err)
+		}
+		enc, err := json.Marshal(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var relayed, sdk any
+		if json.Unmarshal(b, &relayed) != nil || json.Unmarshal(enc, &sdk) != nil {
+			t.Fatalf("%s: not JSON both ways (go-sdk's: %s)", b, enc)
+		}
+		if path, ok := covers(relayed, sdk, "result"); !ok {
+			t.Fatalf("%s is relayed as written, but go-sdk's path gives %s: they differ at %s", b, enc, path)
+		}
+	}
+	return whole
+}
+
+// covers reports whether a caller reads in got everything it reads in
+// want, where got may hold members want does not (what go-sdk does not
+// know, and drops); it names the first place they differ.
+func covers(got, want any, at string) (string, bool) {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return at, false
+		}
+		for k, v := range w {
+			if _, ok := g[k]; !ok {
+				return at + "." + k + " (missing)", false
+			}
+			if p, ok := covers(g[k], v, at+"."+k); !ok {
+				return p, false
+			}
+		}
+		return "", true
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return at, false
+		}
+		for i := range w {
+			if p, ok := covers(g[i], w[i], fmt.Sprintf("%s[%d]", at, i)); !ok {
+				return p, false
+			}
+		}
+		return "", true
+	case string:
+		if g, ok := got.(string); ok && (strings.HasSuffix(at, ".data") || strings.HasSuffix(at, ".blob")) {
+			// base64: the bytes are what a caller reads ("aG1=" and go-sdk's
+			// "aG0=" are the same two bytes to a decoder).
+			gb, gerr := base64.StdEncoding.DecodeString(g)
+			wb, werr := base64.StdEncoding.DecodeString(w)
+			return at, gerr == nil && werr == nil && bytes.Equal(gb, wb)
+		}
+		return at, got == want
+	default:
+		return at, reflect.DeepEqual(got, want)
 	}
 }
 
 func TestReadCallToolResultAsGoSDK(t *testing.T) {
-	refused := 0
+	refused, whole := 0, 0
 	for _, c := range resultCorpus {
-		readBothWays(t, []byte(c))
+		if readBothWays(t, []byte(c)) {
+			whole++
+		}
 		if _, _, err := sdkRead([]byte(c)); err != nil {
 			refused++
 		}
 	}
-	if refused < 10 {
-		t.Fatalf("the corpus holds %d results go-sdk refuses: it no longer tells the two readings apart", refused)
+	if refused < 10 || whole < 8 {
+		t.Fatalf("the corpus holds %d results go-sdk refuses and %d relayed as written: it no longer tells the readings apart", refused, whole)
+	}
+	// What go-sdk reads by normalising it is not relayed as written: a
+	// strict client (the TypeScript SDK's schema) refuses a null content,
+	// isError: null, structuredContent: null, a text block without text.
+	for _, in := range []string{
+		`{}`, `{"content":null}`, `{"content":[],"isError":null}`, `{"content":[],"structuredContent":null}`,
+		`{"content":[],"_meta":null}`, `{"content":[{"type":"text"}]}`, `{"content":[{"type":"text","text":"x","annotations":null}]}`,
+		`{"content":[{"type":"image","data":"aGk="}]}`, `{"content":[{"type":"tool_use","id":"1","name":"t"}]}`,
+		`{"content":[{"type":"tool_result","toolUseId":"1"}]}`, `{"content":[{"type":"resource","resource":{"text":"x"}}]}`,
+	} {
+		if _, _, whole, err := readCallToolResult([]byte(in)); err != nil || whole {
+			t.Errorf("%s: read as whole %v (%v), want not whole: go-sdk's path normalises it", in, whole, err)
+		}
 	}
 	// The words of go-sdk's refusals, which the caller reads in the
 	// call's failure.
@@ -91,7 +179,7 @@ func TestReadCallToolResultAsGoSDK(t *testing.T) {
 		`{"content":[null]}`:             `nil content`,
 		`{"content":[{"type":"tool_result","content":[{"type":"tool_use"}]}]}`: `tool_result nested content: invalid content type "tool_use"`,
 	} {
-		_, _, err := readCallToolResult([]byte(in))
+		_, _, _, err := readCallToolResult([]byte(in))
 		_, _, sdkErr := sdkRead([]byte(in))
 		if err == nil || sdkErr == nil || err.Error() != want || sdkErr.Error() != want {
 			t.Errorf("%s: colibri says %v, go-sdk %v; want both %q", in, err, sdkErr, want)
@@ -110,6 +198,11 @@ func FuzzReadCallToolResult(f *testing.F) {
 		// What callDirect reads: one JSON object of a line lineconn read,
 		// within go-sdk's nesting bound.
 		if !json.Valid(b) || len(b) == 0 || b[0] != '{' || bytes.Count(b, []byte("{"))+bytes.Count(b, []byte("[")) > 1000 {
+			return
+		}
+		// A line the strict reading refuses (a key twice, a lone
+		// surrogate) or mends never reaches callDirect as it is.
+		if fixed, p := strict.Check(append(append([]byte(`{"jsonrpc":"2.0","id":1,"result":`), b...), '}'), strict.FromServer); p != nil || fixed != nil {
 			return
 		}
 		readBothWays(t, b)
