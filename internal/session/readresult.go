@@ -23,24 +23,28 @@ import (
 // target read the same inputs both ways.
 //
 // whole reports whether the result may reach the caller as written: it
-// holds no null and every member go-sdk's encoding of it always writes
-// (content; a text block's text, an image's or audio's data and mimeType,
-// a tool_use's id, name and input, a tool_result's toolUseId and content,
-// an embedded resource's uri, a resource link's icons' src), so that a caller reads in it what go-sdk's
-// path (decoding the result and encoding it again) would give it, members
-// go-sdk does not know aside. Where not, go-sdk's path normalises what the
-// caller would otherwise be refused by a strict client (a null content,
-// isError: null, a text block without text), and callDirect takes it. A
-// null inside a string or inside structuredContent, or an empty text,
-// makes a result not whole too: it then costs a decoding, never a
-// difference.
+// holds no null, no empty string (go-sdk's encoding leaves out a member it
+// reads as empty, such as an annotation's lastModified or an icon's theme,
+// which a strict client refuses as ""), and every member go-sdk's encoding
+// of it always writes (content; a text block's text, an image's or audio's
+// data and mimeType, a tool_use's id, name and input, a tool_result's
+// toolUseId and content, an embedded resource's uri, a resource link's
+// icons' src), so that a caller reads in it what go-sdk's path (decoding
+// the result and encoding it again) would give it, members go-sdk does not
+// know aside. Where not, go-sdk's path normalises what a strict client (the
+// TypeScript SDK's schema) would refuse — a null content, isError: null, a
+// text block without text — and callDirect takes that path. A null or ""
+// inside a string or inside structuredContent, or an empty text, makes a
+// result not whole too: it then costs a decoding, never a difference.
 func readCallToolResult(result []byte) (isError, needsInput, whole bool, err error) {
 	var wire struct {
-		Meta              mcp.Meta       `json:"_meta,omitempty"`
-		Content           []*wireContent `json:"content"`
-		StructuredContent any            `json:"structuredContent,omitempty"`
-		IsError           bool           `json:"isError,omitempty"`
-		ResultType        string         `json:"resultType"`
+		Meta              mcp.Meta            `json:"_meta,omitempty"`
+		Content           []*wireContent      `json:"content"`
+		StructuredContent any                 `json:"structuredContent,omitempty"`
+		IsError           bool                `json:"isError,omitempty"`
+		InputRequests     mcp.InputRequestMap `json:"inputRequests,omitempty"`
+		RequestState      string              `json:"requestState,omitempty"`
+		ResultType        string              `json:"resultType"`
 	}
 	if _, err := sdkjson.Parse(result, &wire, sdkjson.DontMatchCaseInsensitiveStructFields); err != nil {
 		return false, false, false, err
@@ -48,7 +52,7 @@ func readCallToolResult(result []byte) (isError, needsInput, whole bool, err err
 	if err := checkContents(wire.Content, nil); err != nil {
 		return false, false, false, err
 	}
-	whole = wire.Content != nil && !bytes.Contains(result, []byte("null")) && wholeContents(wire.Content)
+	whole = wire.Content != nil && !bytes.Contains(result, []byte("null")) && !bytes.Contains(result, []byte(`""`)) && wholeContents(wire.Content)
 	return wire.IsError, wire.ResultType == "input_required", whole, nil
 }
 

@@ -55,6 +55,10 @@ var resultCorpus = []string{
 	`{"content":[{"type":"text","text":"x"}],"content":[{"type":"video"}]}`,
 	`{"content":[{"type":"video"}],"content":[{"type":"text","text":"x"}]}`,
 	`{"content":[{"type":"text","text":"\ud800"}]}`,
+	`{"content":[{"type":"text","text":"hi"}],"requestState":5}`,
+	`{"content":[{"type":"text","text":"hi"}],"inputRequests":5}`,
+	`{"content":[{"type":"text","text":"hi"}],"inputRequests":{"a":{"method":"bogus"}}}`,
+	`{"content":[{"type":"text","text":"hi"}],"requestState":"s"}`,
 }
 
 // sdkRead is go-sdk's client's reading of a result.
@@ -167,6 +171,8 @@ func TestReadCallToolResultAsGoSDK(t *testing.T) {
 		`{"content":[],"_meta":null}`, `{"content":[{"type":"text"}]}`, `{"content":[{"type":"text","text":"x","annotations":null}]}`,
 		`{"content":[{"type":"image","data":"aGk="}]}`, `{"content":[{"type":"tool_use","id":"1","name":"t"}]}`,
 		`{"content":[{"type":"tool_result","toolUseId":"1"}]}`, `{"content":[{"type":"resource","resource":{"text":"x"}}]}`,
+		`{"content":[{"type":"text","text":"hi","annotations":{"lastModified":""}}]}`,
+		`{"content":[{"type":"resource_link","uri":"file:///a","name":"a","icons":[{"src":"https://x/i.png","theme":""}]}]}`,
 	} {
 		if _, _, whole, err := readCallToolResult([]byte(in)); err != nil || whole {
 			t.Errorf("%s: read as whole %v (%v), want not whole: go-sdk's path normalises it", in, whole, err)
