@@ -191,6 +191,7 @@ type Host struct {
 	launch  *launch.Builder
 	watch   atomic.Pointer[func(*registry.Server, []*mcp.Tool)]                     // WatchLists
 	notify  atomic.Pointer[func(*registry.Server, string, string, json.RawMessage)] // WatchNotifications
+	held    atomic.Pointer[func(server, partition string) bool]                     // HoldWarm
 
 	versions *upver.Book // the protocol version each entry speaks
 
@@ -261,6 +262,10 @@ func New(opts Options) *Host {
 			h.known.forget(srv.Name)
 			h.listed(srv, nil)
 		},
+		Held: func(server, partition string) bool {
+			f := h.held.Load()
+			return f != nil && (*f)(server, partition)
+		},
 	})
 	h.spares = h.newSpares()
 	h.versions = upver.New()
@@ -280,6 +285,16 @@ func New(opts Options) *Host {
 // on the host.
 func (h *Host) WatchLists(f func(srv *registry.Server, tools []*mcp.Tool)) {
 	h.watch.Store(&f)
+}
+
+// HoldWarm sets f to say whether callers hold something on server's warm
+// processes of partition that only a running process keeps (serve
+// --only's resource subscriptions: the hosted server sends the updates):
+// while f says so, a warm process's idle timeout does not close it. f is
+// called with the pool's lock of that process held: it must be quick, and
+// must not call the host.
+func (h *Host) HoldWarm(f func(server, partition string) bool) {
+	h.held.Store(&f)
 }
 
 // WatchNotifications sets f to be told of every notification a hosted

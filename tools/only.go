@@ -54,16 +54,28 @@ type only struct {
 	// who is the principal of each caller's session (what partition its
 	// hosted sessions are: callerOf), learnt from its requests.
 	who map[*mcp.ServerSession]string
-	// subs counts, for each partition's warm process and URI, the caller
+	// subs holds, for each partition's warm process and URI, the caller
 	// sessions subscribed: the hosted subscription is made by the first
-	// and ended by the last.
-	subs map[subKey]map[*mcp.ServerSession]bool
+	// and ended by the last, or when the last of them ends (watchEnd).
+	subs map[subKey]*subscription
+	// watched are the sessions holding a subscription, each followed by
+	// a goroutine of watchEnd's until it ends.
+	watched map[*mcp.ServerSession]bool
 
 	fastOnce sync.Once
 	fast     mcp.MethodHandler // receiving's middlewares around nothing (only_fast.go)
 }
 
 type subKey struct{ part, uri string }
+
+// subscription is one hosted subscription and the caller sessions that
+// hold it.
+type subscription struct {
+	sessions map[*mcp.ServerSession]bool
+	// caller is the first subscriber's: the hosted process the
+	// subscription was made on is the one its end is sent to.
+	caller *session.Caller
+}
 
 // maxSubscriptions bounds the URIs one partition (a principal) keeps
 // subscribed on its hosted server: past it, resources/subscribe is refused.
@@ -97,7 +109,7 @@ func (s *Service) NewOnlyServer(ctx context.Context, name, version string) (*mcp
 		return nil, err
 	}
 	o := &only{s: s, name: name, caps: offered(init.Capabilities), notes: make(chan func(), onlyNotes),
-		who: map[*mcp.ServerSession]string{}, subs: map[subKey]map[*mcp.ServerSession]bool{}}
+		who: map[*mcp.ServerSession]string{}, subs: map[subKey]*subscription{}, watched: map[*mcp.ServerSession]bool{}}
 	instructions, err := o.pinnedInstructions(ctx, srv, init.Instructions)
 	if err != nil {
 		return nil, err
@@ -122,6 +134,7 @@ func (s *Service) NewOnlyServer(ctx context.Context, name, version string) (*mcp
 	o.server.AddReceivingMiddleware(o.receiving()...) // and fastHandler, for the fast path's calls
 	s.onlies.Store(o.server, o)
 	s.opts.Host.WatchNotifications(o.notified)
+	s.opts.Host.HoldWarm(o.holds)
 	go o.deliver(ctx)
 	s.log.Info("serving one hosted server as colibri's own", "server", name, "colibri_version", version,
 		"hosted", impl.Name, "hosted_version", impl.Version, "protocol", init.ProtocolVersion)

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/colibri-mcp/colibri-mcp/internal/reqctx"
+	"github.com/colibri-mcp/colibri-mcp/internal/session"
 	"github.com/colibri-mcp/colibri-mcp/policy"
 	"github.com/colibri-mcp/colibri-mcp/registry"
 )
@@ -37,7 +38,7 @@ func (o *only) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
 			"colibri: %s is per_request: each request starts its own process, gone once it answers, so nothing would send this resource's updates; a subscription needs a warm server (\"lifecycle\": \"persistent\")", o.name)}
 	}
 	c := o.callerOf(ctx, r.Session, r.Params)
-	first, err := o.subscribed(subKey{c.Partition, uri}, r.Session)
+	first, err := o.subscribed(subKey{c.Partition, uri}, r.Session, c)
 	if err != nil || !first {
 		return err // refused, or already subscribed on this partition's process
 	}
@@ -50,12 +51,14 @@ func (o *only) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
 	return err
 }
 
-// subscribed books ss's subscription to k's URI on k's partition, and
-// reports whether it is the first (the one to pass on).
-func (o *only) subscribed(k subKey, ss *mcp.ServerSession) (first bool, err error) {
+// subscribed books ss's subscription to k's URI on k's partition, made
+// for c, and reports whether it is the first (the one to pass on). The
+// first subscription of a session has watchEnd follow it.
+func (o *only) subscribed(k subKey, ss *mcp.ServerSession, c *session.Caller) (first bool, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.subs[k] == nil {
+	sub := o.subs[k]
+	if sub == nil {
 		n := 0
 		for sk := range o.subs {
 			if sk.part == k.part {
@@ -65,28 +68,90 @@ func (o *only) subscribed(k subKey, ss *mcp.ServerSession) (first bool, err erro
 		if n >= maxSubscriptions {
 			return false, &jsonrpc.Error{Code: codeRefused, Message: fmt.Sprintf("colibri: too_large: this caller already holds %d subscriptions on %s; unsubscribe from some first", maxSubscriptions, o.name)}
 		}
-		o.subs[k] = map[*mcp.ServerSession]bool{}
+		sub = &subscription{sessions: map[*mcp.ServerSession]bool{}, caller: c}
+		o.subs[k] = sub
 	}
-	first = len(o.subs[k]) == 0
-	o.subs[k][ss] = true
+	first = len(sub.sessions) == 0
+	sub.sessions[ss] = true
+	if !o.watched[ss] {
+		o.watched[ss] = true
+		go o.watchEnd(ss)
+	}
 	return first, nil
 }
 
 // unsubscribed ends ss's subscription to k's URI, and reports whether it
-// was the last (the hosted subscription ends with it).
-func (o *only) unsubscribed(k subKey, ss *mcp.ServerSession) (last bool) {
+// was the last (the hosted subscription ends with it), with the caller
+// the hosted subscription was made for.
+func (o *only) unsubscribed(k subKey, ss *mcp.ServerSession) (last *session.Caller) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	m := o.subs[k]
-	if m == nil || !m[ss] {
-		return false
+	sub := o.subs[k]
+	if sub == nil || !sub.sessions[ss] {
+		return nil
 	}
-	delete(m, ss)
-	if len(m) > 0 {
-		return false
+	delete(sub.sessions, ss)
+	if len(sub.sessions) > 0 {
+		return nil
 	}
 	delete(o.subs, k)
-	return true
+	return sub.caller
+}
+
+// holds reports whether a caller session of partition holds a
+// subscription on server, which only its running warm process can keep
+// (Host.HoldWarm: the idle timeout waits while one does).
+func (o *only) holds(server, partition string) bool {
+	if server != o.name {
+		return false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for k := range o.subs {
+		if k.part == partition {
+			return true
+		}
+	}
+	return false
+}
+
+// watchEnd waits for ss to end (the caller closed it, its connection or
+// its HTTP session went away) and drops its subscriptions: go-sdk drops
+// its own books of them then, and the hosted subscriptions that no other
+// session of the caller holds are ended on the warm process still
+// running (a process started afresh holds none, and is not started for
+// this).
+func (o *only) watchEnd(ss *mcp.ServerSession) {
+	_ = ss.Wait()
+	o.mu.Lock()
+	type ended struct {
+		uri    string
+		caller *session.Caller
+	}
+	var lasts []ended
+	for k, sub := range o.subs {
+		if !sub.sessions[ss] {
+			continue
+		}
+		delete(sub.sessions, ss)
+		if len(sub.sessions) == 0 {
+			delete(o.subs, k)
+			lasts = append(lasts, ended{k.uri, sub.caller})
+		}
+	}
+	delete(o.watched, ss)
+	o.mu.Unlock()
+	if len(lasts) == 0 || len(o.s.opts.Host.Warm(o.name)) == 0 {
+		return
+	}
+	for _, e := range lasts {
+		ctx, cancel := context.WithTimeout(withAdmission(reqctx.WithID(context.Background(), reqctx.NewID())), o.s.callTimeout(o.name))
+		err := o.unsubscribeHosted(ctx, e.uri, e.caller)
+		cancel()
+		if err != nil {
+			o.s.log.Debug("a subscription of an ended session not ended on the hosted server", "server", o.name, "err", err)
+		}
+	}
 }
 
 // learn remembers ss's principal, forgetting sessions that have ended
@@ -130,11 +195,29 @@ func (o *only) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error
 		return nil // nothing was subscribed
 	}
 	c := o.callerOf(ctx, r.Session, r.Params)
-	if !o.unsubscribed(subKey{c.Partition, r.Params.URI}, r.Session) {
+	first := o.unsubscribed(subKey{c.Partition, r.Params.URI}, r.Session)
+	if first == nil {
 		return nil // other sessions of this caller still hold it, or it was never held
 	}
+	// Not on ctx alone: go-sdk ends a 2026-07-28 caller's subscriptions
+	// (subscriptions/listen) after that request's context is done, and
+	// the hosted subscription must end all the same.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.s.callTimeout(o.name))
+	defer cancel()
+	return o.unsubscribeHosted(ctx, r.Params.URI, first)
+}
+
+// unsubscribeHosted ends the hosted subscription to uri made for c.
+func (o *only) unsubscribeHosted(ctx context.Context, uri string, c *session.Caller) error {
+	_, srv, err := o.entry(ctx)
+	if err != nil {
+		return o.failed(ctx, err)
+	}
+	if !srv.IsPersistent() {
+		return nil
+	}
 	_, err = ask(o, ctx, srv, c, "resources/unsubscribe", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
-		return struct{}{}, cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: r.Params.URI})
+		return struct{}{}, cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	})
 	return err
 }

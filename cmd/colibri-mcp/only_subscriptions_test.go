@@ -1,0 +1,174 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/colibri-mcp/colibri-mcp/internal/testwait"
+)
+
+// The books of serve --only's subscriptions over HTTP, against the real
+// server-everything, warm: a session that ends gives back what it held, a
+// held subscription keeps the warm process, and a 2026-07-28 caller's
+// unsubscribe reaches the server. (Each was broken: found by a hostile
+// review.)
+
+const subscribedURI = "demo://resource/static/document/architecture.md"
+
+func subscriber(t *testing.T, url, version string, n *notes) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "subscriber", Version: "1"}, n.options()).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{}, DisableStandaloneSSE: version >= "2026-07-28"},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// hostedLogs follows the hosted server's own log lines that reach the
+// session n is the notes of (at level debug).
+type hostedLogs struct {
+	n    *notes
+	seen []string
+}
+
+// saw waits for a hosted log line holding want, within testwait's bound.
+func (h *hostedLogs) saw(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.After(testwait.Bound)
+	for {
+		for _, l := range h.seen {
+			if strings.Contains(l, want) {
+				return
+			}
+		}
+		select {
+		case p := <-h.n.logs:
+			h.seen = append(h.seen, fmt.Sprint(p.Data))
+		case <-deadline:
+			t.Fatalf("the hosted server never logged %q; it logged:\n%s", want, strings.Join(h.seen, "\n"))
+		}
+	}
+}
+
+func warmEverything(t *testing.T, idleMS int) *httpColibri {
+	t.Helper()
+	e := everything(t)
+	e["everything"]["lifecycle"] = "persistent"
+	if idleMS > 0 {
+		e["everything"]["idle_timeout_ms"] = idleMS
+	}
+	return startHTTPWith(t, "127.0.0.1:0", writeRegistry(t, e), "--only", "everything", "--log-level", "debug")
+}
+
+// A session that ends (DELETE) drops its subscriptions from colibri's
+// books, and the hosted server is told resources/unsubscribe: a session
+// that held the caller's 1,024 had locked every later session of the
+// caller out of subscribing until colibri restarted.
+func TestOnlyHTTPEndedSessionDropsItsSubscriptions(t *testing.T) {
+	t.Parallel()
+	c := warmEverything(t, 0)
+	ctx := t.Context()
+	a := subscriber(t, c.url, "2025-11-25", newNotes())
+	for i := range 1024 {
+		if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: fmt.Sprintf("demo://colibri-test/%d", i)}); err != nil {
+			t.Fatalf("subscribe %d: %v", i, err)
+		}
+	}
+	if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: subscribedURI}); err == nil || !strings.Contains(err.Error(), "too_large") {
+		t.Fatalf("the 1,025th subscription: %v, want too_large (the bound this test relies on)", err)
+	}
+	watcher := newNotes()
+	w := subscriber(t, c.url, "2025-11-25", watcher)
+	if err := w.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	logs := &hostedLogs{n: watcher}
+	logs.saw(t, "Received Unsubscribe Resource request: demo://colibri-test/")
+	if err := w.Subscribe(ctx, &mcp.SubscribeParams{URI: subscribedURI}); err != nil {
+		t.Errorf("another session's subscribe, once the session holding 1,024 ended: %v", err)
+	}
+}
+
+// A warm process a caller holds a subscription on is not closed when it
+// idles (it alone would send the updates): the subscriber gets them after
+// an idle period has passed; once it unsubscribes, the process idles out.
+func TestOnlyHTTPSubscriptionKeepsTheWarmServer(t *testing.T) {
+	t.Parallel()
+	c := warmEverything(t, 300)
+	ctx := t.Context()
+	n := newNotes()
+	a := subscriber(t, c.url, "2025-11-25", n)
+	if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: subscribedURI}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitLog(t, "warm server idle, kept: a caller holds a subscription on it")
+	if res := call(t, a, "toggle-subscriber-updates", nil); res.IsError {
+		t.Fatalf("toggle-subscriber-updates: %v", res.Content)
+	}
+	select {
+	case got := <-n.updated:
+		if got != subscribedURI {
+			t.Errorf("updated %q, want %q", got, subscribedURI)
+		}
+	case <-time.After(testwait.Bound):
+		t.Fatalf("no update after the warm process's idle period, though the caller holds its subscription")
+	}
+	if res := call(t, a, "toggle-subscriber-updates", nil); res.IsError { // off again: the process may idle
+		t.Fatalf("toggle-subscriber-updates: %v", res.Content)
+	}
+	if err := a.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: subscribedURI}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitLog(t, "warm server idle; closing it")
+}
+
+// A 2026-07-28 caller's subscription ends when its subscriptions/listen
+// does (go-sdk unsubscribes after that request's context is done): the
+// hosted server is told all the same. (The unsubscribe was sent on the
+// ended context, and failed "cancelled".)
+func TestOnlyHTTPModernUnsubscribeReachesTheServer(t *testing.T) {
+	t.Parallel()
+	c := warmEverything(t, 0)
+	ctx := t.Context()
+	watcher := newNotes()
+	w := subscriber(t, c.url, "2025-11-25", watcher)
+	if err := w.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	m := subscriber(t, c.url, "2026-07-28", newNotes())
+	if err := m.Subscribe(ctx, &mcp.SubscribeParams{URI: subscribedURI}); err != nil {
+		t.Fatal(err)
+	}
+	logs := &hostedLogs{n: watcher}
+	logs.saw(t, "Received Subscribe Resource request for URI: "+subscribedURI)
+	if err := m.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: subscribedURI}); err != nil {
+		t.Fatal(err)
+	}
+	logs.saw(t, "Received Unsubscribe Resource request: "+subscribedURI)
+}
+
+// waitLog waits for a line of colibri's log holding want, within
+// testwait's bound (the lines before it are read and let go).
+func (c *httpColibri) waitLog(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.After(testwait.Bound)
+	for {
+		select {
+		case l := <-c.logs:
+			if strings.Contains(l, want) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("colibri never logged %q", want)
+		}
+	}
+}
