@@ -191,7 +191,7 @@ type Host struct {
 	launch  *launch.Builder
 	watch   atomic.Pointer[func(*registry.Server, []*mcp.Tool)]                     // WatchLists
 	notify  atomic.Pointer[func(*registry.Server, string, string, json.RawMessage)] // WatchNotifications
-	held    atomic.Pointer[func(server, partition string) bool]                     // HoldWarm
+	held    atomic.Pointer[func(*session.Session) bool]                             // HoldWarm
 
 	versions *upver.Book // the protocol version each entry speaks
 
@@ -262,9 +262,9 @@ func New(opts Options) *Host {
 			h.known.forget(srv.Name)
 			h.listed(srv, nil)
 		},
-		Held: func(server, partition string) bool {
+		Held: func(s *session.Session) bool {
 			f := h.held.Load()
-			return f != nil && (*f)(server, partition)
+			return f != nil && (*f)(s)
 		},
 	})
 	h.spares = h.newSpares()
@@ -287,13 +287,13 @@ func (h *Host) WatchLists(f func(srv *registry.Server, tools []*mcp.Tool)) {
 	h.watch.Store(&f)
 }
 
-// HoldWarm sets f to say whether callers hold something on server's warm
-// processes of partition that only a running process keeps (serve
-// --only's resource subscriptions: the hosted server sends the updates):
-// while f says so, a warm process's idle timeout does not close it. f is
-// called with the pool's lock of that process held: it must be quick, and
-// must not call the host.
-func (h *Host) HoldWarm(f func(server, partition string) bool) {
+// HoldWarm sets f to say whether callers hold something on a warm session
+// that only its running process keeps (serve --only's resource
+// subscriptions: the hosted server sends the updates): while f says so,
+// the session's idle timeout does not close it. f is called with the
+// pool's lock of that process held: it must be quick, and must not call
+// the host.
+func (h *Host) HoldWarm(f func(*session.Session) bool) {
 	h.held.Store(&f)
 }
 

@@ -72,9 +72,19 @@ type subKey struct{ part, uri string }
 // hold it.
 type subscription struct {
 	sessions map[*mcp.ServerSession]bool
-	// caller is the first subscriber's: the hosted process the
-	// subscription was made on is the one its end is sent to.
+	// hosted is the warm session the subscription was made on, for
+	// caller (the first subscriber): its end is sent there, and only
+	// while it runs; a process started since holds no subscription, so
+	// the next subscribe is passed on again. nil until the subscribe
+	// is answered.
+	hosted *session.Session
 	caller *session.Caller
+}
+
+// live reports whether the hosted subscription is in place: made, on a
+// session still running.
+func (sub *subscription) live() bool {
+	return sub.hosted != nil && !sub.hosted.Closing() && !session.Ended(sub.hosted.Upstream(), 0)
 }
 
 // maxSubscriptions bounds the URIs one partition (a principal) keeps
@@ -306,10 +316,19 @@ func (o *only) answer(ctx context.Context, method string, req mcp.Request, next 
 // c. The server's own error answer (a prompt it does not have) is returned
 // as it is, and leaves the session as a success does.
 func ask[R any](o *only, ctx context.Context, srv *registry.Server, c *session.Caller, method string, do func(context.Context, *mcp.ClientSession) (R, error)) (R, error) {
+	res, _, err := askOn(o, ctx, srv, c, method, do)
+	return res, err
+}
+
+// askOn is ask, saying which hosted session answered (a subscription is
+// that session's).
+func askOn[R any](o *only, ctx context.Context, srv *registry.Server, c *session.Caller, method string, do func(context.Context, *mcp.ClientSession) (R, error)) (R, *session.Session, error) {
 	var res R
+	var on *session.Session
 	var answered *jsonrpc.Error
 	err := o.s.opts.Host.Request(ctx, srv, c, func(ctx context.Context, sess *session.Session) error {
 		var err error
+		on = sess
 		res, err = session.Request(ctx, sess, c, method, do)
 		if errors.As(err, &answered) {
 			return nil
@@ -317,12 +336,12 @@ func ask[R any](o *only, ctx context.Context, srv *registry.Server, c *session.C
 		return err
 	})
 	if err != nil {
-		return res, o.failed(ctx, err)
+		return res, nil, o.failed(ctx, err)
 	}
 	if answered != nil {
-		return res, answered
+		return res, nil, answered
 	}
-	return res, nil
+	return res, on, nil
 }
 
 // JSON-RPC errors of colibri's own for what is not a tool call (a tool

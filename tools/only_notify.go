@@ -38,23 +38,28 @@ func (o *only) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
 			"colibri: %s is per_request: each request starts its own process, gone once it answers, so nothing would send this resource's updates; a subscription needs a warm server (\"lifecycle\": \"persistent\")", o.name)}
 	}
 	c := o.callerOf(ctx, r.Session, r.Params)
-	first, err := o.subscribed(subKey{c.Partition, uri}, r.Session, c)
+	k := subKey{c.Partition, uri}
+	first, err := o.subscribed(k, r.Session)
 	if err != nil || !first {
-		return err // refused, or already subscribed on this partition's process
+		return err // refused, or in place on this partition's process
 	}
-	_, err = ask(o, ctx, srv, c, "resources/subscribe", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
+	_, on, err := askOn(o, ctx, srv, c, "resources/subscribe", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
 		return struct{}{}, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 	})
 	if err != nil {
-		o.unsubscribed(subKey{c.Partition, uri}, r.Session)
+		o.unsubscribed(k, r.Session)
+		return err
 	}
-	return err
+	o.made(k, on, c)
+	return nil
 }
 
-// subscribed books ss's subscription to k's URI on k's partition, made
-// for c, and reports whether it is the first (the one to pass on). The
-// first subscription of a session has watchEnd follow it.
-func (o *only) subscribed(k subKey, ss *mcp.ServerSession, c *session.Caller) (first bool, err error) {
+// subscribed books ss's subscription to k's URI on k's partition, and
+// reports whether it must be passed on: no hosted subscription is
+// in place (none was made, or the process it was made on has ended:
+// retired by a registry edit, crashed, found wedged). A session's first
+// subscription has watchEnd follow it.
+func (o *only) subscribed(k subKey, ss *mcp.ServerSession) (first bool, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	sub := o.subs[k]
@@ -68,10 +73,10 @@ func (o *only) subscribed(k subKey, ss *mcp.ServerSession, c *session.Caller) (f
 		if n >= maxSubscriptions {
 			return false, &jsonrpc.Error{Code: codeRefused, Message: fmt.Sprintf("colibri: too_large: this caller already holds %d subscriptions on %s; unsubscribe from some first", maxSubscriptions, o.name)}
 		}
-		sub = &subscription{sessions: map[*mcp.ServerSession]bool{}, caller: c}
+		sub = &subscription{sessions: map[*mcp.ServerSession]bool{}}
 		o.subs[k] = sub
 	}
-	first = len(sub.sessions) == 0
+	first = !sub.live()
 	sub.sessions[ss] = true
 	if !o.watched[ss] {
 		o.watched[ss] = true
@@ -80,10 +85,20 @@ func (o *only) subscribed(k subKey, ss *mcp.ServerSession, c *session.Caller) (f
 	return first, nil
 }
 
-// unsubscribed ends ss's subscription to k's URI, and reports whether it
-// was the last (the hosted subscription ends with it), with the caller
-// the hosted subscription was made for.
-func (o *only) unsubscribed(k subKey, ss *mcp.ServerSession) (last *session.Caller) {
+// made records that the hosted subscription to k's URI is in place on
+// hosted, made for c.
+func (o *only) made(k subKey, hosted *session.Session, c *session.Caller) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if sub := o.subs[k]; sub != nil {
+		sub.hosted, sub.caller = hosted, c
+	}
+}
+
+// unsubscribed ends ss's subscription to k's URI, and returns the hosted
+// subscription when it was the last session holding it (it ends with
+// it), else nil.
+func (o *only) unsubscribed(k subKey, ss *mcp.ServerSession) (last *subscription) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	sub := o.subs[k]
@@ -95,20 +110,17 @@ func (o *only) unsubscribed(k subKey, ss *mcp.ServerSession) (last *session.Call
 		return nil
 	}
 	delete(o.subs, k)
-	return sub.caller
+	return sub
 }
 
-// holds reports whether a caller session of partition holds a
-// subscription on server, which only its running warm process can keep
-// (Host.HoldWarm: the idle timeout waits while one does).
-func (o *only) holds(server, partition string) bool {
-	if server != o.name {
-		return false
-	}
+// holds reports whether a caller holds a subscription made on hosted,
+// which only that running process can keep (Host.HoldWarm: its idle
+// timeout waits while one does).
+func (o *only) holds(hosted *session.Session) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for k := range o.subs {
-		if k.part == partition {
+	for _, sub := range o.subs {
+		if sub.hosted == hosted {
 			return true
 		}
 	}
@@ -118,15 +130,16 @@ func (o *only) holds(server, partition string) bool {
 // watchEnd waits for ss to end (the caller closed it, its connection or
 // its HTTP session went away) and drops its subscriptions: go-sdk drops
 // its own books of them then, and the hosted subscriptions that no other
-// session of the caller holds are ended on the warm process still
-// running (a process started afresh holds none, and is not started for
-// this).
+// session of the caller holds are ended on the process they were made on,
+// while it runs (none is started for this). After one that fails (a
+// server that does not answer) the rest are not sent: each would wait
+// out its timeout.
 func (o *only) watchEnd(ss *mcp.ServerSession) {
 	_ = ss.Wait()
 	o.mu.Lock()
 	type ended struct {
-		uri    string
-		caller *session.Caller
+		uri string
+		sub *subscription
 	}
 	var lasts []ended
 	for k, sub := range o.subs {
@@ -136,20 +149,15 @@ func (o *only) watchEnd(ss *mcp.ServerSession) {
 		delete(sub.sessions, ss)
 		if len(sub.sessions) == 0 {
 			delete(o.subs, k)
-			lasts = append(lasts, ended{k.uri, sub.caller})
+			lasts = append(lasts, ended{k.uri, sub})
 		}
 	}
 	delete(o.watched, ss)
 	o.mu.Unlock()
-	if len(lasts) == 0 || len(o.s.opts.Host.Warm(o.name)) == 0 {
-		return
-	}
 	for _, e := range lasts {
-		ctx, cancel := context.WithTimeout(withAdmission(reqctx.WithID(context.Background(), reqctx.NewID())), o.s.callTimeout(o.name))
-		err := o.unsubscribeHosted(ctx, e.uri, e.caller)
-		cancel()
-		if err != nil {
-			o.s.log.Debug("a subscription of an ended session not ended on the hosted server", "server", o.name, "err", err)
+		if err := o.unsubscribeHosted(reqctx.WithID(context.Background(), reqctx.NewID()), e.uri, e.sub); err != nil {
+			o.s.log.Debug("the subscriptions of an ended session not ended on the hosted server", "server", o.name, "err", err)
+			return
 		}
 	}
 }
@@ -195,31 +203,34 @@ func (o *only) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error
 		return nil // nothing was subscribed
 	}
 	c := o.callerOf(ctx, r.Session, r.Params)
-	first := o.unsubscribed(subKey{c.Partition, r.Params.URI}, r.Session)
-	if first == nil {
+	last := o.unsubscribed(subKey{c.Partition, r.Params.URI}, r.Session)
+	if last == nil {
 		return nil // other sessions of this caller still hold it, or it was never held
 	}
-	// Not on ctx alone: go-sdk ends a 2026-07-28 caller's subscriptions
+	// Not on ctx: go-sdk ends a 2026-07-28 caller's subscriptions
 	// (subscriptions/listen) after that request's context is done, and
 	// the hosted subscription must end all the same.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.s.callTimeout(o.name))
-	defer cancel()
-	return o.unsubscribeHosted(ctx, r.Params.URI, first)
+	return o.unsubscribeHosted(context.WithoutCancel(ctx), r.Params.URI, last)
 }
 
-// unsubscribeHosted ends the hosted subscription to uri made for c.
-func (o *only) unsubscribeHosted(ctx context.Context, uri string, c *session.Caller) error {
-	_, srv, err := o.entry(ctx)
-	if err != nil {
-		return o.failed(ctx, err)
-	}
-	if !srv.IsPersistent() {
+// unsubscribeHosted ends the hosted subscription to uri on the session it
+// was made on, while that session runs: a process started since holds
+// none, and none is started for this. It is sent on that session alone,
+// outside the pool's count of requests in flight, so that the idle ping
+// still finds a server that does not answer (session.Request bounds it
+// by the call timeout).
+func (o *only) unsubscribeHosted(ctx context.Context, uri string, sub *subscription) error {
+	if !sub.live() {
 		return nil
 	}
-	_, err = ask(o, ctx, srv, c, "resources/unsubscribe", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
+	_, err := session.Request(ctx, sub.hosted, sub.caller, "resources/unsubscribe", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
 		return struct{}{}, cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	})
-	return err
+	var answered *jsonrpc.Error
+	if err != nil && !errors.As(err, &answered) {
+		return o.failed(ctx, err)
+	}
+	return nil // done, or the server's own answer (it had none): ended all the same
 }
 
 // setLevel remembers the caller's level (each request's session is

@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -171,6 +172,87 @@ func (c *httpColibri) waitLog(t *testing.T, want string) {
 			}
 		case <-deadline:
 			t.Fatalf("colibri never logged %q", want)
+		}
+	}
+}
+
+// A registry edit retires the warm process a subscription was made on:
+// the caller's next subscribe of the URI is passed on to the process that
+// replaces it (colibri's books said it was in place, and the updates
+// never came back), and the updates come.
+func TestOnlyHTTPSubscriptionOutlivesARetiredProcess(t *testing.T) {
+	t.Parallel()
+	e := everything(t)
+	e["everything"]["lifecycle"] = "persistent"
+	reg := writeRegistry(t, e)
+	c := startHTTPWith(t, "127.0.0.1:0", reg, "--only", "everything", "--log-level", "debug")
+	ctx := t.Context()
+	n := newNotes()
+	a := subscriber(t, c.url, "2025-11-25", n)
+	if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: subscribedURI}); err != nil {
+		t.Fatal(err)
+	}
+	// The entry's environment edited: its warm process is retired at the
+	// next request, which starts another.
+	e["everything"]["env"] = map[string]any{"FROM_REGISTRY": "edited"}
+	edited := writeRegistry(t, e)
+	b, err := os.ReadFile(edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(reg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(2 * time.Second) // a changed mtime, whatever the clock's grain
+	if err := os.Chtimes(reg, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: subscribedURI}); err != nil {
+		t.Fatal(err)
+	}
+	if res := call(t, a, "toggle-subscriber-updates", nil); res.IsError {
+		t.Fatalf("toggle-subscriber-updates: %v", res.Content)
+	}
+	select {
+	case got := <-n.updated:
+		if got != subscribedURI {
+			t.Errorf("updated %q, want %q", got, subscribedURI)
+		}
+	case <-time.After(testwait.Bound):
+		t.Fatal("no update from the process that replaced the retired one, after subscribing again")
+	}
+}
+
+// A session holding many subscriptions ends while its server is wedged:
+// the unsubscribes colibri sends for it do not keep the idle ping from
+// finding the wedge (they ran as requests in flight, one call timeout
+// each, and the ping waits for none to be: 60 s here), and stop at the
+// first that fails.
+func TestOnlyHTTPEndedSubscriptionsDoNotHideAWedge(t *testing.T) {
+	t.Parallel()
+	reg := writeRegistry(t, registryDoc{"w": {"command": fakeBin, "args": []string{"subscribe-then-wedge"}, "lifecycle": "persistent",
+		"keepalive_ms": 200, "timeout_ms": 1000, "call_timeout_ms": 1000}})
+	c := startHTTPWith(t, "127.0.0.1:0", reg, "--only", "w", "--log-level", "debug")
+	ctx := t.Context()
+	a := subscriber(t, c.url, "2025-11-25", newNotes())
+	for i := range 60 {
+		if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: fmt.Sprintf("test://wedge/%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res := call(t, a, "any", nil); res.IsError {
+		t.Fatal(res.Content)
+	}
+	a.Close()
+	deadline := time.After(20 * time.Second) // 1.2 s or so; 60 s without the fix
+	for {
+		select {
+		case l := <-c.logs:
+			if strings.Contains(l, "did not answer ping") {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the wedged server was not found by its ping (keepalive 200 ms, timeout 1 s) while the ended session's unsubscribes were sent")
 		}
 	}
 }

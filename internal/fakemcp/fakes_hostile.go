@@ -44,6 +44,28 @@ var hostileFakes = map[string]func(){
 			out.Flush()
 		})
 	},
+	// Offers resource subscriptions and answers them, until a tools/call:
+	// it answers that, then reads on and answers nothing ever again (a
+	// server wedged with subscriptions held: only a ping can tell).
+	"subscribe-then-wedge": func() {
+		wedged := false
+		rawServe(func(method string, id json.RawMessage) {
+			if wedged {
+				return
+			}
+			switch method {
+			case "initialize":
+				rawReply(id, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{"subscribe":true}},"serverInfo":{"name":"wedging","version":"1"}}`)
+			case "tools/list":
+				rawReply(id, rawTools)
+			case "tools/call":
+				wedged = true
+				rawReply(id, `{"content":[{"type":"text","text":"wedged"}]}`)
+			default:
+				rawReply(id, `{}`)
+			}
+		})
+	},
 	// Answers a call with a result go-sdk's client refuses to read, or
 	// reads only by normalising it: the result named by the call's argument
 	// "shape" (any other: a fine one), so that one warm process serves

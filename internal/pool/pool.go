@@ -54,11 +54,11 @@ type Options struct {
 	// sent (that act).
 	Listed       func(srv *registry.Server, tools []*mcp.Tool, plain bool)
 	ToolsChanged func(srv *registry.Server)
-	// Held reports whether callers hold something on server's warm
-	// processes of partition that only a running process keeps (serve
-	// --only's resource subscriptions): while it does, the idle timeout
-	// waits another period rather than close the process.
-	Held func(server, partition string) bool
+	// Held reports whether callers hold something on a warm session that
+	// only its running process keeps (serve --only's resource
+	// subscriptions): while it does, the idle timeout waits another
+	// period rather than close the process.
+	Held func(s *session.Session) bool
 }
 
 // Pool holds the warm sessions of persistent servers. It is safe for
@@ -409,7 +409,7 @@ func (w *Warm) armIdle(s *session.Session) {
 			w.mu.Unlock()
 			return
 		}
-		if held := w.p.o.Held; held != nil && held(w.srv.Name, w.key.part) {
+		if held := w.p.o.Held; held != nil && held(s) {
 			w.armIdle(s)
 			w.mu.Unlock()
 			s.Upstream().Logger().Debug("warm server idle, kept: a caller holds a subscription on it", "idle_timeout", w.srv.IdleTimeout())

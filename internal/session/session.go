@@ -386,6 +386,10 @@ func timeoutHint(p failure.Phase) string {
 	return "raise timeout_ms for this server, or COLIBRI_MCP_TIMEOUT"
 }
 
+// Closing reports whether the session's close or abort has begun (its
+// process retired, idle, failed or ended): it takes no new use.
+func (s *Session) Closing() bool { return s.tearingDown.Load() }
+
 // Close tears the session down politely after the answer went out: the
 // process gets EOF on stdin and TerminateGrace to leave, then its group is
 // killed. It runs in the background; Host.Close waits for it.
