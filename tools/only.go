@@ -79,6 +79,11 @@ type subscription struct {
 	// is answered.
 	hosted *session.Session
 	caller *session.Caller
+	// pending: the subscribe is on its way to the server; the sessions
+	// that subscribe meanwhile wait for nothing more (one subscription per
+	// caller and URI), and an end booked meanwhile is sent once it is
+	// answered (made).
+	pending bool
 }
 
 // live reports whether the hosted subscription is in place: made, on a

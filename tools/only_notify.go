@@ -39,30 +39,38 @@ func (o *only) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
 	}
 	c := o.callerOf(ctx, r.Session, r.Params)
 	k := subKey{c.Partition, uri}
-	first, err := o.subscribed(k, r.Session)
+	sub, first, err := o.subscribed(k, r.Session)
 	if err != nil || !first {
-		return err // refused, or in place on this partition's process
+		return err // refused, or in place (or on its way) on this partition's process
 	}
 	_, on, err := askOn(o, ctx, srv, c, "resources/subscribe", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
 		return struct{}{}, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 	})
 	if err != nil {
+		o.made(k, sub, nil, nil)
 		o.unsubscribed(k, r.Session)
 		return err
 	}
-	o.made(k, on, c)
+	if !o.made(k, sub, on, c) {
+		// Every session holding it unsubscribed or ended while it was on
+		// its way: it ends at once.
+		if err := o.unsubscribeHosted(context.WithoutCancel(ctx), uri, sub); err != nil {
+			o.s.log.DebugContext(ctx, "a subscription given up while it was made not ended on the hosted server", "server", o.name, "err", err)
+		}
+	}
 	return nil
 }
 
 // subscribed books ss's subscription to k's URI on k's partition, and
 // reports whether it must be passed on: no hosted subscription is
 // in place (none was made, or the process it was made on has ended:
-// retired by a registry edit, crashed, found wedged). A session's first
-// subscription has watchEnd follow it.
-func (o *only) subscribed(k subKey, ss *mcp.ServerSession) (first bool, err error) {
+// retired by a registry edit, crashed, found wedged) and none is on its
+// way; then it is on its way, until made. A session's first subscription
+// has watchEnd follow it.
+func (o *only) subscribed(k subKey, ss *mcp.ServerSession) (sub *subscription, first bool, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	sub := o.subs[k]
+	sub = o.subs[k]
 	if sub == nil {
 		n := 0
 		for sk := range o.subs {
@@ -71,28 +79,30 @@ func (o *only) subscribed(k subKey, ss *mcp.ServerSession) (first bool, err erro
 			}
 		}
 		if n >= maxSubscriptions {
-			return false, &jsonrpc.Error{Code: codeRefused, Message: fmt.Sprintf("colibri: too_large: this caller already holds %d subscriptions on %s; unsubscribe from some first", maxSubscriptions, o.name)}
+			return nil, false, &jsonrpc.Error{Code: codeRefused, Message: fmt.Sprintf("colibri: too_large: this caller already holds %d subscriptions on %s; unsubscribe from some first", maxSubscriptions, o.name)}
 		}
 		sub = &subscription{sessions: map[*mcp.ServerSession]bool{}}
 		o.subs[k] = sub
 	}
-	first = !sub.live()
+	first = !sub.pending && !sub.live()
+	sub.pending = sub.pending || first
 	sub.sessions[ss] = true
 	if !o.watched[ss] {
 		o.watched[ss] = true
 		go o.watchEnd(ss)
 	}
-	return first, nil
+	return sub, first, nil
 }
 
-// made records that the hosted subscription to k's URI is in place on
-// hosted, made for c.
-func (o *only) made(k subKey, hosted *session.Session, c *session.Caller) {
+// made records the answer to sub's subscribe: in place on hosted, made
+// for c (nil: refused or failed). It reports whether sub is still booked;
+// if not, its end is the caller's of made to send.
+func (o *only) made(k subKey, sub *subscription, hosted *session.Session, c *session.Caller) (booked bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if sub := o.subs[k]; sub != nil {
-		sub.hosted, sub.caller = hosted, c
-	}
+	sub.pending = false
+	sub.hosted, sub.caller = hosted, c
+	return o.subs[k] == sub
 }
 
 // unsubscribed ends ss's subscription to k's URI, and returns the hosted

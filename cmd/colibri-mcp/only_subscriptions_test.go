@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -254,5 +255,81 @@ func TestOnlyHTTPEndedSubscriptionsDoNotHideAWedge(t *testing.T) {
 		case <-deadline:
 			t.Fatal("the wedged server was not found by its ping (keepalive 200 ms, timeout 1 s) while the ended session's unsubscribes were sent")
 		}
+	}
+}
+
+// gatedSubscribe is serve --only over HTTP on the gated-subscribe fake:
+// a resources/subscribe is answered once open is called; subs reads what
+// the server was sent.
+func gatedSubscribe(t *testing.T) (c *httpColibri, open func(), subs func() []string) {
+	t.Helper()
+	dir := t.TempDir()
+	record, gate := filepath.Join(dir, "subs"), filepath.Join(dir, "gate")
+	reg := writeRegistry(t, registryDoc{"g": {"command": fakeBin, "args": []string{"gated-subscribe"}, "lifecycle": "persistent",
+		"env": map[string]any{"FAKEMCP_SUBS": record, "FAKEMCP_GATE": gate}}})
+	c = startHTTPWith(t, "127.0.0.1:0", reg, "--only", "g", "--log-level", "debug")
+	open = func() {
+		if err := os.WriteFile(gate, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	subs = func() []string {
+		b, _ := os.ReadFile(record)
+		return strings.Fields(string(b))
+	}
+	return c, open, subs
+}
+
+// A subscription given up while its subscribe is on its way (go-sdk runs
+// a caller's requests side by side) is ended once the subscribe is
+// answered: the server is sent the unsubscribe.
+func TestOnlyHTTPUnsubscribeWhileSubscribing(t *testing.T) {
+	t.Parallel()
+	c, open, subs := gatedSubscribe(t)
+	ctx := t.Context()
+	a := subscriber(t, c.url, "2025-11-25", newNotes())
+	done := make(chan error, 1)
+	go func() { done <- a.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://gated"}) }()
+	testwait.Eventually(t, "the subscribe on its way", func() bool { return len(subs()) == 1 })
+	if err := a.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "test://gated"}); err != nil {
+		t.Fatal(err)
+	}
+	open()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, "the server sent resources/unsubscribe", func() bool { return len(subs()) == 2 })
+	if got := strings.Join(subs(), " "); got != "resources/subscribe resources/unsubscribe" {
+		t.Errorf("the server was sent %s", got)
+	}
+}
+
+// Two sessions of one caller subscribing to one URI while the first
+// subscribe is on its way: the server is sent one subscribe, and one
+// unsubscribe when both have unsubscribed.
+func TestOnlyHTTPOneSubscriptionPerCallerAndURI(t *testing.T) {
+	t.Parallel()
+	c, open, subs := gatedSubscribe(t)
+	ctx := t.Context()
+	a := subscriber(t, c.url, "2025-11-25", newNotes())
+	b := subscriber(t, c.url, "2025-11-25", newNotes())
+	done := make(chan error, 1)
+	go func() { done <- a.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://gated"}) }()
+	testwait.Eventually(t, "the subscribe on its way", func() bool { return len(subs()) == 1 })
+	if err := b.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://gated"}); err != nil {
+		t.Fatal(err)
+	}
+	open()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*mcp.ClientSession{a, b} {
+		if err := s.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "test://gated"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testwait.Eventually(t, "the server sent resources/unsubscribe", func() bool { return len(subs()) >= 2 })
+	if got := strings.Join(subs(), " "); got != "resources/subscribe resources/unsubscribe" {
+		t.Errorf("the server was sent %s, want one subscribe and one unsubscribe", got)
 	}
 }

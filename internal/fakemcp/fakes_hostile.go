@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // hostileFakes: Fakes of the third hostile round: costs a hosted server controls.
@@ -42,6 +43,42 @@ var hostileFakes = map[string]func(){
 				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", id)
 			}
 			out.Flush()
+		})
+	},
+	// Offers resource subscriptions, writes each resources/subscribe and
+	// resources/unsubscribe it is sent as a line of $FAKEMCP_SUBS, and
+	// answers a subscribe only once the file $FAKEMCP_GATE exists: a test
+	// holds a subscribe on its way for as long as it needs.
+	"gated-subscribe": func() {
+		rec := func(m string) {
+			f, err := os.OpenFile(os.Getenv("FAKEMCP_SUBS"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+			if err != nil {
+				fatal(err)
+			}
+			f.WriteString(m + "\n")
+			f.Close()
+		}
+		rawServe(func(method string, id json.RawMessage) {
+			switch method {
+			case "initialize":
+				rawReply(id, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{"subscribe":true}},"serverInfo":{"name":"gated","version":"1"}}`)
+			case "tools/list":
+				rawReply(id, rawTools)
+			case "resources/subscribe":
+				rec(method)
+				for {
+					if _, err := os.Stat(os.Getenv("FAKEMCP_GATE")); err == nil {
+						break
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				rawReply(id, `{}`)
+			case "resources/unsubscribe":
+				rec(method)
+				rawReply(id, `{}`)
+			default:
+				rawReply(id, `{}`)
+			}
 		})
 	},
 	// Offers resource subscriptions and answers them, until a tools/call:
