@@ -386,12 +386,12 @@ func TestOnlyFastPathSampling(t *testing.T) {
 // server was started again.
 func TestOnlyFastPathNormalisesAsGoSDK(t *testing.T) {
 	t.Parallel()
-	pids := t.TempDir()
-	entry := func(lifecycle string) string {
+	pids := t.TempDir() // the warm side's processes
+	entry := func(lifecycle, pids string) string {
 		return writeRegistry(t, registryDoc{"s": {"command": fakeBin, "args": []string{"bad-result"}, "lifecycle": lifecycle,
 			"env": map[string]any{"FAKEMCP_PIDS": pids}}})
 	}
-	fast, sdk := startRawOnly(t, entry("persistent"), "--external-call"), startRawOnly(t, entry("per_request"), "--external-call")
+	fast, sdk := startRawOnly(t, entry("persistent", pids), "--external-call"), startRawOnly(t, entry("per_request", t.TempDir()), "--external-call")
 	fast.send(`{"jsonrpc":"2.0","id":"warm","method":"tools/call","params":{"name":"any","arguments":{}}}`)
 	fast.answer(`"warm"`)
 	for i, tc := range []struct{ shape, want string }{

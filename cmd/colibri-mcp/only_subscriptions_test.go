@@ -118,14 +118,7 @@ func TestOnlyHTTPSubscriptionKeepsTheWarmServer(t *testing.T) {
 	if res := call(t, a, "toggle-subscriber-updates", nil); res.IsError {
 		t.Fatalf("toggle-subscriber-updates: %v", res.Content)
 	}
-	select {
-	case got := <-n.updated:
-		if got != subscribedURI {
-			t.Errorf("updated %q, want %q", got, subscribedURI)
-		}
-	case <-time.After(testwait.Bound):
-		t.Fatalf("no update after the warm process's idle period, though the caller holds its subscription")
-	}
+	waitUpdated(t, n, "after the warm process's idle period, though the caller holds its subscription")
 	if res := call(t, a, "toggle-subscriber-updates", nil); res.IsError { // off again: the process may idle
 		t.Fatalf("toggle-subscriber-updates: %v", res.Content)
 	}
@@ -214,14 +207,7 @@ func TestOnlyHTTPSubscriptionOutlivesARetiredProcess(t *testing.T) {
 	if res := call(t, a, "toggle-subscriber-updates", nil); res.IsError {
 		t.Fatalf("toggle-subscriber-updates: %v", res.Content)
 	}
-	select {
-	case got := <-n.updated:
-		if got != subscribedURI {
-			t.Errorf("updated %q, want %q", got, subscribedURI)
-		}
-	case <-time.After(testwait.Bound):
-		t.Fatal("no update from the process that replaced the retired one, after subscribing again")
-	}
+	waitUpdated(t, n, "from the process that replaced the retired one, after subscribing again")
 }
 
 // A session holding many subscriptions ends while its server is wedged:
@@ -331,5 +317,19 @@ func TestOnlyHTTPOneSubscriptionPerCallerAndURI(t *testing.T) {
 	testwait.Eventually(t, "the server sent resources/unsubscribe", func() bool { return len(subs()) >= 2 })
 	if got := strings.Join(subs(), " "); got != "resources/subscribe resources/unsubscribe" {
 		t.Errorf("the server was sent %s, want one subscribe and one unsubscribe", got)
+	}
+}
+
+// waitUpdated waits for notifications/resources/updated of subscribedURI
+// on the session n is the notes of, within testwait's bound.
+func waitUpdated(t *testing.T, n *notes, when string) {
+	t.Helper()
+	select {
+	case got := <-n.updated:
+		if got != subscribedURI {
+			t.Errorf("updated %q, want %q", got, subscribedURI)
+		}
+	case <-time.After(testwait.Bound):
+		t.Fatal("no update " + when)
 	}
 }
