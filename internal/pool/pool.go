@@ -101,6 +101,28 @@ type Warm struct {
 	cooldown  time.Duration
 	idle      *time.Timer
 	retired   bool // shut down: registry edit, removal or colibri exiting
+	// uses counts the requests in flight on each session (inflight is
+	// their sum); ended holds the sessions whose process ended while
+	// requests were in flight on them (watch, get): each is aborted once
+	// its last request is released, so that an answer the server wrote
+	// just before it exited, read but not yet handed to its request, is
+	// not dropped by the abort.
+	uses  map[*session.Session]int
+	ended map[*session.Session]bool
+}
+
+// endLocked aborts dead, whose process has ended or is ending, now or,
+// while requests are in flight on it, when the last is released; it
+// reports whether that is now (the caller aborts it, without w.mu).
+func (w *Warm) endLocked(dead *session.Session) (now bool) {
+	if w.uses[dead] == 0 {
+		return true
+	}
+	if w.ended == nil {
+		w.ended = map[*session.Session]bool{}
+	}
+	w.ended[dead] = true
+	return false
 }
 
 // startAttempt is one start of a warm server; every request that waited
@@ -240,21 +262,30 @@ func (w *Warm) get(ctx context.Context, caller *session.Caller) (*session.Sessio
 		case w.retired:
 			w.mu.Unlock()
 			return nil, &failure.Error{Kind: failure.KindUnavailable, Server: w.srv.Name, Err: errors.New("the server was shut down (registry edited or colibri exiting)")}
-		case w.s != nil && !session.Ended(w.s.Upstream(), 0):
+		case w.s != nil && !session.Ended(w.s.Upstream(), 0) && !w.s.Upstream().ClosedByServer():
 			s := w.s
 			w.inflight++
+			if w.uses == nil {
+				w.uses = map[*session.Session]int{}
+			}
+			w.uses[s]++
 			if w.idle != nil {
 				w.idle.Stop()
 			}
 			w.mu.Unlock()
 			return s, nil
 		case w.s != nil:
-			// It died and watch has not noticed yet: end it here, so that
-			// replacing it never leaks its process slot.
+			// It died, or closed its end and is about to (a request
+			// written to it now would be lost, and fail as a crash), and
+			// watch has not noticed yet: end it here, so that replacing it
+			// never leaks its process slot.
 			dead := w.s
 			w.s = nil
+			now := w.endLocked(dead)
 			w.mu.Unlock()
-			dead.Abort()
+			if now {
+				dead.Abort()
+			}
 			continue
 		case time.Now().Before(w.openUntil):
 			err := &failure.Error{Kind: failure.KindUnavailable, Server: w.srv.Name,
@@ -374,6 +405,13 @@ func (w *Warm) Release(s *session.Session, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.inflight--
+	if w.uses[s]--; w.uses[s] <= 0 {
+		delete(w.uses, s)
+		if w.ended[s] {
+			delete(w.ended, s)
+			s.Abort() // its process has ended: the kill is of what it left
+		}
+	}
 	var e *failure.Error
 	switch {
 	case err == nil || !errors.As(err, &e):
@@ -442,8 +480,14 @@ func (w *Warm) watch(s *session.Session) {
 				w.failed(&failure.Error{Kind: failure.KindCrashed, Server: w.srv.Name,
 					Err: fmt.Errorf("the warm server %s between requests", s.Upstream().DescribeEnd()), StderrTail: s.Upstream().Tail()})
 			}
+			// Requests in flight on it end at once (the connection reads
+			// its end), but may first take an answer already read: the
+			// last of them aborts it (Release).
+			now := w.endLocked(s)
 			w.mu.Unlock()
-			s.Abort() // whoever replaced it may have already: abort runs once
+			if now {
+				s.Abort() // whoever replaced it may have already: abort runs once
+			}
 			return
 		case <-tick:
 			w.mu.Lock()

@@ -28,12 +28,14 @@ type upstream struct {
 	transport mcp.Transport
 	done      chan struct{}
 	once      sync.Once
+	hungup    atomic.Bool // ClosedByServer
 }
 
 func (u *upstream) end()                                      { u.once.Do(func() { close(u.done) }) }
 func (u *upstream) Transport() mcp.Transport                  { return u.transport }
 func (u *upstream) Done() <-chan struct{}                     { return u.done }
 func (u *upstream) EndedWithError() bool                      { return false }
+func (u *upstream) ClosedByServer() bool                      { return u.hungup.Load() }
 func (u *upstream) DescribeEnd() string                       { return "exited with status 0" }
 func (u *upstream) BytesRead() int64                          { return 0 }
 func (u *upstream) Oversize() bool                            { return false }
@@ -298,4 +300,73 @@ func TestCircuitCoolsDownAndDoubles(t *testing.T) {
 			t.Errorf("the circuit is still open after a start succeeded")
 		}
 	})
+}
+
+// A warm process that ends while a request is in flight on it is not
+// aborted under that request: the server may have written its answer just
+// before it exited, read but not yet handed to the request, and the abort
+// closed the connection under it ("file already closed", a crash, instead
+// of the answer). The next request gets a fresh process; the ended one is
+// aborted when its last request is released.
+func TestEndedSessionAbortedAfterItsLastRequest(t *testing.T) {
+	o := &opener{}
+	p := newPool(t, o, 3)
+	srv := persistent("s")
+	w, s, err := p.Acquire(t.Context(), srv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.mu.Lock()
+	first := o.last
+	o.mu.Unlock()
+	first.end() // its process exits, a request still in flight on it
+	w2, s2, err := p.Acquire(t.Context(), srv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2 == s || o.opens.Load() != 2 {
+		t.Fatalf("the request after the end got the ended session (opens %d)", o.opens.Load())
+	}
+	if s.Closing() {
+		t.Fatal("the ended session was aborted under the request in flight on it")
+	}
+	w.Release(s, nil)
+	if !s.Closing() {
+		t.Error("the ended session was not aborted once its last request was released")
+	}
+	if s2.Closing() {
+		t.Error("releasing the ended session's request aborted the fresh one")
+	}
+	w2.Release(s2, nil)
+	if s2.Closing() {
+		t.Error("the fresh session was closed at its release")
+	}
+}
+
+// A warm process that closed its end (its stdout: it is exiting) but has
+// not been reaped is lent to no request: one written to it now would be
+// lost, and fail as a crash.
+func TestHungUpSessionNotLent(t *testing.T) {
+	o := &opener{}
+	p := newPool(t, o, 3)
+	srv := persistent("s")
+	w, s, err := p.Acquire(t.Context(), srv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Release(s, nil)
+	o.mu.Lock()
+	o.last.hungup.Store(true)
+	o.mu.Unlock()
+	w2, s2, err := p.Acquire(t.Context(), srv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Release(s2, nil)
+	if s2 == s || o.opens.Load() != 2 {
+		t.Fatalf("a session whose server hung up was lent again (opens %d)", o.opens.Load())
+	}
+	if !s.Closing() {
+		t.Error("the hung-up session, with no request in flight, was not aborted")
+	}
 }

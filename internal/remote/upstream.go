@@ -148,6 +148,10 @@ func (r *Upstream) Done() <-chan struct{} { return r.endCh }
 
 func (r *Upstream) EndedWithError() bool { return false }
 
+// ClosedByServer implements session.Lifecycle: a remote session's end is
+// Done's.
+func (r *Upstream) ClosedByServer() bool { return false }
+
 func (r *Upstream) DescribeEnd() string {
 	select {
 	case <-r.endCh:

@@ -83,6 +83,12 @@ type Lifecycle interface {
 	// Done is closed: the phase under way then ends at once rather than
 	// at its timeout.
 	EndedWithError() bool
+	// ClosedByServer reports whether the server closed its end of the
+	// connection (a process its stdout, or its stdin: a write to it
+	// failed): it answers nothing more, though it may not have ended yet
+	// (a process exits a moment later). The pool lends no session whose
+	// upstream did; a remote one says false.
+	ClosedByServer() bool
 	// DescribeEnd says how it ended ("exited with status 1"): classify,
 	// the pool and host's spares put it in a failure's message, teardown
 	// in its debug line.
