@@ -317,6 +317,15 @@ func (h *Host) listed(srv *registry.Server, tools []*mcp.Tool) {
 // errClosed refuses work once Close has begun.
 var errClosed = errors.New("colibri is shutting down")
 
+// Closing reports whether Close has begun: from then on every request is
+// refused, and what would start one for itself (serve --only making a
+// subscription again) need not try.
+func (h *Host) Closing() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.closed
+}
+
 // enter admits one request: it fails once Close has begun, and otherwise
 // returns the request's context (also ended when Close gives up waiting)
 // and the func that marks its end.

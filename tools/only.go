@@ -61,6 +61,11 @@ type only struct {
 	// watched are the sessions holding a subscription, each followed by
 	// a goroutine of watchEnd's until it ends.
 	watched map[*mcp.ServerSession]bool
+	// followed are the hosted sessions subscriptions were made on, each
+	// followed by a goroutine of follow's until it ends (then what it held
+	// is made again: remakeAll), or serve ends (done).
+	followed map[*session.Session]bool
+	done     <-chan struct{}
 
 	fastOnce sync.Once
 	fast     mcp.MethodHandler // receiving's middlewares around nothing (only_fast.go)
@@ -84,6 +89,9 @@ type subscription struct {
 	// caller and URI), and an end booked meanwhile is sent once it is
 	// answered (made).
 	pending bool
+	// remade is when the subscription was last made again after its
+	// process ended (remakeAll), at most maxRemakes within remakeWindow.
+	remade []time.Time
 }
 
 // live reports whether the hosted subscription is in place: made, on a
@@ -124,7 +132,8 @@ func (s *Service) NewOnlyServer(ctx context.Context, name, version string) (*mcp
 		return nil, err
 	}
 	o := &only{s: s, name: name, caps: offered(init.Capabilities), notes: make(chan func(), onlyNotes),
-		who: map[*mcp.ServerSession]string{}, subs: map[subKey]*subscription{}, watched: map[*mcp.ServerSession]bool{}}
+		who: map[*mcp.ServerSession]string{}, subs: map[subKey]*subscription{}, watched: map[*mcp.ServerSession]bool{},
+		followed: map[*session.Session]bool{}, done: ctx.Done()}
 	instructions, err := o.pinnedInstructions(ctx, srv, init.Instructions)
 	if err != nil {
 		return nil, err

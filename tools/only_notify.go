@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,8 +59,156 @@ func (o *only) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
 		if err := o.unsubscribeHosted(context.WithoutCancel(ctx), uri, sub); err != nil {
 			o.s.log.DebugContext(ctx, "a subscription given up while it was made not ended on the hosted server", "server", o.name, "err", err)
 		}
+		return nil
 	}
+	o.follow(on)
 	return nil
+}
+
+// Bounds of making subscriptions again (remakeAll): a subscription is made
+// again at most maxRemakes times within remakeWindow, so that a server
+// that dies each time it is subscribed is not started over and over for
+// as long as a caller holds the subscription.
+const (
+	maxRemakes   = 3
+	remakeWindow = time.Minute
+)
+
+// follow has the subscriptions made on hosted made again when it ends
+// (remakeAll): one goroutine for each hosted session, until it ends or
+// serve does.
+func (o *only) follow(hosted *session.Session) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.followed[hosted] {
+		return
+	}
+	o.followed[hosted] = true
+	go func() {
+		select {
+		case <-hosted.Upstream().Done():
+			o.remakeAll(hosted)
+		case <-o.done:
+		}
+	}()
+}
+
+// remakeAll makes the subscriptions callers still hold on hosted again,
+// now that it has ended (a registry edit retired it, it crashed, a ping
+// found it wedged): on the process that replaces it, started for this,
+// while the policy still allows the URI. Each subscription's callers are
+// then sent notifications/resources/updated, made again or not: the
+// resource may have changed while no process watched it, and a caller
+// that reads it again learns what there is (or that the server fails).
+// After one that fails the rest are not tried (each would wait out its
+// timeout on a server that does not answer), and a subscription made
+// again maxRemakes times within remakeWindow is not made again: it is
+// dropped from colibri's books, so that the caller's next
+// resources/subscribe of the URI is passed on. Nothing is made again while
+// colibri stops.
+func (o *only) remakeAll(hosted *session.Session) {
+	now := time.Now()
+	type again struct {
+		k   subKey
+		sub *subscription
+	}
+	var todo []again
+	var dropped []string
+	o.mu.Lock()
+	delete(o.followed, hosted)
+	for k, sub := range o.subs {
+		if sub.hosted != hosted || sub.pending {
+			continue // made elsewhere since, or on its way there
+		}
+		sub.remade = slices.DeleteFunc(sub.remade, func(t time.Time) bool { return now.Sub(t) >= remakeWindow })
+		if len(sub.remade) >= maxRemakes {
+			sub.hosted, sub.caller = nil, nil
+			dropped = append(dropped, k.uri)
+			continue
+		}
+		sub.remade = append(sub.remade, now)
+		sub.pending = true
+		todo = append(todo, again{k, sub})
+	}
+	o.mu.Unlock()
+	if o.stopping() {
+		for _, a := range todo {
+			o.made(a.k, a.sub, nil, nil)
+		}
+		return
+	}
+	for _, uri := range dropped {
+		o.s.log.Warn("a subscription ended with its process and was not made again: it was made again too often", "server", o.name,
+			"uri", uri, "times", maxRemakes, "within", remakeWindow)
+		o.updated(uri)
+	}
+	failed := false
+	for _, a := range todo {
+		if failed {
+			o.made(a.k, a.sub, nil, nil)
+			o.updated(a.k.uri)
+			continue
+		}
+		if err := o.remake(a.k, a.sub); err != nil {
+			failed = true
+			if o.stopping() {
+				return
+			}
+			o.s.log.Warn("a subscription ended with its process and could not be made again", "server", o.name, "uri", a.k.uri, "err", err)
+		}
+		o.updated(a.k.uri)
+	}
+}
+
+// remake makes sub, which the caller partition k.part holds, again on
+// the partition's warm process, as subscribe would.
+func (o *only) remake(k subKey, sub *subscription) error {
+	ctx := reqctx.WithPrincipal(reqctx.WithID(context.Background(), reqctx.NewID()), k.part)
+	reg, srv, err := o.entry(ctx)
+	if err == nil && !srv.IsPersistent() {
+		err = fmt.Errorf("%s is now per_request: nothing would send the updates", o.name)
+	}
+	if err == nil {
+		if d := policy.DecideResource(reg.Rules(srv), k.uri, k.part); !d.Allow {
+			err = o.deniedBy(ctx, "the resource "+k.uri, d)
+		}
+	}
+	if err != nil {
+		o.made(k, sub, nil, nil)
+		return err
+	}
+	_, on, err := askOn(o, ctx, srv, sub.caller, "resources/subscribe", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
+		return struct{}{}, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: k.uri})
+	})
+	if err != nil {
+		o.made(k, sub, nil, nil)
+		return err
+	}
+	if !o.made(k, sub, on, sub.caller) {
+		if err := o.unsubscribeHosted(ctx, k.uri, sub); err != nil {
+			o.s.log.Debug("a subscription given up while it was made again not ended on the hosted server", "server", o.name, "err", err)
+		}
+		return nil
+	}
+	o.follow(on)
+	return nil
+}
+
+// stopping reports whether serve --only is ending, or colibri's host.
+func (o *only) stopping() bool {
+	select {
+	case <-o.done:
+		return true
+	default:
+		return o.s.opts.Host.Closing()
+	}
+}
+
+// updated tells the callers subscribed to uri that it may have changed
+// (go-sdk's books say who they are), through the notes queue.
+func (o *only) updated(uri string) {
+	p := &mcp.ResourceUpdatedNotificationParams{URI: uri}
+	o.queue("notifications/resources/updated", func(ctx context.Context) { _ = o.server.ResourceUpdated(ctx, p) })
 }
 
 // subscribed books ss's subscription to k's URI on k's partition, and
@@ -306,6 +456,12 @@ func (o *only) notified(srv *registry.Server, part, method string, params json.R
 	default:
 		return
 	}
+	o.queue(method, f)
+}
+
+// queue has f delivered to the caller off the goroutine that reads the
+// hosted server; past onlyNotes waiting it is dropped.
+func (o *only) queue(method string, f func(ctx context.Context)) {
 	select {
 	case o.notes <- func() { f(context.Background()) }:
 	default:

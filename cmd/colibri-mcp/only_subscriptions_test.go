@@ -201,13 +201,207 @@ func TestOnlyHTTPSubscriptionOutlivesARetiredProcess(t *testing.T) {
 	if err := os.Chtimes(reg, later, later); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: subscribedURI}); err != nil {
-		t.Fatal(err)
+	if res := call(t, a, "echo", map[string]any{"message": "retire the old process"}); res.IsError {
+		t.Fatalf("echo: %v", res.Content)
 	}
+	// The caller subscribes nothing again: colibri makes the subscription
+	// on the process that replaced the retired one, and says the resource
+	// may have changed meanwhile.
+	waitUpdated(t, n, "when the subscription was made again on the process that replaced the retired one")
 	if res := call(t, a, "toggle-subscriber-updates", nil); res.IsError {
 		t.Fatalf("toggle-subscriber-updates: %v", res.Content)
 	}
-	waitUpdated(t, n, "from the process that replaced the retired one, after subscribing again")
+	waitUpdated(t, n, "from the process that replaced the retired one, without subscribing again")
+}
+
+// crashingSubscriptions is serve --only over HTTP on the subscribe-crash
+// fake, with env for it; subs reads the subscribes its processes were
+// sent, one a line: "subscribe", the URI, the process's pid.
+func crashingSubscriptions(t *testing.T, env map[string]any) (c *httpColibri, subs func() [][]string) {
+	t.Helper()
+	c, _, subs = crashingSubscriptionsIn(t, registryDoc{"c": {"env": env}})
+	return c, subs
+}
+
+// crashingSubscriptionsIn is crashingSubscriptions with doc's entry "c"
+// (its command, args, lifecycle and FAKEMCP_SUBS set here), and says
+// where its registry is.
+func crashingSubscriptionsIn(t *testing.T, doc registryDoc) (c *httpColibri, reg string, subs func() [][]string) {
+	t.Helper()
+	record := filepath.Join(t.TempDir(), "subs")
+	entry := doc["c"]
+	if entry["env"] == nil {
+		entry["env"] = map[string]any{}
+	}
+	entry["env"].(map[string]any)["FAKEMCP_SUBS"] = record
+	entry["command"], entry["args"], entry["lifecycle"] = fakeBin, []string{"subscribe-crash"}, "persistent"
+	reg = writeRegistry(t, doc)
+	c = startHTTPWith(t, "127.0.0.1:0", reg, "--only", "c", "--external-call", "--log-level", "debug")
+	return c, reg, func() [][]string {
+		b, _ := os.ReadFile(record)
+		var lines [][]string
+		for l := range strings.Lines(string(b)) {
+			lines = append(lines, strings.Fields(l))
+		}
+		return lines
+	}
+}
+
+// The process a subscription was made on crashes: colibri makes the
+// subscription again on the process that replaces it, tells the caller
+// the resource may have changed, and the new process's updates reach the
+// caller, who subscribed once. (The caller was told nothing, and got no
+// update ever again, until it subscribed anew.)
+func TestOnlyHTTPSubscriptionRemadeAfterACrash(t *testing.T) {
+	t.Parallel()
+	c, subs := crashingSubscriptions(t, map[string]any{})
+	ctx := t.Context()
+	n := newNotes()
+	a := subscriber(t, c.url, "2025-11-25", n)
+	const uri = "test://crash/a"
+	if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if res := call(t, a, "crash", nil); res.IsError {
+		t.Fatalf("crash: %v", res.Content[0].(*mcp.TextContent).Text)
+	}
+	waitUpdatedOf(t, n, uri, "when the subscription was made again after the crash")
+	lines := subs()
+	if len(lines) != 2 || lines[0][1] != uri || lines[1][1] != uri || lines[0][2] == lines[1][2] {
+		t.Fatalf("the server's processes were sent %v, want a subscribe of %s on each of two processes", lines, uri)
+	}
+	if res := call(t, a, "update", nil); res.IsError {
+		t.Fatalf("update: %v", res.Content)
+	}
+	waitUpdatedOf(t, n, uri, "from the process that replaced the crashed one")
+}
+
+// The policy decides again: a URI that an edit of the registry denies the
+// caller since it subscribed is not subscribed again on the process that
+// replaces a crashed one, and the caller is told to read it again (and is
+// refused).
+func TestOnlyHTTPSubscriptionNotRemadeWhenDenied(t *testing.T) {
+	t.Parallel()
+	doc := registryDoc{"c": {}}
+	c, reg, subs := crashingSubscriptionsIn(t, doc)
+	ctx := t.Context()
+	n := newNotes()
+	a := subscriber(t, c.url, "2025-11-25", n)
+	const uri = "test://crash/denied"
+	if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	doc["c"]["policy"] = map[string]any{"resources": map[string]any{"deny": []string{"test://crash/*"}}}
+	b, err := os.ReadFile(writeRegistry(t, doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(reg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(2 * time.Second)
+	if err := os.Chtimes(reg, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if res := call(t, a, "crash", nil); res.IsError {
+		t.Fatalf("crash: %v", res.Content[0].(*mcp.TextContent).Text)
+	}
+	waitUpdatedOf(t, n, uri, "when the subscription was not made again")
+	deadline := time.After(testwait.Bound)
+	for {
+		select {
+		case l := <-c.logs:
+			if !strings.Contains(l, "could not be made again") {
+				continue
+			}
+			if !strings.Contains(l, "denied") {
+				t.Errorf("the warning does not say the policy denied it: %s", l)
+			}
+			if lines := subs(); len(lines) != 1 {
+				t.Errorf("the server's processes were sent %v, want the caller's subscribe alone", lines)
+			}
+			return
+		case <-deadline:
+			t.Fatal("no warning that the subscription could not be made again")
+		}
+	}
+}
+
+// A server that dies again after each time its subscription is made is
+// not started over and over: the subscription is made again maxRemakes
+// (3) times in a minute, then dropped, with a warning, and the caller is
+// told to read again; its next subscribe is passed on.
+func TestOnlyHTTPSubscriptionNotRemadeForever(t *testing.T) {
+	t.Parallel()
+	c, subs := crashingSubscriptions(t, map[string]any{})
+	ctx := t.Context()
+	n := newNotes()
+	a := subscriber(t, c.url, "2025-11-25", n)
+	const uri = "test://crash/often"
+	if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		if res := call(t, a, "crash", nil); res.IsError {
+			t.Fatalf("crash %d: %v", i+1, res.Content[0].(*mcp.TextContent).Text)
+		}
+		// Made again (i < 3), or given up (the fourth): told either way.
+		waitUpdatedOf(t, n, uri, fmt.Sprintf("after crash %d", i+1))
+	}
+	awaitLog(t, c, "was made again too often")
+	if lines := subs(); len(lines) != 4 {
+		t.Fatalf("the server's processes were sent %d subscribes (%v), want the caller's and 3 made again", len(lines), lines)
+	}
+	// Given up: the caller's next subscribe is passed on.
+	if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if lines := subs(); len(lines) != 5 {
+		t.Fatalf("after the caller subscribed again the server's processes were sent %d subscribes, want 5", len(lines))
+	}
+}
+
+// A server that dies as soon as it has answered each subscribe: making the
+// subscription again stops within a few processes (the pool's circuit
+// opens after three failures in a row, or the bound of making it again is
+// reached), with a warning, and nothing more is started for it.
+func TestOnlyHTTPSubscriptionCrashLoopBounded(t *testing.T) {
+	t.Parallel()
+	c, subs := crashingSubscriptions(t, map[string]any{"FAKEMCP_CRASH_ON_SUBSCRIBE": "1"})
+	ctx := t.Context()
+	a := subscriber(t, c.url, "2025-11-25", newNotes())
+	if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://crash/always"}); err != nil {
+		t.Fatal(err)
+	}
+	awaitLog(t, c, "a subscription ended with its process and")
+	n := len(subs())
+	if n < 2 || n > 4 {
+		t.Fatalf("the server's processes were sent %d subscribes (%v), want the caller's and at most 3 made again", n, subs())
+	}
+	// Nothing is made again after the warning: a request served after it
+	// finds no more subscribes sent.
+	if _, err := a.ListResources(ctx, nil); err != nil && !strings.Contains(err.Error(), "unavailable") {
+		t.Fatal(err)
+	}
+	if m := len(subs()); m != n {
+		t.Errorf("%d subscribes were sent after the warning", m-n)
+	}
+}
+
+// awaitLog waits for a line of colibri's log holding want.
+func awaitLog(t *testing.T, c *httpColibri, want string) {
+	t.Helper()
+	deadline := time.After(testwait.Bound)
+	for {
+		select {
+		case l := <-c.logs:
+			if strings.Contains(l, want) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("colibri never logged %q", want)
+		}
+	}
 }
 
 // A session holding many subscriptions ends while its server is wedged:
@@ -324,10 +518,16 @@ func TestOnlyHTTPOneSubscriptionPerCallerAndURI(t *testing.T) {
 // on the session n is the notes of, within testwait's bound.
 func waitUpdated(t *testing.T, n *notes, when string) {
 	t.Helper()
+	waitUpdatedOf(t, n, subscribedURI, when)
+}
+
+// waitUpdatedOf is waitUpdated of uri.
+func waitUpdatedOf(t *testing.T, n *notes, uri, when string) {
+	t.Helper()
 	select {
 	case got := <-n.updated:
-		if got != subscribedURI {
-			t.Errorf("updated %q, want %q", got, subscribedURI)
+		if got != uri {
+			t.Errorf("updated %q, want %q", got, uri)
 		}
 	case <-time.After(testwait.Bound):
 		t.Fatal("no update " + when)

@@ -81,6 +81,66 @@ var hostileFakes = map[string]func(){
 			}
 		})
 	},
+	// Offers resource subscriptions and dies on demand: each
+	// resources/subscribe is written as a line "subscribe URI PID" of
+	// $FAKEMCP_SUBS; a tools/call of "crash" is answered and the process
+	// exits; one of "update" sends notifications/resources/updated for each
+	// URI this process was subscribed to. With $FAKEMCP_CRASH_ON_SUBSCRIBE
+	// set it exits right after answering each subscribe (a server that dies
+	// whenever it is subscribed). It exits with status 0: colibri ends a
+	// request at once when its server exits with an error status, which
+	// would race the answer written just before.
+	"subscribe-crash": func() {
+		var uris []string
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Params struct {
+					Name string `json:"name"`
+					URI  string `json:"uri"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+				continue
+			}
+			switch m.Method {
+			case "initialize":
+				rawReply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{"subscribe":true}},"serverInfo":{"name":"crashing","version":"1"}}`)
+			case "tools/list":
+				rawReply(m.ID, `{"tools":[{"name":"crash","inputSchema":{"type":"object"}},{"name":"update","inputSchema":{"type":"object"}}]}`)
+			case "resources/subscribe":
+				f, err := os.OpenFile(os.Getenv("FAKEMCP_SUBS"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+				if err != nil {
+					fatal(err)
+				}
+				fmt.Fprintf(f, "subscribe %s %d\n", m.Params.URI, os.Getpid())
+				f.Close()
+				uris = append(uris, m.Params.URI)
+				rawReply(m.ID, `{}`)
+				if os.Getenv("FAKEMCP_CRASH_ON_SUBSCRIBE") != "" {
+					os.Exit(0)
+				}
+			case "tools/call":
+				if m.Params.Name == "update" {
+					for _, u := range uris {
+						b, _ := json.Marshal(u)
+						fmt.Printf(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":%s}}`+"\n", b)
+					}
+				}
+				rawReply(m.ID, `{"content":[{"type":"text","text":"done"}]}`)
+				if m.Params.Name == "crash" {
+					os.Exit(0)
+				}
+			case "server/discover":
+				rawMethodNotFound(m.ID)
+			default:
+				rawReply(m.ID, `{}`)
+			}
+		}
+	},
 	// Offers resource subscriptions and answers them, until a tools/call:
 	// it answers that, then reads on and answers nothing ever again (a
 	// server wedged with subscriptions held: only a ping can tell).
