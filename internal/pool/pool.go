@@ -91,7 +91,6 @@ type Warm struct {
 	s         *session.Session
 	starting  *startAttempt // the start under way, which waiters share
 	started   time.Time
-	inflight  int
 	tools     []*mcp.Tool // the session's list, nil until listed or after list_changed
 	toolsGen  int         // bumped by list_changed
 	changes   relist.Gate // which list_changed act
@@ -101,8 +100,9 @@ type Warm struct {
 	cooldown  time.Duration
 	idle      *time.Timer
 	retired   bool // shut down: registry edit, removal or colibri exiting
-	// uses counts the requests in flight on each session (inflight is
-	// their sum); ended holds the sessions whose process ended while
+	// uses counts the requests in flight on each session: the current
+	// one's say whether it is idle (its idle timer, its pings, a retire),
+	// whatever is still in flight on sessions it replaced; ended holds the sessions whose process ended while
 	// requests were in flight on them (watch, get): each is aborted once
 	// its last request is released, so that an answer the server wrote
 	// just before it exited, read but not yet handed to its request, is
@@ -264,7 +264,6 @@ func (w *Warm) get(ctx context.Context, caller *session.Caller) (*session.Sessio
 			return nil, &failure.Error{Kind: failure.KindUnavailable, Server: w.srv.Name, Err: errors.New("the server was shut down (registry edited or colibri exiting)")}
 		case w.s != nil && !session.Ended(w.s.Upstream(), 0) && !w.s.Upstream().ClosedByServer():
 			s := w.s
-			w.inflight++
 			if w.uses == nil {
 				w.uses = map[*session.Session]int{}
 			}
@@ -404,7 +403,6 @@ func (w *Warm) failed(err error) {
 func (w *Warm) Release(s *session.Session, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.inflight--
 	if w.uses[s]--; w.uses[s] <= 0 {
 		delete(w.uses, s)
 		if w.ended[s] {
@@ -418,20 +416,36 @@ func (w *Warm) Release(s *session.Session, err error) {
 		if w.s == s {
 			w.failures, w.cooldown = 0, 0
 		}
-	case e.Kind == failure.KindCrashed || e.Kind == failure.KindTooLarge || session.Ended(s.Upstream(), 0):
+	case e.Kind == failure.KindTooLarge:
+		// Its output is past every bound: it goes now, whatever else is
+		// in flight on it.
 		if w.s == s {
 			w.s = nil
 			w.failed(err)
 			s.Abort()
 		}
+	case e.Kind == failure.KindCrashed || session.Ended(s.Upstream(), 0):
+		// The others in flight on it end at once, but may first take an
+		// answer already read (endLocked).
+		if w.s == s {
+			w.s = nil
+			w.failed(err)
+			if w.endLocked(s) {
+				s.Abort()
+			}
+		}
 	}
-	if w.inflight == 0 && w.s == s && w.s != nil {
+	// The current session, whichever was released: the last request on
+	// it may have ended while one on a session it replaced was in flight.
+	if cur := w.s; cur != nil && w.uses[cur] == 0 {
 		if w.retired {
 			w.s = nil
-			s.Close()
+			cur.Close()
 			return
 		}
-		w.armIdle(s)
+		if cur == s {
+			w.armIdle(cur)
+		}
 	}
 }
 
@@ -443,7 +457,7 @@ func (w *Warm) armIdle(s *session.Session) {
 	}
 	w.idle = time.AfterFunc(w.srv.IdleTimeout(), func() {
 		w.mu.Lock()
-		if w.s != s || w.inflight > 0 {
+		if w.s != s || w.uses[s] > 0 {
 			w.mu.Unlock()
 			return
 		}
@@ -491,7 +505,7 @@ func (w *Warm) watch(s *session.Session) {
 			return
 		case <-tick:
 			w.mu.Lock()
-			current, idle := w.s == s, w.inflight == 0
+			current, idle := w.s == s, w.uses[s] == 0
 			w.mu.Unlock()
 			if !current {
 				return
@@ -506,7 +520,7 @@ func (w *Warm) watch(s *session.Session) {
 				continue
 			}
 			w.mu.Lock()
-			if w.s == s && w.inflight == 0 {
+			if w.s == s && w.uses[s] == 0 {
 				w.s = nil
 				w.failed(&failure.Error{Kind: failure.KindTimeout, Server: w.srv.Name, Err: fmt.Errorf("no answer to ping: %w", err)})
 				s.Upstream().Logger().Warn("warm server did not answer ping; restarting it on next use", "err", err)
@@ -530,7 +544,7 @@ func (w *Warm) retire() {
 	if w.idle != nil {
 		w.idle.Stop()
 	}
-	if s := w.s; s != nil && w.inflight == 0 {
+	if s := w.s; s != nil && w.uses[s] == 0 {
 		w.s = nil
 		s.Close()
 	}

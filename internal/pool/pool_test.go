@@ -370,3 +370,74 @@ func TestHungUpSessionNotLent(t *testing.T) {
 		t.Error("the hung-up session, with no request in flight, was not aborted")
 	}
 }
+
+// endedAndReplaced has a request in flight on a session whose process
+// then ended, and a fresh session taken for the next request: w, the
+// ended a and its replacement b, both in flight.
+func endedAndReplaced(t *testing.T, srv *registry.Server) (p *pool.Pool, w *pool.Warm, a, b *session.Session) {
+	t.Helper()
+	o := &opener{}
+	p = newPool(t, o, 3)
+	w, a, err := p.Acquire(t.Context(), srv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.mu.Lock()
+	first := o.last
+	o.mu.Unlock()
+	first.end()
+	_, b, err = p.Acquire(t.Context(), srv, nil)
+	if err != nil || b == a {
+		t.Fatalf("the next request got %v, %v", b, err)
+	}
+	return p, w, a, b
+}
+
+// Whether the current session is idle is its own requests' to say, not
+// those still in flight on a session it replaced: a registry edit retires
+// it once its own are done (it was left running until colibri exited),
+// and its idle timeout is armed (it never was).
+func TestReplacementIdleWhileEndedInFlight(t *testing.T) {
+	t.Run("retired", func(t *testing.T) {
+		p, w, a, b := endedAndReplaced(t, persistent("s"))
+		w.Release(b, nil)
+		p.Retain(&registry.Registry{}) // the entry removed
+		if !b.Closing() {
+			t.Error("the retired server's idle session was not closed while a request on the ended one was in flight")
+		}
+		w.Release(a, nil)
+	})
+	t.Run("idle timeout", func(t *testing.T) {
+		srv := persistent("s")
+		srv.IdleMS = 20
+		_, w, a, b := endedAndReplaced(t, srv)
+		w.Release(b, nil)
+		testwait.Eventually(t, "the idle session closed", b.Closing)
+		w.Release(a, nil)
+	})
+}
+
+// A request released as crashed does not abort the session under another
+// request in flight on it, which may be taking an answer already read;
+// the last release does.
+func TestCrashedReleaseWaitsForTheOthers(t *testing.T) {
+	o := &opener{}
+	p := newPool(t, o, 3)
+	srv := persistent("s")
+	w, a, err := p.Acquire(t.Context(), srv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, a2, err := p.Acquire(t.Context(), srv, nil)
+	if err != nil || a2 != a {
+		t.Fatal("two requests were not lent the one warm session", err)
+	}
+	w.Release(a, &failure.Error{Kind: failure.KindCrashed, Server: "s", Err: errors.New("exited with status 1")})
+	if a.Closing() {
+		t.Error("aborted under the other request still in flight on it")
+	}
+	w.Release(a2, nil)
+	if !a.Closing() {
+		t.Error("not aborted at the last release")
+	}
+}
