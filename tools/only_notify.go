@@ -53,9 +53,14 @@ func (o *only) subscribe(ctx context.Context, r *mcp.SubscribeRequest) error {
 		o.unsubscribed(k, r.Session)
 		return err
 	}
-	if !o.made(k, sub, on, c) {
+	if booked, rebooked := o.made(k, sub, on, c); !booked {
 		// Every session holding it unsubscribed or ended while it was on
-		// its way: it ends at once.
+		// its way: it ends at once, unless the caller subscribed again
+		// meanwhile (the server books one subscription a URI: its end
+		// would end the new one too).
+		if rebooked {
+			return nil
+		}
 		if err := o.unsubscribeHosted(context.WithoutCancel(ctx), uri, sub); err != nil {
 			o.s.log.DebugContext(ctx, "a subscription given up while it was made not ended on the hosted server", "server", o.name, "err", err)
 		}
@@ -152,6 +157,9 @@ func (o *only) remakeAll(hosted *session.Session) {
 		if err := o.remake(a.k, a.sub); err != nil {
 			failed = true
 			if o.stopping() {
+				for _, rest := range todo {
+					o.made(rest.k, rest.sub, nil, nil) // no longer on its way (made twice is harmless)
+				}
 				return
 			}
 			o.s.log.Warn("a subscription ended with its process and could not be made again", "server", o.name, "uri", a.k.uri, "err", err)
@@ -177,14 +185,20 @@ func (o *only) remake(k subKey, sub *subscription) error {
 		o.made(k, sub, nil, nil)
 		return err
 	}
-	_, on, err := askOn(o, ctx, srv, sub.caller, "resources/subscribe", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
+	o.mu.Lock()
+	c := sub.caller
+	o.mu.Unlock()
+	_, on, err := askOn(o, ctx, srv, c, "resources/subscribe", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
 		return struct{}{}, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: k.uri})
 	})
 	if err != nil {
 		o.made(k, sub, nil, nil)
 		return err
 	}
-	if !o.made(k, sub, on, sub.caller) {
+	if booked, rebooked := o.made(k, sub, on, c); !booked {
+		if rebooked {
+			return nil // as in subscribe
+		}
 		if err := o.unsubscribeHosted(ctx, k.uri, sub); err != nil {
 			o.s.log.Debug("a subscription given up while it was made again not ended on the hosted server", "server", o.name, "err", err)
 		}
@@ -205,10 +219,11 @@ func (o *only) stopping() bool {
 }
 
 // updated tells the callers subscribed to uri that it may have changed
-// (go-sdk's books say who they are), through the notes queue.
+// (go-sdk's books say who they are). It is sent by remakeAll's goroutine
+// itself, not queued: a caller holding more subscriptions than the queue
+// has room for would lose some of them.
 func (o *only) updated(uri string) {
-	p := &mcp.ResourceUpdatedNotificationParams{URI: uri}
-	o.queue("notifications/resources/updated", func(ctx context.Context) { _ = o.server.ResourceUpdated(ctx, p) })
+	_ = o.server.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
 }
 
 // subscribed books ss's subscription to k's URI on k's partition, and
@@ -246,13 +261,16 @@ func (o *only) subscribed(k subKey, ss *mcp.ServerSession) (sub *subscription, f
 
 // made records the answer to sub's subscribe: in place on hosted, made
 // for c (nil: refused or failed). It reports whether sub is still booked;
-// if not, its end is the caller's of made to send.
-func (o *only) made(k subKey, sub *subscription, hosted *session.Session, c *session.Caller) (booked bool) {
+// if not, its end is the caller's of made to send, unless rebooked: the
+// caller subscribed to the URI again meanwhile, and the hosted
+// subscription is the new booking's too.
+func (o *only) made(k subKey, sub *subscription, hosted *session.Session, c *session.Caller) (booked, rebooked bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	sub.pending = false
 	sub.hosted, sub.caller = hosted, c
-	return o.subs[k] == sub
+	now := o.subs[k]
+	return now == sub, now != nil && now != sub
 }
 
 // unsubscribed ends ss's subscription to k's URI, and returns the hosted
@@ -380,10 +398,13 @@ func (o *only) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) error
 // still finds a server that does not answer (session.Request bounds it
 // by the call timeout).
 func (o *only) unsubscribeHosted(ctx context.Context, uri string, sub *subscription) error {
-	if !sub.live() {
+	o.mu.Lock()
+	live, hosted, c := sub.live(), sub.hosted, sub.caller
+	o.mu.Unlock()
+	if !live {
 		return nil
 	}
-	_, err := session.Request(ctx, sub.hosted, sub.caller, "resources/unsubscribe", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
+	_, err := session.Request(ctx, hosted, c, "resources/unsubscribe", func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
 		return struct{}{}, cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	})
 	var answered *jsonrpc.Error

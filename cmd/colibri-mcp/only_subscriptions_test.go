@@ -484,6 +484,39 @@ func TestOnlyHTTPUnsubscribeWhileSubscribing(t *testing.T) {
 	}
 }
 
+// Subscribe, unsubscribe and subscribe again, all while the first
+// subscribe is on its way: the caller holds the subscription, and the
+// server is sent no unsubscribe (it books one subscription a URI; the end
+// of the first would have ended the second).
+func TestOnlyHTTPSubscribeAgainWhileSubscribing(t *testing.T) {
+	t.Parallel()
+	c, open, subs := gatedSubscribe(t)
+	ctx := t.Context()
+	a := subscriber(t, c.url, "2025-11-25", newNotes())
+	first, again := make(chan error, 1), make(chan error, 1)
+	go func() { first <- a.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://gated"}) }()
+	testwait.Eventually(t, "the first subscribe on its way", func() bool { return len(subs()) == 1 })
+	if err := a.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "test://gated"}); err != nil {
+		t.Fatal(err)
+	}
+	go func() { again <- a.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://gated"}) }()
+	testwait.Eventually(t, "the second subscribe on its way", func() bool { return len(subs()) == 2 })
+	open()
+	for _, done := range []chan error{first, again} {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each subscribe's handler sends what it sends before it returns.
+	if got := strings.Join(subs(), " "); got != "resources/subscribe resources/subscribe" {
+		t.Errorf("the server was sent %s, want two subscribes and no unsubscribe", got)
+	}
+	if err := a.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "test://gated"}); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, "the server sent resources/unsubscribe", func() bool { return len(subs()) == 3 })
+}
+
 // Two sessions of one caller subscribing to one URI while the first
 // subscribe is on its way: the server is sent one subscribe, and one
 // unsubscribe when both have unsubscribed.

@@ -47,8 +47,9 @@ var hostileFakes = map[string]func(){
 	},
 	// Offers resource subscriptions, writes each resources/subscribe and
 	// resources/unsubscribe it is sent as a line of $FAKEMCP_SUBS, and
-	// answers a subscribe only once the file $FAKEMCP_GATE exists: a test
-	// holds a subscribe on its way for as long as it needs.
+	// answers a subscribe only once the file $FAKEMCP_GATE exists (reading
+	// on meanwhile): a test holds subscribes on their way for as long as it
+	// needs.
 	"gated-subscribe": func() {
 		rec := func(m string) {
 			f, err := os.OpenFile(os.Getenv("FAKEMCP_SUBS"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
@@ -66,13 +67,15 @@ var hostileFakes = map[string]func(){
 				rawReply(id, rawTools)
 			case "resources/subscribe":
 				rec(method)
-				for {
-					if _, err := os.Stat(os.Getenv("FAKEMCP_GATE")); err == nil {
-						break
+				go func() { // the next request is read meanwhile
+					for {
+						if _, err := os.Stat(os.Getenv("FAKEMCP_GATE")); err == nil {
+							break
+						}
+						time.Sleep(5 * time.Millisecond)
 					}
-					time.Sleep(5 * time.Millisecond)
-				}
-				rawReply(id, `{}`)
+					rawReply(id, `{}`)
+				}()
 			case "resources/unsubscribe":
 				rec(method)
 				rawReply(id, `{}`)
