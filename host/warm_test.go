@@ -548,3 +548,29 @@ func TestWarmStormOfCancelsStartsNothingMore(t *testing.T) {
 		t.Errorf("the next request: %d processes in all, want 2", got)
 	}
 }
+
+// A warm server killed by a signal while a call is in flight, its stdout
+// held by a grandchild: the call fails as crashed at once, what is left of
+// the group killed, rather than wait out its call timeout for an end of
+// the pipe that the grandchild would never give (a pool that waited for
+// the call's release before ending the group did: found by a hostile
+// review).
+func TestWarmKilledWithHeldStdoutFailsTheCallInFlight(t *testing.T) {
+	h := newHarness(t, host.Options{})
+	srv := persistent("grandchild")
+	pid := pidOf(t, h, srv)
+	started := filepath.Join(t.TempDir(), "started")
+	inflight := make(chan error, 1)
+	go func() {
+		_, err := h.CallTool(t.Context(), srv, "sleep", session.ArgumentsOf(map[string]any{"ms": 60_000, "started": started}), nil, nil)
+		inflight <- err
+	}()
+	waitFile(t, started, testwait.Bound)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := <-inflight
+	if kind := failure.KindOf(err); kind != failure.KindCrashed {
+		t.Fatalf("the call in flight on the killed server: kind %q (%v), want crashed", kind, err)
+	}
+}

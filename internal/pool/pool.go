@@ -113,7 +113,11 @@ type Warm struct {
 
 // endLocked aborts dead, whose process has ended or is ending, now or,
 // while requests are in flight on it, when the last is released; it
-// reports whether that is now (the caller aborts it, without w.mu).
+// reports whether that is now: the caller then aborts it, else kills its
+// process group at once (end). What is left of
+// the group dies now either way: a helper that held the server's stdout
+// would keep the requests in flight waiting for an end of the pipe that
+// never comes.
 func (w *Warm) endLocked(dead *session.Session) (now bool) {
 	if w.uses[dead] == 0 {
 		return true
@@ -123,6 +127,15 @@ func (w *Warm) endLocked(dead *session.Session) (now bool) {
 	}
 	w.ended[dead] = true
 	return false
+}
+
+// end is what endLocked's caller does once w.mu is let go.
+func end(dead *session.Session, now bool) {
+	if now {
+		dead.Abort()
+		return
+	}
+	dead.Upstream().Kill()
 }
 
 // startAttempt is one start of a warm server; every request that waited
@@ -282,9 +295,7 @@ func (w *Warm) get(ctx context.Context, caller *session.Caller) (*session.Sessio
 			w.s = nil
 			now := w.endLocked(dead)
 			w.mu.Unlock()
-			if now {
-				dead.Abort()
-			}
+			end(dead, now)
 			continue
 		case time.Now().Before(w.openUntil):
 			err := &failure.Error{Kind: failure.KindUnavailable, Server: w.srv.Name,
@@ -403,6 +414,12 @@ func (w *Warm) failed(err error) {
 func (w *Warm) Release(s *session.Session, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.uses[s] <= 0 {
+		// Not lent, or released already: counting it would free the
+		// session under a request still using it.
+		s.Upstream().Logger().Error("pool: a release of a session with no request in flight on it", "server", w.srv.Name)
+		return
+	}
 	if w.uses[s]--; w.uses[s] <= 0 {
 		delete(w.uses, s)
 		if w.ended[s] {
@@ -430,9 +447,7 @@ func (w *Warm) Release(s *session.Session, err error) {
 		if w.s == s {
 			w.s = nil
 			w.failed(err)
-			if w.endLocked(s) {
-				s.Abort()
-			}
+			end(s, w.endLocked(s))
 		}
 	}
 	// The current session, whichever was released: the last request on
@@ -499,9 +514,7 @@ func (w *Warm) watch(s *session.Session) {
 			// last of them aborts it (Release).
 			now := w.endLocked(s)
 			w.mu.Unlock()
-			if now {
-				s.Abort() // whoever replaced it may have already: abort runs once
-			}
+			end(s, now) // whoever replaced it may have already: abort runs once
 			return
 		case <-tick:
 			w.mu.Lock()
