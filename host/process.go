@@ -55,10 +55,33 @@ func (p *process) RelayBelow(relay func(method string, params json.RawMessage) b
 	p.relay = relay
 }
 
-func (p *process) Track(ctx context.Context) context.Context { return ctx }
-func (p *process) ToolError(context.Context) bool            { return true }
-func (p *process) Lowers() bool                              { return true } // lineconn, with the host's table
-func (p *process) CloseConn()                                { p.ClosePipes() }
+// Track notes how much was written to the server's stdin before the
+// phase's request (Diagnose: was it ever read?).
+func (p *process) Track(ctx context.Context) context.Context {
+	return context.WithValue(ctx, writtenKey{}, p.Written())
+}
+
+type writtenKey struct{}
+
+// NeverRead implements session.Diagnosis: nothing written to the server
+// since the phase run under ctx began (Track), its request included, was
+// ever read: none was written, or all of it is still in the pipe (the
+// bytes left unread in a pipe are the last written).
+func (p *process) NeverRead(ctx context.Context) bool {
+	before, ok := ctx.Value(writtenKey{}).(int64)
+	if !ok {
+		return false
+	}
+	sent := p.Written() - before
+	if sent == 0 {
+		return true // not a byte of it reached the pipe (the write failed, EPIPE)
+	}
+	unread, ok := p.Unread()
+	return ok && unread >= sent
+}
+func (p *process) ToolError(context.Context) bool { return true }
+func (p *process) Lowers() bool                   { return true } // lineconn, with the host's table
+func (p *process) CloseConn()                     { p.ClosePipes() }
 
 // start starts cmd (from launch) as srv's process.
 func (h *Host) start(ctx context.Context, srv *registry.Server, cmd *exec.Cmd, secrets *redact.Set) (*process, error) {
@@ -101,7 +124,7 @@ const exitWait = time.Second
 // diagnose classifies a process's failure that is not colibri's own doing:
 // the server answered with a JSON-RPC error, or the connection broke (the
 // process exited, closed stdout, or wrote something that is not MCP).
-func (p *process) Diagnose(_ context.Context, e *failure.Error, phase failure.Phase, err error) {
+func (p *process) Diagnose(ctx context.Context, e *failure.Error, phase failure.Phase, err error) {
 	var unclear *strict.Problem
 	if errors.As(err, &unclear) {
 		// A message two readers could read differently (docs/protocol.md,
@@ -148,6 +171,13 @@ func (p *process) Diagnose(_ context.Context, e *failure.Error, phase failure.Ph
 		e.Kind = failure.KindCrashed
 		e.Err = fmt.Errorf("the server %s during %s", p.DescribeEnd(), phase.Method())
 		e.Retry.Transient = true
+		if p.NeverRead(ctx) {
+			// It went before it read the request (a warm server that
+			// exits after its last answer, a request written meanwhile):
+			// a fresh process may take it, whatever the tool.
+			e.Err = fmt.Errorf("the server %s before it read %s", p.DescribeEnd(), phase.Method())
+			e.Retry.Unsent = true
+		}
 	case closedByServer:
 		e.Kind = failure.KindCrashed
 		e.Err = fmt.Errorf("the server closed its stdio during %s", phase.Method())

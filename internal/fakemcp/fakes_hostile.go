@@ -90,9 +90,10 @@ var hostileFakes = map[string]func(){
 	// exits; one of "update" sends notifications/resources/updated for each
 	// URI this process was subscribed to. With $FAKEMCP_CRASH_ON_SUBSCRIBE
 	// set it exits right after answering each subscribe (a server that dies
-	// whenever it is subscribed). It exits with status 0: colibri ends a
-	// request at once when its server exits with an error status, which
-	// would race the answer written just before.
+	// whenever it is subscribed). It exits with status 0
+	// ($FAKEMCP_EXIT_STATUS, for "crash"): colibri ends a request at once
+	// when its server exits with an error status, which races the answer
+	// written just before.
 	"subscribe-crash": func() {
 		var uris []string
 		sc := bufio.NewScanner(os.Stdin)
@@ -135,7 +136,8 @@ var hostileFakes = map[string]func(){
 				}
 				rawReply(m.ID, `{"content":[{"type":"text","text":"done"}]}`)
 				if m.Params.Name == "crash" {
-					os.Exit(0)
+					status, _ := strconv.Atoi(os.Getenv("FAKEMCP_EXIT_STATUS"))
+					os.Exit(status)
 				}
 			case "server/discover":
 				rawMethodNotFound(m.ID)

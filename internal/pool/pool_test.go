@@ -44,6 +44,7 @@ func (u *upstream) Diagnose(_ context.Context, e *failure.Error, _ failure.Phase
 	e.Kind, e.Err = failure.KindUnreachable, err
 }
 func (u *upstream) ToolError(context.Context) bool { return true }
+func (u *upstream) NeverRead(context.Context) bool { return false }
 func (u *upstream) Tail() string                   { return "" }
 func (u *upstream) Unstick(context.Context) func() { return func() {} }
 func (u *upstream) Lowers() bool                   { return true }

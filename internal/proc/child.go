@@ -48,6 +48,14 @@ type Child struct {
 	// stalledSince is when the write to the server's stdin under way last
 	// made progress (UnixNano), 0 when none is under way (pipeWriter).
 	stalledSince atomic.Int64
+	written      atomic.Int64 // written to the server's stdin so far
+
+	// stdinMu guards closing stdin, and what was still unread in it then
+	// (Unread).
+	stdinMu       sync.Mutex
+	stdinClosed   bool
+	unreadAtClose int64
+	unreadKnown   bool
 
 	secrets *redact.Set // the secrets colibri expanded into its environment
 	limits  string      // its sandbox's resource limits, for the message about its end
@@ -344,12 +352,70 @@ func (p *Child) Stop(grace time.Duration) {
 	}
 }
 
+// Written is how many bytes were written to the server's stdin so far.
+func (p *Child) Written() int64 { return p.written.Load() }
+
+// Unread is how many of the bytes written to the server's stdin no one
+// ever read, when that can be told (ok): only once the server is gone
+// (reaped, or a write to its stdin failed), so that what is unread then
+// stays so, and only where the OS says what a
+// pipe holds (Linux: FIONREAD). Bytes unread are the last written: a
+// request whose bytes all are never reached the server (host: a call that
+// may be made again on a fresh process).
+func (p *Child) Unread() (n int64, ok bool) {
+	p.stdinMu.Lock()
+	defer p.stdinMu.Unlock()
+	if p.stdinClosed {
+		return p.unreadAtClose, p.unreadKnown
+	}
+	if !p.gone() {
+		return 0, false
+	}
+	return pipeUnread(p.stdin)
+}
+
+// gone reports whether the server can read no more of its stdin: it has
+// been reaped, or a write to its stdin failed (no reader is left). A server
+// that only closed its stdout may still be reading.
+func (p *Child) gone() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return p.stdinBroken.Load()
+	}
+}
+
+// exitingWait bounds how long closing the stdin of a server that closed
+// its stdout waits for it to be reaped, to learn what it left unread.
+const exitingWait = 100 * time.Millisecond
+
+// closeStdin closes our end of the server's stdin, first noting what
+// was left unread in it (Unread).
+func (p *Child) closeStdin() {
+	p.stdinMu.Lock()
+	defer p.stdinMu.Unlock()
+	if p.stdinClosed {
+		return
+	}
+	if !p.gone() && p.stdoutEOF.Load() {
+		// It closed its stdout: it is exiting, and what it left unread
+		// is known once it has (a moment, or the bound).
+		p.Ended(exitingWait)
+	}
+	if p.gone() {
+		p.unreadAtClose, p.unreadKnown = pipeUnread(p.stdin)
+	}
+	p.stdinClosed = true
+	p.stdin.Close()
+}
+
 // ClosePipes closes our ends of stdin and stdout: the child sees EOF on
 // stdin, and the SDK's reader returns.
 func (p *Child) ClosePipes() {
 	p.closeOnce.Do(func() {
 		p.inputClosed.Store(true)
-		p.stdin.Close()
+		p.closeStdin()
 		p.stdout.Close()
 	})
 }
@@ -370,7 +436,7 @@ const drainLimit = 1 << 20
 func (p *Child) closeInput() {
 	p.inputOnce.Do(func() {
 		p.inputClosed.Store(true)
-		p.stdin.Close()
+		p.closeStdin()
 		go func() {
 			if n, _ := io.CopyN(io.Discard, p.stdout, drainLimit); n == drainLimit {
 				p.ClosePipes()
@@ -514,6 +580,7 @@ func (w pipeWriter) Write(b []byte) (int, error) {
 		w.p.stalledSince.Store(time.Now().UnixNano())
 		m, err := w.p.stdin.Write(b[n:min(len(b), n+piece)])
 		n += m
+		w.p.written.Add(int64(m))
 		if err != nil {
 			w.p.stalledSince.Store(0)
 			if errors.Is(err, syscall.EPIPE) {

@@ -152,6 +152,10 @@ func (r *Upstream) EndedWithError() bool { return false }
 // Done's.
 func (r *Upstream) ClosedByServer() bool { return false }
 
+// NeverRead implements session.Diagnosis: what a remote server read is
+// its HTTP status's to say (Diagnose).
+func (r *Upstream) NeverRead(context.Context) bool { return false }
+
 func (r *Upstream) DescribeEnd() string {
 	select {
 	case <-r.endCh:

@@ -357,6 +357,10 @@ func (s *Session) classify(phase failure.Phase, err error, callerCtx context.Con
 		e.Kind = failure.KindCrashed
 		e.Err = fmt.Errorf("the server %s during %s", s.up.DescribeEnd(), phase.Method())
 		e.Retry.Transient = true
+		if s.up.NeverRead(pctx) {
+			e.Err = fmt.Errorf("the server %s before it read %s", s.up.DescribeEnd(), phase.Method())
+			e.Retry.Unsent = true
+		}
 	case ph.Expired():
 		e.Kind = failure.KindTimeout
 		cause := context.Cause(ph.ctx)

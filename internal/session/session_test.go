@@ -44,10 +44,11 @@ func (u *fakeUpstream) end(withError bool) {
 	})
 }
 
-func (u *fakeUpstream) Transport() mcp.Transport { return u.transport }
-func (u *fakeUpstream) Done() <-chan struct{}    { return u.done }
-func (u *fakeUpstream) EndedWithError() bool     { return Ended(u, 0) && u.withError }
-func (u *fakeUpstream) ClosedByServer() bool     { return false }
+func (u *fakeUpstream) Transport() mcp.Transport       { return u.transport }
+func (u *fakeUpstream) Done() <-chan struct{}          { return u.done }
+func (u *fakeUpstream) EndedWithError() bool           { return Ended(u, 0) && u.withError }
+func (u *fakeUpstream) ClosedByServer() bool           { return false }
+func (u *fakeUpstream) NeverRead(context.Context) bool { return false }
 func (u *fakeUpstream) DescribeEnd() string {
 	switch {
 	case !Ended(u, 0):

@@ -124,6 +124,11 @@ type Diagnosis interface {
 	// the transport's, such as an HTTP error status with a JSON-RPC body).
 	// CallTool asks it before it returns a RemoteError.
 	ToolError(ctx context.Context) bool
+	// NeverRead reports whether the server surely never read the request
+	// of the phase run under ctx (from Track): it ended with the request
+	// still unread in its stdin. classify then marks the failure
+	// Retry.Unsent, which host retries whatever the tool.
+	NeverRead(ctx context.Context) bool
 	// Tail is the upstream's last words (a process's stderr tail),
 	// redacted: classify puts it in every failure it makes (StderrTail),
 	// the pool and host's spares in theirs.
