@@ -189,18 +189,7 @@ func TestOnlyHTTPSubscriptionOutlivesARetiredProcess(t *testing.T) {
 	// The entry's environment edited: its warm process is retired at the
 	// next request, which starts another.
 	e["everything"]["env"] = map[string]any{"FROM_REGISTRY": "edited"}
-	edited := writeRegistry(t, e)
-	b, err := os.ReadFile(edited)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(reg, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	later := time.Now().Add(2 * time.Second) // a changed mtime, whatever the clock's grain
-	if err := os.Chtimes(reg, later, later); err != nil {
-		t.Fatal(err)
-	}
+	rewriteRegistry(t, reg, e)
 	if res := call(t, a, "echo", map[string]any{"message": "retire the old process"}); res.IsError {
 		t.Fatalf("echo: %v", res.Content)
 	}
@@ -292,17 +281,7 @@ func TestOnlyHTTPSubscriptionNotRemadeWhenDenied(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc["c"]["policy"] = map[string]any{"resources": map[string]any{"deny": []string{"test://crash/*"}}}
-	b, err := os.ReadFile(writeRegistry(t, doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(reg, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	later := time.Now().Add(2 * time.Second)
-	if err := os.Chtimes(reg, later, later); err != nil {
-		t.Fatal(err)
-	}
+	rewriteRegistry(t, reg, doc)
 	if res := call(t, a, "crash", nil); res.IsError {
 		t.Fatalf("crash: %v", res.Content[0].(*mcp.TextContent).Text)
 	}
@@ -348,7 +327,7 @@ func TestOnlyHTTPSubscriptionNotRemadeForever(t *testing.T) {
 		// Made again (i < 3), or given up (the fourth): told either way.
 		waitUpdatedOf(t, n, uri, fmt.Sprintf("after crash %d", i+1))
 	}
-	awaitLog(t, c, "was made again too often")
+	c.waitLog(t, "was made again too often")
 	if lines := subs(); len(lines) != 4 {
 		t.Fatalf("the server's processes were sent %d subscribes (%v), want the caller's and 3 made again", len(lines), lines)
 	}
@@ -373,7 +352,7 @@ func TestOnlyHTTPSubscriptionCrashLoopBounded(t *testing.T) {
 	if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://crash/always"}); err != nil {
 		t.Fatal(err)
 	}
-	awaitLog(t, c, "a subscription ended with its process and")
+	c.waitLog(t, "a subscription ended with its process and")
 	n := len(subs())
 	if n < 2 || n > 4 {
 		t.Fatalf("the server's processes were sent %d subscribes (%v), want the caller's and at most 3 made again", n, subs())
@@ -385,22 +364,6 @@ func TestOnlyHTTPSubscriptionCrashLoopBounded(t *testing.T) {
 	}
 	if m := len(subs()); m != n {
 		t.Errorf("%d subscribes were sent after the warning", m-n)
-	}
-}
-
-// awaitLog waits for a line of colibri's log holding want.
-func awaitLog(t *testing.T, c *httpColibri, want string) {
-	t.Helper()
-	deadline := time.After(testwait.Bound)
-	for {
-		select {
-		case l := <-c.logs:
-			if strings.Contains(l, want) {
-				return
-			}
-		case <-deadline:
-			t.Fatalf("colibri never logged %q", want)
-		}
 	}
 }
 
@@ -564,5 +527,23 @@ func waitUpdatedOf(t *testing.T, n *notes, uri, when string) {
 		}
 	case <-time.After(testwait.Bound):
 		t.Fatal("no update " + when)
+	}
+}
+
+// rewriteRegistry writes doc over the registry at reg, its mtime changed
+// whatever the clock's grain, so that colibri reads it again at the next
+// request.
+func rewriteRegistry(t *testing.T, reg string, doc registryDoc) {
+	t.Helper()
+	b, err := os.ReadFile(writeRegistry(t, doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(reg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(2 * time.Second)
+	if err := os.Chtimes(reg, later, later); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -310,24 +310,7 @@ func TestCircuitCoolsDownAndDoubles(t *testing.T) {
 // of the answer). The next request gets a fresh process; the ended one is
 // aborted when its last request is released.
 func TestEndedSessionAbortedAfterItsLastRequest(t *testing.T) {
-	o := &opener{}
-	p := newPool(t, o, 3)
-	srv := persistent("s")
-	w, s, err := p.Acquire(t.Context(), srv, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.mu.Lock()
-	first := o.last
-	o.mu.Unlock()
-	first.end() // its process exits, a request still in flight on it
-	w2, s2, err := p.Acquire(t.Context(), srv, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s2 == s || o.opens.Load() != 2 {
-		t.Fatalf("the request after the end got the ended session (opens %d)", o.opens.Load())
-	}
+	_, w, s, s2 := endedAndReplaced(t, persistent("s"))
 	if s.Closing() {
 		t.Fatal("the ended session was aborted under the request in flight on it")
 	}
@@ -338,7 +321,7 @@ func TestEndedSessionAbortedAfterItsLastRequest(t *testing.T) {
 	if s2.Closing() {
 		t.Error("releasing the ended session's request aborted the fresh one")
 	}
-	w2.Release(s2, nil)
+	w.Release(s2, nil)
 	if s2.Closing() {
 		t.Error("the fresh session was closed at its release")
 	}
