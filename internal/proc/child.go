@@ -49,6 +49,7 @@ type Child struct {
 	// made progress (UnixNano), 0 when none is under way (pipeWriter).
 	stalledSince atomic.Int64
 	written      atomic.Int64 // written to the server's stdin so far
+	writing      atomic.Int32 // writes to the server's stdin under way (Sent)
 
 	// stdinMu guards closing stdin, and what was still unread in it then
 	// (Unread).
@@ -355,13 +356,33 @@ func (p *Child) Stop(grace time.Duration) {
 // Written is how many bytes were written to the server's stdin so far.
 func (p *Child) Written() int64 { return p.written.Load() }
 
+// Sent is Written, and whether it counts every byte in the pipe (settled):
+// not while a write is under way, whose bytes may be in the pipe, even
+// read, before they are counted. It waits up to wait for one to end (a
+// write to a pipe with no reader fails at once). Asked after Unread once
+// that is known, it is exact: no byte can enter a pipe that has no reader.
+func (p *Child) Sent(wait time.Duration) (n int64, settled bool) {
+	for deadline := time.Now().Add(wait); p.writing.Load() != 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return p.written.Load(), false
+		}
+	}
+	return p.written.Load(), true
+}
+
 // Unread is how many of the bytes written to the server's stdin no one
 // ever read, when that can be told (ok): only once the server is gone
-// (reaped, or a write to its stdin failed), so that what is unread then
-// stays so, and only where the OS says what a
-// pipe holds (Linux: FIONREAD). Bytes unread are the last written: a
-// request whose bytes all are never reached the server (host: a call that
-// may be made again on a fresh process).
+// (reaped, or a write to its stdin failed) and no process at all is left
+// that could read its stdin, so that what is unread then stays so, and
+// only where the OS says what a pipe holds (Linux: FIONREAD). Bytes unread
+// are the last written: a request whose bytes all are never reached the
+// server (host: a call that may be made again on a fresh process).
+//
+// A reaped leader is not enough: a process it started (a launcher's real
+// server, npx's or uv's child, a wrapper script's) may hold the pipe and
+// read the request afterwards. What is left of a reaped server's group is
+// killed first, and the count waits a moment (lastReaderWait) for the last
+// reader to go; one that left the group (setsid) leaves it unknown.
 func (p *Child) Unread() (n int64, ok bool) {
 	p.stdinMu.Lock()
 	defer p.stdinMu.Unlock()
@@ -371,7 +392,22 @@ func (p *Child) Unread() (n int64, ok bool) {
 	if !p.gone() {
 		return 0, false
 	}
-	return pipeUnread(p.stdin)
+	return p.unreadForGood()
+}
+
+// lastReaderWait bounds how long Unread waits, once the server is gone,
+// for the last process holding its stdin to go (killed members of its
+// group take well under a millisecond).
+const lastReaderWait = 100 * time.Millisecond
+
+// unreadForGood is Unread once the server is gone; stdinMu is held.
+func (p *Child) unreadForGood() (int64, bool) {
+	if p.Ended(0) {
+		// The leader is reaped: the rest of its group is what is left
+		// of a server that is gone, and one of them may hold its stdin.
+		killGroup(p.pid, syscall.SIGKILL)
+	}
+	return pipeUnread(p.stdin, lastReaderWait)
 }
 
 // gone reports whether the server can read no more of its stdin: it has
@@ -404,7 +440,7 @@ func (p *Child) closeStdin() {
 		p.Ended(exitingWait)
 	}
 	if p.gone() {
-		p.unreadAtClose, p.unreadKnown = pipeUnread(p.stdin)
+		p.unreadAtClose, p.unreadKnown = p.unreadForGood()
 	}
 	p.stdinClosed = true
 	p.stdin.Close()
@@ -575,6 +611,8 @@ type pipeWriter struct{ p *Child }
 // reading (p.stalledSince: when the last piece went).
 func (w pipeWriter) Write(b []byte) (int, error) {
 	const piece = 64 << 10
+	w.p.writing.Add(1)
+	defer w.p.writing.Add(-1) // after the last piece is counted
 	n := 0
 	for n < len(b) {
 		w.p.stalledSince.Store(time.Now().UnixNano())
