@@ -56,9 +56,14 @@ func (p *process) RelayBelow(relay func(method string, params json.RawMessage) b
 }
 
 // Track notes how much was written to the server's stdin before the
-// phase's request (Diagnose: was it ever read?).
+// phase's request (Diagnose: was it ever read?). An earlier request's
+// write still under way is waited for (its bytes may be in the pipe, even
+// read, before they are counted); ours cannot go before it ends anyway,
+// writes being one at a time. Past the bound the count may fall short,
+// which only makes the request look read: it is not made again.
 func (p *process) Track(ctx context.Context) context.Context {
-	return context.WithValue(ctx, writtenKey{}, p.Written())
+	before, _ := p.Sent(trackWait)
+	return context.WithValue(ctx, writtenKey{}, before)
 }
 
 type writtenKey struct{}
@@ -72,13 +77,34 @@ func (p *process) NeverRead(ctx context.Context) bool {
 	if !ok {
 		return false
 	}
-	sent := p.Written() - before
-	if sent == 0 {
-		return true // not a byte of it reached the pipe (the write failed, EPIPE)
+	// The unread count first, then what was sent: once the count is
+	// known the pipe has no reader and no byte can enter it, so the two
+	// agree.
+	unread, known := p.Unread()
+	wait := time.Duration(0)
+	if known {
+		wait = sentWait
 	}
-	unread, ok := p.Unread()
-	return ok && unread >= sent
+	written, settled := p.Sent(wait)
+	sent := written - before
+	switch {
+	case !settled:
+		return false // a write under way may have put bytes in the pipe, even read
+	case sent == 0:
+		return true // not a byte of it reached the pipe (the write failed, EPIPE)
+	default:
+		return known && unread >= sent
+	}
 }
+
+// sentWait bounds how long NeverRead waits for a write under way to a pipe
+// with no reader (it fails at once, EPIPE) to be counted.
+const sentWait = 50 * time.Millisecond
+
+// trackWait bounds how long Track waits for an earlier write under way to
+// be counted: one blocked on a full pipe holds our request back as long.
+const trackWait = time.Second
+
 func (p *process) ToolError(context.Context) bool { return true }
 func (p *process) Lowers() bool                   { return true } // lineconn, with the host's table
 func (p *process) CloseConn()                     { p.ClosePipes() }

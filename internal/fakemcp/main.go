@@ -47,7 +47,7 @@ func main() {
 
 // fakeSets are the named fakes, one map a file, so that a feature's hostile
 // servers live beside each other rather than in one long table.
-var fakeSets = []map[string]func(){fakes, failingFakes, processFakes, secretFakes, listFakes, callerFakes, sandboxFakes, pinFakes, hostileFakes, spareFakes, protocolFakes, daemonFakes, strictFakes}
+var fakeSets = []map[string]func(){fakes, failingFakes, processFakes, secretFakes, listFakes, callerFakes, sandboxFakes, pinFakes, hostileFakes, spareFakes, protocolFakes, daemonFakes, strictFakes, launcherFakes}
 
 // lookup finds the fake called name.
 func lookup(name string) (func(), bool) {
