@@ -98,8 +98,10 @@ func (p *process) NeverRead(ctx context.Context) bool {
 }
 
 // sentWait bounds how long NeverRead waits for a write under way to a pipe
-// with no reader (it fails at once, EPIPE) to be counted.
-const sentWait = 50 * time.Millisecond
+// with no reader (it fails at once, EPIPE) to be counted: its goroutine
+// must be scheduled, which a loaded machine may take tens of milliseconds
+// to do.
+const sentWait = time.Second
 
 // trackWait bounds how long Track waits for an earlier write under way to
 // be counted: one blocked on a full pipe holds our request back as long.

@@ -51,12 +51,13 @@ type Child struct {
 	written      atomic.Int64 // written to the server's stdin so far
 	writing      atomic.Int32 // writes to the server's stdin under way (Sent)
 
-	// stdinMu guards closing stdin, and what was still unread in it then
-	// (Unread).
-	stdinMu       sync.Mutex
-	stdinClosed   bool
-	unreadAtClose int64
-	unreadKnown   bool
+	// stdinMu guards closing stdin, and what was left unread in it once
+	// the server was gone (Unread), told once: it stays so.
+	stdinMu     sync.Mutex
+	stdinClosed bool
+	unreadTold  bool
+	unread      int64
+	unreadKnown bool
 
 	secrets *redact.Set // the secrets colibri expanded into its environment
 	limits  string      // its sandbox's resource limits, for the message about its end
@@ -386,28 +387,32 @@ func (p *Child) Sent(wait time.Duration) (n int64, settled bool) {
 func (p *Child) Unread() (n int64, ok bool) {
 	p.stdinMu.Lock()
 	defer p.stdinMu.Unlock()
-	if p.stdinClosed {
-		return p.unreadAtClose, p.unreadKnown
-	}
-	if !p.gone() {
+	if !p.unreadTold && (p.stdinClosed || !p.gone()) {
 		return 0, false
 	}
 	return p.unreadForGood()
 }
 
 // lastReaderWait bounds how long Unread waits, once the server is gone,
-// for the last process holding its stdin to go (killed members of its
-// group take well under a millisecond).
-const lastReaderWait = 100 * time.Millisecond
+// for the last process holding its stdin to go. Killed members of its
+// group take a few milliseconds, past 80 on a loaded 2-core machine
+// running the race detector; only a holder that left the group waits it
+// out, once (the count is told once).
+const lastReaderWait = time.Second
 
 // unreadForGood is Unread once the server is gone; stdinMu is held.
 func (p *Child) unreadForGood() (int64, bool) {
-	if p.Ended(0) {
-		// The leader is reaped: the rest of its group is what is left
-		// of a server that is gone, and one of them may hold its stdin.
-		killGroup(p.pid, syscall.SIGKILL)
+	if !p.unreadTold {
+		if p.Ended(0) {
+			// The leader is reaped: the rest of its group is what is
+			// left of a server that is gone, and one of them may hold
+			// its stdin.
+			killGroup(p.pid, syscall.SIGKILL)
+		}
+		p.unread, p.unreadKnown = pipeUnread(p.stdin, lastReaderWait)
+		p.unreadTold = true
 	}
-	return pipeUnread(p.stdin, lastReaderWait)
+	return p.unread, p.unreadKnown
 }
 
 // gone reports whether the server can read no more of its stdin: it has
@@ -440,7 +445,7 @@ func (p *Child) closeStdin() {
 		p.Ended(exitingWait)
 	}
 	if p.gone() {
-		p.unreadAtClose, p.unreadKnown = p.unreadForGood()
+		p.unreadForGood()
 	}
 	p.stdinClosed = true
 	p.stdin.Close()
