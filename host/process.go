@@ -62,7 +62,7 @@ func (p *process) RelayBelow(relay func(method string, params json.RawMessage) b
 // writes being one at a time. Past the bound the count may fall short,
 // which only makes the request look read: it is not made again.
 func (p *process) Track(ctx context.Context) context.Context {
-	before, _ := p.Sent(trackWait)
+	before, _ := p.Sent(ctx, trackWait)
 	return context.WithValue(ctx, writtenKey{}, before)
 }
 
@@ -85,7 +85,7 @@ func (p *process) NeverRead(ctx context.Context) bool {
 	if known {
 		wait = sentWait
 	}
-	written, settled := p.Sent(wait)
+	written, settled := p.Sent(ctx, wait)
 	sent := written - before
 	switch {
 	case !settled:

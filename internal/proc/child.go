@@ -362,9 +362,10 @@ func (p *Child) Written() int64 { return p.written.Load() }
 // read, before they are counted. It waits up to wait for one to end (a
 // write to a pipe with no reader fails at once). Asked after Unread once
 // that is known, it is exact: no byte can enter a pipe that has no reader.
-func (p *Child) Sent(wait time.Duration) (n int64, settled bool) {
+// It stops waiting when ctx ends.
+func (p *Child) Sent(ctx context.Context, wait time.Duration) (n int64, settled bool) {
 	for deadline := time.Now().Add(wait); p.writing.Load() != 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
+		if time.Now().After(deadline) || ctx.Err() != nil {
 			return p.written.Load(), false
 		}
 	}

@@ -105,12 +105,12 @@ func TestSentSettlesOnceTheWriteUnderWayEnds(t *testing.T) {
 			t.Fatal("the write did not start")
 		}
 	}
-	if n, settled := p.Sent(0); settled {
+	if n, settled := p.Sent(t.Context(), 0); settled {
 		t.Fatalf("Sent = %d, settled, while a write is under way", n)
 	}
 	p.Kill()
 	waitDone(t, p)
-	n, settled := p.Sent(time.Minute)
+	n, settled := p.Sent(t.Context(), time.Minute)
 	if accepted := <-wrote; !settled || n != int64(accepted) {
 		t.Fatalf("Sent = %d, %v; want %d (what the pipe took), settled", n, settled, accepted)
 	}
